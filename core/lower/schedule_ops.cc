@@ -359,7 +359,8 @@ class ScheduleLowerer {
         Expr e = s->extent.at(rel.parent.get());
         Expr parent = an_.Simplify(s->offset.at(rel.outer.get()) * f + s->offset.at(rel.inner.get()));
         s->offset[rel.parent.get()] = parent;
-        if (!an_.CanProve(floormod(e, f) == 0)) conds.push_back(parent < e);
+        // The split loops cover outer*inner points; the parent has e. Guard the excess.
+        if (!an_.CanProve(s->extent.at(rel.outer.get()) * f == e)) conds.push_back(parent < e);
       } else {
         Expr fused = s->offset.at(rel.fused.get());
         Expr ie = s->extent.at(rel.inner.get());
