@@ -80,7 +80,7 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
     f.body = Simplify(f.body);
     p.After("simplify", tensor_level);
   }
-  f.body = StorageFlatten(f.body, arg_buffers, ops.storage);
+  f.body = StorageFlatten(f.body, arg_buffers, ops.storage, ops.tensorize_calls);
   p.After("storage_flatten", flat);
   if (options.simplify) {
     f.body = Simplify(f.body);

@@ -310,3 +310,78 @@ TEST(SymbolicShapes, ExtentStaysAVariableUntilBound) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+// A 2x4x8 matmul micro-kernel "intrinsic", lowered to explicit loops on the
+// buffer views it is handed (a real one would call a hardware routine).
+TensorIntrin MatmulIntrin(int64_t k) {
+  Tensor a = placeholder({Expr(2), Expr(k)}, DType::Float(32), "a");
+  Tensor b = placeholder({Expr(k), Expr(4)}, DType::Float(32), "b");
+  IterVar rk = reduce_axis({0, Expr(k)}, "rk");
+  Tensor c = compute({Expr(2), Expr(4)}, [&](Var i, Var j) { return sum(a(i, rk) * b(rk, j), {rk}); }, "c");
+  TensorIntrin intrin;
+  intrin.name = "mm2x4";
+  intrin.desc = c;
+  intrin.lower = [k](const std::vector<ir::Buffer>& in, const std::vector<Expr>& in_off, const ir::Buffer& out,
+                     const Expr& out_off) {
+    Var i("ti"), j("tj"), kk("tk");
+    Expr o = out_off + out->FlatIndex({i, j});
+    ir::Stmt update = ir::Store::make(
+        out, ir::Load::make(out, o) + ir::Load::make(in[0], in_off[0] + in[0]->FlatIndex({i, kk})) *
+                                          ir::Load::make(in[1], in_off[1] + in[1]->FlatIndex({kk, j})),
+        o);
+    ir::Stmt body = ir::Seq::make({ir::Store::make(out, Expr(0.0f), o),
+                                   ir::For::make(kk, 0, Expr(k), ir::ForKind::kSerial, update)});
+    return ir::For::make(i, 0, 2, ir::ForKind::kSerial, ir::For::make(j, 0, 4, ir::ForKind::kSerial, body));
+  };
+  return intrin;
+}
+
+TEST(Tensorize, MatchingBlockIsReplacedByTheIntrinsic) {
+  Problem p(6, 12, 8);
+  Schedule s = create_schedule({p.c});
+  Stage c = s[p.c];
+  auto t = c.tile(c.axis(0), c.axis(1), 2, 4);
+  c.tensorize(t[2], MatmulIntrin(8));
+  std::string text = p.Run(s);
+  EXPECT_TRUE(Has(text, "// attr tensorize mm2x4")) << text;
+  EXPECT_FALSE(Has(text, "for (i.inner")) << text;
+}
+
+TEST(Tensorize, MismatchesAreRejected) {
+  Problem p(6, 12, 8);
+  {
+    Schedule s = create_schedule({p.c});
+    Stage c = s[p.c];
+    auto t = c.tile(c.axis(0), c.axis(1), 4, 2);  // tile shape differs from the intrinsic's 2x4
+    c.tensorize(t[2], MatmulIntrin(8));
+    try {
+      Lower(s, {p.a, p.b, p.c}, "f");
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+      EXPECT_TRUE(Has(e.message(), "tensorize on stage C, axis i.inner")) << e.message();
+    }
+  }
+  {
+    Schedule s = create_schedule({p.c});
+    Stage c = s[p.c];
+    auto t = c.tile(c.axis(0), c.axis(1), 2, 4);
+    c.reorder({t[0], t[1], t[3], t[2]});  // inner loops swapped: j before i
+    c.tensorize(t[3], MatmulIntrin(8));
+    try {
+      Lower(s, {p.a, p.b, p.c}, "f");
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+      EXPECT_TRUE(Has(e.message(), "does not match") || Has(e.message(), "extent")) << e.message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
