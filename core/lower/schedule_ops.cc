@@ -378,15 +378,21 @@ class ScheduleLowerer {
         conds.push_back(value < dom.min + dom.extent);
       }
     }
-    for (const Expr& c : conds) AddGuard(s, c);
+    // Earlier guards (split extents) often imply later ones (domain checks of
+    // fused axes): assume each kept guard while deciding the next.
+    for (const Expr& c : conds) {
+      if (AddGuard(s, c)) an_.Assume(s->guards.back().condition);
+    }
+    an_.ClearAssumptions();
   }
 
-  void AddGuard(StageState* s, const Expr& cond) {
+  // Adds a guard unless it is provably true or already present; true when added.
+  bool AddGuard(StageState* s, const Expr& cond) {
     Expr c = an_.Simplify(cond);
     int64_t v;
-    if (is_const_int(c, &v) && v) return;
+    if (is_const_int(c, &v) && v) return false;
     for (const Guard& g : s->guards)
-      if (StructuralEqual(g.condition, c)) return;
+      if (StructuralEqual(g.condition, c)) return false;
     Guard g{c, -1, false};
     for (size_t i = 0; i < s->leaves().size(); ++i) {
       const IterVar& leaf = s->leaves()[i];
@@ -396,6 +402,7 @@ class ScheduleLowerer {
       }
     }
     s->guards.push_back(g);
+    return true;
   }
 
   // ---- loop nests
