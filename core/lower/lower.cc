@@ -4,6 +4,7 @@
 
 #include "core/ir/printer.h"
 #include "core/lower/analyzer.h"
+#include "core/lower/loop_partition.h"
 #include "core/lower/memory_plan.h"
 #include "core/lower/schedule_ops.h"
 #include "core/lower/storage_flatten.h"
@@ -85,6 +86,10 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
   if (options.simplify) {
     f.body = Simplify(f.body);
     p.After("simplify_flat", flat);
+  }
+  if (options.partition_loops) {
+    f.body = PartitionLoops(f.body);
+    p.After("loop_partition", flat);
   }
   f.body = VectorizeLoops(f.body, options.max_vector_lanes);
   p.After("vectorize", flat);

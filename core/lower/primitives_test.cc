@@ -36,15 +36,22 @@ struct Problem {
         for (int64_t kk = 0; kk < k; ++kk) out[i * n + j] += av[i * k + kk] * bv[kk * n + j];
     return out;
   }
-  // Lowers, checks the numbers, returns the printed IR.
-  std::string Run(const Schedule& s) {
-    std::vector<float> av = RandomData(m * k, 11), bv = RandomData(k * n, 12), cv(m * n, 0.0f);
-    ir::LoweredFunc f = Lower(s, {a, b, c}, "f");
-    EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
-    std::string text = ir::ToString(f);
-    EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << text;
-    if (getenv("AGATE_SHOW_IR")) std::cerr << text;
-    return text;
+  // Lowers with and without loop partitioning, checks the numbers of both and
+  // returns the printed IR of the unpartitioned one (whose loops mirror the
+  // schedule one to one), or of the partitioned one when asked.
+  std::string Run(const Schedule& s, bool partitioned = false) {
+    std::string texts[2];
+    for (int part = 0; part < 2; ++part) {
+      LowerOptions opt;
+      opt.partition_loops = part == 1;
+      std::vector<float> av = RandomData(m * k, 11), bv = RandomData(k * n, 12), cv(m * n, 0.0f);
+      ir::LoweredFunc f = Lower(s, {a, b, c}, "f", opt);
+      EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
+      texts[part] = ir::ToString(f);
+      EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << texts[part];
+      if (getenv("AGATE_SHOW_IR")) std::cerr << texts[part];
+    }
+    return texts[partitioned ? 1 : 0];
   }
 };
 
@@ -107,8 +114,13 @@ TEST_P(PrimitiveTest, VectorizeAndParallel) {
   if (p.n % 8 == 0) {
     EXPECT_TRUE(Has(t, "ramp(")) << t;
   } else {
-    // The tail guard depends on the lane, so the loop stays a scalar loop marked vectorized.
+    // The tail guard depends on the lane, so the loop stays a scalar loop marked vectorized...
     EXPECT_TRUE(Has(t, "vectorized")) << t;
+    EXPECT_FALSE(Has(t, "ramp(")) << t;
+    // ...unless loop partitioning splits the tail off: the main part vectorizes.
+    std::string parted = p.Run(s, /*partitioned=*/true);
+    EXPECT_TRUE(Has(parted, "ramp(")) << parted;
+    EXPECT_TRUE(Has(parted, "vectorized {\n      if (j.inner + 16 < 19)")) << parted;
   }
 }
 
