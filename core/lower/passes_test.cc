@@ -31,12 +31,22 @@ TEST(VectorizeTest, ContiguousAccessBecomesRamps) {
             "}\n");
 }
 
-TEST(VectorizeTest, LaneDependentConditionsAndReductionsStayScalar) {
+TEST(VectorizeTest, LaneDependentGuardsBecomeMasks) {
   Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
   Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
   Var j("j");
   Stmt guarded = For::make(j, 0, 8, ForKind::kVectorized, IfThenElse::make(j < 5, Store::make(c, Load::make(a, j), j)));
-  EXPECT_TRUE(Has(ToString(VectorizeLoops(guarded)), "for (j, 0, 8) vectorized")) << ToString(VectorizeLoops(guarded));
+  EXPECT_EQ(ToString(VectorizeLoops(guarded)),
+            "C[ramp(0, 1, 8) if ramp(0, 1, 8) < x8(5)] = A[ramp(0, 1, 8) if ramp(0, 1, 8) < x8(5)]\n");
+  Stmt with_else = For::make(j, 0, 8, ForKind::kVectorized,
+                             IfThenElse::make(j < 5, Store::make(c, Load::make(a, j), j), Store::make(c, Expr(0.0f), j)));
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(with_else)), "for (j, 0, 8) vectorized"));
+}
+
+TEST(VectorizeTest, ReductionsOverTheLaneAndWideLoopsStayScalar) {
+  Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var j("j");
   Stmt reduce = For::make(j, 0, 8, ForKind::kVectorized,
                           Store::make(c, Load::make(c, Expr(int64_t{0})) + Load::make(a, j), Expr(int64_t{0})));
   EXPECT_TRUE(Has(ToString(VectorizeLoops(reduce)), "vectorized"));
