@@ -37,6 +37,9 @@ struct LowerOptions {
   int max_vector_lanes = 64;   // vectorized loops with larger extents stay scalar loops
   int max_unroll_extent = 64;  // unrolled loops with larger extents stay loops
   int64_t max_local_bytes = 16384;  // larger buffers outside parallel loops go to the workspace
+  // Values for symbolic shape variables (a variable extent stays a variable
+  // until bound here); unbound ones remain free variables of the kernel.
+  std::vector<std::pair<ir::Var, ir::Expr>> shape_bindings;
   // Called after every pass with the pass name and the printed IR (--dump-ir).
   std::function<void(const std::string& pass, const std::string& ir_text)> dump;
 };

@@ -316,6 +316,16 @@ TEST(SymbolicShapes, ExtentStaysAVariableUntilBound) {
   std::vector<float> av = RandomData(10, 4), bv(10);
   ASSERT_EQ(eval::RunFloat(f, {&av, &bv}, {{"n", 10}}), 0);
   for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(bv[i], av[i] * 3);
+
+  LowerOptions bound;
+  bound.shape_bindings = {{n, Expr(10)}};
+  ir::LoweredFunc g = Lower(s, {a, b}, "g", bound);
+  std::string tg = ir::ToString(g);
+  EXPECT_FALSE(Has(tg, "floordiv(n")) << tg;
+  EXPECT_TRUE(Has(tg, "A: float32[10]")) << tg;
+  std::vector<float> gv(10);
+  ASSERT_EQ(eval::RunFloat(g, {&av, &gv}), 0);
+  EXPECT_TRUE(AllClose(gv, bv));
 }
 
 }  // namespace
