@@ -406,3 +406,25 @@ TEST(Tensorize, MismatchesAreRejected) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+TEST(MalformedCompute, ReduceAxisOutsideItsReduction) {
+  Tensor a = placeholder({Expr(4), Expr(4)}, DType::Float(32), "A");
+  IterVar k = reduce_axis({0, 4}, "k");
+  Tensor b = compute({Expr(4)}, [&](Var i) { return a(i, k); }, "B");  // forgot sum()
+  Schedule s = create_schedule({b});
+  try {
+    Lower(s, {a, b}, "f");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(Has(e.message(), "compute B uses variable k")) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate

@@ -130,6 +130,7 @@ class ScheduleLowerer {
       by_origin_[stage->origin_op.get()] = state.get();
       states_.push_back(std::move(state));
     }
+    CheckFreeVariables();
     for (auto& s : states_) {
       for (const Expr& b : s->body) {
         PostOrderVisit(b, [&](const Expr* e, const Stmt*) {
@@ -139,6 +140,50 @@ class ScheduleLowerer {
           if (it == by_origin_.end()) return;
           auto& cons = it->second->consumers;
           if (std::find(cons.begin(), cons.end(), s.get()) == cons.end()) cons.push_back(s.get());
+        });
+      }
+    }
+  }
+
+  // A compute body may use its own axes, its reduction axes and symbolic shape
+  // variables; anything else (a reduce_axis used outside its reduction, an axis
+  // of another compute) has no value in the loop nest.
+  void CheckFreeVariables() {
+    std::set<const VarNode*> shape_vars;
+    auto collect = [&](const Expr& e) {
+      if (!e.defined()) return;
+      PostOrderVisit(e, [&](const Expr* x, const Stmt*) {
+        if (x && x->as<VarNode>()) shape_vars.insert(x->as<VarNode>());
+      });
+    };
+    for (const te::Stage& stage : sch_->stages) {
+      for (const Expr& e : stage->op->output_shape(0)) collect(e);
+      if (const auto* c = dynamic_cast<const ComputeOpNode*>(stage->op.get())) {
+        for (const IterVar& iv : c->reduce_axis) {
+          collect(iv.dom().min);
+          collect(iv.dom().extent);
+        }
+      }
+    }
+    for (auto& s : states_) {
+      std::set<const VarNode*> allowed = shape_vars;
+      for (const IterVar& iv : s->op->root_iter_vars()) allowed.insert(iv.var().get());
+      for (const Expr& b : s->body) {
+        std::set<const VarNode*> bound;  // combiner operands of reductions
+        if (const Reduce* r = b.as<Reduce>()) {
+          for (const Var& v : r->combiner.lhs) bound.insert(v.get());
+          for (const Var& v : r->combiner.rhs) bound.insert(v.get());
+        }
+        PostOrderVisit(b, [&](const Expr* e, const Stmt*) {
+          if (!e) return;
+          if (const Let* let = e->as<Let>()) bound.insert(let->var.get());
+        });
+        PostOrderVisit(b, [&](const Expr* e, const Stmt*) {
+          const VarNode* v = e ? e->as<VarNode>() : nullptr;
+          if (!v || allowed.count(v) || bound.count(v)) return;
+          AGATE_THROW(kInvalidArgument) << "compute " << s->name() << " uses variable " << v->name
+                                        << ", which is neither one of its axes nor a shape variable (a reduce_axis "
+                                           "used outside its reduction?)";
         });
       }
     }
