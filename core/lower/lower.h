@@ -13,6 +13,22 @@
 //   memory_plan     stack vs workspace, workspace offsets             memory_plan.h
 //   unique_defs     one binding per variable/buffer                   unique_defs.h
 //
+// What the returned LoweredFunc guarantees to code generators (checked by the
+// verifier after the last pass):
+//  * only loop-IR nodes: no Provide/Realize/TensorRead/Reduce;
+//  * every For/Let/LetStmt variable and every Allocate is bound exactly once,
+//    and used only inside its binding; buffers are identified by their data Var
+//    (a Load/Store may name a view Buffer, e.g. from tensorize, sharing the data
+//    Var of a parameter or an Allocate);
+//  * index arithmetic is int64 (DType::Index()); loop min/extent are int64;
+//  * vector code appears only as Ramp/Broadcast/vector Loads/Stores with
+//    1 < lanes <= max_vector_lanes; Load/Store predicates are lane masks;
+//  * Allocate sizes are compile-time constants, scopes as in core/ir/function.h;
+//  * free variables are only symbolic shape variables that appear in the
+//    parameters' shapes (none when every shape is static or bound);
+//  * LetStmt appears for tuple reductions (argmax) and vector lets;
+//    AttrStmt for pragmas and tensorize (both may be ignored by codegen).
+//
 //   auto s = te::create_schedule({C});
 //   ...
 //   ir::LoweredFunc f = lower::Lower(s, {A, B, C}, "matmul");

@@ -1,5 +1,7 @@
 #include "core/lower/memory_plan.h"
 
+#include <algorithm>
+
 #include "core/ir/buffer.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
@@ -44,8 +46,9 @@ class Planner : public IRMutator {
       AGATE_REQUIRE(constant, kUnsupported)
           << "buffer " << op->buffer->name << " has a size that is not a compile-time constant: " << op->NumElements();
       scope = MemoryScope::kWorkspace;
-      offset = (workspace_bytes + 63) / 64 * 64;
-      workspace_bytes = offset + bytes;
+      // Allocations are scoped, so their lifetimes nest: a stack discipline lets
+      // sibling allocations share the same bytes.
+      offset = (stack_top_ + 63) / 64 * 64;
     }
     Buffer buf = op->buffer;
     const VarNode* data = buf->data.get();
@@ -53,7 +56,13 @@ class Planner : public IRMutator {
       scopes_[data] = scope;
       buf = Rescope(buf);
     }
+    int64_t saved_top = stack_top_;
+    if (scope == MemoryScope::kWorkspace) {
+      stack_top_ = offset + bytes;
+      workspace_bytes = std::max(workspace_bytes, stack_top_);
+    }
     Stmt body = VisitStmt(op->body);
+    stack_top_ = saved_top;
     scopes_.erase(data);
     return Allocate::make(buf, op->extents, op->alignment, scope, body, offset);
   }
@@ -90,6 +99,7 @@ class Planner : public IRMutator {
  private:
   int64_t max_local_;
   int parallel_depth_ = 0;
+  int64_t stack_top_ = 0;  // end of the live workspace allocations
   std::unordered_map<const VarNode*, MemoryScope> scopes_;
   std::unordered_map<const BufferNode*, Buffer> rescoped_;
 };

@@ -83,12 +83,24 @@ TEST(MemoryPlanTest, LargeBuffersGoToTheWorkspaceSmallOnesToTheStack) {
   MemoryPlanResult r = PlanMemory(body, 16384);
   std::string t = ToString(r.body);
   EXPECT_TRUE(Has(t, "allocate big[float32 * 10000], workspace, align 64, offset 0")) << t;
-  EXPECT_TRUE(Has(t, "allocate big2[float32 * 5000], workspace, align 64, offset 40000")) << t;
+  EXPECT_TRUE(Has(t, "allocate big2[float32 * 5000], workspace, align 64, offset 40000")) << t;  // 40000 = 625*64
   EXPECT_TRUE(Has(t, "allocate small[float32 * 16], local")) << t;
   EXPECT_TRUE(Has(t, "allocate tile[float32 * 10000], local")) << "inside a parallel loop: per task\n" << t;
   EXPECT_EQ(r.workspace_bytes, 60000);
   LoweredFunc f{"k", {out}, r.body, r.workspace_bytes};
   VerifyLoweredFunc(f, "memory_plan", VerifyOptions{});
+}
+
+TEST(MemoryPlanTest, SiblingWorkspaceAllocationsShareBytes) {
+  Buffer x = CreateBuffer("x", DType::Float(32), {Expr(8000)});
+  Buffer y = CreateBuffer("y", DType::Float(32), {Expr(6000)});
+  Stmt body = Seq::make({Allocate::make(x, {Expr(8000)}, 64, MemoryScope::kGlobal, Store::make(x, Expr(1.0f), Expr(0))),
+                         Allocate::make(y, {Expr(6000)}, 64, MemoryScope::kGlobal, Store::make(y, Expr(1.0f), Expr(0)))});
+  MemoryPlanResult r = PlanMemory(body, 1024);
+  std::string t = ToString(r.body);
+  EXPECT_TRUE(Has(t, "allocate x[float32 * 8000], workspace, align 64, offset 0")) << t;
+  EXPECT_TRUE(Has(t, "allocate y[float32 * 6000], workspace, align 64, offset 0")) << t;
+  EXPECT_EQ(r.workspace_bytes, 32000);
 }
 
 TEST(UniqueDefsTest, RepeatedBindingsAreRenamed) {
