@@ -224,3 +224,27 @@ TEST(LowerTest, ChainOfComputeAt) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+#include "core/ir/equality.h"
+
+namespace agate {
+namespace lower {
+namespace {
+
+TEST(LowerTest, IdenticalKernelsCompareEqualForCaching) {
+  auto lower_matmul = [](int split) {
+    Matmul mm(16, 16, 8);
+    Schedule s = create_schedule({mm.c});
+    s[mm.c].split(s[mm.c].axis(1), split);
+    return Lower(s, {mm.a, mm.b, mm.c}, "k" + std::to_string(split));
+  };
+  ir::LoweredFunc a = lower_matmul(4), b = lower_matmul(4), c = lower_matmul(8);
+  EXPECT_TRUE(ir::StructuralEqual(a, b));
+  EXPECT_EQ(ir::StructuralHash(a), ir::StructuralHash(b));
+  EXPECT_FALSE(ir::StructuralEqual(a, c));
+  EXPECT_NE(ir::StructuralHash(a), ir::StructuralHash(c));
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
