@@ -146,7 +146,6 @@ class Flattener : public IRMutator {
         // smallest stride >= current with stride % factor == offset
         int64_t f = it->second.first, o = it->second.second;
         stride = an_.Simplify(stride + floormod(Expr(o) - floormod(stride, Expr(f)) + Expr(f), Expr(f)));
-        (void)f;
       }
       strides[d] = stride;
       stride = an_.Simplify(stride * shape[d]);

@@ -54,10 +54,14 @@ enum class AttachType : uint8_t {
 
 // A declared tensor intrinsic: a hardware (or library) routine that computes
 // the same thing as `desc` for a fixed-size block. When a stage's loops from
-// an axis inward compute exactly desc (same structure up to variable renaming),
-// tensorize replaces them by `lower(inputs, output)`, where each Buffer views
-// the block of data the intrinsic touches (element offset in Buffer strides is
-// folded into the buffer's data pointer via the `offsets` given).
+// an axis inward compute exactly desc (same expression up to variable renaming,
+// every read at a constant block offset from the intrinsic's), tensorize
+// replaces them by `lower(inputs, offsets, output, offset)`. The loops inside
+// map in order onto desc's data axes then its reduce axes, with equal extents;
+// for reductions all reduce loops must be inside, and the intrinsic computes
+// the whole block result including its initialization. Each Buffer handed to
+// `lower` is a view of the real storage (same data Var and strides, desc's
+// shape); the offsets are flat element offsets of the block within it.
 struct TensorIntrin {
   std::string name;
   Tensor desc;  // a compute over placeholders describing the semantics
