@@ -248,3 +248,34 @@ TEST(LowerTest, IdenticalKernelsCompareEqualForCaching) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+using namespace te;  // NOLINT
+
+// Strided window reads (pooling/conv stride 2) through compute_at, and a
+// reduction axis that does not start at zero.
+TEST(LowerTest, StridedWindowsAndOffsetReductionAxis) {
+  Tensor a = placeholder({Expr(17)}, DType::Float(32), "A");
+  Tensor b = compute({Expr(17)}, [&](Var i) { return a(i) * a(i); }, "B");
+  IterVar r = reduce_axis({1, 3}, "r");  // r in [1, 4)
+  Tensor c = compute({Expr(7)}, [&](Var i) { return te::max(b(i * 2 + r), {r}); }, "C");
+  Schedule s = create_schedule({c});
+  auto [co, ci] = s[c].split(s[c].axis(0), 2);
+  s[b].compute_at(s[c], co);
+  std::vector<float> av = testing::RandomData(17, 8), cv(7);
+  ir::LoweredFunc f = testing::LowerAndRun(s, {a, c}, {&av, &cv});
+  for (int i = 0; i < 7; ++i) {
+    float want = -1e30f;
+    for (int k = 1; k < 4; ++k) want = std::max(want, av[i * 2 + k] * av[i * 2 + k]);
+    EXPECT_FLOAT_EQ(cv[i], want) << ir::ToString(f);
+  }
+  // Two outputs of stride 2 with a window of 3 starting at 1 need B[co*4 + 1 .. co*4 + 5].
+  EXPECT_NE(ir::ToString(f).find("allocate B[float32 * 5]"), std::string::npos) << ir::ToString(f);
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
