@@ -428,3 +428,61 @@ TEST(MalformedCompute, ReduceAxisOutsideItsReduction) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+TEST(Rfactor, VectorLanesAndParallelPartialReductions) {
+  for (int64_t k_extent : {32, 37}) {
+    Tensor a = placeholder({Expr(3), Expr(k_extent)}, DType::Float(32), "A");
+    IterVar k = reduce_axis({0, Expr(k_extent)}, "k");
+    Tensor s_sum = compute({Expr(3)}, [&](Var i) { return sum(a(i, k) * 2.0f, {k}); }, "S");
+    Tensor s_max = compute({Expr(3)}, [&](Var i) { return te::max(a(i, k), {k}); }, "M");
+    Schedule s = create_schedule({s_sum, s_max});
+    // Sum: 8 partial sums in vector lanes.
+    auto [ko, ki] = s[s_sum].split(k, 8);
+    Tensor rf = s.rfactor(s_sum, ki);
+    Stage r = s[rf];
+    r.reorder({r.axis(1), r.reduce_axis(0), r.axis(0)});
+    r.vectorize(r.axis(0));
+    // Max: 4 partial maxima computed by parallel tasks.
+    auto [mo, mi] = s[s_max].split(k, 9);
+    (void)mo;
+    Tensor rfm = s.rfactor(s_max, s[s_max].leaf_iter_vars()[1]);
+    s[rfm].parallel(s[rfm].axis(0));
+    ir::LoweredFunc f = Lower(s, {a, s_sum, s_max}, "rf");
+    std::vector<float> av = RandomData(3 * k_extent, 4), sv(3), mv(3);
+    ASSERT_EQ(eval::RunFloat(f, {&av, &sv, &mv}), 0);
+    std::string t = ir::ToString(f);
+    EXPECT_TRUE(Has(t, "S.rf[ramp(")) << t;
+    if (getenv("AGATE_SHOW_IR")) std::cerr << t;
+    EXPECT_TRUE(Has(t, "parallel")) << t;
+    for (int i = 0; i < 3; ++i) {
+      float want_sum = 0, want_max = -1e30f;
+      for (int j = 0; j < k_extent; ++j) {
+        want_sum += av[i * k_extent + j] * 2;
+        want_max = std::max(want_max, av[i * k_extent + j]);
+      }
+      EXPECT_NEAR(sv[i], want_sum, 1e-4) << t;
+      EXPECT_EQ(mv[i], want_max) << t;
+    }
+  }
+}
+
+TEST(Rfactor, RejectsAxesThatAreNotSplitReductions) {
+  Problem p(8, 8, 8);
+  Schedule s = create_schedule({p.c});
+  try {
+    s.rfactor(p.c, s[p.c].axis(0));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+    EXPECT_TRUE(Has(e.message(), "rfactor on stage C: axis i is not a reduction axis")) << e.message();
+  }
+  EXPECT_THROW(s.rfactor(p.c, p.rk), Error);  // not split
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate

@@ -184,6 +184,15 @@ class Schedule {
   // original stage copy from it (accumulate in registers/cache, write once).
   // Must come before other primitives on that stage. Returns the cache tensor.
   Tensor cache_write(const Tensor& tensor, ir::MemoryScope scope);
+  // Factors a reduction so that its partial results can be computed in
+  // parallel or in vector lanes. `axis` is one of the two halves of a split of
+  // a reduction axis k = outer*factor + inner (the only split on reduction
+  // axes so far). Returns RF with shape [extent(axis)] + tensor's shape:
+  //   RF(a, i...) = reduce over the other half (and the other reduce axes) of
+  //                 body with k = outer*factor + inner   (guarded by k < extent)
+  //   tensor(i...) = reduce over a of RF(a, i...)
+  // The original stage is reset to its root loops (data axes keep their IterVars).
+  Tensor rfactor(const Tensor& tensor, const IterVar& axis);
 
   std::string ToString() const;
 
