@@ -486,3 +486,26 @@ TEST(Rfactor, RejectsAxesThatAreNotSplitReductions) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+TEST(PrimitiveErrors, AttachedStageCannotBeAKernelArgument) {
+  Tensor a = placeholder({Expr(8)}, DType::Float(32), "A");
+  Tensor b = compute({Expr(8)}, [&](Var i) { return a(i) + 1.0f; }, "B");
+  Tensor c = compute({Expr(8)}, [&](Var i) { return b(i) * 2.0f; }, "C");
+  Schedule s = create_schedule({c});
+  s[b].compute_at(s[c], s[c].axis(0));
+  try {
+    Lower(s, {a, b, c}, "f");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+    EXPECT_TRUE(Has(e.message(), "compute_at of stage B: it is a kernel argument")) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate

@@ -220,6 +220,9 @@ class ScheduleLowerer {
         }
       }
       if (st->attach_type == AttachType::kScope) {
+        AGATE_REQUIRE(!s->is_arg, kIllegalSchedule)
+            << "compute_at of stage " << s->name() << ": it is a kernel argument, so the whole tensor is "
+            << "computed; compute it at the root";
         const te::StageNode* parent = st->attach_stage.get();
         auto it = by_stage_.find(parent);
         AGATE_REQUIRE(it != by_stage_.end(), kIllegalSchedule)
