@@ -126,7 +126,15 @@ void RequireSameType(const Expr& a, const Expr& b, const char* node) {
 Expr IntImm::make(DType dtype, int64_t value) {
   AGATE_REQUIRE(dtype.is_scalar() && (dtype.is_integer() || dtype.is_bool()), kInvalidArgument)
       << "IntImm: dtype " << dtype << " is not a scalar integer type";
-  if (dtype.is_bool()) value = value != 0;
+  if (dtype.is_bool()) {
+    value = value != 0;
+  } else if (dtype.bits() < 64) {
+    // Keep the value representable: wrap like a C conversion to the narrower type.
+    uint64_t mask = (uint64_t{1} << dtype.bits()) - 1;
+    uint64_t u = static_cast<uint64_t>(value) & mask;
+    if (dtype.is_int() && (u >> (dtype.bits() - 1))) u |= ~mask;
+    value = static_cast<int64_t>(u);
+  }
   return MakeNode<IntImm>(dtype, value);
 }
 

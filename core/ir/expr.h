@@ -387,6 +387,8 @@ class IterVar {
   const Range& dom() const { return node_->dom; }
   IterVarKind kind() const { return node_->kind; }
   const std::string& name() const { return node_->var.name(); }
+  // An axis reads as its variable in expressions: A(i, k) with IterVar k.
+  operator Expr() const { return node_->var; }  // NOLINT(runtime/explicit)
 
  private:
   std::shared_ptr<const IterVarNode> node_;
