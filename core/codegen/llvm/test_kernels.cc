@@ -141,7 +141,7 @@ KernelCase ReduceRows() {
   Stmt per_row = LetStmt::make(
       row, bt * rows + i,
       Allocate::make(acc, {Expr(2)}, 16, MemoryScope::kLocal,
-                     Seq::make({Store::make(acc, Expr(0.0f), I64(0)), Store::make(acc, min_value(DType::Float(32)), I64(1)),
+                     Seq::make({Store::make(acc, Expr(0.0f), I64(0)), Store::make(acc, Expr(-std::numeric_limits<float>::max()), I64(1)),
                                 reduce, Store::make(sum, Load::make(acc, I64(0)), row),
                                 Store::make(mx, Load::make(acc, I64(1)), row)})));
   Stmt body = Seq::make({AssertStmt::make(Expr(cols) > 0, "rows must not be empty"),
