@@ -45,8 +45,8 @@ double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 
 // A small pool for ctx->parallel_for: the caller plus (threads - 1) workers. Task t
 // runs on participant t % threads. Workers spin briefly after a job (the next
-// parallel loop of a kernel follows within microseconds), then sleep so they do not
-// steal the core from the peers measured in between.
+// parallel loop of a kernel follows within microseconds: ~4000 pauses, tens of
+// microseconds), then sleep so they do not steal the core from the peers.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) : threads_(std::max(1, threads)) {
@@ -105,7 +105,7 @@ class ThreadPool {
     for (;;) {
       // Spin for a while, then block.
       int spins = 0;
-      while (generation_.load(std::memory_order_acquire) == seen && spins < 200000) {
+      while (generation_.load(std::memory_order_acquire) == seen && spins < 4000) {
         _mm_pause();
         ++spins;
       }
@@ -218,6 +218,9 @@ std::vector<double> BestSeconds(const std::vector<std::function<void()>>& calls,
   auto begin = Clock::now();
   for (int round = 0; round < 5 || (Seconds(begin, Clock::now()) < min_time && round < 500); ++round) {
     for (size_t i = 0; i < calls.size(); ++i) {
+      // Let the previous contender's worker threads stop spinning (GNU OpenMP and
+      // OpenBLAS poll for a while after a call) so that they do not slow this one.
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
       auto t0 = Clock::now();
       calls[i]();
       best[i] = std::min(best[i], Seconds(t0, Clock::now()));
