@@ -219,8 +219,8 @@ std::vector<double> BestSeconds(const std::vector<std::function<void()>>& calls,
   for (int round = 0; round < 5 || (Seconds(begin, Clock::now()) < min_time && round < 500); ++round) {
     for (size_t i = 0; i < calls.size(); ++i) {
       // Let the previous contender's worker threads stop spinning (GNU OpenMP and
-      // OpenBLAS poll for a while after a call) so that they do not slow this one.
-      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+      // OpenBLAS poll for up to ~0.1 s after a call) so that they do not slow this one.
+      std::this_thread::sleep_for(std::chrono::milliseconds(120));
       auto t0 = Clock::now();
       calls[i]();
       best[i] = std::min(best[i], Seconds(t0, Clock::now()));
@@ -341,6 +341,10 @@ int Main(int argc, char** argv) {
       // algorithm written directly as loop IR (with A packing and edge predicates).
       auto compile_start = Clock::now();
       GemmBlocking te_blocking = TeBlocking(m, n, k, host.vector_width_bits(), threads);
+      if (mr) te_blocking.mr = mr;
+      if (nr) te_blocking.nr = nr;
+      if (mc) te_blocking.mc = mc;
+      if (kc) te_blocking.kc = kc;
       ir::LoweredFunc te_func = MakeTeGemmKernel("gemm_te", m, n, k, te_blocking);
       ir::LoweredFunc ir_func = MakeGemmKernel("gemm_ir", m, n, k, blocking);
       codegen::HostKernels kernels = codegen::HostKernels::Build({te_func, ir_func}, host);
