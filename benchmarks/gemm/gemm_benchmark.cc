@@ -309,6 +309,13 @@ int Main(int argc, char** argv) {
   std::printf("openblas           : %s (core %s)\n", openblas_get_config(), openblas_get_corename());
   std::printf("onednn             : %d.%d.%d (%s), cpu runtime %s\n", dnnl->major, dnnl->minor, dnnl->patch, dnnl->hash,
               dnnl->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other");
+  {
+    std::ifstream load("/proc/loadavg");
+    std::string loadavg;
+    std::getline(load, loadavg);
+    std::printf("load average       : %s (the machine is shared: run under `chrt -r 10` for stable figures)\n",
+                loadavg.c_str());
+  }
   std::printf("timing             : best call of >= 5 interleaved rounds and >= %.1f s per size and thread count, after a warm-up call\n", min_time);
 
   bool avx512 = host.HasFeature("avx512f");
@@ -323,6 +330,7 @@ int Main(int argc, char** argv) {
 
   std::printf("%-16s %3s %8s %8s %8s %8s %6s %6s %6s %6s %6s %6s %8s %8s\n", "M=N=K", "thr", "agateTE", "agateIR",
               "openblas", "onednn", "TE/dn", "IR/dn", "ag/ob", "ag/dn", "ag%pk", "dn%pk", "compile", "max_err");
+  std::vector<std::string> blockings;
   for (int size : sizes) {
     const int m = size, n = size, k = size;
     const double flops = 2.0 * m * n * k;
@@ -411,8 +419,16 @@ int Main(int argc, char** argv) {
                   pk > 0 ? 100 * onednn_gflops / pk : 0.0, compile_seconds, max_error,
                   status != 0 ? "  KERNEL FAILED" : "");
       std::fflush(stdout);
+      auto describe = [](const GemmBlocking& b) {
+        return std::to_string(b.mr) + "x" + std::to_string(b.nr) + " mc " + std::to_string(b.mc) + " kc " +
+               std::to_string(b.kc);
+      };
+      blockings.push_back(std::to_string(m) + " " + std::to_string(threads) + "T: TE " + describe(te_blocking) +
+                          "; IR " + describe(blocking));
     }
   }
+  std::printf("\nblocking (micro-kernel MRxNR, rows per parallel block, K slice):\n");
+  for (const std::string& b : blockings) std::printf("  %s\n", b.c_str());
   std::printf("\nGFLOP/s: agateTE = TE schedule lowered by core/lower, agateIR = the same algorithm as hand-written "
               "loop IR (plus A packing, edge predicates); agate = the better of the two.\n"
               "TE/dn, IR/dn, ag/ob, ag/dn: ratios to oneDNN / OpenBLAS; ag%%pk, dn%%pk: share of the measured FMA peak "
