@@ -559,8 +559,14 @@ class CodeGenC {
                        : op->for_kind == ir::ForKind::kVectorized ? " /* vectorized */"
                        : op->for_kind == ir::ForKind::kUnrolled   ? " /* unrolled */"
                                                                   : "";
-    Open("for (" + type + " " + name + " = " + min + ", " + end + " = " + min + " + " + extent + "; " + name + " < " +
-         end + "; ++" + name + ") {" + kind);
+    if (ir::is_zero(op->min) && ir::is_const_int(op->extent)) {
+      // The common case reads as plain C: for (int64_t i = 0; i < 64; ++i).
+      used_names_.erase(end);
+      Open("for (" + type + " " + name + " = 0; " + name + " < " + extent + "; ++" + name + ") {" + kind);
+    } else {
+      Open("for (" + type + " " + name + " = " + min + ", " + end + " = " + min + " + " + extent + "; " + name +
+           " < " + end + "; ++" + name + ") {" + kind);
+    }
     EmitStmt(op->body);
     Close();
   }
