@@ -35,8 +35,6 @@ int64_t Wrap(int64_t v, DType t) {
   return static_cast<int64_t>(u);
 }
 
-double RoundFloat(double v, DType t) { return t.bits() == 32 ? static_cast<double>(static_cast<float>(v)) : v; }
-
 Value MakeValue(DType t) {
   Value v;
   v.dtype = t;
@@ -52,6 +50,66 @@ int64_t FloorDivInt(int64_t x, int64_t y) {
   int64_t q = x / y;
   if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
   return q;
+}
+
+// IEEE binary16 <-> float, and bfloat16 <-> float (round to nearest even).
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    v = mant ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  }
+  return sign ? -v : v;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  if (std::isnan(f)) return sign | 0x7e00;
+  float a = std::fabs(f);
+  if (a >= 65520.0f) return sign | 0x7c00;  // rounds to infinity
+  if (a < std::ldexp(1.0f, -24) / 2) return sign;
+  int e;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  int exp = e - 1 + 15;
+  if (exp <= 0) {  // subnormal: units of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  }
+  uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1))));  // in [1024, 2048]
+  if (mant == 2048) {
+    mant = 1024;
+    ++exp;
+  }
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(mant & 0x3ff);
+}
+
+float BFloat16ToFloat(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t FloatToBFloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);
+  x += 0x7fff + ((x >> 16) & 1);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// Rounds a computed value to what storing it in `t` keeps.
+double RoundToType(double v, DType t) {
+  if (t.code() == TypeCode::kBFloat) return BFloat16ToFloat(FloatToBFloat16(static_cast<float>(v)));
+  if (t.is_float() && t.bits() == 16) return HalfToFloat(FloatToHalf(static_cast<float>(v)));
+  if (t.is_float() && t.bits() == 32) return static_cast<float>(v);
+  return v;
 }
 
 struct Memory {
@@ -95,7 +153,7 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
   }
   Value VisitExpr_(const FloatImm* op, const Expr&) override {
     Value v = MakeValue(op->dtype);
-    v.f[0] = RoundFloat(op->value, op->dtype);
+    v.f[0] = RoundToType(op->value, op->dtype);
     return v;
   }
   Value VisitExpr_(const VarNode* op, const Expr& self) override {
@@ -115,7 +173,7 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     Value r = MakeValue(t);
     for (int l = 0; l < t.lanes(); ++l) {
       if (t.is_float()) {
-        r.f[l] = RoundFloat(ff(a.f[l], b.f[l]), t);
+        r.f[l] = RoundToType(ff(a.f[l], b.f[l]), t);
       } else {
         r.i[l] = Wrap(fi(a.i[l], b.i[l]), t);
       }
@@ -215,7 +273,7 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     Value r = MakeValue(op->dtype);
     for (int l = 0; l < op->dtype.lanes(); ++l) {
       if (r.is_float()) {
-        r.f[l] = RoundFloat(v.AsDouble(l), op->dtype);
+        r.f[l] = RoundToType(v.AsDouble(l), op->dtype);
       } else if (op->dtype.is_bool()) {
         r.i[l] = v.AsDouble(l) != 0;
       } else if (v.is_float()) {
@@ -263,7 +321,7 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kCos: v = std::cos(x); break;
         case CallOp::kReinterpret: break;
       }
-      r.f[l] = RoundFloat(v, op->dtype);
+      r.f[l] = RoundToType(v, op->dtype);
     }
     return r;
   }
@@ -430,8 +488,18 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
 
   static void ReadElement(const uint8_t* p, DType t, Value* out, int lane) {
     switch (t.code()) {
+      case TypeCode::kBFloat: {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        out->f[lane] = BFloat16ToFloat(b);
+        return;
+      }
       case TypeCode::kFloat:
-        if (t.bits() == 32) {
+        if (t.bits() == 16) {
+          uint16_t h;
+          std::memcpy(&h, p, 2);
+          out->f[lane] = HalfToFloat(h);
+        } else if (t.bits() == 32) {
           float v;
           std::memcpy(&v, p, 4);
           out->f[lane] = v;
@@ -457,8 +525,16 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
 
   static void WriteElement(uint8_t* p, DType t, const Value& v, int lane) {
     switch (t.code()) {
+      case TypeCode::kBFloat: {
+        uint16_t b = FloatToBFloat16(static_cast<float>(v.AsDouble(lane)));
+        std::memcpy(p, &b, 2);
+        return;
+      }
       case TypeCode::kFloat:
-        if (t.bits() == 32) {
+        if (t.bits() == 16) {
+          uint16_t h = FloatToHalf(static_cast<float>(v.AsDouble(lane)));
+          std::memcpy(p, &h, 2);
+        } else if (t.bits() == 32) {
           float x = static_cast<float>(v.AsDouble(lane));
           std::memcpy(p, &x, 4);
         } else if (t.bits() == 64) {

@@ -56,3 +56,43 @@ TEST(EvaluatorTest, IntegerSemanticsAndAsserts) {
 }  // namespace
 }  // namespace eval
 }  // namespace agate
+
+namespace agate {
+namespace eval {
+namespace {
+
+using namespace ir;  // NOLINT
+
+TEST(EvaluatorTest, HalfAndBFloat16RoundLikeTheirTypes) {
+  for (DType t : {DType::Float(16), DType::BFloat16()}) {
+    Buffer a = CreateBuffer("A", t, {Expr(4)});
+    Buffer c = CreateBuffer("C", t, {Expr(4)});
+    Var i("i");
+    LoweredFunc f{"k", {a, c}, For::make(i, 0, 4, ForKind::kSerial, Store::make(c, Load::make(a, i) * make_const(t, 3.0), i)), 0};
+    // 1.0, 0.5, -2.0, 1/3 in each format
+    uint16_t in[4], out[4];
+    if (t.bits() == 16 && t.code() == TypeCode::kFloat) {
+      uint16_t v[4] = {0x3c00, 0x3800, 0xc000, 0x3555};
+      std::copy(v, v + 4, in);
+    } else {
+      uint16_t v[4] = {0x3f80, 0x3f00, 0xc000, 0x3eab};
+      std::copy(v, v + 4, in);
+    }
+    ASSERT_EQ(eval::Run(f, {{in, 8}, {out, 8}}), 0);
+    if (t.code() == TypeCode::kFloat) {
+      EXPECT_EQ(out[0], 0x4200);  // 3.0
+      EXPECT_EQ(out[1], 0x3e00);  // 1.5
+      EXPECT_EQ(out[2], 0xc600);  // -6.0
+      EXPECT_EQ(out[3], 0x3c00);  // 0.33325 * 3 = 0.99976 rounds to 1.0 in half
+    } else {
+      EXPECT_EQ(out[0], 0x4040);  // 3.0
+      EXPECT_EQ(out[1], 0x3fc0);  // 1.5
+      EXPECT_EQ(out[2], 0xc0c0);  // -6.0
+      EXPECT_EQ(out[3], 0x3f80);  // 0.333984 * 3 = 1.00195 rounds to 1.0 in bfloat16
+    }
+  }
+}
+
+}  // namespace
+}  // namespace eval
+}  // namespace agate

@@ -141,6 +141,16 @@ class EqualChecker {
     return false;
   }
 
+ bool Params(const std::vector<Buffer>& a, const std::vector<Buffer>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i]->dtype != b[i]->dtype || !Eq(a[i]->shape, b[i]->shape) || !Eq(a[i]->strides, b[i]->strides)) return false;
+      buffers_[a[i].get()] = b[i].get();
+      Bind(a[i]->data.get(), b[i]->data.get());
+    }
+    return true;
+  }
+
  private:
   void Bind(const VarNode* a, const VarNode* b) { vars_[a] = b; }
   bool VarEq(const VarNode* a, const VarNode* b) {
@@ -150,7 +160,10 @@ class EqualChecker {
   bool BufferEq(const Buffer& a, const Buffer& b) {
     if (a.same_as(b)) return true;
     auto it = buffers_.find(a.get());
-    return it != buffers_.end() && it->second == b.get();
+    if (it != buffers_.end() && it->second == b.get()) return true;
+    // Views of bound storage (same data variable pairing, same layout) are equal too.
+    return a->dtype == b->dtype && VarEq(a->data.get(), b->data.get()) &&
+           Eq(a->shape, b->shape) && Eq(a->strides, b->strides);
   }
   bool ReducerEq(const CommReducer& a, const CommReducer& b) {
     if (a.size() != b.size()) return false;
@@ -244,7 +257,6 @@ class Hasher : public IRVisitor {
     IRVisitor::VisitStmt_(op, self);
   }
   void VisitStmt_(const Allocate* op, const Stmt& self) override {
-    bound_buffers_[op->buffer.get()] = bound_buffers_.size() + 1;
     Bind(op->buffer->data.get());
     Mix(static_cast<size_t>(op->scope));
     IRVisitor::VisitStmt_(op, self);
@@ -258,13 +270,22 @@ class Hasher : public IRVisitor {
     IRVisitor::VisitStmt_(op, self);
   }
 
+  void BindParams(const std::vector<Buffer>& params) {
+    for (const Buffer& b : params) {
+      Mix(b->dtype.Hash());
+      for (const Expr& e : b->shape) VisitExpr(e);
+      Bind(b->data.get());
+    }
+  }
+
  private:
+  // Buffers hash by their data variable (views share it) and dtype.
   void MixBuffer(const Buffer& b) {
-    auto it = bound_buffers_.find(b.get());
-    Mix(it != bound_buffers_.end() ? it->second * 7919 : std::hash<const void*>()(b.get()));
+    Mix(b->dtype.Hash());
+    auto it = bound_.find(b->data.get());
+    Mix(it != bound_.end() ? it->second * 7919 : std::hash<const void*>()(b->data.get()));
   }
   std::unordered_map<const VarNode*, size_t> bound_;
-  std::unordered_map<const BufferNode*, size_t> bound_buffers_;
 };
 
 }  // namespace
@@ -280,6 +301,20 @@ size_t StructuralHash(const Expr& e) {
 size_t StructuralHash(const Stmt& s) {
   Hasher h;
   h.VisitStmt(s);
+  return h.hash;
+}
+
+bool StructuralEqual(const LoweredFunc& a, const LoweredFunc& b) {
+  if (a.workspace_bytes != b.workspace_bytes) return false;
+  EqualChecker eq;
+  return eq.Params(a.params, b.params) && eq.Eq(a.body, b.body);
+}
+
+size_t StructuralHash(const LoweredFunc& f) {
+  Hasher h;
+  h.BindParams(f.params);
+  h.Mix(static_cast<size_t>(f.workspace_bytes));
+  if (f.body.defined()) h.VisitStmt(f.body);
   return h.hash;
 }
 

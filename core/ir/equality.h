@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "core/ir/expr.h"
+#include "core/ir/function.h"
 #include "core/ir/stmt.h"
 
 namespace agate {
@@ -26,6 +27,13 @@ bool StructuralEqual(const Stmt& a, const Stmt& b);
 // free variables and buffers by identity.
 size_t StructuralHash(const Expr& e);
 size_t StructuralHash(const Stmt& s);
+
+// Kernels are equal when they compute the same thing: parameters correspond by
+// position (same dtype and shape, any identity), bodies are structurally equal
+// and the workspace sizes match. Names are ignored, so two fused operators that
+// lower to the same loops can share one compiled kernel.
+bool StructuralEqual(const LoweredFunc& a, const LoweredFunc& b);
+size_t StructuralHash(const LoweredFunc& f);
 
 }  // namespace ir
 }  // namespace agate

@@ -7,10 +7,27 @@
 //   schedule_ops    bound inference + loop nests (Realize/Provide)   schedule_ops.h
 //   simplify        arithmetic simplification, guard removal          analyzer.h
 //   storage_flatten tensors -> buffers (Allocate/Store/Load)          storage_flatten.h
+//   loop_partition  main loop + tail where a guard stops holding      loop_partition.h
 //   vectorize       vectorized loops -> Ramp/Broadcast                vectorize.h
 //   unroll          unrolled loops -> straight-line code              unroll.h
 //   memory_plan     stack vs workspace, workspace offsets             memory_plan.h
 //   unique_defs     one binding per variable/buffer                   unique_defs.h
+//
+// What the returned LoweredFunc guarantees to code generators (checked by the
+// verifier after the last pass):
+//  * only loop-IR nodes: no Provide/Realize/TensorRead/Reduce;
+//  * every For/Let/LetStmt variable and every Allocate is bound exactly once,
+//    and used only inside its binding; buffers are identified by their data Var
+//    (a Load/Store may name a view Buffer, e.g. from tensorize, sharing the data
+//    Var of a parameter or an Allocate);
+//  * index arithmetic is int64 (DType::Index()); loop min/extent are int64;
+//  * vector code appears only as Ramp/Broadcast/vector Loads/Stores with
+//    1 < lanes <= max_vector_lanes; Load/Store predicates are lane masks;
+//  * Allocate sizes are compile-time constants, scopes as in core/ir/function.h;
+//  * free variables are only symbolic shape variables that appear in the
+//    parameters' shapes (none when every shape is static or bound);
+//  * LetStmt appears for tuple reductions (argmax) and vector lets;
+//    AttrStmt for pragmas and tensorize (both may be ignored by codegen).
 //
 //   auto s = te::create_schedule({C});
 //   ...
@@ -32,9 +49,13 @@ namespace lower {
 struct LowerOptions {
   bool simplify = true;
   bool verify = true;          // run the verifier after every pass
+  bool partition_loops = true; // split loops around tail guards so the main part vectorizes
   int max_vector_lanes = 64;   // vectorized loops with larger extents stay scalar loops
   int max_unroll_extent = 64;  // unrolled loops with larger extents stay loops
   int64_t max_local_bytes = 16384;  // larger buffers outside parallel loops go to the workspace
+  // Values for symbolic shape variables (a variable extent stays a variable
+  // until bound here); unbound ones remain free variables of the kernel.
+  std::vector<std::pair<ir::Var, ir::Expr>> shape_bindings;
   // Called after every pass with the pass name and the printed IR (--dump-ir).
   std::function<void(const std::string& pass, const std::string& ir_text)> dump;
 };

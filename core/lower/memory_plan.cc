@@ -1,5 +1,7 @@
 #include "core/lower/memory_plan.h"
 
+#include <algorithm>
+
 #include "core/ir/buffer.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
@@ -44,35 +46,52 @@ class Planner : public IRMutator {
       AGATE_REQUIRE(constant, kUnsupported)
           << "buffer " << op->buffer->name << " has a size that is not a compile-time constant: " << op->NumElements();
       scope = MemoryScope::kWorkspace;
-      offset = (workspace_bytes + 63) / 64 * 64;
-      workspace_bytes = offset + bytes;
+      // Allocations are scoped, so their lifetimes nest: a stack discipline lets
+      // sibling allocations share the same bytes.
+      offset = (stack_top_ + 63) / 64 * 64;
     }
     Buffer buf = op->buffer;
+    const VarNode* data = buf->data.get();
     if (buf->scope != scope) {
-      auto node = std::make_shared<BufferNode>(*buf.get());
-      node->scope = scope;
-      Buffer nb(node);
-      remap_[buf.get()] = nb;
-      buf = nb;
+      scopes_[data] = scope;
+      buf = Rescope(buf);
+    }
+    int64_t saved_top = stack_top_;
+    if (scope == MemoryScope::kWorkspace) {
+      stack_top_ = offset + bytes;
+      workspace_bytes = std::max(workspace_bytes, stack_top_);
     }
     Stmt body = VisitStmt(op->body);
-    remap_.erase(op->buffer.get());
+    stack_top_ = saved_top;
+    scopes_.erase(data);
     return Allocate::make(buf, op->extents, op->alignment, scope, body, offset);
   }
 
+  // The buffer (or a view of it) with the scope decided for its allocation.
+  Buffer Rescope(const Buffer& b) {
+    auto sc = scopes_.find(b->data.get());
+    if (sc == scopes_.end() || b->scope == sc->second) return b;
+    auto it = rescoped_.find(b.get());
+    if (it != rescoped_.end()) return it->second;
+    auto node = std::make_shared<BufferNode>(*b.get());
+    node->scope = sc->second;
+    Buffer nb(node);
+    rescoped_[b.get()] = nb;
+    return nb;
+  }
   Expr VisitExpr_(const Load* op, const Expr& self) override {
     Expr e = IRMutator::VisitExpr_(op, self);
-    auto it = remap_.find(op->buffer.get());
-    if (it == remap_.end()) return e;
+    Buffer b = Rescope(op->buffer);
+    if (b.same_as(op->buffer)) return e;
     const Load* l = e.as<Load>();
-    return Load::make(it->second, l->index, l->predicate);
+    return Load::make(b, l->index, l->predicate);
   }
   Stmt VisitStmt_(const Store* op, const Stmt& self) override {
     Stmt s = IRMutator::VisitStmt_(op, self);
-    auto it = remap_.find(op->buffer.get());
-    if (it == remap_.end()) return s;
+    Buffer b = Rescope(op->buffer);
+    if (b.same_as(op->buffer)) return s;
     const Store* st = s.as<Store>();
-    return Store::make(it->second, st->value, st->index, st->predicate);
+    return Store::make(b, st->value, st->index, st->predicate);
   }
 
   int64_t workspace_bytes = 0;
@@ -80,7 +99,9 @@ class Planner : public IRMutator {
  private:
   int64_t max_local_;
   int parallel_depth_ = 0;
-  std::unordered_map<const BufferNode*, Buffer> remap_;
+  int64_t stack_top_ = 0;  // end of the live workspace allocations
+  std::unordered_map<const VarNode*, MemoryScope> scopes_;
+  std::unordered_map<const BufferNode*, Buffer> rescoped_;
 };
 
 }  // namespace

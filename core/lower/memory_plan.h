@@ -7,7 +7,8 @@
 //  * inside a parallel (or GPU-bound) loop: kLocal, one copy per task;
 //  * otherwise kShared stays shared; buffers whose size is a constant of at
 //    most max_local_bytes are kLocal; the rest go to the workspace at an offset
-//    (64-byte aligned), and the total is returned as the workspace size.
+//    (64-byte aligned, stack-allocated: allocations whose scopes do not nest
+//    reuse the same bytes), and the peak is returned as the workspace size.
 // A buffer of non-constant size outside any parallel loop cannot be placed and
 // is reported as kUnsupported naming the buffer.
 #ifndef AGATE_CORE_LOWER_MEMORY_PLAN_H_

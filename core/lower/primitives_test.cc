@@ -36,15 +36,22 @@ struct Problem {
         for (int64_t kk = 0; kk < k; ++kk) out[i * n + j] += av[i * k + kk] * bv[kk * n + j];
     return out;
   }
-  // Lowers, checks the numbers, returns the printed IR.
-  std::string Run(const Schedule& s) {
-    std::vector<float> av = RandomData(m * k, 11), bv = RandomData(k * n, 12), cv(m * n, 0.0f);
-    ir::LoweredFunc f = Lower(s, {a, b, c}, "f");
-    EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
-    std::string text = ir::ToString(f);
-    EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << text;
-    if (getenv("AGATE_SHOW_IR")) std::cerr << text;
-    return text;
+  // Lowers with and without loop partitioning, checks the numbers of both and
+  // returns the printed IR of the unpartitioned one (whose loops mirror the
+  // schedule one to one), or of the partitioned one when asked.
+  std::string Run(const Schedule& s, bool partitioned = false) {
+    std::string texts[2];
+    for (int part = 0; part < 2; ++part) {
+      LowerOptions opt;
+      opt.partition_loops = part == 1;
+      std::vector<float> av = RandomData(m * k, 11), bv = RandomData(k * n, 12), cv(m * n, 0.0f);
+      ir::LoweredFunc f = Lower(s, {a, b, c}, "f", opt);
+      EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
+      texts[part] = ir::ToString(f);
+      EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << texts[part];
+      if (getenv("AGATE_SHOW_IR")) std::cerr << texts[part];
+    }
+    return texts[partitioned ? 1 : 0];
   }
 };
 
@@ -107,8 +114,12 @@ TEST_P(PrimitiveTest, VectorizeAndParallel) {
   if (p.n % 8 == 0) {
     EXPECT_TRUE(Has(t, "ramp(")) << t;
   } else {
-    // The tail guard depends on the lane, so the loop stays a scalar loop marked vectorized.
-    EXPECT_TRUE(Has(t, "vectorized")) << t;
+    // The tail guard depends on the lane: it becomes a lane mask on every access...
+    EXPECT_TRUE(Has(t, " if ramp(")) << t;
+    // ...and loop partitioning splits the tail off, so the main part needs no mask.
+    std::string parted = p.Run(s, /*partitioned=*/true);
+    EXPECT_TRUE(Has(parted, "C[ramp(i*19 + j.outer*8, 1, 8)] = x8(0.0f)")) << parted;
+    EXPECT_TRUE(Has(parted, " if ramp(")) << parted;
   }
 }
 
@@ -305,6 +316,171 @@ TEST(SymbolicShapes, ExtentStaysAVariableUntilBound) {
   std::vector<float> av = RandomData(10, 4), bv(10);
   ASSERT_EQ(eval::RunFloat(f, {&av, &bv}, {{"n", 10}}), 0);
   for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(bv[i], av[i] * 3);
+
+  LowerOptions bound;
+  bound.shape_bindings = {{n, Expr(10)}};
+  ir::LoweredFunc g = Lower(s, {a, b}, "g", bound);
+  std::string tg = ir::ToString(g);
+  EXPECT_FALSE(Has(tg, "floordiv(n")) << tg;
+  EXPECT_TRUE(Has(tg, "A: float32[10]")) << tg;
+  std::vector<float> gv(10);
+  ASSERT_EQ(eval::RunFloat(g, {&av, &gv}), 0);
+  EXPECT_TRUE(AllClose(gv, bv));
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+// A 2x4x8 matmul micro-kernel "intrinsic", lowered to explicit loops on the
+// buffer views it is handed (a real one would call a hardware routine).
+TensorIntrin MatmulIntrin(int64_t k) {
+  Tensor a = placeholder({Expr(2), Expr(k)}, DType::Float(32), "a");
+  Tensor b = placeholder({Expr(k), Expr(4)}, DType::Float(32), "b");
+  IterVar rk = reduce_axis({0, Expr(k)}, "rk");
+  Tensor c = compute({Expr(2), Expr(4)}, [&](Var i, Var j) { return sum(a(i, rk) * b(rk, j), {rk}); }, "c");
+  TensorIntrin intrin;
+  intrin.name = "mm2x4";
+  intrin.desc = c;
+  intrin.lower = [k](const std::vector<ir::Buffer>& in, const std::vector<Expr>& in_off, const ir::Buffer& out,
+                     const Expr& out_off) {
+    Var i("ti"), j("tj"), kk("tk");
+    Expr o = out_off + out->FlatIndex({i, j});
+    ir::Stmt update = ir::Store::make(
+        out, ir::Load::make(out, o) + ir::Load::make(in[0], in_off[0] + in[0]->FlatIndex({i, kk})) *
+                                          ir::Load::make(in[1], in_off[1] + in[1]->FlatIndex({kk, j})),
+        o);
+    ir::Stmt body = ir::Seq::make({ir::Store::make(out, Expr(0.0f), o),
+                                   ir::For::make(kk, 0, Expr(k), ir::ForKind::kSerial, update)});
+    return ir::For::make(i, 0, 2, ir::ForKind::kSerial, ir::For::make(j, 0, 4, ir::ForKind::kSerial, body));
+  };
+  return intrin;
+}
+
+TEST(Tensorize, MatchingBlockIsReplacedByTheIntrinsic) {
+  Problem p(6, 12, 8);
+  Schedule s = create_schedule({p.c});
+  Stage c = s[p.c];
+  auto t = c.tile(c.axis(0), c.axis(1), 2, 4);
+  c.tensorize(t[2], MatmulIntrin(8));
+  std::string text = p.Run(s);
+  EXPECT_TRUE(Has(text, "// attr tensorize mm2x4")) << text;
+  EXPECT_FALSE(Has(text, "for (i.inner")) << text;
+}
+
+TEST(Tensorize, MismatchesAreRejected) {
+  Problem p(6, 12, 8);
+  {
+    Schedule s = create_schedule({p.c});
+    Stage c = s[p.c];
+    auto t = c.tile(c.axis(0), c.axis(1), 4, 2);  // tile shape differs from the intrinsic's 2x4
+    c.tensorize(t[2], MatmulIntrin(8));
+    try {
+      Lower(s, {p.a, p.b, p.c}, "f");
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+      EXPECT_TRUE(Has(e.message(), "tensorize on stage C, axis i.inner")) << e.message();
+    }
+  }
+  {
+    Schedule s = create_schedule({p.c});
+    Stage c = s[p.c];
+    auto t = c.tile(c.axis(0), c.axis(1), 2, 4);
+    c.reorder({t[0], t[1], t[3], t[2]});  // inner loops swapped: j before i
+    c.tensorize(t[3], MatmulIntrin(8));
+    try {
+      Lower(s, {p.a, p.b, p.c}, "f");
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+      EXPECT_TRUE(Has(e.message(), "does not match") || Has(e.message(), "extent")) << e.message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+TEST(MalformedCompute, ReduceAxisOutsideItsReduction) {
+  Tensor a = placeholder({Expr(4), Expr(4)}, DType::Float(32), "A");
+  IterVar k = reduce_axis({0, 4}, "k");
+  Tensor b = compute({Expr(4)}, [&](Var i) { return a(i, k); }, "B");  // forgot sum()
+  Schedule s = create_schedule({b});
+  try {
+    Lower(s, {a, b}, "f");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(Has(e.message(), "compute B uses variable k")) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+TEST(Rfactor, VectorLanesAndParallelPartialReductions) {
+  for (int64_t k_extent : {32, 37}) {
+    Tensor a = placeholder({Expr(3), Expr(k_extent)}, DType::Float(32), "A");
+    IterVar k = reduce_axis({0, Expr(k_extent)}, "k");
+    Tensor s_sum = compute({Expr(3)}, [&](Var i) { return sum(a(i, k) * 2.0f, {k}); }, "S");
+    Tensor s_max = compute({Expr(3)}, [&](Var i) { return te::max(a(i, k), {k}); }, "M");
+    Schedule s = create_schedule({s_sum, s_max});
+    // Sum: 8 partial sums in vector lanes.
+    auto [ko, ki] = s[s_sum].split(k, 8);
+    Tensor rf = s.rfactor(s_sum, ki);
+    Stage r = s[rf];
+    r.reorder({r.axis(1), r.reduce_axis(0), r.axis(0)});
+    r.vectorize(r.axis(0));
+    // Max: 4 partial maxima computed by parallel tasks.
+    auto [mo, mi] = s[s_max].split(k, 9);
+    (void)mo;
+    Tensor rfm = s.rfactor(s_max, s[s_max].leaf_iter_vars()[1]);
+    s[rfm].parallel(s[rfm].axis(0));
+    ir::LoweredFunc f = Lower(s, {a, s_sum, s_max}, "rf");
+    std::vector<float> av = RandomData(3 * k_extent, 4), sv(3), mv(3);
+    ASSERT_EQ(eval::RunFloat(f, {&av, &sv, &mv}), 0);
+    std::string t = ir::ToString(f);
+    EXPECT_TRUE(Has(t, "S.rf[ramp(")) << t;
+    if (getenv("AGATE_SHOW_IR")) std::cerr << t;
+    EXPECT_TRUE(Has(t, "parallel")) << t;
+    for (int i = 0; i < 3; ++i) {
+      float want_sum = 0, want_max = -1e30f;
+      for (int j = 0; j < k_extent; ++j) {
+        want_sum += av[i * k_extent + j] * 2;
+        want_max = std::max(want_max, av[i * k_extent + j]);
+      }
+      EXPECT_NEAR(sv[i], want_sum, 1e-4) << t;
+      EXPECT_EQ(mv[i], want_max) << t;
+    }
+  }
+}
+
+TEST(Rfactor, RejectsAxesThatAreNotSplitReductions) {
+  Problem p(8, 8, 8);
+  Schedule s = create_schedule({p.c});
+  try {
+    s.rfactor(p.c, s[p.c].axis(0));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+    EXPECT_TRUE(Has(e.message(), "rfactor on stage C: axis i is not a reduction axis")) << e.message();
+  }
+  EXPECT_THROW(s.rfactor(p.c, p.rk), Error);  // not split
 }
 
 }  // namespace

@@ -213,6 +213,27 @@ TEST(PropertyTest, RandomSoftmaxSchedules) {
       s[e].compute_inline();
       log += " inline(e)";
     }
+    if (Coin(&rng)) {
+      // Factor the row sum so partial sums run in lanes or tasks.
+      auto parts = s[sm].split(k2, Pick(&rng, 1, 6));
+      IterVar factored = Coin(&rng) ? parts.first : parts.second;
+      Tensor rf = s.rfactor(sm, factored);
+      log += " rfactor(" + factored.name() + ")";
+      Stage r = s[rf];
+      if (s[sm]->attach_type == AttachType::kScope) {
+        // The partial sums read rowmax, which lives inside the row loop: compute them there too.
+        r.compute_at(s[out], row_axis);
+        log += " rf@row";
+      }
+      if (Coin(&rng)) {
+        r.reorder({r.axis(1), r.reduce_axis(0), r.axis(0)});
+        r.vectorize(r.axis(0));
+        log += " rf-vectorized";
+      } else {
+        r.parallel(r.axis(0));
+        log += " rf-parallel";
+      }
+    }
     log += " |" + RandomLoopSchedule(s[mx], &rng);
     SCOPED_TRACE("trial " + std::to_string(trial) + ":" + log);
     std::vector<float> xv = RandomData(rows * cols, trial), ov(rows * cols);

@@ -439,6 +439,83 @@ Tensor Schedule::cache_write(const Tensor& tensor, ir::MemoryScope scope) {
   return cache;
 }
 
+Tensor Schedule::rfactor(const Tensor& tensor, const IterVar& axis) {
+  Stage stage = (*this)[tensor];
+  const ComputeOpNode* c = AsCompute(stage->op);
+  AGATE_REQUIRE(c && c->is_reduction() && c->num_outputs() == 1, kIllegalSchedule)
+      << "rfactor on stage " << stage.name() << ": only single-output reductions can be factored";
+  AGATE_REQUIRE(axis.defined() && axis.kind() == IterVarKind::kCommReduce, kIllegalSchedule)
+      << "rfactor on stage " << stage.name() << ": axis " << (axis.defined() ? axis.name() : "<undefined>")
+      << " is not a reduction axis";
+  // Find the one split of a reduction axis that produced `axis`.
+  const IterVarRelation* split = nullptr;
+  for (const IterVarRelation& rel : stage->relations) {
+    bool on_reduce = (rel.kind == IterVarRelation::kSplit ? rel.parent : rel.outer).kind() == IterVarKind::kCommReduce;
+    if (!on_reduce) continue;
+    AGATE_REQUIRE(split == nullptr && rel.kind == IterVarRelation::kSplit, kIllegalSchedule)
+        << "rfactor on stage " << stage.name() << ": only one split of one reduction axis is supported";
+    split = &rel;
+  }
+  AGATE_REQUIRE(split && (split->outer.same_as(axis) || split->inner.same_as(axis)), kIllegalSchedule)
+      << "rfactor on stage " << stage.name() << ": axis " << axis.name()
+      << " must be the outer or inner half of a split reduction axis";
+  const ir::Reduce* red = c->body[0].as<ir::Reduce>();
+  AGATE_REQUIRE(red->init.empty(), kUnsupported)
+      << "rfactor on stage " << stage.name() << ": reductions with an explicit init are not supported";
+  AGATE_REQUIRE(split->factor.defined() || split->nparts.defined(), kInternal) << "split without factor";
+  const IterVar& k = split->parent;
+  Expr extent = k.dom().extent;
+  Expr factor = split->factor.defined() ? split->factor : floordiv(extent + split->nparts - 1, split->nparts);
+  Expr outer_extent = split->factor.defined() ? floordiv(extent + split->factor - 1, split->factor) : split->nparts;
+  bool rf_is_inner = split->inner.same_as(axis);
+  Expr rf_extent = rf_is_inner ? factor : outer_extent;
+  Expr kept_extent = rf_is_inner ? outer_extent : factor;
+
+  // RF's axes: the factored axis first, then fresh copies of the data axes.
+  IterVar rf_axis(Range(ir::make_zero(DType::Index()), rf_extent), Var(axis.name()), IterVarKind::kDataPar);
+  std::vector<IterVar> rf_axes = {rf_axis};
+  ir::VarMap data_map;
+  for (const IterVar& iv : c->axis) {
+    IterVar fresh(iv.dom(), Var(iv.name()), IterVarKind::kDataPar);
+    data_map[iv.var().get()] = fresh.var();
+    rf_axes.push_back(fresh);
+  }
+  IterVar kept(Range(ir::make_zero(DType::Index()), kept_extent), Var(rf_is_inner ? split->outer.name() : split->inner.name()),
+               IterVarKind::kCommReduce);
+  Expr outer_v = rf_is_inner ? kept.var() : rf_axis.var();
+  Expr inner_v = rf_is_inner ? rf_axis.var() : kept.var();
+  Expr k_value = outer_v * factor + inner_v;
+  ir::VarMap body_map = data_map;
+  body_map[k.var().get()] = k.dom().min + k_value;
+  std::vector<IterVar> rf_reduce = {kept};
+  for (const IterVar& r : red->axis)
+    if (!r.same_as(k)) rf_reduce.push_back(r);
+  std::vector<Expr> source;
+  for (const Expr& src : red->source) source.push_back(ir::Substitute(src, body_map));
+  Expr cond = ir::Substitute(red->condition, body_map);
+  cond = cond && (k_value < extent);
+  Expr rf_body = ir::Reduce::make(red->combiner, source, rf_reduce, cond, red->value_index);
+  Operation rf_op = std::make_shared<ComputeOpNode>(c->name + ".rf", c->tag, rf_axes, rf_reduce, std::vector<Expr>{rf_body});
+  Tensor rf = rf_op->output(0);
+
+  // The original stage now reduces RF over the factored axis.
+  IterVar final_axis(Range(ir::make_zero(DType::Index()), rf_extent), Var(axis.name() + ".v"), IterVarKind::kCommReduce);
+  std::vector<Expr> idx = {final_axis.var()};
+  for (const IterVar& iv : c->axis) idx.push_back(iv.var());
+  Expr final_body = ir::Reduce::make(red->combiner, {rf(idx)}, {final_axis}, Expr(), 0);
+  stage->op = std::make_shared<ComputeOpNode>(c->name, c->tag, c->axis, std::vector<IterVar>{final_axis},
+                                              std::vector<Expr>{final_body});
+  stage->root_iter_vars = c->axis;
+  stage->root_iter_vars.push_back(final_axis);
+  stage->all_iter_vars = stage->root_iter_vars;
+  stage->leaf_iter_vars = stage->root_iter_vars;
+  stage->relations.clear();
+  stage->iter_var_attrs.clear();
+  Stage rf_stage = MakeStage(rf_op, node_);
+  InsertStageBefore(node_.get(), stage, rf_stage);
+  return rf;
+}
+
 std::string Schedule::ToString() const {
   std::ostringstream os;
   for (const Stage& s : node_->stages) {

@@ -54,10 +54,14 @@ enum class AttachType : uint8_t {
 
 // A declared tensor intrinsic: a hardware (or library) routine that computes
 // the same thing as `desc` for a fixed-size block. When a stage's loops from
-// an axis inward compute exactly desc (same structure up to variable renaming),
-// tensorize replaces them by `lower(inputs, output)`, where each Buffer views
-// the block of data the intrinsic touches (element offset in Buffer strides is
-// folded into the buffer's data pointer via the `offsets` given).
+// an axis inward compute exactly desc (same expression up to variable renaming,
+// every read at a constant block offset from the intrinsic's), tensorize
+// replaces them by `lower(inputs, offsets, output, offset)`. The loops inside
+// map in order onto desc's data axes then its reduce axes, with equal extents;
+// for reductions all reduce loops must be inside, and the intrinsic computes
+// the whole block result including its initialization. Each Buffer handed to
+// `lower` is a view of the real storage (same data Var and strides, desc's
+// shape); the offsets are flat element offsets of the block within it.
 struct TensorIntrin {
   std::string name;
   Tensor desc;  // a compute over placeholders describing the semantics
@@ -180,6 +184,15 @@ class Schedule {
   // original stage copy from it (accumulate in registers/cache, write once).
   // Must come before other primitives on that stage. Returns the cache tensor.
   Tensor cache_write(const Tensor& tensor, ir::MemoryScope scope);
+  // Factors a reduction so that its partial results can be computed in
+  // parallel or in vector lanes. `axis` is one of the two halves of a split of
+  // a reduction axis k = outer*factor + inner (the only split on reduction
+  // axes so far). Returns RF with shape [extent(axis)] + tensor's shape:
+  //   RF(a, i...) = reduce over the other half (and the other reduce axes) of
+  //                 body with k = outer*factor + inner   (guarded by k < extent)
+  //   tensor(i...) = reduce over a of RF(a, i...)
+  // The original stage is reset to its root loops (data axes keep their IterVars).
+  Tensor rfactor(const Tensor& tensor, const IterVar& axis);
 
   std::string ToString() const;
 
