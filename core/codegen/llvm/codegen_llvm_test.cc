@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/llvm/test_kernels.h"
 #include "core/ir/buffer.h"
@@ -104,6 +106,24 @@ TEST(CodeGenLLVMTest, BadIRIsReportedWithTheKernelName) {
     ADD_FAILURE() << "duplicate kernel names accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(CodeGenLLVMTest, SharedObjectsForLinuxTargetsOnly) {
+  // ld.lld links AArch64 shared objects on any host.
+  std::string so = BuildLLVMSharedObject(AllKernelFuncs(), target::Target::Parse("llvm -mtriple=aarch64-linux-gnu"));
+  ASSERT_GT(so.size(), 64u);
+  EXPECT_EQ(so.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(so[16], 3) << "ET_DYN";
+  uint16_t machine = 0;
+  std::memcpy(&machine, so.data() + 18, 2);
+  EXPECT_EQ(machine, 183) << "EM_AARCH64";
+  try {
+    BuildLLVMSharedObject(AllKernelFuncs(), target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4"));
+    ADD_FAILURE() << "a bare-metal shared object was built";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("firmware"), std::string::npos) << e.what();
   }
 }
 
