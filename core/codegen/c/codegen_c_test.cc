@@ -86,6 +86,23 @@ TEST(CodeGenCTest, CortexMBuildWithArmNoneEabiGcc) {
   EXPECT_EQ(status, 0) << log;
 }
 
+TEST(CodeGenCTest, CortexM4KernelsRunOnQemuMps2) {
+  if (!testing::HaveCortexM4Emulation()) {
+    GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi) and qemu-system-arm (qemu-system-arm)";
+  }
+  std::string dir = testing::MakeTempDir();
+  testing::WriteTextFile(dir + "/kernels.c", GenerateC(AllKernelFuncs(), target::Target::Parse("c -mcpu=cortex-m4")));
+  ASSERT_EQ(testing::LinkCortexM4Firmware(dir, {dir + "/kernels.c"}, AllKernelFuncs()), "");
+  for (const KernelCase& c : AllKernelCases()) {
+    std::vector<testing::HostArray> args = c.make_args();
+    testing::WriteArgsFile(dir + "/in.bin", args, static_cast<uint64_t>(c.func.workspace_bytes));
+    std::string log;
+    ASSERT_EQ(testing::RunCortexM4Firmware(dir, c.func.name, &log), 0) << c.func.name << ": " << log;
+    int32_t status = testing::ReadResultsFile(dir + "/out.bin", &args);
+    EXPECT_EQ(testing::CheckOutputs(c, status, args), "") << "cortex-m4 C " << c.func.name;
+  }
+}
+
 TEST(CodeGenCTest, UnsupportedInputsAreErrors) {
   using namespace ir;  // NOLINT
   try {

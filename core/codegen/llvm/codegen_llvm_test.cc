@@ -182,6 +182,25 @@ TEST(CodeGenLLVMTest, CortexMObjectsLinkIntoFirmware) {
   }
 }
 
+TEST(CodeGenLLVMTest, CortexM4KernelsRunOnQemuMps2) {
+  if (!testing::HaveCortexM4Emulation()) {
+    GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi) and qemu-system-arm (qemu-system-arm)";
+  }
+  std::string dir = testing::MakeTempDir();
+  target::Target m4 = target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard");
+  testing::WriteTextFile(dir + "/kernels.o", BuildLLVMObject(AllKernelFuncs(), m4).object);
+  std::string log = testing::LinkCortexM4Firmware(dir, {dir + "/kernels.o"}, AllKernelFuncs());
+  ASSERT_EQ(log, "");
+  for (const KernelCase& c : AllKernelCases()) {
+    std::vector<testing::HostArray> args = c.make_args();
+    testing::WriteArgsFile(dir + "/in.bin", args, static_cast<uint64_t>(c.func.workspace_bytes));
+    std::string run_log;
+    ASSERT_EQ(testing::RunCortexM4Firmware(dir, c.func.name, &run_log), 0) << c.func.name << ": " << run_log;
+    int32_t status = testing::ReadResultsFile(dir + "/out.bin", &args);
+    EXPECT_EQ(testing::CheckOutputs(c, status, args), "") << "cortex-m4 " << c.func.name;
+  }
+}
+
 }  // namespace
 }  // namespace codegen
 }  // namespace agate

@@ -507,6 +507,62 @@ std::string KernelAbiIncludeDir() {
   return "runtime_minimal/include";
 }
 
+bool HaveCortexM4Emulation() { return HaveTool("arm-none-eabi-gcc") && HaveTool("qemu-system-arm"); }
+
+std::string LinkCortexM4Firmware(const std::string& dir, const std::vector<std::string>& inputs,
+                                 const std::vector<LoweredFunc>& funcs) {
+  // mps2-an386: 4 MiB of code memory at 0, 4 MiB of RAM at 0x20000000; the core
+  // boots from the vector table at 0. Newlib's rdimon start code does the rest.
+  WriteTextFile(dir + "/startup.c",
+                "extern void _start(void);\n"
+                "extern unsigned int __stack_top;\n"
+                "static void hang(void) { for (;;) {} }\n"
+                "/* Enables the FPU (CP10/CP11 full access), then runs newlib's start code. */\n"
+                "static void reset(void) {\n"
+                "  *(volatile unsigned int*)0xE000ED88u |= 0xFu << 20;\n"
+                "  __asm__ volatile(\"dsb\\n isb\");\n"
+                "  _start();\n"
+                "}\n"
+                "__attribute__((section(\".vectors\"), used)) void (*const vectors[16])(void) = {\n"
+                "    (void (*)(void))&__stack_top, reset, hang, hang, hang, hang, hang, 0, 0, 0, 0, hang, hang, 0, hang, hang};\n");
+  WriteTextFile(dir + "/link.ld",
+                "ENTRY(_start)\n"
+                "MEMORY {\n  CODE (rwx) : ORIGIN = 0x00000000, LENGTH = 4M\n  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4M\n}\n"
+                "SECTIONS {\n"
+                "  .vectors : { KEEP(*(.vectors)) } > CODE\n"
+                "  .text : { *(.text*) KEEP(*(.init)) KEEP(*(.fini)) *(.rodata*) } > CODE\n"
+                "  .ARM.extab : { *(.ARM.extab*) } > CODE\n"
+                "  .ARM.exidx : { __exidx_start = .; *(.ARM.exidx*) __exidx_end = .; } > CODE\n"
+                "  .preinit_array : { PROVIDE_HIDDEN(__preinit_array_start = .); KEEP(*(.preinit_array)) "
+                "PROVIDE_HIDDEN(__preinit_array_end = .); } > CODE\n"
+                "  .init_array : { PROVIDE_HIDDEN(__init_array_start = .); KEEP(*(SORT(.init_array.*))) "
+                "KEEP(*(.init_array)) PROVIDE_HIDDEN(__init_array_end = .); } > CODE\n"
+                "  .fini_array : { PROVIDE_HIDDEN(__fini_array_start = .); KEEP(*(.fini_array)) "
+                "PROVIDE_HIDDEN(__fini_array_end = .); } > CODE\n"
+                "  .data : { *(.data*) } > RAM\n"
+                "  .bss (NOLOAD) : { __bss_start__ = .; *(.bss*) *(COMMON) . = ALIGN(8); __bss_end__ = .; } > RAM\n"
+                "  end = .; __end__ = .; PROVIDE(_end = .);\n"
+                "  __stack_top = ORIGIN(RAM) + LENGTH(RAM);\n"
+                "}\n");
+  WriteTextFile(dir + "/driver.c", DriverSource(funcs));
+  std::string command = "arm-none-eabi-gcc -std=c99 -O1 -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 "
+                        "-specs=rdimon.specs -T " + dir + "/link.ld -I" + KernelAbiIncludeDir() + " " + dir +
+                        "/startup.c " + dir + "/driver.c";
+  for (const std::string& input : inputs) command += " " + input;
+  command += " -o " + dir + "/firmware.elf -lm";
+  std::string log;
+  return RunCommand(command, &log) == 0 ? "" : log;
+}
+
+int RunCortexM4Firmware(const std::string& dir, const std::string& kernel, std::string* log) {
+  // Relative file names: newlib's semihosting command line is limited to a few
+  // hundred characters, too short for test directories.
+  return RunCommand("cd " + dir + " && timeout 60 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none "
+                    "-semihosting-config enable=on,target=native,arg=driver,arg=" + kernel +
+                        ",arg=in.bin,arg=out.bin -kernel firmware.elf",
+                    log);
+}
+
 std::string CheckOutputs(const KernelCase& c, int32_t status, const std::vector<HostArray>& args) {
   std::vector<HostArray> expected = c.make_args();
   c.reference(expected);

@@ -97,6 +97,19 @@ void WriteTextFile(const std::string& path, const std::string& text);
 // The directory holding runtime_minimal/include (for -I when compiling drivers).
 std::string KernelAbiIncludeDir();
 
+// ---- Running Cortex-M4 firmware on qemu-system-arm's mps2-an386 board, with
+// semihosting for argv, file I/O and the exit status.
+
+// True when arm-none-eabi-gcc and qemu-system-arm are installed.
+bool HaveCortexM4Emulation();
+// Links `inputs` (object or C files) with the driver, a vector table that enables
+// the FPU, and newlib's semihosting runtime (rdimon) into dir/firmware.elf for
+// Cortex-M4 with hard float. Returns "" or the toolchain's log.
+std::string LinkCortexM4Firmware(const std::string& dir, const std::vector<std::string>& inputs,
+                                 const std::vector<ir::LoweredFunc>& funcs);
+// Runs `kernel` of dir/firmware.elf on in.bin, writing out.bin; returns the command's exit status.
+int RunCortexM4Firmware(const std::string& dir, const std::string& kernel, std::string* log);
+
 // Checks outputs of `args` (as returned by a run) against the case's reference.
 std::string CheckOutputs(const KernelCase& c, int32_t status, const std::vector<HostArray>& args);
 
