@@ -1,6 +1,6 @@
 // Tensor expressions lowered by core/lower and compiled by the LLVM backend agree
 // with plain C++ loops and with the loop-IR evaluator (core/eval), on the host
-// with 1 and 2 threads and on AArch64 under qemu.
+// with 1 and 2 threads, on AArch64 under qemu and on an emulated Cortex-M4.
 #include <gtest/gtest.h>
 
 #include "core/codegen/llvm/build_llvm.h"
@@ -91,6 +91,32 @@ TEST(TeCodeGenLLVMTest, LoweredKernelsRunOnAArch64UnderQemu) {
     for (int o : c.outputs) {
       std::vector<float> got(arrays[o].as<float>(), arrays[o].as<float>() + arrays[o].count());
       EXPECT_EQ(testing::CompareFloats(got, expected[o], c.tolerance), "") << "aarch64 " << c.func.name;
+    }
+  }
+}
+
+TEST(TeCodeGenLLVMTest, LoweredKernelsRunOnCortexM4) {
+  if (!testing::HaveCortexM4Emulation()) {
+    GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi) and qemu-system-arm (qemu-system-arm)";
+  }
+  std::vector<TeCase> cases = testing::AllTeCases();
+  std::vector<ir::LoweredFunc> funcs;
+  for (const TeCase& c : cases) funcs.push_back(c.func);
+  std::string dir = testing::MakeTempDir();
+  target::Target m4 = target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard");
+  testing::WriteTextFile(dir + "/kernels.o", BuildLLVMObject(funcs, m4).object);
+  ASSERT_EQ(testing::LinkCortexM4Firmware(dir, {dir + "/kernels.o"}, funcs), "");
+  for (TeCase& c : cases) {
+    std::vector<std::vector<float>> expected = c.args;
+    c.reference(expected);
+    std::vector<testing::HostArray> arrays = ToArrays(c.args);
+    testing::WriteArgsFile(dir + "/in.bin", arrays, static_cast<uint64_t>(c.func.workspace_bytes));
+    std::string log;
+    ASSERT_EQ(testing::RunCortexM4Firmware(dir, c.func.name, &log), 0) << c.func.name << ": " << log;
+    ASSERT_EQ(testing::ReadResultsFile(dir + "/out.bin", &arrays), 0) << c.func.name;
+    for (int o : c.outputs) {
+      std::vector<float> got(arrays[o].as<float>(), arrays[o].as<float>() + arrays[o].count());
+      EXPECT_EQ(testing::CompareFloats(got, expected[o], c.tolerance), "") << "cortex-m4 " << c.func.name;
     }
   }
 }
