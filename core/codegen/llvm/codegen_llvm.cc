@@ -387,7 +387,11 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
   uint64_t AccessAlignment(const ir::Buffer& buffer, const Expr& first_index, DType element) {
     uint64_t bytes = static_cast<uint64_t>(element.element_bytes());
     ModularSet m = Modular(first_index);
-    uint64_t base_align = static_cast<uint64_t>(std::max(buffer->alignment, 1));
+    // What this function knows about the base address: the parameter's declared
+    // alignment or the allocation's actual one.
+    auto known = buffer_alignment_.find(buffer->data.get());
+    uint64_t base_align = known != buffer_alignment_.end() ? known->second
+                                                           : static_cast<uint64_t>(std::max(buffer->alignment, 1));
     uint64_t g = static_cast<uint64_t>(Gcd(m.coeff * static_cast<int64_t>(bytes), m.base * static_cast<int64_t>(bytes)));
     uint64_t align = g == 0 ? base_align : (g & (~g + 1));  // largest power of two dividing g
     align = std::min(align, base_align);
@@ -995,7 +999,8 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     DType element = buffer->dtype;
     llvm::Type* element_type = MemoryType(element.element_of());
     Value* data = nullptr;
-    uint64_t alignment = static_cast<uint64_t>(std::max(op->alignment, 1));
+    // Stack buffers get the larger of the Allocate's and the Buffer's alignment.
+    uint64_t alignment = static_cast<uint64_t>(std::max({op->alignment, buffer->alignment, 1}));
     if (op->scope == ir::MemoryScope::kWorkspace) {
       AGATE_REQUIRE(op->workspace_offset >= 0, kInternal)
           << "kernel " << kernel_name_ << ": workspace buffer " << buffer->name << " has no workspace offset";
