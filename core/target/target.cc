@@ -78,8 +78,9 @@ Arch ArchOfTriple(const llvm::Triple& triple) {
   }
 }
 
-// LLVM reports unknown feature and CPU names on stderr and carries on; agate turns
-// them into errors itself, so the probe runs with stderr pointed at /dev/null.
+// LLVM reports unknown feature names on stderr and carries on; agate turns them
+// into errors itself, so the probe for an -mattr name runs with stderr pointed at
+// /dev/null (process-wide, briefly: only while parsing a user's -mattr).
 class SilencedStderr {
  public:
   SilencedStderr() : lock_(Mutex()) {
@@ -117,8 +118,9 @@ const llvm::Target& LookupLLVMTarget(const std::string& triple, const std::strin
 
 std::unique_ptr<llvm::MCSubtargetInfo> CreateSubtargetInfo(const std::string& triple, const std::string& cpu,
                                                            const std::string& features) {
+  // Callers pass only CPUs and features validated before (IsValidCPU,
+  // IsKnownFeature), so LLVM has nothing to complain about here.
   const llvm::Target& target = LookupLLVMTarget(triple, "target");
-  SilencedStderr silence;
   return std::unique_ptr<llvm::MCSubtargetInfo>(target.createMCSubtargetInfo(triple, cpu, features));
 }
 
