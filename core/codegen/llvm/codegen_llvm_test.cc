@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "core/codegen/llvm/build_llvm.h"
@@ -106,6 +107,40 @@ TEST(CodeGenLLVMTest, BadIRIsReportedWithTheKernelName) {
     ADD_FAILURE() << "duplicate kernel names accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+  }
+}
+
+// float16 and bfloat16 are storage types: converted to and from float32 (bfloat16
+// with round-to-nearest-even on its 16 high bits), vectors included.
+TEST(CodeGenLLVMTest, HalfAndBFloat16Conversions) {
+  using namespace ir;  // NOLINT
+  const int n = 32;
+  Buffer x = CreateBuffer("X", DType::Float(32), {Expr(n)});
+  Buffer h = CreateBuffer("H", DType::Float(16), {Expr(n)});
+  Buffer b = CreateBuffer("Bf", DType::BFloat16(), {Expr(n)});
+  Buffer y = CreateBuffer("Y", DType::Float(32), {Expr(n)});
+  Var i("i");
+  Expr lanes = Ramp::make(i * 16, Expr(int64_t{1}), 16);
+  Stmt body = For::make(
+      i, 0, n / 16, ForKind::kSerial,
+      Seq::make({Store::make(h, cast(DType::Float(16, 16), Load::make(x, lanes)), lanes),
+                 Store::make(b, cast(DType::BFloat16(16), Load::make(x, lanes)), lanes),
+                 Store::make(y,
+                             cast(DType::Float(32, 16), Load::make(h, lanes)) + cast(DType::Float(32, 16), Load::make(b, lanes)),
+                             lanes)}));
+  HostKernels kernels = HostKernels::Build({LoweredFunc{"half_types", {x, h, b, y}, body, 0}});
+  testing::HostArray xs(DType::Float(32), n), hs(DType::Float(16), n), bs(DType::BFloat16(), n), ys(DType::Float(32), n);
+  for (int k = 0; k < n; ++k) xs.as<float>()[k] = (k - 16) * 0.3712f + 0.001f * k;
+  void* args[4] = {xs.data(), hs.data(), bs.data(), ys.data()};
+  testing::TestContext context(1, 0);
+  ASSERT_EQ(kernels.Get("half_types")(args, &context.ctx), 0);
+  for (int k = 0; k < n; ++k) {
+    float v = xs.as<float>()[k];
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    uint16_t want_bf16 = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+    EXPECT_EQ(bs.as<uint16_t>()[k], want_bf16) << k;
+    EXPECT_NEAR(ys.as<float>()[k], 2 * v, 2 * std::fabs(v) * (1.0 / 256 + 1.0 / 2048) + 1e-6) << k;
   }
 }
 
