@@ -33,8 +33,14 @@ std::string BuildLLVMSharedObject(const std::vector<ir::LoweredFunc>& funcs, con
 }
 
 HostKernels HostKernels::Build(const std::vector<ir::LoweredFunc>& funcs, const target::Target& target) {
-  AGATE_REQUIRE(target.arch() == target::Target::Host().arch(), kInvalidArgument)
-      << "target '" << target << "' cannot run on this " << target::Target::Host().triple() << " machine";
+  const target::Target& host = target::Target::Host();
+  AGATE_REQUIRE(target.arch() == host.arch() && !target.is_bare_metal(), kInvalidArgument)
+      << "target '" << target << "' cannot run on this " << host.triple() << " machine";
+  // Code for a CPU with features this one lacks would die of an illegal instruction.
+  for (const std::string& feature : target.features()) {
+    AGATE_REQUIRE(host.HasFeature(feature), kInvalidArgument)
+        << "target '" << target << "' uses " << feature << ", which this CPU (" << host.cpu() << ") does not have";
+  }
   return HostKernels(DynamicLibrary::Load(BuildLLVMSharedObject(funcs, target)));
 }
 

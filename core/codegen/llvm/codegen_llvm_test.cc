@@ -144,6 +144,20 @@ TEST(CodeGenLLVMTest, HalfAndBFloat16Conversions) {
   }
 }
 
+TEST(CodeGenLLVMTest, HostKernelsRefuseFeaturesTheHostLacks) {
+  target::Target host = target::Target::Host();
+  if (host.arch() != target::Arch::kX86_64 || host.HasFeature("avx512fp16")) {
+    GTEST_SKIP() << "needs an x86-64 host without AVX512-FP16";
+  }
+  try {
+    HostKernels::Build({AllKernelCases()[0].func}, target::Target::Parse("llvm -mcpu=sapphirerapids"));
+    ADD_FAILURE() << "built code this CPU cannot run";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("does not have"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CodeGenLLVMTest, SharedObjectsForLinuxTargetsOnly) {
   // ld.lld links AArch64 shared objects on any host.
   std::string so = BuildLLVMSharedObject(AllKernelFuncs(), target::Target::Parse("llvm -mtriple=aarch64-linux-gnu"));
