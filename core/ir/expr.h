@@ -211,8 +211,12 @@ struct Not : ExprNode {
   const Expr a;
 };
 
-// condition ? true_value : false_value, both arms evaluated (no side effects in
-// expressions, so this is safe); lanes of condition match the arms or are 1.
+// condition ? true_value : false_value; lanes of condition match the arms or
+// are 1. Expressions have no side effects, so code generators may evaluate both
+// arms: lowering gives every load inside an arm that could fall outside its
+// buffer the arm's condition as predicate (a masked load reads 0 and touches no
+// memory), so select(inside, data(y - 1), 0) is safe for padding. The same
+// holds for the right operand of && and ||.
 struct Select : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kSelect;
   Select(DType t, Expr c, Expr tv, Expr fv)

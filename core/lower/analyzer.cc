@@ -555,6 +555,24 @@ class SimplifyMutator : public IRMutator {
     return Let::make(op->var, v, b);
   }
 
+  // A predicate that always holds is no predicate.
+  Expr VisitExpr_(const Load* op, const Expr& self) override {
+    Expr e = IRMutator::VisitExpr_(op, self);
+    const Load* l = e.as<Load>();
+    if (l->predicate.defined() && IsAllTrue(l->predicate)) return Load::make(l->buffer, l->index);
+    return e;
+  }
+  Stmt VisitStmt_(const Store* op, const Stmt& self) override {
+    Stmt s = IRMutator::VisitStmt_(op, self);
+    const Store* st = s.as<Store>();
+    if (st->predicate.defined() && IsAllTrue(st->predicate)) return Store::make(st->buffer, st->value, st->index);
+    return s;
+  }
+  static bool IsAllTrue(const Expr& p) {
+    int64_t v;
+    return is_const_int(p, &v) && v != 0;
+  }
+
   Expr VisitExpr_(const Reduce* op, const Expr& self) override {
     for (const IterVar& iv : op->axis) {
       if (iv.dom().min.defined() && iv.dom().extent.defined()) an_->Bind(iv.var(), iv.dom().min, iv.dom().extent);

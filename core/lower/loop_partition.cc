@@ -69,7 +69,7 @@ class Partitioner : public IRMutator {
   Stmt VisitStmt_(const For* op, const Stmt& self) override {
     int64_t m, e;
     if (op->for_kind == ForKind::kVectorized || op->for_kind == ForKind::kThreadBinding ||
-        !is_const_int(op->min, &m) || !is_const_int(op->extent, &e) || e < 2) {
+        !is_const_int(op->min, &m) || !is_const_int(op->extent, &e) || e < 2 || depth_ >= kMaxDepth) {
       return IRMutator::VisitStmt_(op, self);
     }
     SplitPointFinder finder(op->var, m, m + e - 1);
@@ -81,8 +81,17 @@ class Partitioner : public IRMutator {
     Analyzer an;
     Stmt main = an.Simplify(For::make(op->var, op->min, Expr(s - m), op->for_kind, op->body, op->thread_tag));
     Stmt tail = an.Simplify(For::make(tail_var, Expr(s), Expr(m + e - s), op->for_kind, tail_body, op->thread_tag));
-    return Seq::make({VisitStmt(main), VisitStmt(tail)});
+    ++depth_;
+    Stmt out = Seq::make({VisitStmt(main), VisitStmt(tail)});
+    --depth_;
+    return out;
   }
+
+ private:
+  // Each partition duplicates the loop body; nested partitions multiply the
+  // copies, so at most kMaxDepth partitions are nested.
+  static constexpr int kMaxDepth = 3;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -8,7 +8,8 @@
 // "main loop + epilogue" form. Only guards of the form `linear < bound` whose
 // other terms range over loops nested inside (constant bounds) are used;
 // vectorized loops are never partitioned (their tail is what the partition of
-// the enclosing loop isolates).
+// the enclosing loop isolates), and at most three partitions nest (each one
+// duplicates the loop body).
 #ifndef AGATE_CORE_LOWER_LOOP_PARTITION_H_
 #define AGATE_CORE_LOWER_LOOP_PARTITION_H_
 

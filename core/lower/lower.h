@@ -22,7 +22,9 @@
 //    Var of a parameter or an Allocate);
 //  * index arithmetic is int64 (DType::Index()); loop min/extent are int64;
 //  * vector code appears only as Ramp/Broadcast/vector Loads/Stores with
-//    1 < lanes <= max_vector_lanes; Load/Store predicates are lane masks;
+//    1 < lanes <= max_vector_lanes; Load/Store predicates are lane masks
+//    (vector: tail lanes of a vectorized loop; scalar or vector on loads under
+//    a select arm, e.g. padding) and a masked-off load must not touch memory;
 //  * Allocate sizes are compile-time constants, scopes as in core/ir/function.h;
 //  * free variables are only symbolic shape variables that appear in the
 //    parameters' shapes (none when every shape is static or bound);

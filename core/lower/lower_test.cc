@@ -279,3 +279,29 @@ TEST(LowerTest, StridedWindowsAndOffsetReductionAxis) {
 }  // namespace
 }  // namespace lower
 }  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+using namespace te;  // NOLINT
+
+TEST(LowerTest, PaddingReadsAreMaskedByTheirSelect) {
+  Tensor a = placeholder({Expr(6)}, DType::Float(32), "A");
+  Tensor padded = compute({Expr(8)}, [&](Var i) { return ir::select(i >= 1 && i < 7, a(i - 1), Expr(0.0f)); }, "P");
+  Tensor b = compute({Expr(6)}, [&](Var i) { return padded(i) + padded(i + 2); }, "B");
+  Schedule s = create_schedule({b});
+  s[padded].compute_inline();
+  std::vector<float> av = testing::RandomData(6, 3), bv(6);
+  ir::LoweredFunc f = testing::LowerAndRun(s, {a, b}, {&av, &bv});
+  for (int i = 0; i < 6; ++i) {
+    float left = i >= 1 ? av[i - 1] : 0.0f, right = i + 2 < 7 ? av[i + 1] : 0.0f;
+    EXPECT_FLOAT_EQ(bv[i], left + right) << ir::ToString(f);
+  }
+  std::string text = ir::ToString(f);
+  EXPECT_NE(text.find("A[i - 1 if "), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate

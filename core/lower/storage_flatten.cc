@@ -81,11 +81,51 @@ class Flattener : public IRMutator {
     return AttrStmt::make(attr::kTensorize, call.intrin->name, Expr(), body);
   }
 
+  // A read inside a select arm (or the right side of && / ||) is only valid
+  // when the condition selects it, e.g. select(inside, data(y - 1), 0) for
+  // padding. Such a read gets the condition as its predicate unless its index
+  // is provably inside the buffer, so no memory outside the buffer is touched.
+  Expr VisitExpr_(const Select* op, const Expr&) override {
+    Expr c = VisitExpr(op->condition);
+    conds_.push_back(c);
+    Expr t = VisitExpr(op->true_value);
+    conds_.back() = Not::make(c);
+    Expr f = VisitExpr(op->false_value);
+    conds_.pop_back();
+    return Select::make(c, t, f);
+  }
+  Expr VisitExpr_(const And* op, const Expr&) override {
+    Expr a = VisitExpr(op->a);
+    conds_.push_back(a);
+    Expr b = VisitExpr(op->b);
+    conds_.pop_back();
+    return And::make(a, b);
+  }
+  Expr VisitExpr_(const Or* op, const Expr&) override {
+    Expr a = VisitExpr(op->a);
+    conds_.push_back(Not::make(a));
+    Expr b = VisitExpr(op->b);
+    conds_.pop_back();
+    return Or::make(a, b);
+  }
+
   Expr VisitExpr_(const TensorRead* op, const Expr&) override {
     const TensorStorage& st = Lookup(op->producer);
     std::vector<Expr> idx;
     for (const Expr& i : op->indices) idx.push_back(VisitExpr(i));
-    return Load::make(st.buffer, FlatIndex(st, idx));
+    Expr predicate;
+    if (!conds_.empty() && !InBounds(st, idx)) {
+      for (const Expr& c : conds_) predicate = predicate.defined() ? And::make(predicate, c) : c;
+    }
+    return Load::make(st.buffer, FlatIndex(st, idx), predicate);
+  }
+
+  bool InBounds(const TensorStorage& st, const std::vector<Expr>& idx) {
+    for (size_t d = 0; d < idx.size(); ++d) {
+      Expr rel = st.mins.empty() ? idx[d] : idx[d] - st.mins[d];
+      if (!an_.CanProve(rel >= 0) || !an_.CanProve(rel < st.buffer->shape[d])) return false;
+    }
+    return true;
   }
 
  private:
@@ -155,6 +195,7 @@ class Flattener : public IRMutator {
 
   const std::map<const te::OperationNode*, StageStorageInfo>& storage_info_;
   const std::vector<TensorizeCall>& calls_;
+  std::vector<Expr> conds_;  // conditions under which the expression being visited is evaluated
   std::map<std::pair<const te::OperationNode*, int>, TensorStorage> storage_;
   Analyzer an_;
 };

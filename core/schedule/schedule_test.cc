@@ -89,3 +89,27 @@ TEST(ScheduleTest, CacheReadRewritesReaders) {
 }  // namespace
 }  // namespace te
 }  // namespace agate
+
+namespace agate {
+namespace te {
+namespace {
+
+TEST(ScheduleTest, BindAndAlignmentArgumentsAreChecked) {
+  Matmul m;
+  Schedule s = create_schedule({m.c});
+  Stage c = s[m.c];
+  auto parts = c.split(c.axis(0), 4);
+  c.bind(parts.first, "blockIdx.x");
+  ExpectIllegal([&] { c.bind(parts.second, "blockIdx.x"); }, "already bound");
+  EXPECT_THROW(c.bind(parts.second, "warp.x"), Error);
+  EXPECT_THROW(c.storage_align(5, 16, 0), Error);
+  EXPECT_THROW(c.storage_align(0, 16, 16), Error);
+  ExpectIllegal([&] { c.split(parts.second, 0); }, "must be positive");
+  ExpectIllegal([&] { s[m.a].split(IterVar(), 2); }, "placeholder");
+  ExpectIllegal([&] { c.compute_at(c, parts.first); }, "its own loop");
+  EXPECT_THROW(s[placeholder({Expr(2)}, DType::Float(32), "Z")], Error);  // not in this schedule
+}
+
+}  // namespace
+}  // namespace te
+}  // namespace agate
