@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/serialize/module_metadata.h"
 #include "core/support/error.h"
 #include "runtime_minimal/core/verify.h"
 #include "runtime_minimal/schema/module_generated.h"
@@ -16,15 +17,13 @@ constexpr size_t kDigits = 16;
 
 // The byte offset of the hash digits inside `module`.
 size_t DigitsOffset(const std::vector<uint8_t>& module) {
-  flatbuffers::Verifier verifier(module.data(), module.size());
-  AGATE_REQUIRE(fb::VerifyModuleBuffer(verifier), kCorrupt) << "not a valid agate module (" << module.size() << " bytes)";
-  const fb::Module* m = fb::GetModule(module.data());
-  AGATE_REQUIRE(m->metadata() != nullptr && m->metadata()->content_hash() != nullptr &&
-                    m->metadata()->content_hash()->size() == kPrefixLength + kDigits,
+  const fb::Metadata* metadata = ReadModuleMetadata(module);
+  AGATE_REQUIRE(metadata != nullptr && metadata->content_hash() != nullptr &&
+                    metadata->content_hash()->size() == kPrefixLength + kDigits,
                 kCorrupt)
       << "module has no content hash";
-  return static_cast<size_t>(reinterpret_cast<const uint8_t*>(m->metadata()->content_hash()->c_str()) -
-                             module.data()) + kPrefixLength;
+  return static_cast<size_t>(reinterpret_cast<const uint8_t*>(metadata->content_hash()->c_str()) - module.data()) +
+         kPrefixLength;
 }
 
 }  // namespace
@@ -39,11 +38,13 @@ std::string ComputeContentHash(const std::vector<uint8_t>& module) {
 }
 
 std::string StoredContentHash(const std::vector<uint8_t>& module) {
-  flatbuffers::Verifier verifier(module.data(), module.size());
-  if (!fb::VerifyModuleBuffer(verifier)) return "";
-  const fb::Module* m = fb::GetModule(module.data());
-  if (m->metadata() == nullptr || m->metadata()->content_hash() == nullptr) return "";
-  return m->metadata()->content_hash()->str();
+  try {
+    const fb::Metadata* metadata = ReadModuleMetadata(module);
+    if (metadata == nullptr || metadata->content_hash() == nullptr) return "";
+    return metadata->content_hash()->str();
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 }  // namespace serialize

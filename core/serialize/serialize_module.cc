@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/serialize/content_hash.h"
+#include "core/serialize/module_metadata.h"
 #include "agate/kernel_abi.h"
 #include "core/support/error.h"
 #include "runtime_minimal/core/message.h"
@@ -73,6 +74,18 @@ flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, c
   return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes));
 }
 
+// The metadata as its own FlatBuffer (nested in Module.metadata), with the hash placeholder.
+std::vector<uint8_t> BuildMetadata(const ModuleMetadata& metadata) {
+  flatbuffers::FlatBufferBuilder b(256);
+  std::vector<flatbuffers::Offset<fb::Option>> options;
+  for (const auto& kv : metadata.options) {
+    options.push_back(fb::CreateOption(b, b.CreateString(kv.first), b.CreateString(kv.second)));
+  }
+  b.Finish(fb::CreateMetadata(b, b.CreateString(metadata.compiler_version), b.CreateVector(options),
+                              b.CreateString(kHashPlaceholder)));
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
 std::vector<uint8_t> Build(const ModuleSpec& spec) {
   RequireEncodable(spec);
   flatbuffers::FlatBufferBuilder b(1024);
@@ -104,12 +117,9 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
     for (const ArgSpec& a : call.args) args.emplace_back(ToFb(a.kind), a.index, a.offset, a.bytes);
     plan.push_back(fb::CreateCall(b, call.kernel, b.CreateVectorOfStructs(args)));
   }
-  std::vector<flatbuffers::Offset<fb::Option>> options;
-  for (const auto& kv : spec.metadata.options) {
-    options.push_back(fb::CreateOption(b, b.CreateString(kv.first), b.CreateString(kv.second)));
-  }
-  auto metadata = fb::CreateMetadata(b, b.CreateString(spec.metadata.compiler_version), b.CreateVector(options),
-                                     b.CreateString(kHashPlaceholder));
+  const std::vector<uint8_t> metadata_bytes = BuildMetadata(spec.metadata);
+  b.ForceVectorAlignment(metadata_bytes.size(), 1, 8);
+  auto metadata = b.CreateVector(metadata_bytes);
   auto inputs = BuildTensors(b, spec.inputs);
   auto outputs = BuildTensors(b, spec.outputs);
   auto module = fb::CreateModule(b, rt::kFormatMajor, rt::kFormatMinor, b.CreateString(spec.target),
@@ -120,9 +130,9 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 
   // Replace the placeholder digits with the hash of the buffer that holds them.
-  const fb::Module* m = fb::GetModule(bytes.data());
   const size_t digits = static_cast<size_t>(
-      reinterpret_cast<const uint8_t*>(m->metadata()->content_hash()->c_str()) - bytes.data() + strlen(kHashPrefix));
+      reinterpret_cast<const uint8_t*>(ReadModuleMetadata(bytes)->content_hash()->c_str()) - bytes.data() +
+      strlen(kHashPrefix));
   const std::string hash = ComputeContentHash(bytes);
   std::memcpy(bytes.data() + digits, hash.data() + strlen(kHashPrefix), 16);
   return bytes;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/serialize/content_hash.h"
+#include "core/serialize/module_metadata.h"
 #include "core/support/error.h"
 #include "runtime_minimal/schema/module_generated.h"
 
@@ -50,8 +51,11 @@ TEST(SerializeModuleTest, RoundTripsEveryField) {
   EXPECT_EQ(arg->kind(), fb::ArgKind::Arena);
   EXPECT_EQ(arg->offset(), 32u);
   EXPECT_EQ(m->kernels()->Get(1)->name()->str(), "relu");
-  EXPECT_EQ(m->metadata()->compiler_version()->str(), "agate 0.1");
-  EXPECT_EQ(m->metadata()->options()->Get(1)->key()->str(), "opt_level");
+  const fb::Metadata* metadata = ReadModuleMetadata(bytes);
+  ASSERT_NE(metadata, nullptr);
+  EXPECT_EQ(metadata->compiler_version()->str(), "agate 0.1");
+  EXPECT_EQ(metadata->options()->Get(1)->key()->str(), "opt_level");
+  EXPECT_EQ(metadata->options()->Get(1)->value()->str(), "2");
 }
 
 TEST(SerializeModuleTest, AlignsConstantsForUseInPlace) {

@@ -18,8 +18,7 @@ namespace {
 
 struct Failure {
   agate_status_t status;
-  int line;
-  const char* file;
+  int where;  // SourceLine::code; 0: nothing failed yet
   char text[96];
 };
 
@@ -40,25 +39,25 @@ void Put(char* out, size_t cap, size_t* n, const char* text) {
 
 }  // namespace
 
-Message::Message(agate_status_t status, int line, const char* file) : status_(status) {
+Message::Message(agate_status_t status, SourceLine where) : status_(status) {
   g_failure.status = status;
-  g_failure.line = line;
-  g_failure.file = file;
+  g_failure.where = where.code;
 }
 
 const char* LastMessage() {
   Failure& f = g_failure;
-  if (f.file == nullptr) return "";
+  if (f.where == 0) return "";
+  const int file = f.where / 100000;
   char reversed[12];
   int len = 0;
-  for (int v = f.line; v > 0 && len < 11; v /= 10) reversed[len++] = static_cast<char>('0' + v % 10);
+  for (int v = f.where % 100000; v > 0 && len < 11; v /= 10) reversed[len++] = static_cast<char>('0' + v % 10);
   char digits[12];
   for (int i = 0; i < len; ++i) digits[i] = reversed[len - 1 - i];
   digits[len] = '\0';
   size_t n = 0;
   Put(f.text, sizeof(f.text), &n, StatusName(f.status));
   Put(f.text, sizeof(f.text), &n, " at ");
-  Put(f.text, sizeof(f.text), &n, f.file);
+  Put(f.text, sizeof(f.text), &n, file < kNumSourceFiles ? kSourceFiles[file] : "runtime_minimal");
   Put(f.text, sizeof(f.text), &n, ":");
   Put(f.text, sizeof(f.text), &n, digits);
   return f.text;
@@ -85,7 +84,7 @@ void Append(const char* text) {
 
 }  // namespace
 
-Message::Message(agate_status_t status) : status_(status) {
+Message::Message(agate_status_t status, SourceLine) : status_(status) {
   g_message.length = 0;
   g_message.text[0] = '\0';
 }

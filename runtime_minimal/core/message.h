@@ -19,6 +19,48 @@
 namespace agate {
 namespace rt {
 
+// The runtime's source files, numbered for SourceLine (message.cc names them).
+constexpr const char* kSourceFiles[] = {"runtime_minimal/core/c_api.cc", "runtime_minimal/core/executor.cc",
+                                        "runtime_minimal/core/module.cc", "runtime_minimal/core/verify.cc",
+                                        "runtime_minimal/core/message.cc"};
+constexpr int kNumSourceFiles = 5;
+
+constexpr bool EndsWith(const char* text, const char* suffix) {
+  int n = 0, m = 0;
+  while (text[n] != '\0') ++n;
+  while (suffix[m] != '\0') ++m;
+  if (m > n) return false;
+  for (int i = 0; i < m; ++i) {
+    if (text[n - m + i] != suffix[i]) return false;
+  }
+  return true;
+}
+
+// The index of `file` in kSourceFiles, or kNumSourceFiles for any other file.
+constexpr int SourceFileIndex(const char* file) {
+  for (int i = 0; i < kNumSourceFiles; ++i) {
+    const char* name = kSourceFiles[i];
+    while (*name != '\0' && *name != '/') ++name;  // "runtime_minimal/core/x.cc" -> match "core/x.cc" or longer
+    if (EndsWith(file, name + 1)) return i;
+  }
+  return kNumSourceFiles;
+}
+
+// Where a failure was raised: in no-message builds one constant per call site,
+// file index * 100000 + line (decoded by agate_last_error_message); an empty
+// value (nothing passed, nothing stored) otherwise. As a default argument it
+// captures the caller's location, like std::source_location.
+struct SourceLine {
+#if defined(AGATE_RT_NO_MESSAGES)
+  static constexpr SourceLine Current(int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
+    return SourceLine{SourceFileIndex(file) * 100000 + line};
+  }
+  int code;
+#else
+  static constexpr SourceLine Current() { return SourceLine{}; }
+#endif
+};
+
 #if defined(AGATE_RT_NO_MESSAGES)
 // Flash-constrained builds (-DAGATE_RT_NO_MESSAGES): every streamed detail
 // compiles away with its string literal; the message keeps the status name and
@@ -26,7 +68,7 @@ namespace rt {
 // which with the source says exactly which check failed.
 class Message {
  public:
-  explicit Message(agate_status_t status, int line = __builtin_LINE(), const char* file = __builtin_FILE());
+  Message(agate_status_t status, SourceLine where);
   template <typename T>
   Message& operator<<(const T&) {
     return *this;
@@ -40,7 +82,7 @@ class Message {
 // Appends to the last-error buffer; converts to the status it was created with.
 class Message {
  public:
-  explicit Message(agate_status_t status);  // clears the buffer
+  Message(agate_status_t status, SourceLine where);  // clears the buffer
   Message& operator<<(const char* text);
   template <typename T, typename = typename std::enable_if<std::is_integral<T>::value>::type>
   Message& operator<<(T value) {
@@ -57,7 +99,9 @@ class Message {
 #endif
 
 // Starts the message of a failed call: return Fail(AGATE_CORRUPT) << "...";
-inline Message Fail(agate_status_t status) { return Message(status); }
+inline Message Fail(agate_status_t status, SourceLine where = SourceLine::Current()) {
+  return Message(status, where);
+}
 
 // The current thread's last message.
 const char* LastMessage();

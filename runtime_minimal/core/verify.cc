@@ -167,10 +167,6 @@ agate_status_t CheckKernels(const fb::Module& m) {
         return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
                                    << "' has an invalid CUDA image";
       }
-      if (Fnv1a64(cuda->image()->data(), cuda->image()->size()) != cuda->fnv1a64()) {
-        return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
-                                   << "' CUDA image does not match its checksum (corrupt module)";
-      }
       const fb::Dim3* g = cuda->grid();
       const fb::Dim3* b = cuda->block();
       if (g->x() == 0 || g->y() == 0 || g->z() == 0 || b->x() == 0 || b->y() == 0 || b->z() == 0) {
@@ -185,9 +181,6 @@ agate_status_t CheckKernels(const fb::Module& m) {
     } else if (m.host_object()->format() != fb::ObjectFormat::ElfSharedObject) {
       return Fail(AGATE_CORRUPT) << "host object has unknown format "
                                  << static_cast<uint32_t>(m.host_object()->format());
-    } else if (Fnv1a64(m.host_object()->data()->data(), m.host_object()->data()->size()) !=
-               m.host_object()->fnv1a64()) {
-      return Fail(AGATE_CORRUPT) << "host object does not match its checksum (corrupt module)";
     }
   }
   return AGATE_OK;

@@ -58,7 +58,10 @@ agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module**
 // flash on a Cortex-M than the whole executor.
 bool SameString(const char* a, const char* b);
 
-// FNV-1a 64 of bytes: the checksum of executable payloads (host object, CUDA images).
+// FNV-1a 64 of bytes: the checksum of executable payloads (host object, CUDA
+// images). The profile that executes a payload checks it just before loading it
+// (host_object.cc, cuda_backend.cc), so the core profile, which executes neither,
+// does not carry the check.
 uint64_t Fnv1a64(const uint8_t* data, size_t size);
 
 // The size in bytes of a verified tensor (VerifyModule checked it cannot overflow).

@@ -161,6 +161,11 @@ agate_status_t Load(agate_module* module) {
   for (uint32_t k = 0; k < cm->num_kernels && status == AGATE_OK; ++k) {
     const fb::Kernel& kernel = *m.kernels()->Get(k);
     const auto& image = *kernel.cuda()->image();
+    if (Fnv1a64(image.data(), image.size()) != kernel.cuda()->fnv1a64()) {
+      status = Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
+                                   << "' CUDA image does not match its checksum (corrupt module)";
+      break;
+    }
     // PTX is text the driver reads up to a NUL; the module stores it without one.
     char* copy = static_cast<char*>(malloc(image.size() + 1));
     if (copy == nullptr) {

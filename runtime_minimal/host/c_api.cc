@@ -62,7 +62,8 @@ agate_status_t LoadOwned(HostModule* owner, const uint8_t* data, size_t size, co
   const bool has_object = status == AGATE_OK && fbm->target_kind() == fb::TargetKind::HostCpu &&
                           fbm->host_object() != nullptr && fbm->host_object()->data()->size() != 0;
   if (has_object) {
-    status = rt::OpenHostObject(fbm->host_object()->data()->data(), fbm->host_object()->data()->size(), &owner->object);
+    status = rt::OpenHostObject(fbm->host_object()->data()->data(), fbm->host_object()->data()->size(),
+                                fbm->host_object()->fnv1a64(), &owner->object);
     source = rt::HostObjectKernelSource(owner->object);
   }
   const size_t memory_bytes = status == AGATE_OK ? rt::ModuleInPlaceBytes(*fbm) : 0;

@@ -77,7 +77,11 @@ agate_kernel_fn LookupSymbol(void* handle, const char* name) {
 
 }  // namespace
 
-agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, void** out_handle) {
+agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, void** out_handle) {
+  // A flipped bit in native code must be refused, never executed.
+  if (Fnv1a64(bytes, size) != fnv1a64) {
+    return Fail(AGATE_CORRUPT) << "host object does not match its checksum (corrupt module)";
+  }
   agate_status_t status = CheckElfHeader(bytes, size);
   if (status != AGATE_OK) return status;
   const int fd = AnonymousFile();

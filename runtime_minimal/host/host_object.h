@@ -19,8 +19,9 @@
 namespace agate {
 namespace rt {
 
-// Loads the object; *out_handle is a dlopen handle (close with CloseHostObject).
-agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, void** out_handle);
+// Checks the object against its checksum (HostObject.fnv1a64) and this machine,
+// then loads it; *out_handle is a dlopen handle (close with CloseHostObject).
+agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, void** out_handle);
 void CloseHostObject(void* handle);
 
 // A KernelSource that finds kernels with dlsym in an open object.
