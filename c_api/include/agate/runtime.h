@@ -123,9 +123,9 @@ AGATE_API agate_status_t agate_module_in_place_bytes(const void* data, size_t si
  *   they must stay valid and unchanged until agate_module_free, and must be
  *   aligned to the module's largest constant alignment (constants are used in
  *   place), else AGATE_INVALID_ARGUMENT.
- * kernels: the static kernel table, borrowed for the module's lifetime; may be
- *   NULL for host modules loaded by the host profile (then the embedded object
- *   provides the kernels).
+ * kernels: the static kernel table every kernel of the module is looked up in
+ *   (the embedded host object is not used in place), borrowed for the module's
+ *   lifetime; AGATE_NOT_FOUND names the first kernel it lacks.
  * memory/memory_bytes: caller memory of at least agate_module_in_place_bytes,
  *   8-byte aligned, borrowed until agate_module_free (AGATE_RESOURCE_EXHAUSTED
  *   naming the bytes needed if it is too small).
