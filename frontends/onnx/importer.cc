@@ -32,6 +32,11 @@ std::string NodeLabel(const onnx::NodeProto& node, int index) {
   return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
 }
 
+bool IsLegacyBroadcastOp(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Gemm" || op == "PRelu" ||
+         op == "And" || op == "Or" || op == "Xor" || op == "Equal" || op == "Greater" || op == "Less";
+}
+
 // The graph-IR operator an ONNX operator maps to at this opset.
 std::string GraphOp(const onnx::NodeProto& node) {
   if (node.op_type() == "Upsample") return "Resize";
@@ -82,7 +87,15 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
     node.attrs.Set("coordinate_transformation_mode", "asymmetric");
     if (node.attrs.GetString("mode", "nearest") == "nearest") node.attrs.Set("nearest_mode", "floor");
   }
-  if (op == "Dropout" && node.attrs.Has("is_test")) node.attrs.Erase("is_test");
+  if ((op == "Dropout" || op == "BatchNormalization") && node.attrs.Has("is_test")) node.attrs.Erase("is_test");
+  if (opset < 7 && IsLegacyBroadcastOp(op)) {
+    // Opset < 7 broadcasting: `broadcast=1` with an optional `axis` where B's dims start in A.
+    node.attrs.Erase("broadcast");
+    if (node.attrs.Has("axis") && op != "Gemm") {
+      node.attrs.Set("legacy_broadcast_axis", node.attrs.GetInt("axis"));
+      node.attrs.Erase("axis");
+    }
+  }
   if (op == "BatchNormalization" && node.attrs.GetInt("spatial", 1) == 1) node.attrs.Erase("spatial");
   return node;
 }
@@ -102,6 +115,7 @@ std::string UnsupportedAttributes(const Node& node) {
   if (def == nullptr) return "operator not supported";
   if (!graph::reference::HasKernel(node.op)) return "operator has no reference kernel";
   for (const auto& [name, value] : node.attrs.all()) {
+    if (name == "legacy_broadcast_axis") continue;  // resolved while importing
     if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
       return "attribute '" + name + "' not supported";
     }
@@ -226,6 +240,37 @@ Tensor ConstantNodeValue(const Node& node) {
     return Tensor::FromInts(ir::DType::Int(64), {static_cast<int64_t>(v.size())}, v);
   }
   AGATE_THROW(kUnsupported) << node.Describe() << ": only tensor, float(s) and int(s) constants are supported";
+}
+
+// Opset < 7 broadcasting aligned B's dims at `axis` of A (and PRelu's 1-D slope
+// at the channel axis); rewrite B with a Reshape so numpy broadcasting applies.
+void ApplyLegacyBroadcast(Node* node, Graph* g) {
+  bool has_axis = node->attrs.Has("legacy_broadcast_axis");
+  if (!has_axis && node->op != "PRelu") return;
+  if (node->inputs.size() < 2 || !g->HasValue(node->inputs[0]) || !g->HasValue(node->inputs[1])) return;
+  const TensorType& a = g->TypeOf(node->inputs[0]);
+  const TensorType& b = g->TypeOf(node->inputs[1]);
+  int64_t axis = has_axis ? node->attrs.GetInt("legacy_broadcast_axis") : 1;
+  node->attrs.Erase("legacy_broadcast_axis");
+  if (!has_axis && !(b.rank() == 1 && a.rank() > 2 && b.shape[0] == a.shape[1] && a.shape.back() != b.shape[0])) return;
+  if (axis < 0) axis += a.rank();
+  int64_t trailing = a.rank() - axis - b.rank();
+  if (trailing <= 0) return;
+  Node reshape;
+  reshape.name = g->FreshName(node->name + "_legacy_broadcast");
+  reshape.op = "Reshape";
+  reshape.inputs = {node->inputs[1]};
+  reshape.outputs = {g->FreshName(node->inputs[1] + "_aligned")};
+  Shape target = b.shape;
+  target.insert(target.end(), trailing, 1);
+  reshape.attrs.Set("shape", std::vector<int64_t>(target.begin(), target.end()));
+  if (g->IsConstant(node->inputs[1])) {
+    g->AddConstant(reshape.outputs[0], g->ConstantOf(node->inputs[1]).Reshaped(target));
+  } else {
+    g->types[reshape.outputs[0]] = TensorType{b.dtype, target};
+    g->AddNode(reshape);
+  }
+  node->inputs[1] = reshape.outputs[0];
 }
 
 bool AllInputsConstant(const Node& node, const Graph& g) {
@@ -397,6 +442,7 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
       continue;
     }
     ResolveStaticOperands(&node, StaticOperandsOf(node, proto, opset), result);
+    ApplyLegacyBroadcast(&node, &result);
     if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
     std::string reason = graph::UnsupportedReason(node);
     AGATE_REQUIRE(reason.empty(), kUnsupported) << "node '" << node.name << "' (" << proto.op_type() << ", opset "
