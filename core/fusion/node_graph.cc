@@ -17,8 +17,7 @@ NodeGraph::NodeGraph(const graph::Graph& graph) {
   std::map<std::string, int> producer = graph.Producers();
   for (int i = 0; i < n; ++i) {
     const graph::Node& node = graph.nodes[i];
-    const graph::OpDef* def = graph::OpRegistry::Global().Find(node.op);
-    kinds[i] = def ? def->kind : graph::OpKind::kOpaque;
+    kinds[i] = graph::KindOf(node);
     std::set<int> from;
     for (const std::string& in : node.inputs) {
       auto it = producer.find(in);

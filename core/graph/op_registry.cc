@@ -41,6 +41,12 @@ void OpRegistry::Register(OpDef def) {
   defs_.emplace(op, std::move(def));
 }
 
+OpKind KindOf(const Node& node) {
+  const OpDef* def = OpRegistry::Global().Find(node.op);
+  if (def == nullptr) return OpKind::kOpaque;
+  return def->node_kind ? def->node_kind(node) : def->kind;
+}
+
 std::string UnsupportedReason(const Node& node) {
   const OpDef* def = OpRegistry::Global().Find(node.op);
   if (def == nullptr) return "operator not supported";

@@ -56,6 +56,7 @@ struct StaticOperand {
   std::string attribute;
   bool as_floats = false;
   bool scalar = false;  // a one-element operand becomes an int/float attribute, not a list
+  bool required = true;  // false: a runtime operand is dropped instead of rejected (Dropout's ratio)
 };
 
 struct OpDef {
@@ -67,7 +68,12 @@ struct OpDef {
   std::vector<StaticOperand> static_operands;  // ONNX inputs that become attributes
   InferFn infer;
   AttributeCheckFn check;                     // optional extra attribute-value checks
+  // Optional: the kind of a particular node when attributes change it (training-mode BatchNormalization).
+  std::function<OpKind(const Node&)> node_kind;
 };
+
+// The fusion kind of a node: its OpDef's kind (or node_kind), kOpaque for unknown operators.
+OpKind KindOf(const Node& node);
 
 class OpRegistry {
  public:

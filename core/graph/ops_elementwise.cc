@@ -74,8 +74,9 @@ void RegisterElementwiseOps(OpRegistry* r) {
   r->Register(Def("IsInf", OpKind::kElemWise, 1, 1, {"detect_negative", "detect_positive"}, BoolOfFirst));
   // Dropout in inference is the identity; its optional mask output is all true.
   r->Register(Def("Dropout", OpKind::kElemWise, 1, 1, {"ratio", "seed", "training_mode"}, [](const InferContext& ctx) {
-    AGATE_REQUIRE(ctx.attrs().GetInt("training_mode", 0) == 0, kUnsupported)
-        << ctx.node().Describe() << ": training_mode=1 (random masks) is not supported";
+    bool training = ctx.attrs().GetInt("training_mode", 0) != 0;
+    AGATE_REQUIRE(!training || ctx.attrs().GetFloat("ratio", 0.5) == 0.0, kUnsupported)
+        << ctx.node().Describe() << ": training_mode=1 with a nonzero ratio (random masks) is not supported";
     std::vector<TensorType> out{ctx.input(0)};
     if (ctx.num_outputs() > 1) out.push_back(TensorType{DType::Bool(), ctx.input(0).shape});
     return out;

@@ -135,8 +135,9 @@ Types MatMulInfer(const InferContext& ctx) {
 
 Types BatchNormInfer(const InferContext& ctx) {
   RequireFloat(ctx, 0);
-  AGATE_REQUIRE(ctx.attrs().GetInt("training_mode", 0) == 0 && ctx.num_outputs() == 1, kUnsupported)
-      << Where(ctx) << ": training mode (running statistics outputs) is not supported";
+  bool training = ctx.attrs().GetInt("training_mode", 0) != 0;
+  AGATE_REQUIRE(training || ctx.num_outputs() == 1, kUnsupported)
+      << Where(ctx) << ": running statistics outputs need training_mode=1";
   const Shape& x = ctx.input(0).shape;
   AGATE_REQUIRE(x.size() >= 2, kInvalidArgument) << Where(ctx) << ": input rank must be >= 2";
   for (int i = 1; i < 5; ++i) {
@@ -144,7 +145,10 @@ Types BatchNormInfer(const InferContext& ctx) {
         << Where(ctx) << ": input " << i << " is " << ShapeToString(ctx.input(i).shape) << ", expected [" << x[1]
         << "] (one value per channel)";
   }
-  return {ctx.input(0)};
+  // Training mode: Y, then the updated running mean and variance.
+  Types out{ctx.input(0)};
+  for (int i = 1; i < ctx.num_outputs(); ++i) out.push_back(ctx.input(i + 2));
+  return out;
 }
 
 Types InstanceNormInfer(const InferContext& ctx) {
@@ -203,10 +207,6 @@ Types SoftmaxInfer(const InferContext& ctx) {
 
 Types SameAsFirst(const InferContext& ctx) { return {ctx.input(0)}; }
 
-std::string PoolCheck(const Node& node) {
-  if (node.attrs.GetInt("storage_order", 0) != 0) return "storage_order=1";
-  return "";
-}
 
 }  // namespace
 
@@ -221,13 +221,17 @@ void RegisterNnOps(OpRegistry* r) {
                   with(window, {"group", "output_padding", "output_shape"}), ConvTransposeInfer));
   r->Register(Def("Gemm", OpKind::kOutEWiseFusable, 2, 3, {"alpha", "beta", "transA", "transB"}, GemmInfer));
   r->Register(Def("MatMul", OpKind::kOutEWiseFusable, 2, 2, {}, MatMulInfer));
-  r->Register(Def("BatchNormalization", OpKind::kBroadcast, 5, 5, {"epsilon", "momentum", "training_mode", "spatial"},
-                  BatchNormInfer));
+  OpDef batch_norm = Def("BatchNormalization", OpKind::kBroadcast, 5, 5,
+                         {"epsilon", "momentum", "training_mode", "spatial"}, BatchNormInfer);
+  // In training mode the statistics are reductions over the batch: not an elementwise op any more.
+  batch_norm.node_kind = [](const Node& node) {
+    return node.attrs.GetInt("training_mode", 0) != 0 ? OpKind::kOpaque : OpKind::kBroadcast;
+  };
+  r->Register(batch_norm);
   r->Register(Def("InstanceNormalization", OpKind::kOpaque, 3, 3, {"epsilon"}, InstanceNormInfer));
   r->Register(Def("LayerNormalization", OpKind::kOpaque, 2, 3, {"axis", "epsilon", "stash_type"}, LayerNormInfer));
   OpDef max_pool = Def("MaxPool", OpKind::kOutEWiseFusable, 1, 1,
                        with(window, {"ceil_mode", "storage_order", "layout"}), PoolInfer);
-  max_pool.check = PoolCheck;
   r->Register(max_pool);
   r->Register(Def("AveragePool", OpKind::kOutEWiseFusable, 1, 1,
                   with(window, {"ceil_mode", "count_include_pad", "layout"}), PoolInfer));

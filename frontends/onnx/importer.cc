@@ -103,7 +103,10 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
 // Static operands of a node at this opset (legacy Resize-10/Upsample-9 keep scales at input 1).
 std::vector<graph::StaticOperand> StaticOperandsOf(const Node& node, const onnx::NodeProto& proto, int opset) {
   if (proto.op_type() == "Upsample" || (proto.op_type() == "Resize" && opset < 11)) return {{1, "scales", true}};
-  if (proto.op_type() == "Dropout") return {{2, "training_mode", false, true}};
+  if (proto.op_type() == "Dropout") {
+    // The ratio matters only in training mode, where agate supports ratio 0 only.
+    return {{1, "ratio", true, true, false}, {2, "training_mode", false, true}};
+  }
   const OpDef* def = OpRegistry::Global().Find(node.op);
   return def ? def->static_operands : std::vector<graph::StaticOperand>{};
 }
@@ -205,6 +208,10 @@ void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& 
   for (const graph::StaticOperand& s : operands) {
     if (s.input >= static_cast<int>(node->inputs.size()) || node->inputs[s.input].empty()) continue;
     const std::string& value = node->inputs[s.input];
+    if (!s.required && !g.IsConstant(value)) {
+      remove[s.input] = true;
+      continue;
+    }
     AGATE_REQUIRE(g.IsConstant(value), kUnsupported)
         << node->Describe() << ": input " << s.input << " ('" << value
         << "') must be a compile-time constant (it decides the output shape); it is computed at run time";

@@ -60,7 +60,8 @@ Graph FoldBatchNorm(const Graph& graph) {
   for (const Node& node : graph.nodes) {
     auto p = node.op == "BatchNormalization" ? producer.find(node.inputs[0]) : producer.end();
     bool folded = false;
-    if (p != producer.end() && AllConstant(result, node, 1, 4) && consumers[node.inputs[0]].size() == 1 &&
+    bool inference = node.outputs.size() == 1 && node.attrs.GetInt("training_mode", 0) == 0;
+    if (p != producer.end() && inference && AllConstant(result, node, 1, 4) && consumers[node.inputs[0]].size() == 1 &&
         !graph.IsGraphOutput(node.inputs[0])) {
       Node& layer = result.nodes[p->second];
       std::vector<double> scale, shift;

@@ -56,8 +56,7 @@ class LayoutRewriter {
 
   // Elementwise ops continue a region when every operand is blocked or a scalar.
   bool FollowsBlocked(const Node& node) const {
-    const OpDef* def = OpRegistry::Global().Find(node.op);
-    if (def == nullptr || def->kind > OpKind::kBroadcast || node.outputs.size() != 1) return false;
+    if (KindOf(node) > OpKind::kBroadcast || node.outputs.size() != 1) return false;
     if (node.op == "BatchNormalization" || node.op == "PRelu" || node.op == "Dropout") return false;
     bool any_blocked = false;
     for (const std::string& in : node.inputs) {

@@ -203,15 +203,42 @@ Tensors MatMul(const KernelContext& ctx) {
 Tensors BatchNorm(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  bool training = ctx.attrs().GetInt("training_mode", 0) != 0;
+  double momentum = ctx.attrs().GetFloat("momentum", 0.9);
   int64_t channels = x.shape()[1];
   int64_t inner = x.numel() / std::max<int64_t>(1, x.shape()[0] * channels);
-  Tensor out = ctx.NewOutput(0);
+  std::vector<double> mean(channels), var(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    mean[c] = ctx.in(3).GetDouble(c);
+    var[c] = ctx.in(4).GetDouble(c);
+  }
+  if (training) {  // normalize with the batch's own statistics (population variance)
+    std::vector<double> sum(channels, 0), sq(channels, 0);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      int64_t c = (i / inner) % channels;
+      sum[c] += x.GetDouble(i);
+      sq[c] += x.GetDouble(i) * x.GetDouble(i);
+    }
+    double count = static_cast<double>(x.numel() / std::max<int64_t>(channels, 1));
+    for (int64_t c = 0; c < channels; ++c) {
+      mean[c] = sum[c] / count;
+      var[c] = sq[c] / count - mean[c] * mean[c];
+    }
+  }
+  Tensors out{ctx.NewOutput(0)};
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t c = (i / inner) % channels;
-    double norm = (x.GetDouble(i) - ctx.in(3).GetDouble(c)) / std::sqrt(ctx.in(4).GetDouble(c) + eps);
-    out.SetDouble(i, norm * ctx.in(1).GetDouble(c) + ctx.in(2).GetDouble(c));
+    double norm = (x.GetDouble(i) - mean[c]) / std::sqrt(var[c] + eps);
+    out[0].SetDouble(i, norm * ctx.in(1).GetDouble(c) + ctx.in(2).GetDouble(c));
   }
-  return {out};
+  for (size_t k = 1; k < ctx.outputs.size(); ++k) {  // running mean, running variance
+    Tensor running = ctx.NewOutput(k);
+    const std::vector<double>& batch = k == 1 ? mean : var;
+    for (int64_t c = 0; c < channels; ++c)
+      running.SetDouble(c, ctx.in(k + 2).GetDouble(c) * momentum + batch[c] * (1 - momentum));
+    out.push_back(running);
+  }
+  return out;
 }
 
 Tensors InstanceNorm(const KernelContext& ctx) {
@@ -274,6 +301,7 @@ Tensors Pool(const KernelContext& ctx, PoolKind kind) {
   const Shape& xs = x_t.shape();
   WindowGeometry g = ComputeWindow(ctx.node, xs, ctx.attrs().GetInts("kernel_shape"));
   bool count_include_pad = ctx.attrs().GetInt("count_include_pad", 0) != 0;
+  bool column_major = ctx.attrs().GetInt("storage_order", 0) != 0;  // how MaxPool's indices are flattened
   double p = static_cast<double>(ctx.attrs().GetInt("p", 2));
   std::vector<double> x = x_t.ToDoubles();
   Shape in_spatial = Spatial(xs);
@@ -300,7 +328,12 @@ Tensors Pool(const KernelContext& ctx, PoolKind kind) {
         if (kind == PoolKind::kMax) {
           if (v > acc || arg < 0) {
             acc = v;
-            arg = plane * in_plane + off;
+            int64_t flat = off;
+            if (column_major) {
+              flat = 0;
+              for (int d = static_cast<int>(in_idx.size()) - 1; d >= 0; --d) flat = flat * in_spatial[d] + in_idx[d];
+            }
+            arg = plane * in_plane + flat;
           }
         } else if (kind == PoolKind::kAverage) {
           acc += v;
