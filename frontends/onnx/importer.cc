@@ -421,6 +421,12 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
   for (const auto& init : g.sparse_initializer()) {
     AGATE_THROW(kUnsupported) << "sparse initializer '" << init.values().name() << "' is not supported";
   }
+  std::set<std::string> declared_inputs;
+  for (const auto& input : g.input()) declared_inputs.insert(input.name());
+  for (const auto& [name, shape] : options.input_shapes) {
+    AGATE_REQUIRE(declared_inputs.count(name), kNotFound)
+        << "--input-shape names '" << name << "', which is not an input of the model";
+  }
   for (const auto& input : g.input()) {
     if (initializer_names.count(input.name())) continue;  // IR < 4 lists initializers as inputs too
     auto bound = options.input_values.find(input.name());
@@ -430,12 +436,6 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
     }
     result.AddInput(input.name(), ValueInfoType(input, options));
   }
-  for (const auto& [name, shape] : options.input_shapes) {
-    bool known = result.IsGraphInput(name) || options.input_values.count(name) || initializer_names.count(name);
-    AGATE_REQUIRE(known, kNotFound)
-        << "--input-shape names '" << name << "', which is not an input of the model";
-  }
-
   // 3. Nodes in dependency order: constants fold, the rest are shape-inferred.
   std::set<std::string> available;
   for (const auto& [name, type] : result.types) available.insert(name);
