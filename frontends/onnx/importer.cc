@@ -74,6 +74,10 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
   if (op == "Cast" && node.attrs.Has("to")) {
     node.attrs.Set("to", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("to")), where).ToString());
   }
+  if (op.size() > 6 && op.compare(op.size() - 6, 6, "Window") == 0 && node.attrs.Has("output_datatype")) {
+    node.attrs.Set("output_datatype",
+                   DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("output_datatype")), where).ToString());
+  }
   if (op == "EyeLike" && node.attrs.Has("dtype")) {
     node.attrs.Set("dtype", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("dtype")), where).ToString());
   }
