@@ -371,7 +371,23 @@ Graph ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   return ImportOnnxModel(model, options, slash == std::string::npos ? "" : path.substr(0, slash));
 }
 
+namespace {
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir);
+}  // namespace
+
 Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
+  try {
+    return Import(model, options, base_dir);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A standard-library failure on malformed input (a number that does not parse, ...) is still the model's fault.
+    AGATE_THROW(kCorrupt) << "malformed model: " << e.what();
+  }
+}
+
+namespace {
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
   int opset = DefaultOpset(model);
   AGATE_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset, kUnsupported)
       << "the model uses opset " << opset << "; agate supports opsets " << kMinOpset << " to " << kMaxOpset;
@@ -485,6 +501,7 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
                   << " nodes, " << result.constants.size() << " constants";
   return result;
 }
+}  // namespace
 
 std::map<std::string, Shape> ParseInputShapes(const std::string& text) {
   std::map<std::string, Shape> shapes;
