@@ -86,6 +86,11 @@ std::vector<double> Attributes::GetFloats(const std::string& name, const std::ve
   return Has(name) ? GetFloats(name) : fallback;
 }
 
+std::vector<std::string> Attributes::GetStrings(const std::string& name,
+                                                const std::vector<std::string>& fallback) const {
+  return Has(name) ? GetKind(name, Attribute::Kind::kStrings).strings() : fallback;
+}
+
 std::string Attributes::ToString() const {
   if (map_.empty()) return "";
   std::string s = "{";

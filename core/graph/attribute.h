@@ -76,6 +76,7 @@ class Attributes {
   std::string GetString(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> GetInts(const std::string& name, const std::vector<int64_t>& fallback) const;
   std::vector<double> GetFloats(const std::string& name, const std::vector<double>& fallback) const;
+  std::vector<std::string> GetStrings(const std::string& name, const std::vector<std::string>& fallback) const;
 
   bool operator==(const Attributes& other) const { return ToString() == other.ToString(); }
   // "{axis=1, pads=[0,0,1,1]}" or "" when empty.

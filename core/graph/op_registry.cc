@@ -20,6 +20,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterNnOps(r);
     RegisterReduceOps(r);
     RegisterMiscOps(r);
+    RegisterRecurrentOps(r);
     return r;
   }();
   return *registry;

@@ -98,6 +98,7 @@ void RegisterTensorOps(OpRegistry* registry);
 void RegisterNnOps(OpRegistry* registry);
 void RegisterReduceOps(OpRegistry* registry);
 void RegisterMiscOps(OpRegistry* registry);
+void RegisterRecurrentOps(OpRegistry* registry);
 
 }  // namespace graph
 }  // namespace agate

@@ -21,6 +21,7 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterNnKernels(r);
     RegisterReduceKernels(r);
     RegisterMiscKernels(r);
+    RegisterRecurrentKernels(r);
     return r;
   }();
   return *registry;

@@ -51,6 +51,7 @@ void RegisterTensorKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterReduceKernels(KernelRegistry* registry);
 void RegisterMiscKernels(KernelRegistry* registry);
+void RegisterRecurrentKernels(KernelRegistry* registry);
 
 // Helpers shared by the kernel files.
 // For every element of `out`, the row-major offset of the element of an input of
