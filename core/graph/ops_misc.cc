@@ -159,9 +159,31 @@ Types MatMulShape(const InferContext& ctx, int a_input, int b_input, DType dtype
   return {TensorType{dtype, out}};
 }
 
+Types GridSampleInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  const TensorType& grid = ctx.input(1);
+  AGATE_REQUIRE(x.rank() == 4 && grid.rank() == 4 && grid.shape[0] == x.shape[0] && grid.shape[3] == 2,
+                kInvalidArgument)
+      << Where(ctx) << ": expects X [N,C,H,W] and grid [N,Ho,Wo,2], got " << x.ToString() << " and "
+      << grid.ToString();
+  return {TensorType{x.dtype, {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]}}};
+}
+
+std::string GridSampleCheck(const Node& node) {
+  std::string mode = node.attrs.GetString("mode", "bilinear");
+  std::string padding = node.attrs.GetString("padding_mode", "zeros");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") return "mode=" + mode;
+  if (padding != "zeros" && padding != "border" && padding != "reflection") return "padding_mode=" + padding;
+  return "";
+}
+
 }  // namespace
 
 void RegisterMiscOps(OpRegistry* r) {
+  OpDef grid_sample = Def("GridSample", OpKind::kOpaque, 2, 2, {"align_corners", "mode", "padding_mode"},
+                          GridSampleInfer);
+  grid_sample.check = GridSampleCheck;
+  r->Register(grid_sample);
   r->Register(Def("Einsum", OpKind::kOpaque, 1, -1, {"equation"}, EinsumInfer));
   r->Register(Def("Det", OpKind::kOpaque, 1, 1, {}, DetInfer));
   r->Register(Def("MaxUnpool", OpKind::kOpaque, 2, 2, {"kernel_shape", "strides", "pads", "output_shape"},

@@ -331,9 +331,91 @@ Tensors QLinearConv(const KernelContext& ctx) {
   return {Requantize(ctx, y)};
 }
 
+// Keys' cubic convolution weights (a = -0.75) of the taps at -1, 0, 1, 2 for a fraction t.
+std::vector<double> CubicCoefficients(double t) {
+  const double a = -0.75;
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+// GridSample, after PyTorch's grid_sampler (which ONNX's GridSample follows).
+struct GridSampler {
+  bool align_corners;
+  std::string padding;
+
+  double Unnormalize(double c, int64_t size) const {
+    return align_corners ? (c + 1) / 2 * (size - 1) : ((c + 1) * size - 1) / 2;
+  }
+  static double Reflect(double x, double twice_low, double twice_high) {
+    if (twice_low == twice_high) return 0;
+    double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+    x = std::fabs(x - low);
+    double extra = std::fmod(x, span);
+    int64_t flips = static_cast<int64_t>(std::floor(x / span));
+    return flips % 2 == 0 ? extra + low : span - extra + low;
+  }
+  // Border and reflection padding move the coordinate inside the image.
+  double Pad(double x, int64_t size) const {
+    if (padding == "border") return std::clamp(x, 0.0, static_cast<double>(size - 1));
+    if (padding == "reflection") {
+      x = align_corners ? Reflect(x, 0, 2.0 * (size - 1)) : Reflect(x, -1, 2.0 * size - 1);
+      return std::clamp(x, 0.0, static_cast<double>(size - 1));
+    }
+    return x;
+  }
+};
+
+Tensors GridSample(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& grid = ctx.in(1);
+  GridSampler s{ctx.attrs().GetInt("align_corners", 0) != 0, ctx.attrs().GetString("padding_mode", "zeros")};
+  std::string mode = ctx.attrs().GetString("mode", "bilinear");
+  int64_t n_batch = x.shape()[0], channels = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  int64_t ho = grid.shape()[1], wo = grid.shape()[2];
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t oy = 0; oy < ho; ++oy) {
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        int64_t g = ((n * ho + oy) * wo + ox) * 2;
+        double fx = s.Unnormalize(grid.GetDouble(g), w), fy = s.Unnormalize(grid.GetDouble(g + 1), h);
+        for (int64_t c = 0; c < channels; ++c) {
+          int64_t plane = (n * channels + c) * h * w;
+          auto pixel = [&](int64_t ix, int64_t iy) {
+            return ix >= 0 && ix < w && iy >= 0 && iy < h ? x.GetDouble(plane + iy * w + ix) : 0.0;
+          };
+          double v = 0;
+          if (mode == "nearest") {
+            v = pixel(static_cast<int64_t>(std::nearbyint(s.Pad(fx, w))),
+                      static_cast<int64_t>(std::nearbyint(s.Pad(fy, h))));
+          } else if (mode == "bilinear") {
+            double px = s.Pad(fx, w), py = s.Pad(fy, h);
+            int64_t x0 = static_cast<int64_t>(std::floor(px)), y0 = static_cast<int64_t>(std::floor(py));
+            double tx = px - x0, ty = py - y0;
+            v = pixel(x0, y0) * (1 - tx) * (1 - ty) + pixel(x0 + 1, y0) * tx * (1 - ty) +
+                pixel(x0, y0 + 1) * (1 - tx) * ty + pixel(x0 + 1, y0 + 1) * tx * ty;
+          } else {  // bicubic: each tap is padded on its own
+            int64_t x0 = static_cast<int64_t>(std::floor(fx)), y0 = static_cast<int64_t>(std::floor(fy));
+            std::vector<double> wx = CubicCoefficients(fx - x0), wy = CubicCoefficients(fy - y0);
+            for (int j = 0; j < 4; ++j) {
+              for (int i = 0; i < 4; ++i) {
+                double tx = s.Pad(static_cast<double>(x0 - 1 + i), w), ty = s.Pad(static_cast<double>(y0 - 1 + j), h);
+                v += wx[i] * wy[j] * pixel(static_cast<int64_t>(tx), static_cast<int64_t>(ty));
+              }
+            }
+          }
+          out.SetDouble(((n * channels + c) * ho + oy) * wo + ox, v);
+        }
+      }
+    }
+  }
+  return {out};
+}
+
 }  // namespace
 
 void RegisterMiscKernels(KernelRegistry* r) {
+  r->Register("GridSample", GridSample);
   r->Register("Einsum", Einsum);
   r->Register("Det", Det);
   r->Register("MaxUnpool", MaxUnpool);
