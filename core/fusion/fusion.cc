@@ -119,11 +119,15 @@ std::vector<FusedGroup> MakeGroups(const graph::Graph& graph, const Partition& p
   return groups;
 }
 
-graph::Graph FuseOperators(const graph::Graph& graph, FusionPolicy policy) {
+graph::Graph FuseOperators(const graph::Graph& graph, const PartitionFn& policy) {
   graph::Graph result = graph;
   result.memory_plan = graph::MemoryPlan();
-  result.groups = MakeGroups(graph, PartitionWith(graph, policy));
+  result.groups = MakeGroups(graph, policy(graph));
   return result;
+}
+
+graph::Graph FuseOperators(const graph::Graph& graph, FusionPolicy policy) {
+  return FuseOperators(graph, [policy](const graph::Graph& g) { return PartitionWith(g, policy); });
 }
 
 }  // namespace fusion

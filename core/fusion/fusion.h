@@ -21,6 +21,7 @@
 #ifndef AGATE_CORE_FUSION_FUSION_H_
 #define AGATE_CORE_FUSION_FUSION_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ const char* FusionPolicyName(FusionPolicy policy);
 
 // A grouping decision: node indices per group (any order; MakeGroups sorts).
 using Partition = std::vector<std::vector<int>>;
+// A fusion policy is any function from a graph to a partition (an adaptive,
+// cost-model-driven policy plugs in here).
+using PartitionFn = std::function<Partition(const graph::Graph&)>;
 
 Partition PartitionNone(const graph::Graph& graph);
 Partition PartitionRule(const graph::Graph& graph);
@@ -51,6 +55,7 @@ std::vector<graph::FusedGroup> MakeGroups(const graph::Graph& graph, const Parti
 
 // The fusion pass: the graph with `groups` set.
 graph::Graph FuseOperators(const graph::Graph& graph, FusionPolicy policy);
+graph::Graph FuseOperators(const graph::Graph& graph, const PartitionFn& policy);
 
 }  // namespace fusion
 }  // namespace agate

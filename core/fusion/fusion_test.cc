@@ -220,6 +220,20 @@ TEST(FusionTest, DecomposedLayerNormSplitsAtReductions) {
   }
 }
 
+// A custom policy (what an adaptive one would be) plugs in as a partition function.
+TEST(FusionTest, AcceptsACustomPartitionFunction) {
+  Graph g = ConvBnReluAddRelu();
+  PartitionFn pairs = [](const Graph& graph) {
+    Partition p;
+    for (size_t i = 0; i < graph.nodes.size(); i += 2) {
+      p.push_back({static_cast<int>(i)});
+      if (i + 1 < graph.nodes.size()) p.back().push_back(static_cast<int>(i + 1));
+    }
+    return p;
+  };
+  EXPECT_EQ(GroupNames(FuseOperators(g, pairs)), (Groups{{"conv", "bn"}, {"relu1", "add"}, {"relu2"}}));
+}
+
 TEST(FusionTest, ParsesPolicyNames) {
   EXPECT_EQ(ParseFusionPolicy("rule"), FusionPolicy::kRule);
   EXPECT_EQ(ParseFusionPolicy("none"), FusionPolicy::kNone);
