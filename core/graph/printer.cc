@@ -7,6 +7,7 @@ namespace graph {
 namespace {
 
 std::string TypedValue(const Graph& graph, const std::string& value) {
+  if (value.empty()) return "_";  // an optional output the model does not use
   auto it = graph.types.find(value);
   return "%" + value + ": " + (it == graph.types.end() ? std::string("?") : it->second.ToString());
 }

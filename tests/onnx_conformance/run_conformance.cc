@@ -1,6 +1,8 @@
 // Prints ONNX conformance pass rates per operator.
 //
-//   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list]
+//   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
+//
+// --list adds every failed and unsupported case with its reason.
 //
 // Executes with the graph pipeline and the reference interpreter (the compiled
 // path will replace the executor once kernels exist); the report says which.
