@@ -74,7 +74,8 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
   if (op == "Cast" && node.attrs.Has("to")) {
     node.attrs.Set("to", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("to")), where).ToString());
   }
-  if (op.size() > 6 && op.compare(op.size() - 6, 6, "Window") == 0 && node.attrs.Has("output_datatype")) {
+  bool has_output_dtype = op == "MelWeightMatrix" || (op.size() > 6 && op.compare(op.size() - 6, 6, "Window") == 0);
+  if (has_output_dtype && node.attrs.Has("output_datatype")) {
     node.attrs.Set("output_datatype",
                    DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("output_datatype")), where).ToString());
   }

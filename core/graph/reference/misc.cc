@@ -412,9 +412,184 @@ Tensors GridSample(const KernelContext& ctx) {
   return {out};
 }
 
+// Reads element `i` of a signal with a trailing real/imaginary axis of 1 or 2.
+struct Complex {
+  double re, im;
+};
+
+Tensors Dft(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Shape& in = x.shape();
+  const Shape& out_shape = ctx.outputs[0].shape;
+  int rank = x.rank();
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), rank - 1, ctx.node.Describe());
+  bool inverse = ctx.attrs().GetInt("inverse", 0) != 0;
+  int64_t length = ctx.attrs().GetInt("dft_length", in[axis]);
+  int64_t components = in.back();
+  std::vector<int64_t> in_strides = RowMajorStrides(in), out_strides = RowMajorStrides(out_shape);
+  Tensor out = ctx.NewOutput(0);
+  Shape lines = out_shape;
+  lines[axis] = 1;
+  lines.back() = 1;
+  ForEachIndex(lines, [&](const std::vector<int64_t>& idx, int64_t) {
+    int64_t in_base = 0, out_base = 0;
+    for (int d = 0; d < rank; ++d) {
+      in_base += idx[d] * in_strides[d];
+      out_base += idx[d] * out_strides[d];
+    }
+    for (int64_t k = 0; k < out_shape[axis]; ++k) {
+      double re = 0, im = 0;
+      for (int64_t n = 0; n < std::min(length, in[axis]); ++n) {  // zero-padded beyond the signal
+        int64_t at = in_base + n * in_strides[axis];
+        Complex v{x.GetDouble(at), components == 2 ? x.GetDouble(at + 1) : 0.0};
+        double angle = (inverse ? 2 : -2) * M_PI * static_cast<double>(k * n % length) / length;
+        re += v.re * std::cos(angle) - v.im * std::sin(angle);
+        im += v.re * std::sin(angle) + v.im * std::cos(angle);
+      }
+      if (inverse) {
+        re /= length;
+        im /= length;
+      }
+      out.SetDouble(out_base + k * out_strides[axis], re);
+      out.SetDouble(out_base + k * out_strides[axis] + 1, im);
+    }
+  });
+  return {out};
+}
+
+Tensors Stft(const KernelContext& ctx) {
+  const Tensor& signal = ctx.in(0);
+  const Shape& out_shape = ctx.outputs[0].shape;
+  int64_t step = ctx.attrs().GetInt("frame_step");
+  int64_t frame = ctx.has(1) ? ctx.in(1).numel() : ctx.attrs().GetInt("frame_length");
+  int64_t length = signal.shape()[1], components = signal.shape()[2];
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t b = 0; b < out_shape[0]; ++b) {
+    for (int64_t f = 0; f < out_shape[1]; ++f) {
+      for (int64_t k = 0; k < out_shape[2]; ++k) {
+        double re = 0, im = 0;
+        for (int64_t n = 0; n < frame; ++n) {
+          int64_t at = ((b * length) + f * step + n) * components;
+          double w = ctx.has(1) ? ctx.in(1).GetDouble(n) : 1.0;
+          double vr = signal.GetDouble(at) * w, vi = components == 2 ? signal.GetDouble(at + 1) * w : 0.0;
+          double angle = -2 * M_PI * static_cast<double>(k * n % frame) / frame;
+          re += vr * std::cos(angle) - vi * std::sin(angle);
+          im += vr * std::sin(angle) + vi * std::cos(angle);
+        }
+        int64_t o = ((b * out_shape[1] + f) * out_shape[2] + k) * 2;
+        out.SetDouble(o, re);
+        out.SetDouble(o + 1, im);
+      }
+    }
+  }
+  return {out};
+}
+
+// Triangular filters on the mel scale, as the ONNX reference computes them.
+Tensors MelWeightMatrix(const KernelContext& ctx) {
+  int64_t bins = ctx.attrs().GetInt("num_mel_bins"), dft = ctx.attrs().GetInt("dft_length");
+  double rate = static_cast<double>(ctx.attrs().GetInt("sample_rate"));
+  double low = ctx.attrs().GetFloat("lower_edge_hertz"), high = ctx.attrs().GetFloat("upper_edge_hertz");
+  auto to_mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  double low_mel = to_mel(low), step = (to_mel(high) - low_mel) / static_cast<double>(bins + 2);
+  std::vector<int64_t> edges(bins + 2);
+  for (int64_t i = 0; i < bins + 2; ++i) {
+    double hz = 700 * (std::pow(10.0, (i * step + low_mel) / 2595) - 1);
+    edges[i] = static_cast<int64_t>(std::floor((dft + 1) * hz / rate));
+  }
+  Tensor out = ctx.NewOutput(0);
+  int64_t rows = dft / 2 + 1;
+  auto set = [&](int64_t row, int64_t col, double v) {
+    if (row >= 0 && row < rows) out.SetDouble(row * bins + col, v);
+  };
+  for (int64_t i = 0; i < bins; ++i) {
+    int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+    if (center == left) {
+      set(center, i, 1.0);
+    } else {
+      for (int64_t j = left; j <= center; ++j) set(j, i, static_cast<double>(j - left) / (center - left));
+    }
+    for (int64_t j = center; j < right; ++j) set(j, i, static_cast<double>(right - j) / (right - center));
+  }
+  return {out};
+}
+
+// RoiAlign: each output bin averages (or maxes) bilinear samples on a regular grid inside it.
+Tensors RoiAlign(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& rois = ctx.in(1);
+  int64_t channels = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  int64_t oh = ctx.outputs[0].shape[2], ow = ctx.outputs[0].shape[3];
+  bool half_pixel = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel") == "half_pixel";
+  bool is_max = ctx.attrs().GetString("mode", "avg") == "max";
+  double scale = ctx.attrs().GetFloat("spatial_scale", 1.0);
+  int64_t ratio = ctx.attrs().GetInt("sampling_ratio", 0);
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t r = 0; r < rois.shape()[0]; ++r) {
+    int64_t n = ctx.in(2).GetInt(r);
+    AGATE_REQUIRE(n >= 0 && n < x.shape()[0], kOutOfRange) << ctx.node.Describe() << ": batch index " << n;
+    double offset = half_pixel ? 0.5 : 0.0;
+    double x0 = rois.GetDouble(r * 4) * scale - offset, y0 = rois.GetDouble(r * 4 + 1) * scale - offset;
+    double roi_w = rois.GetDouble(r * 4 + 2) * scale - offset - x0;
+    double roi_h = rois.GetDouble(r * 4 + 3) * scale - offset - y0;
+    if (!half_pixel) {
+      roi_w = std::max(roi_w, 1.0);
+      roi_h = std::max(roi_h, 1.0);
+    }
+    double bin_h = roi_h / oh, bin_w = roi_w / ow;
+    int64_t grid_h = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(roi_h / oh));
+    int64_t grid_w = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(roi_w / ow));
+    double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
+    for (int64_t c = 0; c < channels; ++c) {
+      auto v = [&](int64_t yy, int64_t xx) { return x.GetDouble(((n * channels + c) * h + yy) * w + xx); };
+      for (int64_t ph = 0; ph < oh; ++ph) {
+        for (int64_t pw = 0; pw < ow; ++pw) {
+          double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+          for (int64_t iy = 0; iy < grid_h; ++iy) {
+            for (int64_t ix = 0; ix < grid_w; ++ix) {
+              double yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / grid_h;
+              double xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / grid_w;
+              if (yy < -1.0 || yy > h || xx < -1.0 || xx > w) {
+                if (is_max) acc = std::max(acc, 0.0);
+                continue;
+              }
+              yy = std::max(yy, 0.0);
+              xx = std::max(xx, 0.0);
+              int64_t y_low = static_cast<int64_t>(yy), x_low = static_cast<int64_t>(xx), y_high, x_high;
+              if (y_low >= h - 1) {
+                y_high = y_low = h - 1;
+                yy = static_cast<double>(y_low);
+              } else {
+                y_high = y_low + 1;
+              }
+              if (x_low >= w - 1) {
+                x_high = x_low = w - 1;
+                xx = static_cast<double>(x_low);
+              } else {
+                x_high = x_low + 1;
+              }
+              double ly = yy - y_low, lx = xx - x_low, hy = 1 - ly, hx = 1 - lx;
+              double a = hy * hx * v(y_low, x_low), b = hy * lx * v(y_low, x_high);
+              double cc = ly * hx * v(y_high, x_low), d = ly * lx * v(y_high, x_high);
+              // Max mode takes the largest weighted corner, as onnxruntime (ONNX's reference for it) does.
+              acc = is_max ? std::max({acc, a, b, cc, d}) : acc + a + b + cc + d;
+            }
+          }
+          out.SetDouble(((r * channels + c) * oh + ph) * ow + pw, is_max ? acc : acc / count);
+        }
+      }
+    }
+  }
+  return {out};
+}
+
 }  // namespace
 
 void RegisterMiscKernels(KernelRegistry* r) {
+  r->Register("RoiAlign", RoiAlign);
+  r->Register("DFT", Dft);
+  r->Register("STFT", Stft);
+  r->Register("MelWeightMatrix", MelWeightMatrix);
   r->Register("GridSample", GridSample);
   r->Register("Einsum", Einsum);
   r->Register("Det", Det);
