@@ -388,14 +388,10 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
 }
 
 namespace {
-Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
-  int opset = DefaultOpset(model);
-  AGATE_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset, kUnsupported)
-      << "the model uses opset " << opset << "; agate supports opsets " << kMinOpset << " to " << kMaxOpset;
-  const onnx::GraphProto& g = model.graph();
 
-  // 1. Every unsupported node, reported at once.
-  std::vector<std::string> names;
+// Step 1: translates every node, or throws one kUnsupported error listing every
+// node that cannot be imported (name, op type, opset, reason).
+std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::string& base_dir) {
   std::vector<Node> translated(g.node_size());
   std::vector<std::string> problems;
   std::set<std::string> used_names;
@@ -406,7 +402,6 @@ Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const 
       name = name + "_" + std::to_string(i);
       used_names.insert(name);
     }
-    names.push_back(name);
     std::string reason;
     if (!IsDefaultDomain(proto.domain())) {
       reason = "domain '" + proto.domain() + "' not supported";
@@ -430,13 +425,15 @@ Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const 
     for (const std::string& p : problems) msg << "\n" << p;
     AGATE_THROW(kUnsupported) << msg.str();
   }
+  return translated;
+}
 
-  // 2. Inputs and initializers.
-  Graph result;
-  result.name = g.name().empty() ? "main" : g.name();
+// Step 2: initializers and bound inputs become constants, the other inputs typed graph inputs.
+void AddInputsAndInitializers(const onnx::GraphProto& g, const ImportOptions& options, const std::string& base_dir,
+                              Graph* result) {
   std::set<std::string> initializer_names;
   for (const auto& init : g.initializer()) {
-    result.AddConstant(init.name(), TensorFromProto(init, base_dir));
+    result->AddConstant(init.name(), TensorFromProto(init, base_dir));
     initializer_names.insert(init.name());
   }
   for (const auto& init : g.sparse_initializer()) {
@@ -452,56 +449,71 @@ Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const 
     if (initializer_names.count(input.name())) continue;  // IR < 4 lists initializers as inputs too
     auto bound = options.input_values.find(input.name());
     if (bound != options.input_values.end()) {
-      result.AddConstant(input.name(), bound->second);
+      result->AddConstant(input.name(), bound->second);
       continue;
     }
-    result.AddInput(input.name(), ValueInfoType(input, options));
+    result->AddInput(input.name(), ValueInfoType(input, options));
   }
-  // 3. Nodes in dependency order: constants fold, the rest are shape-inferred.
+}
+
+// Step 3, one node: constants fold, the rest are shape-inferred and appended.
+void ImportNode(const onnx::NodeProto& proto, Node node, int opset, Graph* result) {
+  if (proto.op_type() == "Constant") {
+    AGATE_REQUIRE(node.outputs.size() == 1, kInvalidArgument) << node.Describe() << " must have one output";
+    result->AddConstant(node.outputs[0], ConstantNodeValue(node));
+    return;
+  }
+  ResolveStaticOperands(&node, StaticOperandsOf(node, proto, opset), *result);
+  ApplyLegacyBroadcast(&node, result);
+  if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
+  std::string reason = graph::UnsupportedReason(node);
+  AGATE_REQUIRE(reason.empty(), kUnsupported) << "node '" << node.name << "' (" << proto.op_type() << ", opset "
+                                              << opset << "): " << reason;
+  bool shape_only = (node.op == "Shape" || node.op == "Size") && result->HasValue(node.inputs[0]);
+  if (shape_only && !result->IsConstant(node.inputs[0])) {
+    result->AddConstant(node.outputs[0], ShapeValue(node, result->TypeOf(node.inputs[0])));
+    return;
+  }
+  if (AllInputsConstant(node, *result)) {
+    FoldNode(node, result);
+    return;
+  }
+  std::vector<TensorType> types = graph::InferNodeTypes(node, result->types, result->constants);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty()) result->types[node.outputs[i]] = types[i];
+  result->AddNode(node);
+}
+
+// Step 4: graph outputs, checked against their declared types.
+void AddOutputs(const onnx::GraphProto& g, Graph* result) {
+  for (const auto& output : g.output()) {
+    AGATE_REQUIRE(result->HasValue(output.name()), kInvalidArgument)
+        << "graph output '" << output.name() << "' is never computed";
+    CheckDeclaredOutput(output, *result);
+    result->outputs.push_back(output.name());
+  }
+}
+
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
+  int opset = DefaultOpset(model);
+  AGATE_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset, kUnsupported)
+      << "the model uses opset " << opset << "; agate supports opsets " << kMinOpset << " to " << kMaxOpset;
+  const onnx::GraphProto& g = model.graph();
+  std::vector<Node> translated = TranslateAll(g, opset, base_dir);
+  Graph result;
+  result.name = g.name().empty() ? "main" : g.name();
+  AddInputsAndInitializers(g, options, base_dir, &result);
   std::set<std::string> available;
   for (const auto& [name, type] : result.types) available.insert(name);
   for (const auto& input : g.input()) available.insert(input.name());
-  for (int index : TopologicalOrder(g, available)) {
-    const onnx::NodeProto& proto = g.node(index);
-    Node node = translated[index];
-    if (proto.op_type() == "Constant") {
-      AGATE_REQUIRE(node.outputs.size() == 1, kInvalidArgument) << node.Describe() << " must have one output";
-      result.AddConstant(node.outputs[0], ConstantNodeValue(node));
-      continue;
-    }
-    ResolveStaticOperands(&node, StaticOperandsOf(node, proto, opset), result);
-    ApplyLegacyBroadcast(&node, &result);
-    if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
-    std::string reason = graph::UnsupportedReason(node);
-    AGATE_REQUIRE(reason.empty(), kUnsupported) << "node '" << node.name << "' (" << proto.op_type() << ", opset "
-                                                << opset << "): " << reason;
-    bool shape_only = (node.op == "Shape" || node.op == "Size") && result.HasValue(node.inputs[0]);
-    if (AllInputsConstant(node, result) || shape_only) {
-      if (shape_only && !result.IsConstant(node.inputs[0])) {
-        result.AddConstant(node.outputs[0], ShapeValue(node, result.TypeOf(node.inputs[0])));
-      } else {
-        FoldNode(node, &result);
-      }
-      continue;
-    }
-    std::vector<TensorType> types = graph::InferNodeTypes(node, result.types, result.constants);
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (!node.outputs[i].empty()) result.types[node.outputs[i]] = types[i];
-    result.AddNode(node);
-  }
-
-  // 4. Outputs.
-  for (const auto& output : g.output()) {
-    AGATE_REQUIRE(result.HasValue(output.name()), kInvalidArgument)
-        << "graph output '" << output.name() << "' is never computed";
-    CheckDeclaredOutput(output, result);
-    result.outputs.push_back(output.name());
-  }
+  for (int index : TopologicalOrder(g, available)) ImportNode(g.node(index), translated[index], opset, &result);
+  AddOutputs(g, &result);
   result.Verify();
   AGATE_LOG(INFO) << "imported ONNX graph '" << result.name << "' (opset " << opset << "): " << result.nodes.size()
                   << " nodes, " << result.constants.size() << " constants";
   return result;
 }
+
 }  // namespace
 
 std::map<std::string, Shape> ParseInputShapes(const std::string& text) {
