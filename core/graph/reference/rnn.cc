@@ -1,6 +1,7 @@
 // Reference kernels of RNN, GRU and LSTM, written after the equations of the ONNX specification.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/graph/reference/kernel.h"
 #include "core/support/error.h"
@@ -19,122 +20,145 @@ Activation ActivationNamed(const std::string& name) {
   return [](double v) { return std::tanh(v); };
 }
 
+// The sizes and settings shared by every step of one recurrent node.
 struct Recurrence {
-  std::string op;
+  const KernelContext* ctx;
   int64_t seq, batch, input, hidden, dirs, gates;
-  bool batch_major;
+  bool batch_major, linear_before_reset, input_forget;
   double clip;  // <= 0: none
-  bool linear_before_reset, input_forget;
-  std::vector<std::string> activations;  // per direction: f, g, (h)
+
+  explicit Recurrence(const KernelContext& c) : ctx(&c) {
+    const Shape& x = c.in(0).shape();
+    batch_major = c.attrs().GetInt("layout", 0) != 0;
+    seq = batch_major ? x[1] : x[0];
+    batch = batch_major ? x[0] : x[1];
+    input = x[2];
+    hidden = c.in(2).shape()[2];
+    dirs = c.in(1).shape()[0];
+    gates = c.node.op == "LSTM" ? 4 : c.node.op == "GRU" ? 3 : 1;
+    clip = c.attrs().GetFloat("clip", 0.0);
+    linear_before_reset = c.attrs().GetInt("linear_before_reset", 0) != 0;
+    input_forget = c.attrs().GetInt("input_forget", 0) != 0;
+  }
+  double Clip(double v) const { return clip > 0 ? std::min(clip, std::max(-clip, v)) : v; }
+  double X(int64_t t, int64_t b, int64_t i) const {
+    return ctx->in(0).GetDouble(batch_major ? (b * seq + t) * input + i : (t * batch + b) * input + i);
+  }
+  double W(int64_t d, int64_t row, int64_t col) const {
+    return ctx->in(1).GetDouble((d * gates * hidden + row) * input + col);
+  }
+  double R(int64_t d, int64_t row, int64_t col) const {
+    return ctx->in(2).GetDouble((d * gates * hidden + row) * hidden + col);
+  }
+  // Input and recurrence biases (B = [Wb, Rb] per direction).
+  double Wb(int64_t d, int64_t row) const {
+    return ctx->has(3) ? ctx->in(3).GetDouble(d * 2 * gates * hidden + row) : 0.0;
+  }
+  double Rb(int64_t d, int64_t row) const {
+    return ctx->has(3) ? ctx->in(3).GetDouble(d * 2 * gates * hidden + gates * hidden + row) : 0.0;
+  }
+  double Peephole(int64_t d, int gate, int64_t j) const {  // gates i, o, f
+    return ctx->node.op == "LSTM" && ctx->has(7) ? ctx->in(7).GetDouble(d * 3 * hidden + gate * hidden + j) : 0.0;
+  }
+  // Activations f, g, (h) of direction d: given ones first, then the operator's defaults.
+  std::vector<Activation> Activations(int64_t d) const {
+    const std::string& op = ctx->node.op;
+    std::vector<std::string> defaults = op == "LSTM"  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                        : op == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                      : std::vector<std::string>{"Tanh"};
+    std::vector<std::string> given = ctx->attrs().GetStrings("activations", {});
+    std::vector<Activation> result;
+    for (size_t k = 0; k < defaults.size(); ++k) {
+      size_t index = d * defaults.size() + k;
+      result.push_back(ActivationNamed(index < given.size() ? given[index] : defaults[k]));
+    }
+    return result;
+  }
 };
 
-// X[t][b][i] for either layout.
-double XAt(const Tensor& x, const Recurrence& r, int64_t t, int64_t b, int64_t i) {
-  return r.batch_major ? x.GetDouble((b * r.seq + t) * r.input + i) : x.GetDouble((t * r.batch + b) * r.input + i);
+// State carried across time steps for one (direction, batch) pair.
+struct State {
+  std::vector<double> h, c;
+};
+
+// One time step: returns the new hidden state (and updates the cell state for LSTM).
+std::vector<double> Step(const Recurrence& r, int64_t d, int64_t b, int64_t t, const std::vector<Activation>& act,
+                         State* state) {
+  int64_t H = r.hidden, rows = r.gates * H;
+  const std::vector<double>& h = state->h;
+  // Pre-activations x W^T + Wb and h R^T + Rb, kept apart because GRU combines them differently.
+  std::vector<double> xw(rows), hr(rows);
+  for (int64_t row = 0; row < rows; ++row) {
+    xw[row] = r.Wb(d, row);
+    hr[row] = r.Rb(d, row);
+    for (int64_t i = 0; i < r.input; ++i) xw[row] += r.X(t, b, i) * r.W(d, row, i);
+    for (int64_t j = 0; j < H; ++j) hr[row] += h[j] * r.R(d, row, j);
+  }
+  std::vector<double> next(H);
+  const std::string& op = r.ctx->node.op;
+  if (op == "RNN") {
+    for (int64_t j = 0; j < H; ++j) next[j] = act[0](r.Clip(xw[j] + hr[j]));
+  } else if (op == "GRU") {  // gate rows: z, r, h
+    std::vector<double> z(H), reset(H);
+    for (int64_t j = 0; j < H; ++j) {
+      z[j] = act[0](r.Clip(xw[j] + hr[j]));
+      reset[j] = act[0](r.Clip(xw[H + j] + hr[H + j]));
+    }
+    for (int64_t j = 0; j < H; ++j) {
+      double recurrent;
+      if (r.linear_before_reset) {
+        recurrent = reset[j] * hr[2 * H + j];
+      } else {
+        recurrent = r.Rb(d, 2 * H + j);
+        for (int64_t k = 0; k < H; ++k) recurrent += reset[k] * h[k] * r.R(d, 2 * H + j, k);
+      }
+      double candidate = act[1](r.Clip(xw[2 * H + j] + recurrent));
+      next[j] = (1 - z[j]) * candidate + z[j] * h[j];
+    }
+  } else {  // LSTM gate rows: i, o, f, c
+    std::vector<double>& c = state->c;
+    for (int64_t j = 0; j < H; ++j) {
+      double in_gate = act[0](r.Clip(xw[j] + hr[j] + r.Peephole(d, 0, j) * c[j]));
+      double forget = act[0](r.Clip(xw[2 * H + j] + hr[2 * H + j] + r.Peephole(d, 2, j) * c[j]));
+      if (r.input_forget) forget = 1 - in_gate;
+      double candidate = act[1](r.Clip(xw[3 * H + j] + hr[3 * H + j]));
+      double cell = forget * c[j] + in_gate * candidate;
+      double out_gate = act[0](r.Clip(xw[H + j] + hr[H + j] + r.Peephole(d, 1, j) * cell));
+      next[j] = out_gate * act[2](cell);
+      c[j] = cell;
+    }
+  }
+  return next;
 }
 
 Tensors Recurrent(const KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  Recurrence r;
-  r.op = ctx.node.op;
-  r.batch_major = ctx.attrs().GetInt("layout", 0) != 0;
-  r.seq = r.batch_major ? x.shape()[1] : x.shape()[0];
-  r.batch = r.batch_major ? x.shape()[0] : x.shape()[1];
-  r.input = x.shape()[2];
-  r.hidden = ctx.in(2).shape()[2];
-  r.dirs = ctx.in(1).shape()[0];
-  r.gates = r.op == "LSTM" ? 4 : r.op == "GRU" ? 3 : 1;
-  r.clip = ctx.attrs().GetFloat("clip", 0.0);
-  r.linear_before_reset = ctx.attrs().GetInt("linear_before_reset", 0) != 0;
-  r.input_forget = ctx.attrs().GetInt("input_forget", 0) != 0;
-  std::vector<std::string> defaults = r.op == "LSTM"  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-                                      : r.op == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                      : std::vector<std::string>{"Tanh"};
-  std::vector<std::string> given;
-  for (const std::string& a : ctx.attrs().GetStrings("activations", {})) given.push_back(a);
-  size_t per_dir = defaults.size();
+  Recurrence r(ctx);
+  int64_t H = r.hidden;
   std::string direction = ctx.attrs().GetString("direction", "forward");
-  const Tensor* b = ctx.has(3) ? &ctx.in(3) : nullptr;
-  const Tensor* lens = ctx.has(4) ? &ctx.in(4) : nullptr;
-  const Tensor* h0 = ctx.has(5) ? &ctx.in(5) : nullptr;
-  const Tensor* c0 = r.op == "LSTM" && ctx.has(6) ? &ctx.in(6) : nullptr;
-  const Tensor* p = r.op == "LSTM" && ctx.has(7) ? &ctx.in(7) : nullptr;
-  int64_t H = r.hidden, G = r.gates;
   std::vector<double> y(ctx.outputs[0].numel(), 0.0), yh(r.dirs * r.batch * H), yc(r.dirs * r.batch * H);
-  auto clip = [&](double v) { return r.clip > 0 ? std::min(r.clip, std::max(-r.clip, v)) : v; };
   for (int64_t d = 0; d < r.dirs; ++d) {
     bool reverse = direction == "reverse" || (direction == "bidirectional" && d == 1);
-    std::vector<Activation> act;
-    for (size_t k = 0; k < per_dir; ++k) {
-      size_t index = d * per_dir + k;
-      act.push_back(ActivationNamed(index < given.size() ? given[index] : defaults[k]));
-    }
-    auto w = [&](int64_t row, int64_t col) { return ctx.in(1).GetDouble((d * G * H + row) * r.input + col); };
-    auto rw = [&](int64_t row, int64_t col) { return ctx.in(2).GetDouble((d * G * H + row) * H + col); };
-    auto wb = [&](int64_t row) { return b ? b->GetDouble(d * 2 * G * H + row) : 0.0; };
-    auto rb = [&](int64_t row) { return b ? b->GetDouble(d * 2 * G * H + G * H + row) : 0.0; };
-    for (int64_t bt = 0; bt < r.batch; ++bt) {
-      std::vector<double> h(H), c(H);
+    std::vector<Activation> act = r.Activations(d);
+    for (int64_t b = 0; b < r.batch; ++b) {
+      State state{std::vector<double>(H, 0.0), std::vector<double>(H, 0.0)};
       for (int64_t j = 0; j < H; ++j) {
-        h[j] = h0 ? h0->GetDouble((d * r.batch + bt) * H + j) : 0.0;
-        c[j] = c0 ? c0->GetDouble((d * r.batch + bt) * H + j) : 0.0;
+        if (ctx.has(5)) state.h[j] = ctx.in(5).GetDouble((d * r.batch + b) * H + j);
+        if (ctx.node.op == "LSTM" && ctx.has(6)) state.c[j] = ctx.in(6).GetDouble((d * r.batch + b) * H + j);
       }
-      int64_t len = lens ? lens->GetInt(bt) : r.seq;
-      for (int64_t step = 0; step < len; ++step) {
-        int64_t t = reverse ? len - 1 - step : step;
-        // Pre-activations of every gate row: x W^T + Wb, and h R^T + Rb kept apart for GRU.
-        std::vector<double> xw(G * H), hr(G * H);
-        for (int64_t row = 0; row < G * H; ++row) {
-          double a = wb(row), s = rb(row);
-          for (int64_t i = 0; i < r.input; ++i) a += XAt(x, r, t, bt, i) * w(row, i);
-          for (int64_t j = 0; j < H; ++j) s += h[j] * rw(row, j);
-          xw[row] = a;
-          hr[row] = s;
-        }
-        std::vector<double> next(H);
-        if (r.op == "RNN") {
-          for (int64_t j = 0; j < H; ++j) next[j] = act[0](clip(xw[j] + hr[j]));
-        } else if (r.op == "GRU") {  // gate rows: z, r, h
-          std::vector<double> z(H), reset(H);
-          for (int64_t j = 0; j < H; ++j) {
-            z[j] = act[0](clip(xw[j] + hr[j]));
-            reset[j] = act[0](clip(xw[H + j] + hr[H + j]));
-          }
-          for (int64_t j = 0; j < H; ++j) {
-            double recurrent;
-            if (r.linear_before_reset) {
-              recurrent = reset[j] * hr[2 * H + j];
-            } else {
-              recurrent = rb(2 * H + j);
-              for (int64_t k = 0; k < H; ++k) recurrent += reset[k] * h[k] * rw(2 * H + j, k);
-            }
-            double candidate = act[1](clip(xw[2 * H + j] + recurrent));
-            next[j] = (1 - z[j]) * candidate + z[j] * h[j];
-          }
-        } else {  // LSTM gate rows: i, o, f, c; peepholes: i, o, f
-          auto peep = [&](int k, int64_t j) { return p ? p->GetDouble(d * 3 * H + k * H + j) : 0.0; };
-          std::vector<double> cell(H);
-          for (int64_t j = 0; j < H; ++j) {
-            double in_gate = act[0](clip(xw[j] + hr[j] + peep(0, j) * c[j]));
-            double forget = act[0](clip(xw[2 * H + j] + hr[2 * H + j] + peep(2, j) * c[j]));
-            if (r.input_forget) forget = 1 - in_gate;
-            double candidate = act[1](clip(xw[3 * H + j] + hr[3 * H + j]));
-            cell[j] = forget * c[j] + in_gate * candidate;
-            double out_gate = act[0](clip(xw[H + j] + hr[H + j] + peep(1, j) * cell[j]));
-            next[j] = out_gate * act[2](cell[j]);
-          }
-          c = cell;
-        }
-        h = next;
+      // Steps past a sequence's length leave Y at zero and the state unchanged.
+      int64_t length = ctx.has(4) ? ctx.in(4).GetInt(b) : r.seq;
+      for (int64_t step = 0; step < length; ++step) {
+        int64_t t = reverse ? length - 1 - step : step;
+        state.h = Step(r, d, b, t, act, &state);
         for (int64_t j = 0; j < H; ++j) {
-          int64_t at = r.batch_major ? ((bt * r.seq + t) * r.dirs + d) * H + j : ((t * r.dirs + d) * r.batch + bt) * H + j;
-          y[at] = h[j];
+          int64_t at = r.batch_major ? ((b * r.seq + t) * r.dirs + d) * H + j : ((t * r.dirs + d) * r.batch + b) * H + j;
+          y[at] = state.h[j];
         }
       }
       for (int64_t j = 0; j < H; ++j) {
-        int64_t at = r.batch_major ? (bt * r.dirs + d) * H + j : (d * r.batch + bt) * H + j;
-        yh[at] = h[j];
-        yc[at] = c[j];
+        int64_t at = r.batch_major ? (b * r.dirs + d) * H + j : (d * r.batch + b) * H + j;
+        yh[at] = state.h[j];
+        yc[at] = state.c[j];
       }
     }
   }
