@@ -54,7 +54,15 @@ class LayoutRewriter {
     return false;
   }
 
-  // Elementwise ops continue a region when every operand is blocked or a scalar.
+  // A constant of shape [C,1,1] or [1,C,1,1]: one value per channel of a C-channel activation.
+  bool IsPerChannelConstant(const std::string& value, int64_t channels) const {
+    if (!source_.IsConstant(value)) return false;
+    Shape shape = source_.TypeOf(value).shape;
+    if (shape.size() == 4 && shape[0] == 1) shape.erase(shape.begin());
+    return shape == Shape{channels, 1, 1};
+  }
+
+  // Elementwise ops continue a region when every operand is blocked, a scalar, or a per-channel constant.
   bool FollowsBlocked(const Node& node) const {
     if (KindOf(node) > OpKind::kBroadcast || node.outputs.size() != 1) return false;
     if (node.op == "BatchNormalization" || node.op == "PRelu" || node.op == "Dropout") return false;
@@ -64,11 +72,31 @@ class LayoutRewriter {
       if (blocked_.count(in)) {
         if (source_.TypeOf(in).shape != source_.TypeOf(node.outputs[0]).shape) return false;
         any_blocked = true;
-      } else if (source_.TypeOf(in).numel() != 1) {
+      } else if (source_.TypeOf(in).numel() != 1 && !IsPerChannelConstant(in, OutputChannels(node))) {
         return false;
       }
     }
     return any_blocked;
+  }
+
+  int64_t OutputChannels(const Node& node) const {
+    const Shape& shape = source_.TypeOf(node.outputs[0]).shape;
+    return shape.size() == 4 ? shape[1] : -1;
+  }
+
+  // A per-channel constant laid out as [1, C/block, 1, 1, block], which broadcasts against blocked activations.
+  std::string BlockedConstant(const std::string& value) {
+    auto it = blocked_.find(value);
+    if (it != blocked_.end()) return it->second;
+    const Tensor& plain = source_.ConstantOf(value);
+    int64_t channels = plain.numel();
+    Tensor blocked(plain.dtype(), {1, channels / block_, 1, 1, block_});
+    for (int64_t c = 0; c < channels; ++c) blocked.SetDouble(c, plain.GetDouble(c));  // same linear order
+    std::string name = result_.FreshName(value + "_" + layout_);
+    result_.AddConstant(name, blocked);
+    blocked_[value] = name;
+    plain_ready_.insert(value);
+    return name;
   }
 
   // The blocked twin of a value, inserting NCHW -> blocked at a region's entry.
@@ -112,8 +140,13 @@ class LayoutRewriter {
     for (size_t i = 0; i < copy.inputs.size(); ++i) {
       std::string& in = copy.inputs[i];
       if (in.empty()) continue;
-      bool activation = is_anchor ? i == 0 : source_.TypeOf(in).numel() != 1 || blocked_.count(in);
-      if (activation) in = Blocked(in);
+      if (is_anchor) {
+        if (i == 0) in = Blocked(in);
+      } else if (source_.IsConstant(in) && !blocked_.count(in) && source_.TypeOf(in).numel() != 1) {
+        in = BlockedConstant(in);
+      } else if (blocked_.count(in) || source_.TypeOf(in).numel() != 1) {
+        in = Blocked(in);
+      }
     }
     if (is_anchor) copy.attrs.Set("layout", layout_);
     std::string out = node.outputs[0];

@@ -4,7 +4,8 @@
 // Why: a blocked layout puts `c` consecutive channels in one SIMD register for
 // every spatial position; converting between layouts costs a full copy, so the
 // pass converts whole regions: Conv (group 1), pools, and elementwise ops whose
-// operands are blocked (or scalars) run blocked, and LayoutTransform nodes are
+// operands are blocked, scalars or per-channel constants ([C,1,1], re-laid out
+// as [1,C/c,1,1,c] at compile time) run blocked, and LayoutTransform nodes are
 // inserted only where a region begins (an NCHW value enters) or ends (a blocked
 // value reaches an NCHW-only consumer or a graph output). Weights stay OIHW.
 #ifndef AGATE_CORE_GRAPH_PASSES_LAYOUT_TRANSFORMATION_H_

@@ -176,6 +176,23 @@ TEST(LayoutTransformationTest, BlocksTheConvRegionWithTransformsOnlyAtItsBoundar
   EXPECT_EQ(Count(TransformLayout(g, 3), "LayoutTransform"), 0);
 }
 
+TEST(LayoutTransformationTest, PerChannelConstantsStayInsideTheRegion) {
+  Graph g;
+  g.AddInput("x", F32({1, 8, 4, 4}));
+  g.AddConstant("w", RandomTensor({8, 8, 1, 1}, 27));
+  g.AddConstant("scale", RandomTensor({8, 1, 1}, 28));
+  g.AddConstant("shift", RandomTensor({1, 8, 1, 1}, 29));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"});
+  Add(&g, "Mul", "scale_mul", {"c", "scale"}, {"m"});
+  Add(&g, "Add", "shift_add", {"m", "shift"}, {"a"});
+  Add(&g, "Relu", "relu", {"a"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph blocked = TransformLayout(g, 4);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);
+  EXPECT_EQ(blocked.TypeOf("scale_NCHW4c").shape, (Shape{1, 2, 1, 1, 4}));
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 8, 4, 4}, 30)}}), 1e-6);
+}
+
 TEST(DeadCodeEliminationTest, RemovesUnusedNodesAndConstants) {
   Graph g;
   g.AddInput("x", F32({3}));
