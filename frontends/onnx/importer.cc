@@ -108,6 +108,7 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
 // Static operands of a node at this opset (legacy Resize-10/Upsample-9 keep scales at input 1).
 std::vector<graph::StaticOperand> StaticOperandsOf(const Node& node, const onnx::NodeProto& proto, int opset) {
   if (proto.op_type() == "Upsample" || (proto.op_type() == "Resize" && opset < 11)) return {{1, "scales", true}};
+  if (proto.op_type() == "If") return {{0, ""}};  // the condition picks the branch to inline
   if (proto.op_type() == "Dropout") {
     // The ratio matters only in training mode, where agate supports ratio 0 only.
     return {{1, "ratio", true, true, false}, {2, "training_mode", false, true}};
@@ -158,6 +159,23 @@ TensorType ValueInfoType(const onnx::ValueInfoProto& info, const ImportOptions& 
   return type;
 }
 
+// A node's inputs, including the outer values an If's branches read by name.
+std::vector<std::string> NodeInputs(const onnx::NodeProto& node) {
+  std::vector<std::string> inputs(node.input().begin(), node.input().end());
+  for (const auto& a : node.attribute()) {
+    if (a.type() != onnx::AttributeProto::GRAPH) continue;
+    std::set<std::string> local;
+    for (const auto& init : a.g().initializer()) local.insert(init.name());
+    for (const auto& n : a.g().node()) local.insert(n.output().begin(), n.output().end());
+    for (const auto& n : a.g().node())
+      for (const std::string& in : NodeInputs(n))
+        if (!local.count(in)) inputs.push_back(in);
+    for (const auto& out : a.g().output())
+      if (!local.count(out.name())) inputs.push_back(out.name());
+  }
+  return inputs;
+}
+
 // Orders the nodes so each comes after the producers of its inputs. Throws when
 // a node reads a tensor nothing defines, or when the nodes form a cycle.
 std::vector<int> TopologicalOrder(const onnx::GraphProto& g, const std::set<std::string>& available) {
@@ -174,7 +192,7 @@ std::vector<int> TopologicalOrder(const onnx::GraphProto& g, const std::set<std:
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> users(n);
   for (int i = 0; i < n; ++i) {
-    for (const std::string& in : g.node(i).input()) {
+    for (const std::string& in : NodeInputs(g.node(i))) {
       if (in.empty() || available.count(in)) continue;
       auto it = producer.find(in);
       AGATE_REQUIRE(it != producer.end(), kInvalidArgument)
@@ -389,6 +407,9 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
 
 namespace {
 
+std::string CheckIfBranches(const onnx::NodeProto& proto, int opset, const std::string& base_dir);
+void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result);
+
 // Step 1: translates every node, or throws one kUnsupported error listing every
 // node that cannot be imported (name, op type, opset, reason).
 std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::string& base_dir) {
@@ -405,6 +426,12 @@ std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::
     std::string reason;
     if (!IsDefaultDomain(proto.domain())) {
       reason = "domain '" + proto.domain() + "' not supported";
+    } else if (proto.op_type() == "If") {
+      reason = CheckIfBranches(proto, opset, base_dir);
+      translated[i].name = name;
+      translated[i].op = "If";
+      translated[i].inputs.assign(proto.input().begin(), proto.input().end());
+      translated[i].outputs.assign(proto.output().begin(), proto.output().end());
     } else {
       try {
         translated[i] = TranslateNode(proto, name, opset, base_dir);
@@ -456,8 +483,79 @@ void AddInputsAndInitializers(const onnx::GraphProto& g, const ImportOptions& op
   }
 }
 
+// "" when both branches of an If hold only supported nodes, else why not.
+std::string CheckIfBranches(const onnx::NodeProto& proto, int opset, const std::string& base_dir) {
+  int branches = 0;
+  for (const auto& a : proto.attribute()) {
+    if (a.name() != "then_branch" && a.name() != "else_branch") return "attribute '" + a.name() + "' not supported";
+    ++branches;
+    try {
+      TranslateAll(a.g(), opset, base_dir);
+    } catch (const Error& e) {
+      return a.name() + ": " + e.message();
+    }
+  }
+  return branches == 2 ? "" : "needs then_branch and else_branch";
+}
+
+// An If whose condition is a compile-time constant: the taken branch's nodes are
+// imported in its place (branch-local names prefixed with the If's name, branch
+// outputs renamed to the If's outputs). Branches read outer values by name.
+void InlineIf(const onnx::NodeProto& proto, const Node& node, int opset, const std::string& base_dir,
+              Graph* result) {
+  AGATE_REQUIRE(!node.inputs.empty() && result->IsConstant(node.inputs[0]), kUnsupported)
+      << node.Describe() << ": the condition must be a compile-time constant (agate inlines the taken branch)";
+  bool take_then = result->ConstantOf(node.inputs[0]).GetInt(0) != 0;
+  const onnx::GraphProto* branch = nullptr;
+  for (const auto& a : proto.attribute())
+    if (a.name() == (take_then ? "then_branch" : "else_branch")) branch = &a.g();
+  AGATE_REQUIRE(branch != nullptr && branch->output_size() == static_cast<int>(node.outputs.size()), kInvalidArgument)
+      << node.Describe() << ": the branch must produce " << node.outputs.size() << " outputs";
+  std::string prefix = node.name + "/";
+  std::map<std::string, std::string> rename;
+  for (const auto& init : branch->initializer()) {
+    rename[init.name()] = prefix + init.name();
+    result->AddConstant(prefix + init.name(), TensorFromProto(init, base_dir));
+  }
+  for (const auto& n : branch->node())
+    for (const std::string& out : n.output())
+      if (!out.empty()) rename[out] = prefix + out;
+  for (int i = 0; i < branch->output_size(); ++i) {
+    const std::string& out = branch->output(i).name();
+    if (rename.count(out)) rename[out] = node.outputs[i];  // else an outer value, copied by an Identity below
+  }
+  onnx::GraphProto inlined;
+  for (int i = 0; i < branch->node_size(); ++i) {
+    onnx::NodeProto n = branch->node(i);
+    n.set_name(prefix + NodeLabel(branch->node(i), i));
+    for (std::string& in : *n.mutable_input())
+      if (rename.count(in)) in = rename[in];
+    for (std::string& out : *n.mutable_output())
+      if (rename.count(out)) out = rename[out];
+    *inlined.add_node() = n;
+  }
+  for (int i = 0; i < branch->output_size(); ++i) {
+    const std::string& out = branch->output(i).name();
+    if (rename.count(out) && rename[out] == node.outputs[i]) continue;
+    onnx::NodeProto* copy = inlined.add_node();
+    copy->set_op_type("Identity");
+    copy->set_name(prefix + "output_" + std::to_string(i));
+    copy->add_input(out);
+    copy->add_output(node.outputs[i]);
+  }
+  std::vector<Node> translated = TranslateAll(inlined, opset, base_dir);
+  std::set<std::string> available;
+  for (const auto& [name, type] : result->types) available.insert(name);
+  for (int index : TopologicalOrder(inlined, available))
+    ImportNode(inlined.node(index), translated[index], opset, base_dir, result);
+}
+
 // Step 3, one node: constants fold, the rest are shape-inferred and appended.
-void ImportNode(const onnx::NodeProto& proto, Node node, int opset, Graph* result) {
+void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result) {
+  if (proto.op_type() == "If") {
+    InlineIf(proto, node, opset, base_dir, result);
+    return;
+  }
   if (proto.op_type() == "Constant") {
     AGATE_REQUIRE(node.outputs.size() == 1, kInvalidArgument) << node.Describe() << " must have one output";
     result->AddConstant(node.outputs[0], ConstantNodeValue(node));
@@ -506,7 +604,9 @@ Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const 
   std::set<std::string> available;
   for (const auto& [name, type] : result.types) available.insert(name);
   for (const auto& input : g.input()) available.insert(input.name());
-  for (int index : TopologicalOrder(g, available)) ImportNode(g.node(index), translated[index], opset, &result);
+  for (int index : TopologicalOrder(g, available)) {
+    ImportNode(g.node(index), translated[index], opset, base_dir, &result);
+  }
   AddOutputs(g, &result);
   result.Verify();
   AGATE_LOG(INFO) << "imported ONNX graph '" << result.name << "' (opset " << opset << "): " << result.nodes.size()

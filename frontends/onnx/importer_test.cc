@@ -240,6 +240,40 @@ TEST(ImporterTest, LegacyOpsetForms) {
   EXPECT_NEAR(sum, 1.0, 1e-6);
 }
 
+// If with a constant condition: the taken branch is inlined; its nodes read outer values by name.
+TEST(ImporterTest, InlinesIfWithAConstantCondition) {
+  auto model = [](bool runtime_condition) {
+    ModelBuilder b(13);
+    b.Input("x", kFloat, {3});
+    if (runtime_condition) b.Input("cond", onnx::TensorProto::BOOL, {});
+    else b.Initializer("cond", Tensor::FromInts(DType::Bool(), {}, {0}));
+    onnx::ModelProto m = b.Build();
+    onnx::NodeProto* node = m.mutable_graph()->add_node();
+    node->set_op_type("If");
+    node->set_name("choose");
+    node->add_input("cond");
+    node->add_output("y");
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      onnx::AttributeProto* a = node->add_attribute();
+      a->set_name(branch);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      onnx::NodeProto* inner = a->mutable_g()->add_node();
+      inner->set_op_type(std::string(branch) == "then_branch" ? "Relu" : "Neg");
+      inner->add_input("x");
+      inner->add_output("branch_out");
+      a->mutable_g()->add_output()->set_name("branch_out");
+    }
+    m.mutable_graph()->add_output()->set_name("y");
+    return m;
+  };
+  Graph g = ImportOnnxModel(model(false));
+  ASSERT_EQ(g.nodes.size(), 1u) << graph::PrintGraph(g);
+  EXPECT_EQ(g.nodes[0].op, "Neg");  // cond is false
+  EXPECT_EQ(g.nodes[0].outputs, (std::vector<std::string>{"y"}));
+  ExpectError([&] { ImportOnnxModel(model(true)); }, StatusCode::kUnsupported, {"choose", "compile-time constant"});
+  EXPECT_EQ(StaticOperandInputs(model(true)), (std::set<std::string>{"cond"}));
+}
+
 TEST(ImporterTest, TensorProtoStorageFields) {
   onnx::TensorProto proto;
   proto.set_name("t");
