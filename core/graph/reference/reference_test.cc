@@ -56,6 +56,23 @@ TEST(ReferenceTest, GroupedConvMatchesSplitConvs) {
   for (size_t i = 0; i < second.size(); ++i) EXPECT_NEAR(grouped[second.size() + i], second[i], 1e-5);
 }
 
+// The 2-D fast path and the general N-d loop agree (a 2-D conv is a 3-D conv with a depth of 1).
+TEST(ReferenceTest, Conv2DFastPathMatchesTheGeneralLoop) {
+  Tensor x = testing::RandomTensor({2, 4, 7, 6}, 11);
+  Tensor w = testing::RandomTensor({6, 2, 3, 2}, 12);
+  Tensor b = testing::RandomTensor({6}, 13);
+  std::vector<double> fast = RunNode(
+      MakeNode("Conv", 3, {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{2, 1}},
+                           {"dilations", std::vector<int64_t>{1, 2}}, {"pads", std::vector<int64_t>{1, 0, 2, 1}}}),
+      {x, w, b});
+  std::vector<double> general = RunNode(
+      MakeNode("Conv", 3, {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{1, 2, 1}},
+                           {"dilations", std::vector<int64_t>{1, 1, 2}}, {"pads", std::vector<int64_t>{0, 1, 0, 0, 2, 1}}}),
+      {x.Reshaped({2, 4, 1, 7, 6}), w.Reshaped({6, 2, 1, 3, 2}), b});
+  ASSERT_EQ(fast.size(), general.size());
+  for (size_t i = 0; i < fast.size(); ++i) EXPECT_NEAR(fast[i], general[i], 1e-5) << i;
+}
+
 TEST(ReferenceTest, BatchedBroadcastingMatMul) {
   Tensor a = F32({2, 1, 2}, {1, 2, 3, 4});
   Tensor b = F32({2, 1}, {10, 100});
