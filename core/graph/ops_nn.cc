@@ -33,7 +33,7 @@ void RequireFloat(const InferContext& ctx, int input) {
 
 // Channels-blocked layout "NCHW<c>c" -> c, or 0 for plain NCHW.
 int64_t BlockOf(const Node& node) {
-  std::string layout = node.attrs.GetString("layout", "NCHW");
+  std::string layout = node.attrs.GetString("data_layout", "NCHW");
   if (layout == "NCHW") return 0;
   AGATE_REQUIRE(layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c', kUnsupported)
       << node.Describe() << ": layout '" << layout << "'";
@@ -216,7 +216,7 @@ void RegisterNnOps(OpRegistry* r) {
     base.insert(base.end(), more.begin(), more.end());
     return base;
   };
-  r->Register(Def("Conv", OpKind::kOutEWiseFusable, 2, 3, with(window, {"group", "layout"}), ConvInfer));
+  r->Register(Def("Conv", OpKind::kOutEWiseFusable, 2, 3, with(window, {"group", "data_layout"}), ConvInfer));
   r->Register(Def("ConvTranspose", OpKind::kOutEWiseFusable, 2, 3,
                   with(window, {"group", "output_padding", "output_shape"}), ConvTransposeInfer));
   r->Register(Def("Gemm", OpKind::kOutEWiseFusable, 2, 3, {"alpha", "beta", "transA", "transB"}, GemmInfer));
@@ -231,13 +231,13 @@ void RegisterNnOps(OpRegistry* r) {
   r->Register(Def("InstanceNormalization", OpKind::kOpaque, 3, 3, {"epsilon"}, InstanceNormInfer));
   r->Register(Def("LayerNormalization", OpKind::kOpaque, 2, 3, {"axis", "epsilon", "stash_type"}, LayerNormInfer));
   OpDef max_pool = Def("MaxPool", OpKind::kOutEWiseFusable, 1, 1,
-                       with(window, {"ceil_mode", "storage_order", "layout"}), PoolInfer);
+                       with(window, {"ceil_mode", "storage_order", "data_layout"}), PoolInfer);
   r->Register(max_pool);
   r->Register(Def("AveragePool", OpKind::kOutEWiseFusable, 1, 1,
-                  with(window, {"ceil_mode", "count_include_pad", "layout"}), PoolInfer));
+                  with(window, {"ceil_mode", "count_include_pad", "data_layout"}), PoolInfer));
   r->Register(Def("LpPool", OpKind::kOutEWiseFusable, 1, 1, with(window, {"p"}), PoolInfer));
-  r->Register(Def("GlobalAveragePool", OpKind::kOutEWiseFusable, 1, 1, {"layout"}, GlobalPoolInfer));
-  r->Register(Def("GlobalMaxPool", OpKind::kOutEWiseFusable, 1, 1, {"layout"}, GlobalPoolInfer));
+  r->Register(Def("GlobalAveragePool", OpKind::kOutEWiseFusable, 1, 1, {"data_layout"}, GlobalPoolInfer));
+  r->Register(Def("GlobalMaxPool", OpKind::kOutEWiseFusable, 1, 1, {"data_layout"}, GlobalPoolInfer));
   r->Register(Def("LRN", OpKind::kOpaque, 1, 1, {"alpha", "beta", "bias", "size"}, SameAsFirst));
   // `coerce_2d` marks the opset < 13 semantics (flatten to 2-D at axis) set by the frontend.
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {

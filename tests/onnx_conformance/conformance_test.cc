@@ -38,10 +38,10 @@ const std::set<std::string> kOutOfScope = {
     "test_training_dropout_default_mask", "test_training_dropout_mask",
 };
 
-SuiteReport RunSuite(const std::string& suite = kSuite) {
+SuiteReport RunSuite(const std::string& suite = kSuite, graph::PipelineOptions options = {}) {
   Executor executor;
   executor.label = "reference interpreter";
-  executor.transform = [](const graph::Graph& g) { return graph::BuildPipeline(graph::PipelineOptions()).Run(g); };
+  executor.transform = [options](const graph::Graph& g) { return graph::BuildPipeline(options).Run(g); };
   executor.run = graph::reference::Interpret;
   std::vector<CaseResult> results;
   for (const std::string& dir : ListCases(suite, false)) results.push_back(RunCase(dir, executor));
@@ -64,6 +64,17 @@ TEST(OnnxConformanceTest, NodeSuitePassRate) {
   for (const CaseResult& c : report.cases) {
     EXPECT_NE(c.outcome, Outcome::kFailed) << c.name << ": " << c.detail;
   }
+}
+
+// The other pipeline configurations compute the same results: blocked layout and maximal fusion
+// change how a model runs, never what it computes.
+TEST(OnnxConformanceTest, BlockedLayoutAndMaximalFusionChangeNoResult) {
+  graph::PipelineOptions options;
+  options.fusion = fusion::FusionPolicy::kAll;
+  options.layout_block = 4;
+  SuiteReport blocked = RunSuite(kSuite, options);
+  EXPECT_GE(blocked.pass_rate(), kMinimumPassRate);
+  for (const CaseResult& c : blocked.cases) EXPECT_NE(c.outcome, Outcome::kFailed) << c.name << ": " << c.detail;
 }
 
 // The models PyTorch exported for ONNX's suite (operators and small modules): all pass today.

@@ -1,12 +1,14 @@
 // Prints ONNX conformance pass rates per operator.
 //
 //   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
+//                                                          [--layout-block N]
 //
 // --list adds every failed and unsupported case with its reason.
 //
 // Executes with the graph pipeline and the reference interpreter (the compiled
 // path will replace the executor once kernels exist); the report says which.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -19,20 +21,24 @@ int main(int argc, char** argv) {
   std::string suite = "/usr/share/libonnx-testdata/data/node";
   bool expanded = false, list = false;
   std::string fusion = "rule";
+  int layout_block = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--suite") && i + 1 < argc) suite = argv[++i];
     else if (!std::strcmp(argv[i], "--expanded")) expanded = true;
     else if (!std::strcmp(argv[i], "--list")) list = true;
     else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
+    else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--fusion rule|none|all]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
       return 2;
     }
   }
   try {
     agate::conformance::Executor executor;
-    executor.label = "reference interpreter (graph passes, fusion=" + fusion + ")";
+    executor.label = "reference interpreter (graph passes, fusion=" + fusion +
+                     (layout_block > 1 ? ", layout NCHW" + std::to_string(layout_block) + "c" : "") + ")";
     agate::graph::PipelineOptions options;
+    options.layout_block = layout_block;
     options.fusion = agate::fusion::ParseFusionPolicy(fusion);
     executor.transform = [options](const agate::graph::Graph& g) {
       return agate::graph::BuildPipeline(options).Run(g);

@@ -67,7 +67,7 @@ Graph FoldBatchNorm(const Graph& graph) {
       std::vector<double> scale, shift;
       BatchNormAffine(result, node, &scale, &shift);
       int64_t channels = static_cast<int64_t>(scale.size());
-      bool conv_ok = layer.op == "Conv" && layer.attrs.GetString("layout", "NCHW") == "NCHW" &&
+      bool conv_ok = layer.op == "Conv" && layer.attrs.GetString("data_layout", "NCHW") == "NCHW" &&
                      AllConstant(result, layer, 1, 1) &&
                      (layer.inputs.size() < 3 || layer.inputs[2].empty() || AllConstant(result, layer, 2, 2));
       const Tensor* gemm_b = layer.op == "Gemm" && AllConstant(result, layer, 1, 1) ? &result.ConstantOf(layer.inputs[1])

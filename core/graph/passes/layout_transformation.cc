@@ -41,7 +41,9 @@ class LayoutRewriter {
 
   // Ops that start a blocked region.
   bool Anchors(const Node& node) const {
-    if (node.attrs.GetString("layout", "NCHW") != "NCHW") return false;
+    bool windowed = node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool" ||
+                    node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool";
+    if (!windowed || node.attrs.GetString("data_layout", "NCHW") != "NCHW") return false;
     if (node.op == "Conv") {
       return node.attrs.GetInt("group", 1) == 1 && IsBlockable4D(node.inputs[0]) && IsBlockable4D(node.outputs[0]);
     }
@@ -148,7 +150,7 @@ class LayoutRewriter {
         in = Blocked(in);
       }
     }
-    if (is_anchor) copy.attrs.Set("layout", layout_);
+    if (is_anchor) copy.attrs.Set("data_layout", layout_);
     std::string out = node.outputs[0];
     std::string blocked_name = result_.FreshName(out + "_" + layout_);
     copy.outputs[0] = blocked_name;

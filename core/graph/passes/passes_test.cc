@@ -167,7 +167,7 @@ TEST(LayoutTransformationTest, BlocksTheConvRegionWithTransformsOnlyAtItsBoundar
   EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);
   for (const Node& n : blocked.nodes) {
     if (n.op == "Conv" || n.op == "GlobalAveragePool") {
-      EXPECT_EQ(n.attrs.GetString("layout"), "NCHW4c");
+      EXPECT_EQ(n.attrs.GetString("data_layout"), "NCHW4c");
     }
   }
   EXPECT_EQ(blocked.TypeOf("r1_NCHW4c").shape, (Shape{1, 2, 5, 5, 4}));

@@ -15,7 +15,7 @@ namespace {
 using Tensors = std::vector<Tensor>;
 
 int64_t BlockOf(const Node& node) {
-  std::string layout = node.attrs.GetString("layout", "NCHW");
+  std::string layout = node.attrs.GetString("data_layout", "NCHW");
   return layout == "NCHW" ? 0 : std::stoll(layout.substr(4, layout.size() - 5));
 }
 
