@@ -274,6 +274,42 @@ TEST(ImporterTest, InlinesIfWithAConstantCondition) {
   EXPECT_EQ(StaticOperandInputs(model(true)), (std::set<std::string>{"cond"}));
 }
 
+// Loop with a constant trip count: the body is unrolled; scan outputs are stacked.
+TEST(ImporterTest, UnrollsLoopsWithAConstantTripCount) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2}).Input("v0", kFloat, {2});
+  b.Initializer("trip", Tensor::FromInts(DType::Int(64), {}, {3}));
+  onnx::ModelProto m = b.Build();
+  onnx::NodeProto* loop = m.mutable_graph()->add_node();
+  loop->set_op_type("Loop");
+  loop->set_name("accumulate");
+  for (const char* in : {"trip", "", "v0"}) loop->add_input(in);
+  loop->add_output("v_final");
+  loop->add_output("v_all");
+  onnx::AttributeProto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = a->mutable_g();
+  for (const char* in : {"i", "cond_in", "v_in"}) body->add_input()->set_name(in);
+  onnx::NodeProto* add = body->add_node();
+  add->set_op_type("Add");
+  add->add_input("v_in");
+  add->add_input("x");  // an outer value, read by name
+  add->add_output("v_out");
+  onnx::NodeProto* keep = body->add_node();
+  keep->set_op_type("Identity");
+  keep->add_input("cond_in");
+  keep->add_output("cond_out");
+  for (const char* out : {"cond_out", "v_out", "v_out"}) body->add_output()->set_name(out);
+  m.mutable_graph()->add_output()->set_name("v_final");
+  m.mutable_graph()->add_output()->set_name("v_all");
+  Graph g = ImportOnnxModel(m);
+  auto out = graph::reference::Interpret(g, {{"x", Floats({2}, 1.0)}, {"v0", Floats({2}, 10.0)}});
+  EXPECT_EQ(out.at("v_final").ToDoubles(), (std::vector<double>{13.0, 14.0}));  // v0 + 3x
+  EXPECT_EQ(out.at("v_all").shape(), (Shape{3, 2}));
+  EXPECT_EQ(out.at("v_all").ToDoubles(), (std::vector<double>{11.0, 11.5, 12.0, 12.75, 13.0, 14.0}));
+}
+
 TEST(ImporterTest, TensorProtoStorageFields) {
   onnx::TensorProto proto;
   proto.set_name("t");
