@@ -7,7 +7,10 @@
 // Shape -> Gather -> Concat -> Reshape subgraphs exporters emit) is evaluated
 // with the reference interpreter as soon as it is read. Operands that fix an
 // output shape (Reshape's shape, Slice's starts, ...) must then be constants and
-// become attributes (see core/graph/op_registry.h).
+// become attributes (see core/graph/op_registry.h). For the same reason control
+// flow is resolved while importing: an If whose condition is a compile-time
+// constant is replaced by the taken branch, a Loop with a constant trip count or
+// condition and a Scan (opset >= 9, static sequence length) are unrolled.
 //
 // Errors: a malformed file (truncated, not ONNX), a node that reads a missing
 // tensor, a cycle, a shape mismatch, or unsupported operators are agate::Errors
