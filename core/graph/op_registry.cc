@@ -19,6 +19,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterTensorOps(r);
     RegisterNnOps(r);
     RegisterReduceOps(r);
+    RegisterMiscOps(r);
     return r;
   }();
   return *registry;

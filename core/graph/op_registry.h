@@ -97,6 +97,7 @@ void RegisterElementwiseOps(OpRegistry* registry);
 void RegisterTensorOps(OpRegistry* registry);
 void RegisterNnOps(OpRegistry* registry);
 void RegisterReduceOps(OpRegistry* registry);
+void RegisterMiscOps(OpRegistry* registry);
 
 }  // namespace graph
 }  // namespace agate

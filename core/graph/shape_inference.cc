@@ -5,6 +5,9 @@
 
 namespace agate {
 namespace graph {
+namespace {
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+}  // namespace
 
 std::vector<TensorType> InferNodeTypes(const Node& node, const std::map<std::string, TensorType>& types,
                                        const std::map<std::string, Tensor>& constants) {
@@ -34,6 +37,17 @@ std::vector<TensorType> InferNodeTypes(const Node& node, const std::map<std::str
     throw Error(e.code(), node.Describe() + ": " + e.message());
   } catch (const std::exception& e) {
     AGATE_THROW(kInvalidArgument) << node.Describe() << ": " << e.what();
+  }
+  // A corrupt model can ask for absurd shapes; refuse them before anything allocates.
+  for (const TensorType& t : out) {
+    int64_t n = 1;
+    for (int64_t d : t.shape) {
+      AGATE_REQUIRE(d >= 0, kInvalidArgument) << node.Describe() << " computes a negative dimension in "
+                                              << ShapeToString(t.shape);
+      AGATE_REQUIRE(d == 0 || n <= kMaxElements / d, kInvalidArgument)
+          << node.Describe() << " computes an output of shape " << ShapeToString(t.shape) << ", too large";
+      n *= d;
+    }
   }
   AGATE_REQUIRE(node.outputs.size() <= out.size(), kUnsupported)
       << node.Describe() << " has " << node.outputs.size() << " outputs; agate computes only " << out.size();

@@ -126,7 +126,13 @@ Tensor::Buffer::~Buffer() { std::free(data); }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   AGATE_CHECK(dtype.is_scalar()) << "tensor elements are scalars, got " << dtype;
-  for (int64_t d : shape_) AGATE_REQUIRE(d >= 0, kInvalidArgument) << "negative dimension in shape " << ShapeToString(shape_);
+  int64_t n = 1;
+  for (int64_t d : shape_) {
+    AGATE_REQUIRE(d >= 0, kInvalidArgument) << "negative dimension in shape " << ShapeToString(shape_);
+    AGATE_REQUIRE(d == 0 || n <= (int64_t{1} << 40) / d, kResourceExhausted)
+        << "tensor of shape " << ShapeToString(shape_) << " is too large";
+    n *= d;
+  }
   buffer_ = std::make_shared<Buffer>(nbytes());
 }
 

@@ -74,6 +74,10 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
   if (op == "Cast" && node.attrs.Has("to")) {
     node.attrs.Set("to", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("to")), where).ToString());
   }
+  if (op.size() > 6 && op.compare(op.size() - 6, 6, "Window") == 0 && node.attrs.Has("output_datatype")) {
+    node.attrs.Set("output_datatype",
+                   DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("output_datatype")), where).ToString());
+  }
   if (op == "EyeLike" && node.attrs.Has("dtype")) {
     node.attrs.Set("dtype", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("dtype")), where).ToString());
   }
@@ -367,7 +371,23 @@ Graph ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   return ImportOnnxModel(model, options, slash == std::string::npos ? "" : path.substr(0, slash));
 }
 
+namespace {
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir);
+}  // namespace
+
 Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
+  try {
+    return Import(model, options, base_dir);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A standard-library failure on malformed input (a number that does not parse, ...) is still the model's fault.
+    AGATE_THROW(kCorrupt) << "malformed model: " << e.what();
+  }
+}
+
+namespace {
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
   int opset = DefaultOpset(model);
   AGATE_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset, kUnsupported)
       << "the model uses opset " << opset << "; agate supports opsets " << kMinOpset << " to " << kMaxOpset;
@@ -421,6 +441,12 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
   for (const auto& init : g.sparse_initializer()) {
     AGATE_THROW(kUnsupported) << "sparse initializer '" << init.values().name() << "' is not supported";
   }
+  std::set<std::string> declared_inputs;
+  for (const auto& input : g.input()) declared_inputs.insert(input.name());
+  for (const auto& [name, shape] : options.input_shapes) {
+    AGATE_REQUIRE(declared_inputs.count(name), kNotFound)
+        << "--input-shape names '" << name << "', which is not an input of the model";
+  }
   for (const auto& input : g.input()) {
     if (initializer_names.count(input.name())) continue;  // IR < 4 lists initializers as inputs too
     auto bound = options.input_values.find(input.name());
@@ -430,12 +456,6 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
     }
     result.AddInput(input.name(), ValueInfoType(input, options));
   }
-  for (const auto& [name, shape] : options.input_shapes) {
-    bool known = result.IsGraphInput(name) || options.input_values.count(name) || initializer_names.count(name);
-    AGATE_REQUIRE(known, kNotFound)
-        << "--input-shape names '" << name << "', which is not an input of the model";
-  }
-
   // 3. Nodes in dependency order: constants fold, the rest are shape-inferred.
   std::set<std::string> available;
   for (const auto& [name, type] : result.types) available.insert(name);
@@ -481,6 +501,7 @@ Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& option
                   << " nodes, " << result.constants.size() << " constants";
   return result;
 }
+}  // namespace
 
 std::map<std::string, Shape> ParseInputShapes(const std::string& text) {
   std::map<std::string, Shape> shapes;

@@ -20,6 +20,7 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterTensorKernels(r);
     RegisterNnKernels(r);
     RegisterReduceKernels(r);
+    RegisterMiscKernels(r);
     return r;
   }();
   return *registry;

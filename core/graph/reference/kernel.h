@@ -50,6 +50,7 @@ void RegisterElementwiseKernels(KernelRegistry* registry);
 void RegisterTensorKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterReduceKernels(KernelRegistry* registry);
+void RegisterMiscKernels(KernelRegistry* registry);
 
 // Helpers shared by the kernel files.
 // For every element of `out`, the row-major offset of the element of an input of
