@@ -1,0 +1,27 @@
+//! Links libagate_runtime.so.
+//!
+//! Where from: AGATE_RUNTIME_LIB_DIR when set (tools/ci/suites/rust.sh sets it to
+//! bindings/testdata/out/lib), else bindings/testdata/out/lib when it exists (a
+//! checkout after bindings/testdata/prepare.sh), else the linker's default paths
+//! (an installed runtime). The directory is also put in the rpath of the crate's
+//! tests and binaries so they run without LD_LIBRARY_PATH.
+use std::env;
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=AGATE_RUNTIME_LIB_DIR");
+    println!("cargo:rerun-if-changed=build.rs");
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let staged = manifest.join("../testdata/out/lib");
+    let dir = match env::var_os("AGATE_RUNTIME_LIB_DIR") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if staged.join("libagate_runtime.so").exists() => Some(staged),
+        None => None,
+    };
+    if let Some(dir) = dir {
+        let dir = dir.canonicalize().unwrap_or(dir);
+        println!("cargo:rustc-link-search=native={}", dir.display());
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+    }
+    println!("cargo:rustc-link-lib=dylib=agate_runtime");
+}
