@@ -76,6 +76,9 @@ flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, c
 std::vector<uint8_t> Build(const ModuleSpec& spec) {
   RequireEncodable(spec);
   flatbuffers::FlatBufferBuilder b(1024);
+  // Scalars equal to their defaults are written too: every module has the same
+  // fields, and tools can patch a field in place.
+  b.ForceDefaults(true);
   // Constants first, each aligned so that the module mapped at an aligned address
   // holds them in place.
   std::vector<flatbuffers::Offset<fb::Constant>> constants;

@@ -209,7 +209,10 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
   if (status != AGATE_OK) return status;
   void* data = static_cast<uint8_t*>(tensor->data) + tensor->byte_offset;
   executor->inputs[index] = data;
-  if (module.device != nullptr) return AGATE_OK;  // the backend binds device arguments at run time
+  if (module.device != nullptr) {  // the backend binds device arguments at run time
+    executor->input_on_device[index] = tensor->device.device_type != kDLCPU;
+    return AGATE_OK;
+  }
   void** slot = executor->args;
   for (uint32_t c = 0; c < module.facts.num_calls; ++c) {
     for (const fb::Arg* arg : *m.plan()->Get(c)->args()) {

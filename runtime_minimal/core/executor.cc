@@ -30,6 +30,7 @@ size_t ExecutorTablesBytes(const agate_module& module) {
   bytes += sizeof(void*) * module.facts.total_args;
   bytes += sizeof(void*) * m.inputs()->size();
   bytes += sizeof(uint8_t*) * m.outputs()->size();
+  bytes += m.inputs()->size();  // input_on_device
   return AlignUp(bytes, 64);
 }
 
@@ -54,12 +55,17 @@ agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* 
   e->inputs = reinterpret_cast<void**>(p);
   p += sizeof(void*) * m.inputs()->size();
   e->outputs = reinterpret_cast<uint8_t**>(p);
+  p += sizeof(uint8_t*) * m.outputs()->size();
+  e->input_on_device = p;
 
   e->module = &module;
   e->arena = arena;
   e->arena_bytes = m.arena_bytes();
   e->workspace = m.workspace_bytes() != 0 ? workspace : nullptr;
-  for (uint32_t i = 0; i < m.inputs()->size(); ++i) e->inputs[i] = nullptr;
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+    e->inputs[i] = nullptr;
+    e->input_on_device[i] = 0;
+  }
   uint8_t* out = outputs_block;
   for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
     e->outputs[o] = out;

@@ -32,6 +32,7 @@ struct agate_executor {
   agate::rt::CallRecord* calls;  // one per plan call
   void** args;                   // every call's arguments, back to back
   void** inputs;                 // bound input data, NULL until set
+  uint8_t* input_on_device;      // device modules: 1 when the bound input is device memory
   uint8_t** outputs;             // output buffers (device pointers for device modules)
   uint8_t* arena;
   uint64_t arena_bytes;

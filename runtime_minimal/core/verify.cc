@@ -290,7 +290,7 @@ uint64_t TensorBytes(const fb::Tensor& tensor) {
 }
 
 agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module** out_module, ModuleFacts* out_facts) {
-  if (data == nullptr) return Fail(AGATE_INVALID_ARGUMENT) << "module data is NULL";
+  if (data == nullptr && size != 0) return Fail(AGATE_INVALID_ARGUMENT) << "module data is NULL";
   if (size < 8) {
     return Fail(AGATE_CORRUPT) << "module is " << size << " bytes: too short to be an agate module (at least 8)";
   }
