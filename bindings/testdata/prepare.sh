@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds what every binding's tests need and stages it under bindings/testdata/out:
-#   out/lib/libagate_runtime.so   the runtime shared library (//bindings/testdata:runtime_shared)
+#   out/lib/libagate_runtime.so   the runtime shared library (//c_api:libagate_runtime.so)
 #   out/modules/*.agm             the fixture modules (make_fixtures; numbers in fixture_kernels.h)
 # plus any extra Bazel targets given as arguments (e.g. the JNI library), which are
 # copied into out/lib. Used by tools/ci/suites/{rust,java,go}.sh; exits non-zero
@@ -10,7 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 OUT="$ROOT/bindings/testdata/out"
 
-if ! bazel build --jobs=2 //bindings/testdata:runtime_shared //bindings/testdata:make_fixtures \
+if ! bazel build --jobs=2 //c_api:libagate_runtime.so //bindings/testdata:make_fixtures \
   //bindings/testdata:libagate_fixture_kernels.so "$@" >"$ROOT/bindings/testdata/.build.log" 2>&1; then
   grep -vE "^(Loading|Analyzing|\[)" "$ROOT/bindings/testdata/.build.log" >&2
   echo "prepare.sh: bazel build failed" >&2
@@ -19,7 +19,7 @@ fi
 BIN="$(bazel info bazel-bin 2>/dev/null)"
 rm -rf "$OUT"
 mkdir -p "$OUT/lib" "$OUT/modules"
-cp "$BIN/bindings/testdata/libagate_runtime_bindings_stopgap.so" "$OUT/lib/libagate_runtime.so"
+cp "$BIN/c_api/libagate_runtime.so" "$OUT/lib/"
 for target in "$@"; do
   package="${target#//}"
   package="${package%%:*}"
