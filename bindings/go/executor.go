@@ -43,6 +43,17 @@ func (e *Executor) live() error {
 }
 
 func (e *Executor) find(name string, output bool) (C.uint32_t, error) {
+	// Fast path without cgo: the names copied from the module at load.
+	infos := e.module.inputs
+	if output {
+		infos = e.module.outputs
+	}
+	for i := range infos {
+		if infos[i].Name == name {
+			return C.uint32_t(i), nil
+		}
+	}
+	// Unknown: ask the runtime, which fails with its own NOT_FOUND message.
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var index C.uint32_t

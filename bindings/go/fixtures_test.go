@@ -16,7 +16,7 @@ const (
 	classes  = 3
 )
 
-func fixture(t *testing.T, name string) string {
+func fixture(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv("AGATE_TESTDATA_DIR")
 	if dir == "" {
