@@ -3,8 +3,11 @@
 //! Where from: AGATE_RUNTIME_LIB_DIR when set (tools/ci/suites/rust.sh sets it to
 //! bindings/testdata/out/lib), else bindings/testdata/out/lib when it exists (a
 //! checkout after bindings/testdata/prepare.sh), else the linker's default paths
-//! (an installed runtime). The directory is also put in the rpath of the crate's
-//! tests and binaries so they run without LD_LIBRARY_PATH.
+//! (an installed runtime). The directory is also put in the rpath of this
+//! crate's own tests and examples so they run without LD_LIBRARY_PATH; cargo
+//! gives a dependency's link args to no other crate, so a program using agate
+//! sets its own rpath or LD_LIBRARY_PATH, and its build script can read the
+//! directory from DEP_AGATE_RUNTIME_LIB_DIR (the `links` metadata below).
 use std::env;
 use std::path::PathBuf;
 
@@ -22,6 +25,7 @@ fn main() {
         let dir = dir.canonicalize().unwrap_or(dir);
         println!("cargo:rustc-link-search=native={}", dir.display());
         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+        println!("cargo:lib_dir={}", dir.display());
     }
     println!("cargo:rustc-link-lib=dylib=agate_runtime");
 }
