@@ -1,0 +1,114 @@
+#include "core/lower/lower.h"
+
+#include <set>
+
+#include "core/ir/printer.h"
+#include "core/lower/analyzer.h"
+#include "core/lower/memory_plan.h"
+#include "core/lower/schedule_ops.h"
+#include "core/lower/storage_flatten.h"
+#include "core/lower/unique_defs.h"
+#include "core/lower/unroll.h"
+#include "core/lower/vectorize.h"
+#include "core/lower/verify.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace lower {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+ArgBufferMap MakeArgBuffers(const te::Schedule& sch, const std::vector<te::Tensor>& args, std::vector<Buffer>* params,
+                            std::set<const te::OperationNode*>* arg_ops) {
+  ArgBufferMap map;
+  for (const te::Tensor& t : args) {
+    AGATE_REQUIRE(t.defined(), kInvalidArgument) << "Lower: undefined argument tensor";
+    auto key = std::make_pair(t.op().get(), t.value_index());
+    AGATE_REQUIRE(!map.count(key), kInvalidArgument) << "Lower: tensor " << t.name() << " is listed twice";
+    te::Stage st = sch.StageOf(t.op().get());
+    AGATE_REQUIRE(st.defined(), kInvalidArgument) << "Lower: argument " << t.name() << " is not part of the schedule";
+    Buffer b = CreateBuffer(t.name(), t.dtype(), t.shape());
+    map[key] = b;
+    params->push_back(b);
+    arg_ops->insert(t.op().get());
+  }
+  for (const te::Tensor& out : sch->outputs) {
+    AGATE_REQUIRE(map.count({out.op().get(), out.value_index()}), kInvalidArgument)
+        << "Lower: output " << out.name() << " is not among the arguments";
+  }
+  for (const te::Stage& st : sch->stages) {
+    if (st->op->kind != te::OpKind::kPlaceholder) continue;
+    AGATE_REQUIRE(arg_ops->count(st->op.get()), kInvalidArgument)
+        << "Lower: input " << st->op->name << " is read but not among the arguments";
+  }
+  return map;
+}
+
+class Pipeline {
+ public:
+  Pipeline(LoweredFunc* f, const LowerOptions& opt) : f_(f), opt_(opt) {}
+  void After(const std::string& pass, const VerifyOptions& v) {
+    if (opt_.verify) VerifyLoweredFunc(*f_, pass, v);
+    if (opt_.dump) opt_.dump(pass, ToString(*f_));
+  }
+
+ private:
+  LoweredFunc* f_;
+  const LowerOptions& opt_;
+};
+
+}  // namespace
+
+LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, const std::string& name,
+                  const LowerOptions& options) {
+  AGATE_REQUIRE(sch.get() != nullptr, kInvalidArgument) << "Lower: undefined schedule";
+  AGATE_REQUIRE(!name.empty(), kInvalidArgument) << "Lower: empty function name";
+  LoweredFunc f;
+  f.name = name;
+  std::set<const te::OperationNode*> arg_ops;
+  ArgBufferMap arg_buffers = MakeArgBuffers(sch, args, &f.params, &arg_ops);
+  Pipeline p(&f, options);
+  VerifyOptions tensor_level{false, false};
+  VerifyOptions flat{true, false};
+
+  ScheduleOpsResult ops = ScheduleOps(sch, arg_ops);
+  f.body = ops.body;
+  p.After("schedule_ops", tensor_level);
+  if (options.simplify) {
+    f.body = Simplify(f.body);
+    p.After("simplify", tensor_level);
+  }
+  f.body = StorageFlatten(f.body, arg_buffers, ops.storage);
+  p.After("storage_flatten", flat);
+  if (options.simplify) {
+    f.body = Simplify(f.body);
+    p.After("simplify_flat", flat);
+  }
+  f.body = VectorizeLoops(f.body, options.max_vector_lanes);
+  p.After("vectorize", flat);
+  f.body = UnrollLoops(f.body, options.max_unroll_extent);
+  p.After("unroll", flat);
+  MemoryPlanResult plan = PlanMemory(f.body, options.max_local_bytes);
+  f.body = plan.body;
+  f.workspace_bytes = plan.workspace_bytes;
+  p.After("memory_plan", flat);
+  f.body = UniqueDefs(f.body);
+  p.After("unique_defs", VerifyOptions{true, true});
+  return f;
+}
+
+std::vector<std::pair<std::string, std::string>> LowerWithDump(const te::Schedule& sch,
+                                                                const std::vector<te::Tensor>& args,
+                                                                const std::string& name, LoweredFunc* out) {
+  std::vector<std::pair<std::string, std::string>> dumps;
+  LowerOptions opt;
+  opt.dump = [&](const std::string& pass, const std::string& text) { dumps.emplace_back(pass, text); };
+  LoweredFunc f = Lower(sch, args, name, opt);
+  if (out) *out = f;
+  return dumps;
+}
+
+}  // namespace lower
+}  // namespace agate

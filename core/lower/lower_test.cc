@@ -1,0 +1,164 @@
+#include "core/lower/lower.h"
+
+#include <gtest/gtest.h>
+
+#include "core/lower/lower_testing.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace lower {
+namespace {
+
+using namespace te;  // NOLINT
+using testing::AllClose;
+using testing::LowerAndRun;
+using testing::RandomData;
+
+struct Matmul {
+  int64_t m, n, k;
+  Tensor a, b, c;
+  IterVar rk;
+  Matmul(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_) {
+    a = placeholder({Expr(m), Expr(k)}, DType::Float(32), "A");
+    b = placeholder({Expr(k), Expr(n)}, DType::Float(32), "B");
+    rk = reduce_axis({0, Expr(k)}, "k");
+    c = compute({Expr(m), Expr(n)}, [&](Var i, Var j) { return sum(a(i, rk) * b(rk, j), {rk}); }, "C");
+  }
+  std::vector<float> Reference(const std::vector<float>& av, const std::vector<float>& bv) const {
+    std::vector<float> out(m * n, 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk) acc += av[i * k + kk] * bv[kk * n + j];
+        out[i * n + j] = acc;
+      }
+    return out;
+  }
+  void Check(const Schedule& s, std::string* ir_text = nullptr) {
+    std::vector<float> av = RandomData(m * k, 1), bv = RandomData(k * n, 2), cv(m * n, 0.0f);
+    ir::LoweredFunc f = LowerAndRun(s, {a, b, c}, {&av, &bv, &cv});
+    if (ir_text) *ir_text = ir::ToString(f);
+    EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << ir::ToString(f);
+  }
+};
+
+TEST(LowerTest, DefaultScheduleIsThePlainLoopNest) {
+  Matmul mm(16, 12, 8);
+  Schedule s = create_schedule({mm.c});
+  std::string text;
+  mm.Check(s, &text);
+  EXPECT_NE(text.find("for (i, 0, 16) {\n    for (j, 0, 12) {\n      C[i*12 + j] = 0.0f\n      for (k, 0, 8) {"),
+            std::string::npos)
+      << text;
+}
+
+TEST(LowerTest, TiledParallelVectorizedMatmulAgrees) {
+  Matmul mm(32, 32, 16);
+  Schedule s = create_schedule({mm.c});
+  Stage c = s[mm.c];
+  auto t = c.tile(c.axis(0), c.axis(1), 8, 8);
+  c.reorder({t[0], t[1], t[2], mm.rk, t[3]});
+  c.parallel(t[0]).vectorize(t[3]);
+  std::string text;
+  mm.Check(s, &text);
+  EXPECT_NE(text.find("parallel"), std::string::npos) << text;
+  EXPECT_NE(text.find("ramp("), std::string::npos) << text;
+  if (getenv("AGATE_SHOW_IR")) std::cerr << text;
+  EXPECT_EQ(text.find("if ("), std::string::npos) << "guards should vanish when the factors divide\n" << text;
+}
+
+TEST(LowerTest, NonDividingSplitKeepsAGuard) {
+  Matmul mm(30, 10, 7);
+  Schedule s = create_schedule({mm.c});
+  Stage c = s[mm.c];
+  auto [io, ii] = c.split(c.axis(0), 8);
+  auto [ko, ki] = c.split(mm.rk, 3);
+  c.reorder({io, ko, ii, ki});
+  std::string text;
+  mm.Check(s, &text);
+  EXPECT_NE(text.find("if ("), std::string::npos) << text;
+  if (getenv("AGATE_SHOW_IR")) std::cerr << text;
+}
+
+TEST(LowerTest, CacheWriteComputeAtAgrees) {
+  Matmul mm(24, 20, 9);
+  Schedule s = create_schedule({mm.c});
+  Tensor cl = s.cache_write(mm.c, ir::MemoryScope::kLocal);
+  Stage c = s[mm.c];
+  auto t = c.tile(c.axis(0), c.axis(1), 8, 4);
+  s[cl].compute_at(c, t[1]);
+  Stage l = s[cl];
+  l.reorder({l.axis(0), mm.rk, l.axis(1)});
+  l.vectorize(l.axis(1));
+  c.vectorize(t[3]);
+  std::string text;
+  mm.Check(s, &text);
+  EXPECT_NE(text.find("allocate C.local[float32 * 32], local"), std::string::npos) << text;
+  if (getenv("AGATE_SHOW_IR")) std::cerr << text;
+}
+
+TEST(LowerTest, InlineAndComputeAtOfElementwiseStages) {
+  Tensor a = placeholder({Expr(20), Expr(13)}, DType::Float(32), "A");
+  Tensor b = compute({Expr(20), Expr(13)}, [&](Var i, Var j) { return a(i, j) * 2.0f; }, "B");
+  Tensor c = compute({Expr(20), Expr(13)}, [&](Var i, Var j) { return b(i, j) + 1.0f; }, "C");
+  Tensor d = compute({Expr(20), Expr(13)}, [&](Var i, Var j) { return c(i, j) * c(i, j); }, "D");
+  Schedule s = create_schedule({d});
+  s[b].compute_inline();
+  auto [io, ii] = s[d].split(s[d].axis(0), 6);
+  s[c].compute_at(s[d], io);
+  std::vector<float> av = RandomData(20 * 13, 3), dv(20 * 13);
+  ir::LoweredFunc f = LowerAndRun(s, {a, d}, {&av, &dv});
+  std::vector<float> want(20 * 13);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = (av[i] * 2 + 1) * (av[i] * 2 + 1);
+  EXPECT_TRUE(AllClose(dv, want)) << ir::ToString(f);
+  if (getenv("AGATE_SHOW_IR")) std::cerr << ir::ToString(f);
+  EXPECT_EQ(ir::ToString(f).find("B["), std::string::npos) << "B was inlined";
+}
+
+TEST(LowerTest, IllegalSchedulesAreRejected) {
+  Matmul mm(16, 16, 16);
+  {
+    Schedule s = create_schedule({mm.c});
+    auto [jo, ji] = s[mm.c].split(s[mm.c].axis(1), 4);
+    s[mm.c].vectorize(jo);
+    try {
+      Lower(s, {mm.a, mm.b, mm.c}, "f");
+      FAIL() << "vectorizing a non-innermost loop was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+      EXPECT_NE(e.message().find("stage C: axis j.outer is not the innermost"), std::string::npos) << e.message();
+    }
+  }
+  {
+    Tensor a = placeholder({Expr(8)}, DType::Float(32), "A");
+    Tensor b = compute({Expr(8)}, [&](Var i) { return a(i) + 1.0f; }, "B");
+    Tensor c = compute({Expr(8)}, [&](Var i) { return b(i) * 2.0f; }, "C");
+    Tensor d = compute({Expr(8)}, [&](Var i) { return b(i) + c(i); }, "D");
+    Schedule s = create_schedule({d});
+    auto [co, ci] = s[c].split(s[c].axis(0), 2);
+    s[b].compute_at(s[c], co);  // D also reads B, outside C's loop
+    try {
+      Lower(s, {a, d}, "f");
+      FAIL() << "compute_at that does not cover a consumer was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kIllegalSchedule);
+      EXPECT_NE(e.message().find("compute_at of stage B at C.i.outer"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("consumer stage D"), std::string::npos) << e.message();
+    }
+  }
+}
+
+TEST(LowerTest, DumpRecordsEveryPass) {
+  Matmul mm(8, 8, 8);
+  Schedule s = create_schedule({mm.c});
+  auto dumps = LowerWithDump(s, {mm.a, mm.b, mm.c}, "mm");
+  std::vector<std::string> names;
+  for (auto& d : dumps) names.push_back(d.first);
+  EXPECT_EQ(names.front(), "schedule_ops");
+  EXPECT_EQ(names.back(), "unique_defs");
+  EXPECT_NE(dumps.front().second.find("C(i, j) = "), std::string::npos) << dumps.front().second;
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate

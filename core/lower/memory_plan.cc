@@ -1,0 +1,97 @@
+#include "core/lower/memory_plan.h"
+
+#include "core/ir/buffer.h"
+#include "core/ir/functor.h"
+#include "core/ir/printer.h"
+#include "core/lower/analyzer.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace lower {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+class Planner : public IRMutator {
+ public:
+  explicit Planner(int64_t max_local) : max_local_(max_local) {}
+
+  Stmt VisitStmt_(const For* op, const Stmt& self) override {
+    bool parallel = op->for_kind == ForKind::kParallel || op->for_kind == ForKind::kThreadBinding;
+    if (parallel) ++parallel_depth_;
+    Stmt s = IRMutator::VisitStmt_(op, self);
+    if (parallel) --parallel_depth_;
+    return s;
+  }
+
+  Stmt VisitStmt_(const Allocate* op, const Stmt&) override {
+    int64_t elements;
+    bool constant = is_const_int(Simplify(op->NumElements()), &elements);
+    int64_t bytes = constant ? elements * op->buffer->dtype.element_bytes() : -1;
+    MemoryScope scope;
+    int64_t offset = -1;
+    if (op->scope == MemoryScope::kShared) {
+      scope = MemoryScope::kShared;
+    } else if (parallel_depth_ > 0) {
+      AGATE_REQUIRE(constant, kUnsupported)
+          << "buffer " << op->buffer->name << " inside a parallel loop has a size that is not a constant: "
+          << op->NumElements();
+      scope = MemoryScope::kLocal;
+    } else if (constant && bytes <= max_local_ && op->scope != MemoryScope::kWorkspace) {
+      scope = MemoryScope::kLocal;
+    } else {
+      AGATE_REQUIRE(constant, kUnsupported)
+          << "buffer " << op->buffer->name << " has a size that is not a compile-time constant: " << op->NumElements();
+      scope = MemoryScope::kWorkspace;
+      offset = (workspace_bytes + 63) / 64 * 64;
+      workspace_bytes = offset + bytes;
+    }
+    Buffer buf = op->buffer;
+    if (buf->scope != scope) {
+      auto node = std::make_shared<BufferNode>(*buf.get());
+      node->scope = scope;
+      Buffer nb(node);
+      remap_[buf.get()] = nb;
+      buf = nb;
+    }
+    Stmt body = VisitStmt(op->body);
+    remap_.erase(op->buffer.get());
+    return Allocate::make(buf, op->extents, op->alignment, scope, body, offset);
+  }
+
+  Expr VisitExpr_(const Load* op, const Expr& self) override {
+    Expr e = IRMutator::VisitExpr_(op, self);
+    auto it = remap_.find(op->buffer.get());
+    if (it == remap_.end()) return e;
+    const Load* l = e.as<Load>();
+    return Load::make(it->second, l->index, l->predicate);
+  }
+  Stmt VisitStmt_(const Store* op, const Stmt& self) override {
+    Stmt s = IRMutator::VisitStmt_(op, self);
+    auto it = remap_.find(op->buffer.get());
+    if (it == remap_.end()) return s;
+    const Store* st = s.as<Store>();
+    return Store::make(it->second, st->value, st->index, st->predicate);
+  }
+
+  int64_t workspace_bytes = 0;
+
+ private:
+  int64_t max_local_;
+  int parallel_depth_ = 0;
+  std::unordered_map<const BufferNode*, Buffer> remap_;
+};
+
+}  // namespace
+
+MemoryPlanResult PlanMemory(const Stmt& stmt, int64_t max_local_bytes) {
+  Planner p(max_local_bytes);
+  MemoryPlanResult r;
+  r.body = p.VisitStmt(stmt);
+  r.workspace_bytes = p.workspace_bytes;
+  return r;
+}
+
+}  // namespace lower
+}  // namespace agate

@@ -1,0 +1,33 @@
+// MemoryPlan: decides where each intermediate buffer lives.
+//
+// Why: kernels run on targets without a heap (microcontrollers) and inside
+// thread pools, so every allocation must be either on the stack of the thread
+// that uses it or in the one workspace block the runtime lends the kernel
+// (agate_kernel_ctx::workspace). Rules (see core/ir/function.h):
+//  * inside a parallel (or GPU-bound) loop: kLocal, one copy per task;
+//  * otherwise kShared stays shared; buffers whose size is a constant of at
+//    most max_local_bytes are kLocal; the rest go to the workspace at an offset
+//    (64-byte aligned), and the total is returned as the workspace size.
+// A buffer of non-constant size outside any parallel loop cannot be placed and
+// is reported as kUnsupported naming the buffer.
+#ifndef AGATE_CORE_LOWER_MEMORY_PLAN_H_
+#define AGATE_CORE_LOWER_MEMORY_PLAN_H_
+
+#include <cstdint>
+
+#include "core/ir/stmt.h"
+
+namespace agate {
+namespace lower {
+
+struct MemoryPlanResult {
+  ir::Stmt body;
+  int64_t workspace_bytes = 0;
+};
+
+MemoryPlanResult PlanMemory(const ir::Stmt& stmt, int64_t max_local_bytes = 16384);
+
+}  // namespace lower
+}  // namespace agate
+
+#endif  // AGATE_CORE_LOWER_MEMORY_PLAN_H_

@@ -1,0 +1,56 @@
+// ScheduleOps: bound inference and loop-nest generation, the step that turns a
+// te::Schedule into loops.
+//
+// Why one pass: where a stage is computed (compute_at) decides how much of it
+// must be produced there (bound inference), and that region decides its loop
+// extents, which in turn decide the regions of its own producers. So the pass
+// walks stages from consumers to producers computing regions, then emits each
+// stage's loop nest inside the loop it is attached to:
+//
+//   realize B([io*8, 8)) {          <- region of B needed by one C.io iteration
+//     for (i.inner, 0, 8) { B(io*8 + i.inner) = ... }
+//     for (i.inner, 0, 8) { C(io*8 + i.inner) = B(io*8 + i.inner) ... }
+//   }
+//
+// The output is still at the tensor level (Realize / Provide / TensorRead);
+// storage flattening (storage_flatten.h) maps it onto buffers. Leaf loops run
+// from 0; a split that may not divide leaves a guard `if (offset < extent)` and
+// every stage is guarded by its operation's domain, so over-approximated
+// regions never compute or read outside a tensor. Illegal schedules (an axis
+// that is no longer a loop, vectorize on a loop that is not innermost, a
+// compute_at whose loop does not enclose every consumer, attachment cycles)
+// throw kIllegalSchedule naming the stage and axis.
+#ifndef AGATE_CORE_LOWER_SCHEDULE_OPS_H_
+#define AGATE_CORE_LOWER_SCHEDULE_OPS_H_
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/ir/stmt.h"
+#include "core/schedule/schedule.h"
+
+namespace agate {
+namespace lower {
+
+// What later passes need to know about the stages.
+struct StageStorageInfo {
+  ir::MemoryScope scope = ir::MemoryScope::kGlobal;
+  std::map<size_t, std::pair<int, int>> storage_align;  // dim -> (factor, offset)
+};
+
+struct ScheduleOpsResult {
+  ir::Stmt body;
+  // keyed by origin operation
+  std::map<const te::OperationNode*, StageStorageInfo> storage;
+};
+
+// `arg_ops` are the origin operations whose tensors are kernel arguments: they
+// are not realized (their storage is the caller's) and are computed over their
+// whole domain.
+ScheduleOpsResult ScheduleOps(const te::Schedule& sch, const std::set<const te::OperationNode*>& arg_ops);
+
+}  // namespace lower
+}  // namespace agate
+
+#endif  // AGATE_CORE_LOWER_SCHEDULE_OPS_H_

@@ -1,0 +1,127 @@
+#include "core/lower/storage_flatten.h"
+
+#include "core/ir/functor.h"
+#include "core/ir/printer.h"
+#include "core/lower/analyzer.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace lower {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+struct TensorStorage {
+  Buffer buffer;
+  std::vector<Expr> mins;  // region origin (empty: the whole tensor, origin 0)
+};
+
+class Flattener : public IRMutator {
+ public:
+  Flattener(const ArgBufferMap& args, const std::map<const te::OperationNode*, StageStorageInfo>& storage)
+      : storage_info_(storage) {
+    for (const auto& [key, buf] : args) storage_[key] = {buf, {}};
+  }
+
+  Stmt VisitStmt_(const For* op, const Stmt& self) override {
+    an_.Bind(op->var, op->min, op->extent);
+    Stmt s = IRMutator::VisitStmt_(op, self);
+    an_.Unbind(op->var);
+    return s;
+  }
+
+  Stmt VisitStmt_(const Realize* op, const Stmt&) override {
+    te::Tensor t = te::AsTensor(op->producer);
+    auto key = std::make_pair(t.op().get(), t.value_index());
+    AGATE_CHECK(!storage_.count(key)) << "tensor " << t.name() << " realized twice";
+    std::vector<Expr> shape, mins;
+    for (const Range& r : op->bounds) {
+      mins.push_back(r.min);
+      shape.push_back(AllocExtent(r.extent, t.name()));
+    }
+    std::vector<Expr> strides;
+    auto info = storage_info_.find(t.op().get());
+    if (info != storage_info_.end() && !info->second.storage_align.empty()) {
+      strides = AlignedStrides(shape, info->second.storage_align);
+    }
+    Buffer buf = CreateBuffer(t.name(), t.dtype(), shape, op->scope, 64, strides);
+    storage_[key] = {buf, mins};
+    Stmt body = VisitStmt(op->body);
+    storage_.erase(key);
+    Expr size = strides.empty() ? buf->NumElements() : an_.Simplify(strides[0] * shape[0]);
+    return Allocate::make(buf, {size}, 64, op->scope, body, op->scope == MemoryScope::kWorkspace ? 0 : -1);
+  }
+
+  Stmt VisitStmt_(const Provide* op, const Stmt&) override {
+    const TensorStorage& st = Lookup(op->producer);
+    Expr value = VisitExpr(op->value);
+    std::vector<Expr> idx;
+    for (const Expr& i : op->indices) idx.push_back(VisitExpr(i));
+    return Store::make(st.buffer, value, FlatIndex(st, idx));
+  }
+
+  Expr VisitExpr_(const TensorRead* op, const Expr&) override {
+    const TensorStorage& st = Lookup(op->producer);
+    std::vector<Expr> idx;
+    for (const Expr& i : op->indices) idx.push_back(VisitExpr(i));
+    return Load::make(st.buffer, FlatIndex(st, idx));
+  }
+
+ private:
+  const TensorStorage& Lookup(const Producer& p) {
+    te::Tensor t = te::AsTensor(p);
+    auto it = storage_.find({t.op().get(), t.value_index()});
+    AGATE_REQUIRE(it != storage_.end(), kInvalidArgument)
+        << "tensor " << t.name() << " is used but is neither a kernel argument nor computed in this kernel "
+        << "(pass every input placeholder and output to Lower)";
+    return it->second;
+  }
+
+  Expr FlatIndex(const TensorStorage& st, const std::vector<Expr>& idx) {
+    std::vector<Expr> rel;
+    for (size_t d = 0; d < idx.size(); ++d) rel.push_back(st.mins.empty() ? idx[d] : idx[d] - st.mins[d]);
+    return an_.Simplify(st.buffer->FlatIndex(rel));
+  }
+
+  // A constant upper bound of the extent when there is one (an edge tile may be smaller).
+  Expr AllocExtent(const Expr& extent, const std::string& name) {
+    Expr e = an_.Simplify(extent);
+    if (is_const_int(e)) return e;
+    ConstIntBound b = an_.ConstBound(e);
+    if (b.max != ConstIntBound::kPosInf) return IntImm::make(DType::Index(), b.max);
+    return e;
+  }
+
+  std::vector<Expr> AlignedStrides(const std::vector<Expr>& shape, const std::map<size_t, std::pair<int, int>>& align) {
+    std::vector<Expr> strides(shape.size());
+    Expr stride = IntImm::make(DType::Index(), 1);
+    for (size_t d = shape.size(); d-- > 0;) {
+      auto it = align.find(d);
+      if (it != align.end()) {
+        // smallest stride >= current with stride % factor == offset
+        int64_t f = it->second.first, o = it->second.second;
+        stride = an_.Simplify(stride + floormod(Expr(o) - floormod(stride, Expr(f)) + Expr(f), Expr(f)));
+        (void)f;
+      }
+      strides[d] = stride;
+      stride = an_.Simplify(stride * shape[d]);
+    }
+    return strides;
+  }
+
+  const std::map<const te::OperationNode*, StageStorageInfo>& storage_info_;
+  std::map<std::pair<const te::OperationNode*, int>, TensorStorage> storage_;
+  Analyzer an_;
+};
+
+}  // namespace
+
+Stmt StorageFlatten(const Stmt& stmt, const ArgBufferMap& args,
+                    const std::map<const te::OperationNode*, StageStorageInfo>& storage) {
+  Flattener f(args, storage);
+  return f.VisitStmt(stmt);
+}
+
+}  // namespace lower
+}  // namespace agate
