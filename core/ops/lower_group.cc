@@ -92,7 +92,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     }
     std::vector<graph::TensorType> out_types;
     for (const std::string& out : node.outputs) out_types.push_back(out.empty() ? graph::TensorType{} : graph.TypeOf(out));
-    ScheduleFn node_schedule;
+    NodeSchedule node_schedule;
     OpContext ctx(graph, node, inputs, out_types, target, options, &created, &node_schedule);
     std::vector<te::Tensor> outs;
     try {
@@ -105,9 +105,9 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     AGATE_CHECK(outs.size() == node.outputs.size()) << node.Describe() << ": built " << outs.size() << " outputs";
     for (size_t i = 0; i < outs.size(); ++i)
       if (!node.outputs[i].empty()) tensors[node.outputs[i]] = outs[i];
-    if (index == group.anchor || (group.anchor < 0 && node_schedule)) {
-      anchor_schedule = node_schedule;
-      anchor_tensor = outs.at(0);
+    if (index == group.anchor || (group.anchor < 0 && node_schedule.fn)) {
+      anchor_schedule = node_schedule.fn;
+      anchor_tensor = node_schedule.anchor.defined() ? node_schedule.anchor : outs.at(0);
     }
   }
 

@@ -22,7 +22,7 @@ const graph::Tensor* OpContext::constant(int i) const {
   return &graph_.ConstantOf(node_.inputs[i]);
 }
 
-te::Tensor OpContext::AddConstant(const std::string& name, graph::Tensor value) {
+te::Tensor OpContext::AddConstant(const std::string& name, graph::Tensor value) const {
   AGATE_REQUIRE(created_ != nullptr, kInternal) << Describe() << ": cannot create constants here";
   te::Tensor p = te::placeholder(ToExprShape(value.shape()), value.dtype(), name);
   created_->push_back(CreatedConstant{p, std::move(value)});

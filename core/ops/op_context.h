@@ -46,12 +46,18 @@ struct ScheduleRequest {
 };
 // Schedules the group around its anchor; returns the one-line summary.
 using ScheduleFn = std::function<std::string(const ScheduleRequest&)>;
+// A node's schedule and the stage it is anchored on (the stage that owns the
+// loop nest; undefined: the node's first output).
+struct NodeSchedule {
+  ScheduleFn fn;
+  te::Tensor anchor;
+};
 
 class OpContext {
  public:
   OpContext(const graph::Graph& graph, const graph::Node& node, std::vector<te::Tensor> inputs,
             std::vector<graph::TensorType> outputs, const target::Target& target,
-            const LowerGroupOptions& options, std::vector<CreatedConstant>* created, ScheduleFn* schedule)
+            const LowerGroupOptions& options, std::vector<CreatedConstant>* created, NodeSchedule* schedule)
       : graph_(graph), node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), target_(target),
         options_(options), created_(created), schedule_(schedule) {}
 
@@ -60,8 +66,8 @@ class OpContext {
   const target::Target& target() const { return target_; }
   const LowerGroupOptions& options() const { return options_; }
   // Sets the schedule used when this node is the group's anchor (or alone).
-  void SetSchedule(ScheduleFn fn) const {
-    if (schedule_) *schedule_ = std::move(fn);
+  void SetSchedule(ScheduleFn fn, te::Tensor anchor = te::Tensor()) const {
+    if (schedule_) *schedule_ = NodeSchedule{std::move(fn), std::move(anchor)};
   }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs_[i].defined(); }
@@ -74,7 +80,7 @@ class OpContext {
   const graph::TensorType& output_type(int i) const { return outputs_.at(i); }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // A kernel parameter holding `value`, created now (the driver stores it in the module).
-  te::Tensor AddConstant(const std::string& name, graph::Tensor value);
+  te::Tensor AddConstant(const std::string& name, graph::Tensor value) const;
   // "Conv 'conv1'".
   std::string Describe() const { return node_.Describe(); }
 
@@ -86,7 +92,7 @@ class OpContext {
   const target::Target& target_;
   const LowerGroupOptions& options_;
   std::vector<CreatedConstant>* created_;
-  ScheduleFn* schedule_;
+  NodeSchedule* schedule_;
 };
 
 // ---- helpers shared by the operator families

@@ -10,6 +10,11 @@ const OpTable& OpTable::Global() {
     auto* t = new OpTable();
     RegisterElementwiseOps(t);
     RegisterBroadcastOps(t);
+    RegisterPoolOps(t);
+    RegisterConvOps(t);
+    RegisterDenseOps(t);
+    RegisterTransformOps(t);
+    RegisterLayoutTransformOps(t);
     return t;
   }();
   return *table;

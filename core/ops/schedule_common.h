@@ -43,4 +43,24 @@ ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops);
 }  // namespace ops
 }  // namespace agate
 
+namespace agate {
+namespace ops {
+
+struct ScheduleRequest;
+
+// Schedules a root reduction stage: the data-parallel axes are fused into one
+// parallel loop; when the innermost data axis is a multiple of the lanes it is
+// split, moved inside the reduction loops and vectorized. Returns the fused loop.
+ir::IterVar ScheduleReductionStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                   const InjectiveKnobs& knobs = {});
+
+// The default schedule for an anchor without a specialized template: with an
+// epilogue, the epilogue gets the injective schedule and the anchor is computed
+// at its outer loop (one pass over the output); without, every output gets the
+// reduction or injective schedule. Returns the summary.
+std::string ScheduleAnchorDefault(const ScheduleRequest& request, const std::string& what);
+
+}  // namespace ops
+}  // namespace agate
+
 #endif  // AGATE_CORE_OPS_SCHEDULE_COMMON_H_
