@@ -15,6 +15,9 @@ const OpTable& OpTable::Global() {
     RegisterDenseOps(t);
     RegisterTransformOps(t);
     RegisterLayoutTransformOps(t);
+    RegisterReduceOps(t);
+    RegisterSoftmaxOps(t);
+    RegisterNormOps(t);
     return t;
   }();
   return *table;
