@@ -150,3 +150,37 @@ TEST(Conv2dTest, TwoThreads) {
 }  // namespace
 }  // namespace ops
 }  // namespace agate
+
+namespace agate {
+namespace ops {
+namespace {
+
+TEST(ConvTransposeTest, Variants) {
+  struct Case {
+    graph::Shape x, w;
+    std::vector<std::pair<std::string, Attribute>> attrs;
+  };
+  using Ints = std::vector<int64_t>;
+  std::vector<Case> cases = {
+      {{1, 4, 5, 6}, {4, 3, 3, 3}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{1, 4, 5, 5}, {4, 2, 3, 2}, {{"group", Attribute(int64_t{2})}, {"output_padding", Attribute(Ints{1, 0})},
+                                    {"strides", Attribute(Ints{2, 1})}}},
+      {{2, 3, 4, 4}, {3, 2, 2, 2}, {{"dilations", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{0, 1, 1, 0})}}},
+      {{1, 2, 7}, {2, 3, 4}, {{"strides", Attribute(Ints{3})}}},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, cases[i].x});
+    g.AddConstant("w", RandomTensor(cases[i].w, 3));
+    int64_t groups = 1;
+    for (const auto& [key, value] : cases[i].attrs)
+      if (key == "group") groups = value.i();
+    g.AddConstant("b", RandomTensor({cases[i].w[1] * groups}, 4));
+    Add(&g, "ConvTranspose", "deconv", {"x", "w", "b"}, {"y"}, cases[i].attrs);
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "case " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

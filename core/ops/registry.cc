@@ -12,6 +12,7 @@ const OpTable& OpTable::Global() {
     RegisterBroadcastOps(t);
     RegisterPoolOps(t);
     RegisterConvOps(t);
+    RegisterConvTransposeOps(t);
     RegisterDenseOps(t);
     RegisterTransformOps(t);
     RegisterLayoutTransformOps(t);

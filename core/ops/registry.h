@@ -43,6 +43,7 @@ void RegisterSoftmaxOps(OpTable* table);
 void RegisterNormOps(OpTable* table);
 void RegisterPoolOps(OpTable* table);
 void RegisterConvOps(OpTable* table);
+void RegisterConvTransposeOps(OpTable* table);
 void RegisterDenseOps(OpTable* table);
 void RegisterLayoutTransformOps(OpTable* table);
 
