@@ -130,6 +130,29 @@ bool PrepareTile(const ScheduleRequest& r, TileStages* t) {
   return true;
 }
 
+// Knobs of the blocked conv template: output channels per register tile (one
+// or two channel blocks) and output columns per tile. The defaults keep
+// oc_tile/lanes * ow_block accumulators (14-16 on AVX-512, of 32 registers)
+// plus the weight vectors and a broadcast in registers.
+struct NCHWcTile {
+  int64_t oc_blocks = 1;  // channel blocks (of the layout's block size) per tile
+  int64_t ow_block = 1;
+};
+
+NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOptions& o) {
+  NCHWcTile t;
+  int64_t block = out[4], oc_chunks = out[1], ow = out[3];
+  if (o.conv_oc_block > 0 && o.conv_oc_block % block == 0 && oc_chunks % (o.conv_oc_block / block) == 0) {
+    t.oc_blocks = o.conv_oc_block / block;
+  } else if (lanes >= 16 && block == lanes && oc_chunks % 2 == 0) {
+    t.oc_blocks = 2;
+  }
+  int64_t limit = o.conv_ow_block > 0 ? o.conv_ow_block : (t.oc_blocks >= 2 ? 8 : (lanes >= 16 ? 14 : 8));
+  t.ow_block = DivisorAtMost(ow, limit);
+  if (t.ow_block < 4 && ow > limit) t.ow_block = limit;  // a guarded tail beats a tiny tile
+  return t;
+}
+
 std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t kh, int64_t kw) {
   te::Schedule s = r.schedule;
   TileStages t;
@@ -137,25 +160,27 @@ std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t 
   SchedulePadRoot(s, conv, *r.target, *r.options);
   graph::Shape os = StaticShape(t.out);
   int lanes = VectorLanes(*r.target, t.out.dtype());
-  int64_t ow_limit = r.options->conv_ow_block > 0 ? r.options->conv_ow_block : (lanes >= 16 ? 14 : 8);
-  int64_t ow_block = DivisorAtMost(os[3], ow_limit);
-  if (ow_block < 4 && os[3] > ow_limit) ow_block = ow_limit;  // a guarded tail beats a tiny tile
+  NCHWcTile tile = ChooseNCHWcTile(os, lanes, *r.options);
 
+  // Output: (n, oc_chunk.outer, oh, ow.outer | oc_chunk.inner, ow.inner, oc_lane).
   te::Stage out = s[t.out];
-  auto [owo, owi] = out.split(out.axis(3), Expr(ow_block));
-  out.reorder({out.axis(0), out.axis(1), out.axis(2), owo, owi, out.axis(4)});
-  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), out.axis(1)), out.axis(2));
+  auto [oco, oci] = out.split(out.axis(1), Expr(tile.oc_blocks));
+  auto [owo, owi] = out.split(out.axis(3), Expr(tile.ow_block));
+  out.reorder({out.axis(0), oco, out.axis(2), owo, oci, owi, out.axis(4)});
+  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), oco), out.axis(2));
   if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
   if (lanes > 1) out.vectorize(out.axis(4));
 
+  // Accumulator tile at ow.outer: reductions outside, the register tile (oc_chunk, ow, lane) inside.
   te::Stage acc = s[t.accum];
   acc.compute_at(out, owo);
-  acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.reduce_axis(2),
-               acc.reduce_axis(3), acc.axis(3), acc.axis(4)});
+  acc.reorder({acc.axis(0), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.reduce_axis(2),
+               acc.reduce_axis(3), acc.axis(1), acc.axis(3), acc.axis(4)});
+  acc.unroll(acc.axis(1));
   acc.unroll(acc.axis(3));
   if (lanes > 1) acc.vectorize(acc.axis(4));
   std::ostringstream os_text;
-  os_text << "conv2d_nchwc " << kh << "x" << kw << " oc_block=" << os[4] << " ow_block=" << ow_block
+  os_text << "conv2d_nchwc " << kh << "x" << kw << " oc_tile=" << tile.oc_blocks * os[4] << " ow_block=" << tile.ow_block
           << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
   return os_text.str();
 }

@@ -19,6 +19,7 @@ const OpTable& OpTable::Global() {
     RegisterReduceOps(t);
     RegisterSoftmaxOps(t);
     RegisterNormOps(t);
+    RegisterMiscOps(t);
     return t;
   }();
   return *table;

@@ -46,6 +46,7 @@ void RegisterConvOps(OpTable* table);
 void RegisterConvTransposeOps(OpTable* table);
 void RegisterDenseOps(OpTable* table);
 void RegisterLayoutTransformOps(OpTable* table);
+void RegisterMiscOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate
