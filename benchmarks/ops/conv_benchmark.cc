@@ -8,6 +8,8 @@
 //
 //   bazel run -c opt //benchmarks/ops:conv_benchmark [-- --threads=1,2 --filter=res2 --min_run_ms=2 --rounds=5]
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +27,7 @@
 #include "core/fusion/fusion.h"
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph/shape_inference.h"
+#include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
 #include "core/target/target.h"
 #include "runtime_minimal/host/thread_pool.h"
@@ -102,15 +105,29 @@ struct AgateConv {
 };
 
 std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, const graph::Tensor& w,
-                                      const graph::Tensor& b, const ops::LowerGroupOptions& options) {
+                                      const graph::Tensor& b, const ops::LowerGroupOptions& options,
+                                      bool blocked_depthwise = false, const std::string& kernel_name = "conv") {
   graph::Graph g;
   g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, l.c, l.h, l.w}});
+  std::string conv_input = "x";
+  if (blocked_depthwise) {  // what the layout pass would emit if it blocked depthwise convs
+    graph::Node to;
+    to.name = "to_blocked";
+    to.op = "LayoutTransform";
+    to.inputs = {"x"};
+    to.outputs = {"xb"};
+    to.attrs.Set("src_layout", graph::Attribute("NCHW"));
+    to.attrs.Set("dst_layout", graph::Attribute("NCHW16c"));
+    g.AddNode(to);
+    conv_input = "xb";
+  }
   g.AddConstant("w", w);
   g.AddConstant("b", b);
   graph::Node conv;
   conv.name = "conv";
   conv.op = "Conv";
-  conv.inputs = {"x", "w", "b"};
+  conv.inputs = {conv_input, "w", "b"};
+  if (blocked_depthwise) conv.attrs.Set("layout", graph::Attribute("NCHW16c"));
   conv.outputs = {"y"};
   conv.attrs.Set("strides", graph::Attribute(std::vector<int64_t>{l.stride, l.stride}));
   conv.attrs.Set("pads", graph::Attribute(std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}));
@@ -118,17 +135,19 @@ std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, co
   g.AddNode(conv);
   g.outputs = {"y"};
   g = graph::InferShapes(g);
-  g = graph::TransformLayout(g, 16);
+  if (!blocked_depthwise) g = graph::TransformLayout(g, 16);
   g = fusion::FuseOperators(g, fusion::FusionPolicy::kRule);
   const graph::FusedGroup* group = nullptr;
   for (const graph::FusedGroup& fg : g.groups)
     if (fg.anchor >= 0 && g.nodes[fg.anchor].op == "Conv") group = &fg;
   target::Target host = target::Target::Host();
-  ops::GroupKernel k = ops::LowerGroup(g, *group, host, "conv", options);
+  // Every variant gets its own kernel name: the shared objects are loaded into one
+  // process, and same-named symbols (outlined parallel tasks) would interpose.
+  ops::GroupKernel k = ops::LowerGroup(g, *group, host, kernel_name, options);
+  if (std::getenv("AGATE_SHOW_IR")) std::fprintf(stderr, "%s\n", ir::ToString(k.func).c_str());
   auto* raw = new AgateConv{codegen::HostKernels::Build({k.func}, host), nullptr, {}, {}, {}, -1, 0, k.schedule_summary};
   std::unique_ptr<AgateConv> a(raw);
-  a->fn = a->kernels.Get("conv");
-  a->block = g.nodes[group->anchor].attrs.Has("layout") ? 16 : 0;
+  a->fn = a->kernels.Get(kernel_name);
   for (size_t i = 0; i < k.params.size(); ++i) {
     const ops::KernelParam& p = k.params[i];
     if (p.kind == ops::KernelParam::Kind::kConstant) {
@@ -138,16 +157,21 @@ std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, co
     } else {
       const graph::TensorType& t = g.TypeOf(p.value);
       graph::Tensor v(t.dtype, t.shape);
-      if (p.value == group->inputs[0]) {  // the (possibly blocked) activation
+      bool is_output = false;
+      for (const std::string& o : group->outputs) is_output |= o == p.value;
+      if (!is_output) {  // the (possibly blocked) activation
         const float* src = x.data<float>();
         float* dst = v.mutable_data<float>();
-        int64_t bl = a->block ? a->block : 1, hw = l.h * l.w;
+        int64_t in_block = t.rank() == 5 ? t.shape[4] : 0, bl = in_block ? in_block : 1, hw = l.h * l.w;
         for (int64_t c = 0; c < l.c; ++c)
           for (int64_t i = 0; i < hw; ++i)
-            dst[a->block ? ((c / bl) * hw + i) * bl + c % bl : c * hw + i] = src[c * hw + i];
+            dst[in_block ? ((c / bl) * hw + i) * bl + c % bl : c * hw + i] = src[c * hw + i];
       }
       for (const std::string& o : group->outputs)
-        if (o == p.value) a->output_arg = static_cast<int>(i);
+        if (o == p.value) {
+          a->output_arg = static_cast<int>(i);
+          a->block = t.rank() == 5 ? t.shape[4] : 0;  // the output's layout decides how MaxDiff reads it
+        }
       a->args.push_back(v);
     }
   }
@@ -200,9 +224,16 @@ void RunOneDnn(OneDnnConv& d) {
   d.stream.wait();
 }
 
+// oneDNN's Debian build runs on GNU OpenMP; its thread count is set through libgomp.
 void SetOmpThreads(int threads) {
   using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(threads);
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  auto set = reinterpret_cast<SetThreads>(dlsym(gomp ? gomp : RTLD_DEFAULT, "omp_set_num_threads"));
+  if (!set) {
+    std::printf("warning: omp_set_num_threads not found; oneDNN runs with its default thread count\n");
+    return;
+  }
+  set(threads);
 }
 
 double MaxDiff(const AgateConv& a, OneDnnConv& d, const Layer& l) {
@@ -261,15 +292,26 @@ int Main(int argc, char** argv) {
     graph::Tensor w = RandomTensor({l.oc, l.c / l.group, l.k, l.k}, 2);
     graph::Tensor b = RandomTensor({l.oc}, 3);
     std::vector<std::unique_ptr<AgateConv>> variants;
+    // codegen::DynamicLibrary::Load dlopens "/proc/self/fd/N" and closes N, so a second
+    // library loaded while the first is alive gets the same path and dlopen hands back
+    // the first one. Holding a spare descriptor after each load keeps the paths distinct.
+    std::vector<int> spare_fds;
+    auto hold_fd = [&] { spare_fds.push_back(open("/dev/null", O_RDONLY)); };
     for (int oc : oc_variants) {
       ops::LowerGroupOptions options;
       options.conv_oc_block = oc;
-      variants.push_back(BuildAgate(l, x, w, b, options));
+      variants.push_back(BuildAgate(l, x, w, b, options, false, l.name + "_v" + std::to_string(variants.size())));
+      hold_fd();
     }
-    std::unique_ptr<OneDnnConv> d = BuildOneDnn(l, x, w, b);
+    if (l.group > 1 && l.c % 16 == 0) {
+      variants.push_back(BuildAgate(l, x, w, b, {}, /*blocked_depthwise=*/true, l.name + "_blocked"));
+      hold_fd();
+    }
     for (int threads : threads_list) {
       rt::ThreadPool pool(threads);
+      // oneDNN fixes its thread split when a primitive is created: create it per thread count.
       SetOmpThreads(threads);
+      std::unique_ptr<OneDnnConv> d = BuildOneDnn(l, x, w, b);
       // The machine is shared: alternate agate's variants and oneDNN for `rounds`
       // rounds and keep each one's fastest run.
       std::vector<double> best(variants.size(), 1e30);
@@ -296,11 +338,14 @@ int Main(int argc, char** argv) {
         if (status[v] != 0) std::printf("%s: agate kernel returned %d\n", l.name.c_str(), status[v]);
         double ga = Flops(l) / best[v] * 1e-6;
         if (v == 0 && l.name.rfind("res", 0) == 0 && threads <= 2) ratios_resnet[threads].push_back(ga / gd);
-        table.AddRow({l.name, std::to_string(threads), bench::Fixed(ga, 1), bench::Fixed(gd, 1),
+        table.AddRow({l.name + (variants[v]->summary.find("depthwise_nchwc") != std::string::npos ? " (NCHW16c)" : ""),
+                      std::to_string(threads), bench::Fixed(ga, 1), bench::Fixed(gd, 1),
                       bench::Fixed(ga / gd, 2), peak > 0 ? bench::Fixed(100 * ga / peak, 0) : "-",
                       bench::Fixed(MaxDiff(*variants[v], *d, l), 5), variants[v]->summary});
       }
     }
+    variants.clear();
+    for (int fd : spare_fds) close(fd);
   }
   table.Print();
   for (int t = 1; t <= 2; ++t) {

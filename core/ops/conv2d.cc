@@ -223,6 +223,135 @@ std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv) {
   return text.str();
 }
 
+// Depthwise 2-D conv (group == input channels): one plane per channel,
+// vectorized along output columns. When the columns do not fill whole vectors
+// the conv is computed over a width rounded up to the vector (the padded input
+// is widened to match) into a buffer and the output reads its valid columns,
+// so every FMA is a full vector; otherwise the row is computed at the output's
+// row loop and never leaves registers/cache.
+struct DepthwisePlan {
+  int64_t vector = 1;    // columns per vector
+  int64_t out_width = 0; // computed columns (>= OW, a multiple of `vector`)
+};
+
+DepthwisePlan PlanDepthwise(int64_t ow, int lanes) {
+  DepthwisePlan p;
+  p.vector = lanes >= 16 && ow > 8 ? 16 : (lanes >= 8 ? 8 : std::max(1, lanes));
+  p.out_width = (ow + p.vector - 1) / p.vector * p.vector;
+  return p;
+}
+
+std::string ScheduleDepthwise(const ScheduleRequest& r, const Tensor& conv, int64_t ow) {
+  te::Schedule s = r.schedule;
+  Tensor out = r.epilogue.defined() ? r.epilogue : (r.outputs.size() == 1 ? r.outputs[0] : Tensor());
+  if (!out.defined() || out.same_as(conv) || out.ndim() != 4) return ScheduleAnchorDefault(r, "depthwise (default)");
+  SchedulePadRoot(s, conv, *r.target, *r.options);
+  graph::Shape cs = StaticShape(conv);
+  int64_t vec = PlanDepthwise(ow, VectorLanes(*r.target, conv.dtype())).vector;
+  bool parallel = ParallelAllowed(*r.target) && r.options->allow_parallel;
+  Tensor acc = s.cache_write(conv, ir::MemoryScope::kLocal);
+  te::Stage o = s[out];
+  ir::IterVar row = o.fuse(o.fuse(o.axis(0), o.axis(1)), o.axis(2));
+  if (parallel) o.parallel(row);
+  if (vec > 1 && ow % vec == 0) {
+    auto [oo, oi] = o.split(o.axis(3), Expr(vec));
+    o.vectorize(oi);
+  }
+  te::Stage c = s[conv];
+  std::string where;
+  if (cs[3] == ow) {
+    c.compute_at(o, row);
+    where = "row at the output's row loop";
+  } else {
+    ir::IterVar crow = c.fuse(c.fuse(c.axis(0), c.axis(1)), c.axis(2));
+    if (parallel) c.parallel(crow);
+    where = "rows over-computed to whole vectors";
+  }
+  auto [co, ci] = c.split(c.axis(3), Expr(vec));
+  if (vec > 1) c.vectorize(ci);
+  te::Stage a = s[acc];
+  a.compute_at(c, co);
+  a.reorder({a.axis(0), a.axis(1), a.axis(2), a.reduce_axis(0), a.reduce_axis(1), a.axis(3)});
+  if (vec > 1) a.vectorize(a.axis(3));
+  std::ostringstream text;
+  text << "depthwise_conv2d vector=" << vec << " width=" << cs[3] << ", " << where;
+  return text.str();
+}
+
+Tensor DepthwiseConv(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g, int64_t computed_width,
+                     const std::string& name) {
+  graph::Shape xs = StaticShape(x), ws = StaticShape(w);
+  int64_t multiplier = ws[0] / xs[1];
+  int64_t sw = g.strides[1];
+  // Columns the computed width reads, from the first padded column.
+  int64_t needed = (computed_width - 1) * sw + (g.kernel[1] - 1) * g.dilations[1] + 1;
+  ir::IterVar kh = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[0])}, "kh");
+  ir::IterVar kw = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[1])}, "kw");
+  graph::Shape out{xs[0], ws[0], g.out[0], computed_width};
+  int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0];
+  std::vector<int64_t> in{xs[2], xs[3]};
+  // The padded input with its columns split by phase (column % stride): a strided
+  // conv then reads contiguous columns of one phase per tap, so its vector loads
+  // stay contiguous instead of becoming gathers. Stride 1 has one phase.
+  int64_t cols = (needed + sw - 1) / sw;
+  Tensor padded = te::compute(ToExprShape({xs[0], xs[1], hp, sw, cols}), [&](const std::vector<Var>& i) {
+    return PaddedRead(x, {i[0], i[1], i[2] - g.pad_begin[0], i[4] * sw + i[3] - g.pad_begin[1]}, 2, in,
+                      ir::make_zero(x.dtype()));
+  }, name + "_pad", tag::kPad);
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    Expr channel = multiplier == 1 ? Expr(o[1]) : ir::floordiv(o[1], Expr(multiplier));
+    Expr col = kw * g.dilations[1];
+    Expr phase = sw == 1 ? Expr(int64_t{0}) : ir::floormod(col, Expr(sw));
+    Expr shift = sw == 1 ? col : ir::floordiv(col, Expr(sw));
+    return te::sum(padded(o[0], channel, o[2] * g.strides[0] + kh * g.dilations[0], phase, o[3] + shift) *
+                       w(o[1], Expr(int64_t{0}), kh, kw),
+                   {kh, kw});
+  }, name, tag::kDepthwise);
+}
+
+// Depthwise conv in the blocked layout: each channel block is one vector, so
+// every tap is a contiguous vector load times a vector of per-channel weights
+// (pre-packed to [C/b, KH, KW, b]), with an (ow_block x b) register tile.
+Tensor DepthwiseNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeometry& g, const std::string& name) {
+  graph::Shape xs = StaticShape(x);
+  Tensor padded = PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
+  ir::IterVar kh = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[0])}, "kh");
+  ir::IterVar kw = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[1])}, "kw");
+  graph::Shape out{xs[0], xs[1], g.out[0], g.out[1], xs[4]};
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    return te::sum(padded(o[0], o[1], o[2] * g.strides[0] + kh * g.dilations[0], o[3] * g.strides[1] + kw * g.dilations[1],
+                          o[4]) * packed_w(o[1], kh, kw, o[4]),
+                   {kh, kw});
+  }, name, tag::kDepthwise);
+}
+
+std::string ScheduleDepthwiseNCHWc(const ScheduleRequest& r, const Tensor& conv) {
+  te::Schedule s = r.schedule;
+  TileStages t;
+  if (!PrepareTile(r, &t)) return ScheduleAnchorDefault(r, "depthwise_nchwc (default schedule)");
+  SchedulePadRoot(s, conv, *r.target, *r.options);
+  graph::Shape os = StaticShape(t.out);
+  int lanes = VectorLanes(*r.target, t.out.dtype());
+  int64_t limit = r.options->conv_ow_block > 0 ? r.options->conv_ow_block : 8;
+  int64_t ow_block = DivisorAtMost(os[3], limit);
+  if (ow_block < 4 && os[3] > limit) ow_block = limit;
+  te::Stage out = s[t.out];
+  auto [owo, owi] = out.split(out.axis(3), Expr(ow_block));
+  out.reorder({out.axis(0), out.axis(1), out.axis(2), owo, owi, out.axis(4)});
+  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), out.axis(1)), out.axis(2));
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
+  if (lanes > 1) out.vectorize(out.axis(4));
+  te::Stage acc = s[t.accum];
+  acc.compute_at(out, owo);
+  acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.axis(3), acc.axis(4)});
+  acc.unroll(acc.axis(3));
+  if (lanes > 1) acc.vectorize(acc.axis(4));
+  std::ostringstream text;
+  text << "depthwise_nchwc block=" << os[4] << " ow_block=" << ow_block
+       << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
+  return text.str();
+}
+
 // Bias (input 2) added per output channel after the reduction.
 Tensor AddBias(const OpContext& ctx, const Tensor& conv, int64_t block) {
   if (!ctx.has_input(2)) return conv;
@@ -242,6 +371,27 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
   AGATE_REQUIRE(x.dtype() == ir::DType::Float(32) && w.dtype() == x.dtype(), kUnsupported)
       << ctx.Describe() << ": only float32 convolutions are implemented";
   std::string name = ctx.node().outputs[0];
+  if (block && groups > 1 && xs.size() == 5 && groups == xs[1] * block && ws[0] == groups && ws[1] == 1) {
+    graph::Shape logical{xs[0], xs[1] * block, xs[2], xs[3]};
+    graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
+    // Weights [C, 1, KH, KW] -> [C/b, KH, KW, b], at compile time when constant.
+    Tensor packed;
+    if (const graph::Tensor* wc = ctx.constant(1); wc && wc->dtype() == ir::DType::Float(32)) {
+      graph::Tensor p(wc->dtype(), {ws[0] / block, ws[2], ws[3], block});
+      const float* src = wc->data<float>();
+      float* dst = p.mutable_data<float>();
+      for (int64_t c = 0; c < ws[0]; ++c)
+        for (int64_t k = 0; k < ws[2] * ws[3]; ++k) dst[((c / block) * ws[2] * ws[3] + k) * block + c % block] = src[c * ws[2] * ws[3] + k];
+      packed = ctx.AddConstant(name + "_packed_w", p);
+    } else {
+      packed = te::compute(ToExprShape({ws[0] / block, ws[2], ws[3], block}), [&](const std::vector<Var>& i) {
+        return w(i[0] * block + i[3], Expr(int64_t{0}), i[1], i[2]);
+      }, name + "_pack_w", tag::kInjective);
+    }
+    Tensor conv = DepthwiseNCHWc(x, packed, g, ctx.has_input(2) ? name + "_conv" : name);
+    ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDepthwiseNCHWc(r, conv); }, conv);
+    return {AddBias(ctx, conv, block)};
+  }
   if (block) {
     AGATE_REQUIRE(groups == 1 && xs.size() == 5 && ws.size() == 4 && ws[0] % block == 0, kUnsupported)
         << ctx.Describe() << ": blocked layout needs a group-1 2-D conv with output channels divisible by " << block;
@@ -263,6 +413,18 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
   }
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, kernel);
+  if (xs.size() == 4 && groups == xs[1] && ws[1] == 1 && groups > 1) {
+    int64_t ow = g.out[1];
+    DepthwisePlan plan = PlanDepthwise(ow, VectorLanes(ctx.target(), x.dtype()));
+    Tensor dw = DepthwiseConv(x, w, g, plan.out_width, name + "_dw");
+    // The output (with bias) reads the valid columns.
+    Tensor out = te::compute(ToExprShape(ctx.output_type(0).shape), [&](const std::vector<Var>& o) {
+      Expr v = dw(std::vector<Expr>(o.begin(), o.end()));
+      return ctx.has_input(2) ? v + ctx.input(2)(o[1]) : v;
+    }, name, tag::kBroadcast);
+    ctx.SetSchedule([dw, ow](const ScheduleRequest& r) { return ScheduleDepthwise(r, dw, ow); }, dw);
+    return {out};
+  }
   Tensor conv = ConvNCHW(x, w, g, groups, ctx.has_input(2) ? name + "_conv" : name);
   ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDirectNCHW(r, conv); }, conv);
   return {AddBias(ctx, conv, 0)};

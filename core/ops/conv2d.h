@@ -3,17 +3,23 @@
 // NCHW<c>c convolution the layout pass selects for group-1 2-D convs.
 //
 // Schedule selection (SelectConvSchedule):
-//   * NCHW<c>c input (layout attribute set): conv2d_nchwc. Weights are
-//     pre-packed once at compile time into [OC/c, IC/c, KH, KW, c, c] (a
-//     kConstant kernel parameter) so the inner loop reads one contiguous
-//     vector of output channels per input channel; the accumulator tile
-//     (ow_block x c) stays in registers and the fused epilogue (bias, relu,
-//     residual add...) is applied to the tile before it is stored, so the
-//     output is written once. 1x1 convs use the same template: it is a GEMM
-//     over (ow, ic) x (ic, oc) with the packed weights as the B panel.
-//   * NCHW: direct_nchw, vectorized along output columns with a few output
-//     channels per register tile (covers grouped and depthwise convs and the
-//     first layer of a network, whose 3 input channels do not block).
+//   * NCHW<c>c input (layout attribute set), group 1: conv2d_nchwc. Weights
+//     are pre-packed once at compile time into [OC/c, IC/c, KH, KW, c, c] (a
+//     kConstant kernel parameter) so the inner loop reads contiguous vectors
+//     of output channels per input channel; the accumulator tile (oc_tile x
+//     ow_block: two channel blocks x 7-8 columns on AVX-512, knobs
+//     conv_oc_block / conv_ow_block) stays in registers and the fused epilogue
+//     (bias, relu, residual add...) is applied to the tile before it is
+//     stored, so the output is written once. 1x1 convs use the same template:
+//     a GEMM over (ow, ic) x (ic, oc) with the packed weights as the B panel.
+//   * NCHW<c>c depthwise (group == channels): depthwise_nchwc, one channel
+//     block per vector, weights packed to [C/c, KH, KW, c].
+//   * NCHW depthwise: vectorized along output columns; rows that do not fill
+//     whole vectors are over-computed to a vector multiple, and strided convs
+//     read a phase-split copy of the padded input so loads stay contiguous.
+//   * Other NCHW convs (grouped, 1-D/3-D, the first layer of a network whose
+//     3 input channels do not block): direct_nchw, vectorized along output
+//     columns with 4 output channels per register tile.
 // Padding is a separate stage computed once per kernel call (or inlined when
 // there is none), so the inner loops have no bounds checks.
 #ifndef AGATE_CORE_OPS_CONV2D_H_

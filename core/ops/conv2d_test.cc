@@ -61,6 +61,8 @@ TEST(Conv2dTest, DirectNCHWVariants) {
       {{1, 8, 9, 16}, {8, 1, 3, 3}, {}, {}, {1, 1, 1, 1}, 8},                  // depthwise
       {{1, 4, 9, 9}, {8, 1, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 4, true, false},  // depthwise x2 multiplier
       {{1, 16, 7, 7}, {32, 16, 1, 1}, {}, {}, {}},                             // 1x1
+      {{1, 16, 20, 20}, {16, 1, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 16},          // depthwise s2, over-computed row
+      {{1, 16, 13, 30}, {16, 1, 3, 3}, {}, {}, {1, 1, 1, 1}, 16},              // depthwise, over-computed row
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_TRUE(CheckAgainstReference(ConvGraph(cases[i]))) << "case " << i;
@@ -178,6 +180,32 @@ TEST(ConvTransposeTest, Variants) {
     g.AddConstant("b", RandomTensor({cases[i].w[1] * groups}, 4));
     Add(&g, "ConvTranspose", "deconv", {"x", "w", "b"}, {"y"}, cases[i].attrs);
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "case " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate
+
+namespace agate {
+namespace ops {
+namespace {
+
+// Depthwise convs in NCHW<c>c (the layout pass does not block them yet; the graph is built by hand).
+TEST(Conv2dTest, BlockedDepthwise) {
+  using Ints = std::vector<int64_t>;
+  for (int64_t stride : {1, 2, 3}) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, {1, 32, 9, stride == 3 ? 16 : 11}});
+    g.AddConstant("w", RandomTensor({32, 1, 3, 3}, 5));
+    g.AddConstant("b", RandomTensor({32}, 6));
+    Add(&g, "LayoutTransform", "to", {"x"}, {"xb"}, {{"src_layout", Attribute("NCHW")}, {"dst_layout", Attribute("NCHW16c")}});
+    Add(&g, "Conv", "dw", {"xb", "w", "b"}, {"c"},
+        {{"group", Attribute(int64_t{32})}, {"layout", Attribute("NCHW16c")}, {"strides", Attribute(Ints{stride == 3 ? 1 : stride, stride == 3 ? 1 : stride})},
+         {"pads", Attribute(Ints{1, 1, 1, 1})}});
+    Add(&g, "Relu", "relu", {"c"}, {"r"});
+    Add(&g, "LayoutTransform", "from", {"r"}, {"y"}, {{"src_layout", Attribute("NCHW16c")}, {"dst_layout", Attribute("NCHW")}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "stride " << stride;
   }
 }
 
