@@ -20,7 +20,8 @@ Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g
   graph::Shape xs = StaticShape(x), ws = StaticShape(w);
   size_t nsp = g.kernel.size();
   int64_t oc_total = ws[0], ic_per_group = ws[1], oc_per_group = oc_total / groups;
-  Tensor padded = PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
+  bool phase_split = nsp == 2 && g.strides[1] > 1;
+  Tensor padded = phase_split ? x : PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
   std::vector<ir::IterVar> reduce;
   ir::IterVar ric;
   if (ic_per_group > 1) {
@@ -34,6 +35,21 @@ Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g
   }
   graph::Shape out{xs[0], oc_total};
   out.insert(out.end(), g.out.begin(), g.out.end());
+  // A 2-D conv strided along the columns reads a copy of the padded input split
+  // by column phase (column % stride), so vectors along the output columns are
+  // contiguous loads instead of gathers.
+  int64_t sw = nsp == 2 ? g.strides[1] : 1;
+  Tensor phased;
+  if (sw > 1) {
+    int64_t needed = (g.out[1] - 1) * sw + (g.kernel[1] - 1) * g.dilations[1] + 1;
+    int64_t cols = (needed + sw - 1) / sw;
+    int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0];
+    std::vector<int64_t> in{xs[2], xs[3]};
+    phased = te::compute(ToExprShape({xs[0], xs[1], hp, sw, cols}), [&](const std::vector<Var>& i) {
+      return PaddedRead(x, {i[0], i[1], i[2] - g.pad_begin[0], i[4] * sw + i[3] - g.pad_begin[1]}, 2, in,
+                        ir::make_zero(x.dtype()));
+    }, name + "_pad", tag::kPad);
+  }
   return te::compute(
       ToExprShape(out),
       [&](const std::vector<Var>& o) {
@@ -41,10 +57,13 @@ Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g
         Expr channel = groups == 1 ? ic : ir::floordiv(o[1], Expr(oc_per_group)) * ic_per_group + ic;
         std::vector<Expr> xi{o[0], channel};
         std::vector<Expr> wi{o[1], ic};
-        for (size_t d = 0; d < nsp; ++d) {
-          xi.push_back(o[2 + d] * g.strides[d] + rk[d] * g.dilations[d]);
-          wi.push_back(rk[d]);
+        for (size_t d = 0; d < nsp; ++d) wi.push_back(rk[d]);
+        if (phased.defined()) {
+          Expr col = rk[1] * g.dilations[1];
+          return te::sum(phased(o[0], channel, o[2] * g.strides[0] + rk[0] * g.dilations[0], ir::floormod(col, Expr(sw)),
+                                o[3] + ir::floordiv(col, Expr(sw))) * w(wi), reduce);
         }
+        for (size_t d = 0; d < nsp; ++d) xi.push_back(o[2 + d] * g.strides[d] + rk[d] * g.dilations[d]);
         return te::sum(padded(xi) * w(wi), reduce);
       },
       name, tag::kConv2dNCHW);
@@ -198,7 +217,7 @@ std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv) {
       vec = v;
       break;
     }
-  int64_t oc_block = DivisorAtMost(os[1], 4);
+  int64_t oc_block = DivisorAtMost(os[1], vec >= 16 ? 8 : 4);
   te::Stage out = s[t.out];
   auto [oco, oci] = out.split(out.axis(1), Expr(oc_block));
   auto [owo, owi] = out.split(out.axis(3), Expr(vec));
