@@ -5,6 +5,9 @@
 #include "core/ir/buffer.h"
 #include "core/ir/expr.h"
 #include "core/ir/stmt.h"
+#include "core/lower/lower.h"
+#include "core/schedule/schedule.h"
+#include "core/te/tensor.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -33,6 +36,49 @@ GemmBlocking DefaultBlocking(int m, int n, int k, int vector_width_bits, int thr
   int blocks = b.threads * CeilDiv(m, 128 * b.threads);
   b.mc = CeilDiv(CeilDiv(m, blocks), b.mr) * b.mr;
   (void)n;
+  return b;
+}
+
+namespace {
+
+int FirstDivisor(int extent, const std::vector<int>& candidates, int fallback) {
+  for (int c : candidates) {
+    if (c > 0 && extent % c == 0) return c;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+GemmBlocking TeBlocking(int m, int n, int k, int vector_width_bits, int threads) {
+  GemmBlocking b = DefaultBlocking(m, n, k, vector_width_bits, threads);
+  const int lanes = b.lanes;
+  b.nr = FirstDivisor(n, {2 * lanes, 3 * lanes, 5 * lanes / 2, 4 * lanes, 3 * lanes / 2, lanes, lanes / 2}, 2 * lanes);
+  b.mr = FirstDivisor(m, {8, 12, 6, 10, 4, 5, 2, 1}, 8);
+  // The largest divisor of K that is at most 512.
+  b.kc = 1;
+  for (int d = std::min(k, 512); d >= 1; --d) {
+    if (k % d == 0) {
+      b.kc = d;
+      break;
+    }
+  }
+  // Row blocks: divide the micro-rows evenly, at most 256 rows each, preferring a
+  // multiple of the thread count, else the count with the least imbalance.
+  const int micro = std::max(1, m / b.mr);
+  int best_blocks = micro;
+  double best_cost = 1e30;
+  for (int blocks = 1; blocks <= micro; ++blocks) {
+    if (micro % blocks != 0 || (micro / blocks) * b.mr > 256) continue;
+    int rounds = CeilDiv(blocks, b.threads);
+    double imbalance = double(rounds * b.threads) / blocks;  // 1.0 when blocks divide evenly over threads
+    double cost = imbalance + 0.001 * blocks;                // then prefer fewer, larger blocks
+    if (cost < best_cost) {
+      best_cost = cost;
+      best_blocks = blocks;
+    }
+  }
+  b.mc = (micro / best_blocks) * b.mr;
   return b;
 }
 
@@ -132,6 +178,38 @@ LoweredFunc MakeGemmKernel(const std::string& name, int m, int n, int k, const G
 
   Stmt body = Allocate::make(bp, {Expr(bp_elements)}, 64, MemoryScope::kWorkspace, Seq::make({pack_b, compute}), 0);
   return LoweredFunc{name, {a, b, c}, body, bp_elements * 4};
+}
+
+LoweredFunc MakeTeGemmKernel(const std::string& name, int m, int n, int k, const GemmBlocking& bl) {
+  using te::Tensor;
+  const int panels = CeilDiv(n, bl.nr);
+  const int kc = std::min(bl.kc, k);
+  Tensor a = te::placeholder({Expr(m), Expr(k)}, DType::Float(32), "A");
+  Tensor b = te::placeholder({Expr(k), Expr(n)}, DType::Float(32), "B");
+  // Columns past N repeat the last one: they are computed but never stored.
+  Tensor bp = te::compute(
+      {Expr(panels), Expr(k), Expr(bl.nr)},
+      [&](Var jo, Var kk, Var ji) { return b(kk, min(jo * bl.nr + ji, I(n - 1))); }, "Bp");
+  IterVar rk = te::reduce_axis({0, Expr(k)}, "k");
+  Tensor c = te::compute(
+      {Expr(m), Expr(n)},
+      [&](Var i, Var j) { return te::sum(a(i, rk) * bp(floordiv(j, I(bl.nr)), rk, floormod(j, I(bl.nr))), {rk}); },
+      "C");
+  te::Schedule s = te::create_schedule({c});
+  te::Stage ps = s[bp];
+  ps.parallel(ps.axis(0));
+  ps.vectorize(ps.axis(2));
+  te::Stage cs = s[c];
+  auto [io, ii] = cs.split(cs.axis(0), Expr(bl.mr));
+  auto [jo, ji] = cs.split(cs.axis(1), Expr(bl.nr));
+  auto [ioo, ioi] = cs.split(io, Expr(std::max(1, bl.mc / bl.mr)));
+  auto [ko, ki] = cs.split(rk, Expr(kc));
+  cs.reorder({ioo, ko, jo, ioi, ki, ii, ji});
+  cs.unroll(ii);
+  cs.vectorize(ji);
+  cs.parallel(ioo);
+  lower::LowerOptions options;
+  return lower::Lower(s, {a, b, c}, name, options);
 }
 
 }  // namespace benchmarks

@@ -33,8 +33,20 @@ struct GemmBlocking {
 // Blocking for the host: lanes from the vector width, the rest tuned on AVX-512 / AVX2.
 GemmBlocking DefaultBlocking(int m, int n, int k, int vector_width_bits, int threads);
 
-// The kernel `name(A, B, C)`; its workspace holds the packed B.
+// Blocking for the TE schedule: its lowering vectorizes only loops without guards,
+// so every factor is chosen to divide its extent (NR = 40 for N = 1000: LLVM
+// splits a 40-lane vector into 16 + 16 + 8). Falls back to ragged factors.
+GemmBlocking TeBlocking(int m, int n, int k, int vector_width_bits, int threads);
+
+// The kernel `name(A, B, C)` written directly as loop IR; its workspace holds the packed B.
 ir::LoweredFunc MakeGemmKernel(const std::string& name, int m, int n, int k, const GemmBlocking& blocking);
+
+// The same algorithm as a tensor expression with a schedule, lowered by core/lower:
+//   Bp[jo, k, ji] = B[k, jo*NR + ji]                  (packed panels; parallel, vectorized)
+//   C[i, j] = sum_k A[i, k] * Bp[j / NR, k, j % NR]
+// C's loops: (row blocks of MC) parallel, k slices of KC, column panels, micro-rows,
+// k, MR rows unrolled, NR columns vectorized. A is read in place (no packing).
+ir::LoweredFunc MakeTeGemmKernel(const std::string& name, int m, int n, int k, const GemmBlocking& blocking);
 
 }  // namespace benchmarks
 }  // namespace agate

@@ -7,6 +7,7 @@
 
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/llvm/test_kernels.h"
+#include "core/ir/printer.h"
 #include "core/target/target.h"
 
 namespace agate {
@@ -15,8 +16,9 @@ namespace {
 
 using codegen::testing::HostArray;
 
-void CheckGemm(int m, int n, int k, const GemmBlocking& blocking) {
-  ir::LoweredFunc func = MakeGemmKernel("gemm", m, n, k, blocking);
+void CheckGemm(int m, int n, int k, const GemmBlocking& blocking, bool te = false) {
+  ir::LoweredFunc func = te ? MakeTeGemmKernel("gemm", m, n, k, blocking) : MakeGemmKernel("gemm", m, n, k, blocking);
+  if (getenv("AGATE_SHOW_IR")) std::cerr << ir::ToString(func) << "\n";
   codegen::HostKernels kernels = codegen::HostKernels::Build({func});
   HostArray a(ir::DType::Float(32), size_t(m) * k), b(ir::DType::Float(32), size_t(k) * n),
       c(ir::DType::Float(32), size_t(m) * n);
@@ -62,6 +64,13 @@ TEST(GemmKernelTest, RaggedSizesUseGuardsAndPredicates) {
   small.mc = 9;
   small.kc = 7;
   CheckGemm(20, 19, 23, small);
+}
+
+TEST(GemmKernelTest, TensorExpressionSchedule) {
+  int width = target::Target::Host().vector_width_bits();
+  CheckGemm(64, 64, 64, TeBlocking(64, 64, 64, width, 2), /*te=*/true);
+  CheckGemm(40, 120, 60, TeBlocking(40, 120, 60, width, 2), /*te=*/true);
+  CheckGemm(100, 70, 1100, DefaultBlocking(100, 70, 1100, width, 2), /*te=*/true);
 }
 
 }  // namespace

@@ -117,6 +117,18 @@ TEST(FusionTest, RuleFusesDiamondsButNotOpaqueOps) {
   EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kAll)), (Groups{{"a", "b", "c", "d"}, {"soft"}, {"t"}}));
 }
 
+// A broadcast that expands the conv's output would recompute the conv per copy: not fused.
+TEST(FusionTest, RuleDoesNotFuseAnExpandingBroadcastIntoAConv) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {1, 4, 3, 3}});
+  g.AddInput("big", TensorType{DType::Float(32), {1, 4, 5, 5}});
+  g.AddConstant("w", RandomTensor({4, 4, 3, 3}, 12));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"});  // [1,4,1,1]
+  Add(&g, "Add", "expand_add", {"c", "big"}, {"y"});
+  g = Finish(g, {"y"});
+  EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kRule)), (Groups{{"conv"}, {"expand_add"}}));
+}
+
 // Two convolutions never share a kernel, even under `all`.
 TEST(FusionTest, AllKeepsOneAnchorPerGroup) {
   Graph g;
@@ -152,6 +164,59 @@ TEST(FusionTest, FusionDoesNotChangeResults) {
     EXPECT_EQ(graph::testing::MaxAbsDiff(graph::reference::Interpret(FuseOperators(g, policy), inputs).at("y"),
                                          expected),
               0.0);
+  }
+}
+
+// Transformer feed-forward: MatMul -> bias Add -> the GELU pattern exporters emit,
+// x * 0.5 * (1 + erf(x / sqrt(2))). The rule policy makes it one kernel anchored on the MatMul.
+TEST(FusionTest, RuleFusesMatMulBiasAndGeluPattern) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {2, 4, 8}});
+  g.AddConstant("w", RandomTensor({8, 16}, 30));
+  g.AddConstant("bias", RandomTensor({16}, 31));
+  g.AddConstant("sqrt2", graph::Tensor::Scalar(DType::Float(32), 1.4142135623730951));
+  g.AddConstant("one", graph::Tensor::Scalar(DType::Float(32), 1.0));
+  g.AddConstant("half", graph::Tensor::Scalar(DType::Float(32), 0.5));
+  Add(&g, "MatMul", "mm", {"x", "w"}, {"m"});
+  Add(&g, "Add", "bias_add", {"m", "bias"}, {"h"});
+  Add(&g, "Div", "div", {"h", "sqrt2"}, {"d"});
+  Add(&g, "Erf", "erf", {"d"}, {"e"});
+  Add(&g, "Add", "plus1", {"e", "one"}, {"p"});
+  Add(&g, "Mul", "times_x", {"h", "p"}, {"q"});
+  Add(&g, "Mul", "halve", {"q", "half"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph fused = FuseOperators(g, FusionPolicy::kRule);
+  EXPECT_EQ(GroupNames(fused), (Groups{{"mm", "bias_add", "div", "erf", "plus1", "times_x", "halve"}}));
+  EXPECT_EQ(fused.nodes[fused.groups[0].anchor].name, "mm");
+}
+
+// LayerNorm as opset < 17 exporters write it: mean, subtract, square, mean, add eps, sqrt, divide.
+// Reductions end kernels under `rule`: elementwise ops fuse into the reduction after them, the
+// centred value (read by the square and by the final division) stays its own kernel.
+TEST(FusionTest, DecomposedLayerNormSplitsAtReductions) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {2, 8}});
+  g.AddConstant("two", graph::Tensor::Scalar(DType::Float(32), 2.0));
+  g.AddConstant("eps", graph::Tensor::Scalar(DType::Float(32), 1e-5));
+  std::vector<std::pair<std::string, Attribute>> last_axis{{"axes", std::vector<int64_t>{-1}}};
+  Add(&g, "ReduceMean", "mean", {"x"}, {"mu"}, last_axis);
+  Add(&g, "Sub", "center", {"x", "mu"}, {"c"});
+  Add(&g, "Pow", "square", {"c", "two"}, {"sq"});
+  Add(&g, "ReduceMean", "variance", {"sq"}, {"var"}, last_axis);
+  Add(&g, "Add", "add_eps", {"var", "eps"}, {"ve"});
+  Add(&g, "Sqrt", "std", {"ve"}, {"sd"});
+  Add(&g, "Div", "normalize", {"c", "sd"}, {"y"});
+  g = Finish(g, {"y"});
+  EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kRule)),
+            (Groups{{"mean"}, {"center"}, {"square", "variance"}, {"add_eps", "std", "normalize"}}));
+  EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kNone)).size(), 7u);
+  // `all` merges across the first reduction as far as one anchor per group allows.
+  EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kAll)),
+            (Groups{{"mean", "center", "square"}, {"variance", "add_eps", "std", "normalize"}}));
+  for (const graph::FusedGroup& group : FuseOperators(g, FusionPolicy::kAll).groups) {
+    int reductions = 0;
+    for (int n : group.nodes) reductions += g.nodes[n].op == "ReduceMean";
+    EXPECT_LE(reductions, 1);
   }
 }
 

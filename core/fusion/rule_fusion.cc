@@ -48,7 +48,8 @@ std::vector<int> PostDominators(const NodeGraph& g) {
 
 class RuleFuser {
  public:
-  explicit RuleFuser(const graph::Graph& graph) : g_(graph), parent_(g_.size()), pattern_(g_.kinds) {
+  explicit RuleFuser(const graph::Graph& graph)
+      : graph_(graph), g_(graph), parent_(g_.size()), pattern_(g_.kinds) {
     std::iota(parent_.begin(), parent_.end(), 0);
   }
 
@@ -62,7 +63,9 @@ class RuleFuser {
         if (group == OpKind::kOpaque || group == OpKind::kReduction) continue;
         OpKind path = PathPattern(i, dom);
         if (group == OpKind::kOutEWiseFusable) {
-          if (phase != 0 || path > OpKind::kBroadcast) continue;
+          // Only shape-preserving successors: a broadcast that expands the anchor's output would
+          // recompute the anchor for every copy (TVM's "elementwise edge" condition).
+          if (phase != 0 || path > OpKind::kBroadcast || !KeepsShape(i, dom)) continue;
           Fuse(i, dom, [](OpKind kind, bool) { return kind <= OpKind::kBroadcast; });
         } else if (group <= OpKind::kBroadcast) {
           if (!(path <= OpKind::kInjective || path == OpKind::kReduction)) continue;
@@ -104,6 +107,13 @@ class RuleFuser {
     return on_path;
   }
 
+  bool KeepsShape(int src, int sink) {
+    const graph::Shape& shape = graph_.TypeOf(graph_.nodes[src].outputs[0]).shape;
+    for (int v : PathNodes(src, sink))
+      if (graph_.TypeOf(graph_.nodes[v].outputs[0]).shape != shape) return false;
+    return true;
+  }
+
   OpKind PathPattern(int src, int sink) {
     OpKind kind = OpKind::kElemWise;
     for (int v : PathNodes(src, sink)) kind = std::max(kind, g_.kinds[v]);
@@ -128,6 +138,7 @@ class RuleFuser {
     if (ra != rt) parent_[ra] = rt;
   }
 
+  const graph::Graph& graph_;
   NodeGraph g_;
   std::vector<int> parent_;
   std::vector<OpKind> pattern_;  // valid at roots

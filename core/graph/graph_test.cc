@@ -102,7 +102,7 @@ TEST(GraphTest, RegistryKnowsKindsAndRejectsUnknownAttributes) {
   EXPECT_EQ(UnsupportedReason(node), "");
   node.attrs.Set("alpha", 0.5);
   EXPECT_EQ(UnsupportedReason(node), "attribute 'alpha' not supported");
-  node.op = "Einsum";
+  node.op = "Unique";
   EXPECT_EQ(UnsupportedReason(node), "operator not supported");
   node.op = "Conv";
   node.attrs = Attributes();

@@ -102,9 +102,83 @@ Types ReverseSequenceInfer(const InferContext& ctx) {
   return {x};
 }
 
+Types EinsumInfer(const InferContext& ctx) {
+  std::vector<Shape> shapes;
+  for (int i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.input(i).shape);
+  EinsumSpec spec = ParseEinsum(ctx.attrs().GetString("equation"), shapes, Where(ctx));
+  Shape out;
+  for (char c : spec.output) out.push_back(spec.extents.at(c));
+  return {TensorType{ctx.input(0).dtype, out}};
+}
+
+Types DetInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  AGATE_REQUIRE(x.rank() >= 2 && x.shape[x.rank() - 1] == x.shape[x.rank() - 2], kInvalidArgument)
+      << Where(ctx) << ": needs square matrices, got " << ShapeToString(x.shape);
+  return {TensorType{x.dtype, Shape(x.shape.begin(), x.shape.end() - 2)}};
+}
+
+Types MaxUnpoolInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  AGATE_REQUIRE(ctx.input(1).shape == x.shape, kInvalidArgument) << Where(ctx) << ": indices must match X";
+  std::vector<int64_t> output_shape = ctx.attrs().GetInts("output_shape", {});
+  if (!output_shape.empty()) return {TensorType{x.dtype, output_shape}};
+  std::vector<int64_t> kernel = ctx.attrs().GetInts("kernel_shape");
+  size_t n = kernel.size();
+  std::vector<int64_t> strides = ctx.attrs().GetInts("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = ctx.attrs().GetInts("pads", std::vector<int64_t>(2 * n, 0));
+  AGATE_REQUIRE(x.rank() == static_cast<int>(n) + 2 && strides.size() == n && pads.size() == 2 * n, kInvalidArgument)
+      << Where(ctx) << ": kernel_shape, strides and pads disagree with the input rank";
+  Shape out{x.shape[0], x.shape[1]};
+  for (size_t i = 0; i < n; ++i) out.push_back((x.shape[i + 2] - 1) * strides[i] - pads[i] - pads[i + n] + kernel[i]);
+  return {TensorType{x.dtype, out}};
+}
+
+// ConvInteger / QLinearConv: Conv geometry, integer output.
+Types IntegerConvInfer(const InferContext& ctx, int w_input, DType dtype) {
+  const Shape& x = ctx.input(0).shape;
+  const Shape& w = ctx.input(w_input).shape;
+  int64_t group = ctx.attrs().GetInt("group", 1);
+  AGATE_REQUIRE(w.size() == x.size() && x.size() >= 3 && w[1] * group == x[1], kInvalidArgument)
+      << Where(ctx) << ": input " << ShapeToString(x) << " and weight " << ShapeToString(w) << " disagree";
+  WindowGeometry g = ComputeWindow(ctx.node(), x, Shape(w.begin() + 2, w.end()));
+  Shape out{x[0], w[0]};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  return {TensorType{dtype, out}};
+}
+
+Types MatMulShape(const InferContext& ctx, int a_input, int b_input, DType dtype) {
+  Shape a = ctx.input(a_input).shape, b = ctx.input(b_input).shape;
+  bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), 1);
+  if (b_vector) b.push_back(1);
+  AGATE_REQUIRE(a.back() == b[b.size() - 2], kInvalidArgument) << Where(ctx) << ": inner dimensions differ";
+  Shape out = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), Where(ctx));
+  if (!a_vector) out.push_back(a[a.size() - 2]);
+  if (!b_vector) out.push_back(b.back());
+  return {TensorType{dtype, out}};
+}
+
 }  // namespace
 
 void RegisterMiscOps(OpRegistry* r) {
+  r->Register(Def("Einsum", OpKind::kOpaque, 1, -1, {"equation"}, EinsumInfer));
+  r->Register(Def("Det", OpKind::kOpaque, 1, 1, {}, DetInfer));
+  r->Register(Def("MaxUnpool", OpKind::kOpaque, 2, 2, {"kernel_shape", "strides", "pads", "output_shape"},
+                  MaxUnpoolInfer, {{2, "output_shape"}}));
+  const std::vector<std::string> conv_attrs{"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group"};
+  r->Register(Def("ConvInteger", OpKind::kOutEWiseFusable, 2, 4, conv_attrs, [](const InferContext& ctx) {
+    return IntegerConvInfer(ctx, 1, DType::Int(32));
+  }));
+  r->Register(Def("QLinearConv", OpKind::kOutEWiseFusable, 8, 9, conv_attrs, [](const InferContext& ctx) {
+    return IntegerConvInfer(ctx, 3, ctx.input(7).dtype);
+  }));
+  r->Register(Def("MatMulInteger", OpKind::kOutEWiseFusable, 2, 4, {}, [](const InferContext& ctx) {
+    return MatMulShape(ctx, 0, 1, DType::Int(32));
+  }));
+  r->Register(Def("QLinearMatMul", OpKind::kOutEWiseFusable, 8, 8, {}, [](const InferContext& ctx) {
+    return MatMulShape(ctx, 0, 3, ctx.input(7).dtype);
+  }));
   r->Register(Def("NegativeLogLikelihoodLoss", OpKind::kOpaque, 2, 3, {"reduction", "ignore_index"}, LossInfer));
   r->Register(Def("SoftmaxCrossEntropyLoss", OpKind::kOpaque, 2, 3, {"reduction", "ignore_index"}, LossInfer));
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {

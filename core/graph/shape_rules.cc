@@ -224,5 +224,68 @@ Shape ReducedShape(const Shape& input, const std::vector<int>& axes, bool keepdi
   return out;
 }
 
+EinsumSpec ParseEinsum(const std::string& equation, const std::vector<Shape>& shapes, const std::string& where) {
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  size_t start = 0;
+  for (size_t comma; (comma = lhs.find(',', start)) != std::string::npos; start = comma + 1)
+    terms.push_back(lhs.substr(start, comma - start));
+  terms.push_back(lhs.substr(start));
+  AGATE_REQUIRE(terms.size() == shapes.size(), kInvalidArgument)
+      << where << ": equation '" << equation << "' has " << terms.size() << " operands, got " << shapes.size();
+  // Ellipsis axes get the labels 'A', 'B', ... right-aligned across operands (numpy broadcasting).
+  int ellipsis_rank = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    size_t dots = terms[i].find("...");
+    if (dots == std::string::npos) continue;
+    int explicit_labels = static_cast<int>(terms[i].size()) - 3;
+    ellipsis_rank = std::max(ellipsis_rank, static_cast<int>(shapes[i].size()) - explicit_labels);
+  }
+  auto ellipsis_labels = [](int n) {
+    std::string labels;
+    for (int k = 0; k < n; ++k) labels += static_cast<char>('A' + k);
+    return labels;
+  };
+  EinsumSpec spec;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    std::string labels = terms[i];
+    size_t dots = labels.find("...");
+    if (dots != std::string::npos) {
+      int n = static_cast<int>(shapes[i].size()) - (static_cast<int>(labels.size()) - 3);
+      AGATE_REQUIRE(n >= 0, kInvalidArgument) << where << ": operand " << i << " has too few axes";
+      labels.replace(dots, 3, ellipsis_labels(ellipsis_rank).substr(ellipsis_rank - n));
+    }
+    AGATE_REQUIRE(labels.size() == shapes[i].size(), kInvalidArgument)
+        << where << ": operand " << i << " has rank " << shapes[i].size() << " but '" << terms[i] << "' labels "
+        << labels.size() << " axes";
+    for (size_t a = 0; a < labels.size(); ++a) {
+      int64_t& extent = spec.extents.emplace(labels[a], shapes[i][a]).first->second;
+      if (extent == 1) extent = shapes[i][a];
+      AGATE_REQUIRE(shapes[i][a] == extent || shapes[i][a] == 1, kInvalidArgument)
+          << where << ": label '" << labels[a] << "' has extents " << extent << " and " << shapes[i][a];
+    }
+    spec.inputs.push_back(labels);
+  }
+  if (arrow != std::string::npos) {
+    spec.output = eq.substr(arrow + 2);
+    size_t dots = spec.output.find("...");
+    if (dots != std::string::npos) spec.output.replace(dots, 3, ellipsis_labels(ellipsis_rank));
+  } else {  // implicit mode: ellipsis labels, then labels used once, alphabetically
+    spec.output = ellipsis_labels(ellipsis_rank);
+    std::map<char, int> uses;
+    for (const std::string& labels : spec.inputs)
+      for (char c : labels) ++uses[c];
+    for (const auto& [c, n] : uses)
+      if (n == 1 && c >= 'a') spec.output += c;
+  }
+  for (char c : spec.output)
+    AGATE_REQUIRE(spec.extents.count(c), kInvalidArgument) << where << ": output label '" << c << "' is unknown";
+  return spec;
+}
+
 }  // namespace graph
 }  // namespace agate

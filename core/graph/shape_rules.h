@@ -8,6 +8,7 @@
 #ifndef AGATE_CORE_GRAPH_SHAPE_RULES_H_
 #define AGATE_CORE_GRAPH_SHAPE_RULES_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,15 @@ SliceSpec ComputeSlice(const Node& node, const Shape& input);
 // Reduce axes from the `axes` attribute, `noop_with_empty_axes`, and rank; sorted, unique.
 std::vector<int> ReduceAxes(const Node& node, int rank);
 Shape ReducedShape(const Shape& input, const std::vector<int>& axes, bool keepdims);
+
+// Einsum: every operand's axes as labels (an ellipsis expands to labels of its
+// own, broadcast across operands), the output's labels, and each label's extent.
+struct EinsumSpec {
+  std::vector<std::string> inputs;  // one label per axis of each input
+  std::string output;
+  std::map<char, int64_t> extents;
+};
+EinsumSpec ParseEinsum(const std::string& equation, const std::vector<Shape>& shapes, const std::string& where);
 
 }  // namespace graph
 }  // namespace agate

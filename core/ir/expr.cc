@@ -372,8 +372,8 @@ Expr min_value(DType dtype) {
   } else if (s.is_uint() || s.is_bool()) {
     v = IntImm::make(s, 0);
   } else if (s.is_float()) {
-    const FloatImm* m = max_value(s).as<FloatImm>();
-    v = FloatImm::make(s, -m->value);
+    Expr m = max_value(s);
+    v = FloatImm::make(s, -m.as<FloatImm>()->value);
   } else {
     AGATE_THROW(kInvalidArgument) << "no minimum value for dtype " << dtype;
   }

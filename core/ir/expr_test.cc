@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/ir/buffer.h"
+#include "core/ir/functor.h"
 #include "core/ir/printer.h"
 #include "core/ir/stmt.h"
 #include "core/ir/substitute.h"
@@ -95,6 +96,47 @@ TEST(ExprTest, MinMaxValues) {
   EXPECT_EQ(ToString(max_value(DType::Int(8))), "int8(127)");
   EXPECT_EQ(ToString(min_value(DType::Int(32))), "-2147483648");
   EXPECT_LT(min_value(DType::Float(32)).as<FloatImm>()->value, -1e38);
+}
+
+}  // namespace
+}  // namespace ir
+}  // namespace agate
+
+namespace agate {
+namespace ir {
+namespace {
+
+// A mutator that changes nothing returns the very same nodes; one that changes
+// a leaf rebuilds only the path to it.
+class RenameI : public IRMutator {
+ public:
+  RenameI(const Var& from, const Var& to) : from_(from), to_(to) {}
+  Expr VisitExpr_(const VarNode* op, const Expr& self) override { return op == from_.get() ? Expr(to_) : self; }
+
+ private:
+  Var from_, to_;
+};
+
+TEST(FunctorTest, MutatorSharesUnchangedSubtrees) {
+  Var i("i"), j("j"), k("k");
+  Expr left = j * 3 + 1;
+  Expr e = left * (i + 2);
+  IRMutator identity;
+  EXPECT_TRUE(identity.VisitExpr(e).same_as(e));
+  RenameI r(i, k);
+  Expr out = r.VisitExpr(e);
+  EXPECT_FALSE(out.same_as(e));
+  EXPECT_TRUE(out.as<Mul>()->a.same_as(left));
+  EXPECT_EQ(ToString(out), "(j*3 + 1)*(k + 2)");
+}
+
+TEST(FunctorTest, PostOrderVisitSeesChildrenFirst) {
+  Var i("i");
+  std::vector<std::string> order;
+  PostOrderVisit(i + 1, [&](const Expr* e, const Stmt*) {
+    if (e) order.push_back(ExprKindName(e->kind()));
+  });
+  EXPECT_EQ(order, (std::vector<std::string>{"Var", "IntImm", "Add"}));
 }
 
 }  // namespace

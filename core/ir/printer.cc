@@ -134,11 +134,14 @@ class Printer : public ExprFunctor<void(const Expr&, int)>, public StmtFunctor<v
   void VisitExpr_(const Load* op, const Expr&, int) override {
     os_ << op->buffer->name << "[";
     Print(op->index);
+    PrintPredicate(op->predicate);
     os_ << "]";
-    if (op->predicate.defined()) {
-      os_ << " if ";
-      Print(op->predicate, kPrecAtom);
-    }
+  }
+  // A lane mask prints inside the brackets: A[ramp(i, 1, 8) if mask].
+  void PrintPredicate(const Expr& predicate) {
+    if (!predicate.defined()) return;
+    os_ << " if ";
+    Print(predicate);
   }
   void VisitExpr_(const TensorRead* op, const Expr&, int) override {
     os_ << op->producer->producer_name();
@@ -239,12 +242,9 @@ class Printer : public ExprFunctor<void(const Expr&, int)>, public StmtFunctor<v
     Indent(ind);
     os_ << op->buffer->name << "[";
     Print(op->index);
+    PrintPredicate(op->predicate);
     os_ << "] = ";
     Print(op->value);
-    if (op->predicate.defined()) {
-      os_ << " if ";
-      Print(op->predicate, kPrecAtom);
-    }
     os_ << "\n";
   }
   void VisitStmt_(const Allocate* op, const Stmt&, int ind) override {

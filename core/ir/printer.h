@@ -7,7 +7,8 @@
 // so a schedule's effect can be checked by eye and by tests on the text.
 // Binary operators print infix with the fewest parentheses precedence allows;
 // floordiv/floormod, min/max, select and intrinsics print as calls; vectors as
-// ramp(base, stride, lanes) and x8(value); loads as name[index].
+// ramp(base, stride, lanes) and x8(value); loads as name[index], masked ones
+// as name[index if mask].
 #ifndef AGATE_CORE_IR_PRINTER_H_
 #define AGATE_CORE_IR_PRINTER_H_
 

@@ -657,11 +657,17 @@ namespace {
 
 class BoundEvaluator : public ExprFunctor<Bound(const Expr&)> {
  public:
-  explicit BoundEvaluator(const std::unordered_map<const VarNode*, Bound>& vars) : vars_(vars) {}
+  BoundEvaluator(const std::unordered_map<const VarNode*, Bound>& vars,
+                 const std::vector<std::pair<Expr, Bound>>& exprs)
+      : vars_(vars), exprs_(exprs) {}
 
   Bound VisitExpr(const Expr& e) override {
     if (!e.dtype().is_integer() && !e.dtype().is_bool()) return Bound{};
-    return Intersect(ExprFunctor::VisitExpr(e), TypeBound(e.dtype()));
+    Bound b = Intersect(ExprFunctor::VisitExpr(e), TypeBound(e.dtype()));
+    for (const auto& [known, bound] : exprs_) {
+      if (!e.as<IntImm>() && StructuralEqual(known, e)) b = Intersect(b, bound);
+    }
+    return b;
   }
   Bound VisitExprDefault_(const Expr& e) override { return TypeBound(e.dtype()); }
   Bound VisitExpr_(const IntImm* op, const Expr&) override { return {op->value, op->value}; }
@@ -747,9 +753,27 @@ class BoundEvaluator : public ExprFunctor<Bound(const Expr&)> {
 
  private:
   std::unordered_map<const VarNode*, Bound> vars_;
+  const std::vector<std::pair<Expr, Bound>>& exprs_;
 };
 
 }  // namespace
+
+void Analyzer::Assume(const Expr& cond) {
+  Expr c = Simplify(cond);
+  auto record = [&](const Expr& x, Bound b) { expr_bounds_.emplace_back(x, b); };
+  int64_t v;
+  if (const LT* lt = c.as<LT>()) {
+    if (is_const_int(lt->b, &v) && v != ConstIntBound::kNegInf) record(lt->a, {ConstIntBound::kNegInf, v - 1});
+  } else if (const LE* le = c.as<LE>()) {
+    if (is_const_int(le->b, &v)) record(le->a, {ConstIntBound::kNegInf, v});
+  } else if (const GE* ge = c.as<GE>()) {
+    if (is_const_int(ge->b, &v)) record(ge->a, {v, ConstIntBound::kPosInf});
+  } else if (const GT* gt = c.as<GT>()) {
+    if (is_const_int(gt->b, &v) && v != ConstIntBound::kPosInf) record(gt->a, {v + 1, ConstIntBound::kPosInf});
+  }
+}
+
+void Analyzer::ClearAssumptions() { expr_bounds_.clear(); }
 
 void Analyzer::Bind(const Var& var, const Expr& min, const Expr& extent) {
   Bound lo = ConstBound(min);
@@ -762,7 +786,7 @@ void Analyzer::Bind(const Var& var, const ConstIntBound& bound) { bounds_[var.ge
 void Analyzer::Unbind(const Var& var) { bounds_.erase(var.get()); }
 
 ConstIntBound Analyzer::ConstBound(const Expr& e) {
-  BoundEvaluator ev(bounds_);
+  BoundEvaluator ev(bounds_, expr_bounds_);
   return ev.VisitExpr(e);
 }
 

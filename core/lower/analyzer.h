@@ -56,6 +56,11 @@ class Analyzer {
   void Bind(const Var& var, const Expr& min, const Expr& extent);
   void Bind(const Var& var, const ConstIntBound& bound);
   void Unbind(const Var& var);
+  // Records that `cond` holds (understood forms: expr < c, expr <= c, expr >= c,
+  // expr > c with constant c), until ClearAssumptions. Used to drop guards
+  // implied by guards already emitted around the same code.
+  void Assume(const Expr& cond);
+  void ClearAssumptions();
 
   ConstIntBound ConstBound(const Expr& e);
   Expr Simplify(const Expr& e);
@@ -71,6 +76,7 @@ class Analyzer {
 
  private:
   std::unordered_map<const ir::VarNode*, ConstIntBound> bounds_;
+  std::vector<std::pair<Expr, ConstIntBound>> expr_bounds_;
   friend class SimplifyMutator;
 };
 

@@ -4,6 +4,7 @@
 
 #include "core/ir/printer.h"
 #include "core/lower/analyzer.h"
+#include "core/lower/loop_partition.h"
 #include "core/lower/memory_plan.h"
 #include "core/lower/schedule_ops.h"
 #include "core/lower/storage_flatten.h"
@@ -11,6 +12,7 @@
 #include "core/lower/unroll.h"
 #include "core/lower/vectorize.h"
 #include "core/lower/verify.h"
+#include "core/ir/substitute.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -20,8 +22,8 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-ArgBufferMap MakeArgBuffers(const te::Schedule& sch, const std::vector<te::Tensor>& args, std::vector<Buffer>* params,
-                            std::set<const te::OperationNode*>* arg_ops) {
+ArgBufferMap MakeArgBuffers(const te::Schedule& sch, const std::vector<te::Tensor>& args, const VarMap& bindings,
+                            std::vector<Buffer>* params, std::set<const te::OperationNode*>* arg_ops) {
   ArgBufferMap map;
   for (const te::Tensor& t : args) {
     AGATE_REQUIRE(t.defined(), kInvalidArgument) << "Lower: undefined argument tensor";
@@ -29,7 +31,9 @@ ArgBufferMap MakeArgBuffers(const te::Schedule& sch, const std::vector<te::Tenso
     AGATE_REQUIRE(!map.count(key), kInvalidArgument) << "Lower: tensor " << t.name() << " is listed twice";
     te::Stage st = sch.StageOf(t.op().get());
     AGATE_REQUIRE(st.defined(), kInvalidArgument) << "Lower: argument " << t.name() << " is not part of the schedule";
-    Buffer b = CreateBuffer(t.name(), t.dtype(), t.shape());
+    std::vector<Expr> shape;
+    for (const Expr& e : t.shape()) shape.push_back(Simplify(Substitute(e, bindings)));
+    Buffer b = CreateBuffer(t.name(), t.dtype(), shape);
     map[key] = b;
     params->push_back(b);
     arg_ops->insert(t.op().get());
@@ -68,23 +72,33 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
   LoweredFunc f;
   f.name = name;
   std::set<const te::OperationNode*> arg_ops;
-  ArgBufferMap arg_buffers = MakeArgBuffers(sch, args, &f.params, &arg_ops);
+  VarMap bindings;
+  for (const auto& [var, value] : options.shape_bindings) {
+    AGATE_REQUIRE(value.defined() && value.dtype().is_integer(), kInvalidArgument)
+        << "Lower: shape variable " << var.name() << " must be bound to an integer";
+    bindings[var.get()] = cast(var.dtype(), value);
+  }
+  ArgBufferMap arg_buffers = MakeArgBuffers(sch, args, bindings, &f.params, &arg_ops);
   Pipeline p(&f, options);
   VerifyOptions tensor_level{false, false};
   VerifyOptions flat{true, false};
 
   ScheduleOpsResult ops = ScheduleOps(sch, arg_ops);
-  f.body = ops.body;
+  f.body = Substitute(ops.body, bindings);
   p.After("schedule_ops", tensor_level);
   if (options.simplify) {
     f.body = Simplify(f.body);
     p.After("simplify", tensor_level);
   }
-  f.body = StorageFlatten(f.body, arg_buffers, ops.storage);
+  f.body = StorageFlatten(f.body, arg_buffers, ops.storage, ops.tensorize_calls);
   p.After("storage_flatten", flat);
   if (options.simplify) {
     f.body = Simplify(f.body);
     p.After("simplify_flat", flat);
+  }
+  if (options.partition_loops) {
+    f.body = PartitionLoops(f.body);
+    p.After("loop_partition", flat);
   }
   f.body = VectorizeLoops(f.body, options.max_vector_lanes);
   p.After("vectorize", flat);

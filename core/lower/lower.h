@@ -7,6 +7,7 @@
 //   schedule_ops    bound inference + loop nests (Realize/Provide)   schedule_ops.h
 //   simplify        arithmetic simplification, guard removal          analyzer.h
 //   storage_flatten tensors -> buffers (Allocate/Store/Load)          storage_flatten.h
+//   loop_partition  main loop + tail where a guard stops holding      loop_partition.h
 //   vectorize       vectorized loops -> Ramp/Broadcast                vectorize.h
 //   unroll          unrolled loops -> straight-line code              unroll.h
 //   memory_plan     stack vs workspace, workspace offsets             memory_plan.h
@@ -32,9 +33,13 @@ namespace lower {
 struct LowerOptions {
   bool simplify = true;
   bool verify = true;          // run the verifier after every pass
+  bool partition_loops = true; // split loops around tail guards so the main part vectorizes
   int max_vector_lanes = 64;   // vectorized loops with larger extents stay scalar loops
   int max_unroll_extent = 64;  // unrolled loops with larger extents stay loops
   int64_t max_local_bytes = 16384;  // larger buffers outside parallel loops go to the workspace
+  // Values for symbolic shape variables (a variable extent stays a variable
+  // until bound here); unbound ones remain free variables of the kernel.
+  std::vector<std::pair<ir::Var, ir::Expr>> shape_bindings;
   // Called after every pass with the pass name and the printed IR (--dump-ir).
   std::function<void(const std::string& pass, const std::string& ir_text)> dump;
 };

@@ -34,9 +34,12 @@ struct Matmul {
       }
     return out;
   }
-  void Check(const Schedule& s, std::string* ir_text = nullptr) {
+  void Check(const Schedule& s, std::string* ir_text = nullptr, bool partition = true) {
     std::vector<float> av = RandomData(m * k, 1), bv = RandomData(k * n, 2), cv(m * n, 0.0f);
-    ir::LoweredFunc f = LowerAndRun(s, {a, b, c}, {&av, &bv, &cv});
+    LowerOptions opt;
+    opt.partition_loops = partition;
+    ir::LoweredFunc f = Lower(s, {a, b, c}, "f", opt);
+    EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
     if (ir_text) *ir_text = ir::ToString(f);
     EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << ir::ToString(f);
   }
@@ -75,7 +78,7 @@ TEST(LowerTest, NonDividingSplitKeepsAGuard) {
   auto [ko, ki] = c.split(mm.rk, 3);
   c.reorder({io, ko, ii, ki});
   std::string text;
-  mm.Check(s, &text);
+  mm.Check(s, &text, /*partition=*/false);
   EXPECT_NE(text.find("if ("), std::string::npos) << text;
   if (getenv("AGATE_SHOW_IR")) std::cerr << text;
 }
@@ -157,6 +160,65 @@ TEST(LowerTest, DumpRecordsEveryPass) {
   EXPECT_EQ(names.front(), "schedule_ops");
   EXPECT_EQ(names.back(), "unique_defs");
   EXPECT_NE(dumps.front().second.find("C(i, j) = "), std::string::npos) << dumps.front().second;
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
+
+namespace agate {
+namespace lower {
+namespace {
+
+using namespace te;  // NOLINT
+
+// The GEMM schedule shape of TVM tutorials: C.local accumulates a tile at
+// C's column block; A and B are cached per k block inside C.local's loop.
+TEST(LowerTest, NestedAttachmentsCacheReadInsideCacheWrite) {
+  for (int64_t m : {16, 13}) {
+    Matmul mm(m, 20, 12);
+    Schedule s = create_schedule({mm.c});
+    Tensor cl = s.cache_write(mm.c, ir::MemoryScope::kLocal);
+    Tensor al = s.cache_read(mm.a, ir::MemoryScope::kLocal, {cl});
+    Tensor bl = s.cache_read(mm.b, ir::MemoryScope::kLocal, {cl});
+    Stage c = s[mm.c];
+    auto t = c.tile(c.axis(0), c.axis(1), 8, 8);
+    c.parallel(t[0]);
+    s[cl].compute_at(c, t[1]);
+    Stage l = s[cl];
+    auto [ko, ki] = l.split(mm.rk, 4);
+    l.reorder({ko, l.axis(0), ki, l.axis(1)});
+    l.vectorize(l.axis(1));
+    s[al].compute_at(l, ko);
+    s[bl].compute_at(l, ko);
+    std::string text;
+    mm.Check(s, &text);
+    EXPECT_NE(text.find("allocate A.local[float32 * 32], local"), std::string::npos) << text;
+    EXPECT_NE(text.find("allocate B.local[float32 * 32], local"), std::string::npos) << text;
+  }
+}
+
+TEST(LowerTest, ChainOfComputeAt) {
+  Tensor a = placeholder({Expr(23)}, DType::Float(32), "A");
+  Tensor b = compute({Expr(23)}, [&](Var i) { return a(i) + 1.0f; }, "B");
+  Tensor c = compute({Expr(21)}, [&](Var i) { return b(i) + b(i + 2); }, "C");
+  Tensor d = compute({Expr(19)}, [&](Var i) { return c(i) * c(i + 2); }, "D");
+  Schedule s = create_schedule({d});
+  auto [dout, din] = s[d].split(s[d].axis(0), 5);
+  s[c].compute_at(s[d], dout);
+  auto [cout, cin] = s[c].split(s[c].axis(0), 3);
+  s[b].compute_at(s[c], cout);
+  std::vector<float> av = testing::RandomData(23, 5), dv(19);
+  ir::LoweredFunc f = testing::LowerAndRun(s, {a, d}, {&av, &dv});
+  for (int i = 0; i < 19; ++i) {
+    auto bb = [&](int x) { return av[x] + 1.0f; };
+    auto cc = [&](int x) { return bb(x) + bb(x + 2); };
+    EXPECT_NEAR(dv[i], cc(i) * cc(i + 2), 1e-5) << ir::ToString(f);
+  }
+  // D needs 7 elements of C per block of 5; each C block of 3 needs 5 elements of B.
+  std::string text = ir::ToString(f);
+  EXPECT_NE(text.find("allocate C[float32 * 7]"), std::string::npos) << text;
+  EXPECT_NE(text.find("allocate B[float32 * 5]"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -48,31 +48,41 @@ class Planner : public IRMutator {
       workspace_bytes = offset + bytes;
     }
     Buffer buf = op->buffer;
+    const VarNode* data = buf->data.get();
     if (buf->scope != scope) {
-      auto node = std::make_shared<BufferNode>(*buf.get());
-      node->scope = scope;
-      Buffer nb(node);
-      remap_[buf.get()] = nb;
-      buf = nb;
+      scopes_[data] = scope;
+      buf = Rescope(buf);
     }
     Stmt body = VisitStmt(op->body);
-    remap_.erase(op->buffer.get());
+    scopes_.erase(data);
     return Allocate::make(buf, op->extents, op->alignment, scope, body, offset);
   }
 
+  // The buffer (or a view of it) with the scope decided for its allocation.
+  Buffer Rescope(const Buffer& b) {
+    auto sc = scopes_.find(b->data.get());
+    if (sc == scopes_.end() || b->scope == sc->second) return b;
+    auto it = rescoped_.find(b.get());
+    if (it != rescoped_.end()) return it->second;
+    auto node = std::make_shared<BufferNode>(*b.get());
+    node->scope = sc->second;
+    Buffer nb(node);
+    rescoped_[b.get()] = nb;
+    return nb;
+  }
   Expr VisitExpr_(const Load* op, const Expr& self) override {
     Expr e = IRMutator::VisitExpr_(op, self);
-    auto it = remap_.find(op->buffer.get());
-    if (it == remap_.end()) return e;
+    Buffer b = Rescope(op->buffer);
+    if (b.same_as(op->buffer)) return e;
     const Load* l = e.as<Load>();
-    return Load::make(it->second, l->index, l->predicate);
+    return Load::make(b, l->index, l->predicate);
   }
   Stmt VisitStmt_(const Store* op, const Stmt& self) override {
     Stmt s = IRMutator::VisitStmt_(op, self);
-    auto it = remap_.find(op->buffer.get());
-    if (it == remap_.end()) return s;
+    Buffer b = Rescope(op->buffer);
+    if (b.same_as(op->buffer)) return s;
     const Store* st = s.as<Store>();
-    return Store::make(it->second, st->value, st->index, st->predicate);
+    return Store::make(b, st->value, st->index, st->predicate);
   }
 
   int64_t workspace_bytes = 0;
@@ -80,7 +90,8 @@ class Planner : public IRMutator {
  private:
   int64_t max_local_;
   int parallel_depth_ = 0;
-  std::unordered_map<const BufferNode*, Buffer> remap_;
+  std::unordered_map<const VarNode*, MemoryScope> scopes_;
+  std::unordered_map<const BufferNode*, Buffer> rescoped_;
 };
 
 }  // namespace

@@ -39,8 +39,20 @@ struct StageStorageInfo {
   std::map<size_t, std::pair<int, int>> storage_align;  // dim -> (factor, offset)
 };
 
+// A block of a stage computed by a tensor intrinsic. The loop IR holds a marker
+// AttrStmt(attr::kTensorize, intrin name, IntImm(index into tensorize_calls));
+// storage flattening replaces it by intrin->lower(...) on the real buffers.
+struct TensorizeCall {
+  std::shared_ptr<const te::TensorIntrin> intrin;
+  std::vector<te::Tensor> inputs;                 // real tensor bound to each intrinsic input, in desc input order
+  std::vector<std::vector<ir::Expr>> input_offsets;  // block origin in each input (tensor coordinates)
+  te::Tensor output;
+  std::vector<ir::Expr> output_offset;
+};
+
 struct ScheduleOpsResult {
   ir::Stmt body;
+  std::vector<TensorizeCall> tensorize_calls;
   // keyed by origin operation
   std::map<const te::OperationNode*, StageStorageInfo> storage;
 };

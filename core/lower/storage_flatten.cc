@@ -19,8 +19,9 @@ struct TensorStorage {
 
 class Flattener : public IRMutator {
  public:
-  Flattener(const ArgBufferMap& args, const std::map<const te::OperationNode*, StageStorageInfo>& storage)
-      : storage_info_(storage) {
+  Flattener(const ArgBufferMap& args, const std::map<const te::OperationNode*, StageStorageInfo>& storage,
+            const std::vector<TensorizeCall>& calls)
+      : storage_info_(storage), calls_(calls) {
     for (const auto& [key, buf] : args) storage_[key] = {buf, {}};
   }
 
@@ -61,6 +62,25 @@ class Flattener : public IRMutator {
     return Store::make(st.buffer, value, FlatIndex(st, idx));
   }
 
+  Stmt VisitStmt_(const AttrStmt* op, const Stmt& self) override {
+    int64_t id;
+    if (op->key != attr::kTensorize || !is_const_int(op->value, &id)) return IRMutator::VisitStmt_(op, self);
+    AGATE_CHECK(id >= 0 && id < static_cast<int64_t>(calls_.size())) << "unknown tensorize marker " << id;
+    const TensorizeCall& call = calls_[id];
+    std::vector<Buffer> inputs;
+    std::vector<Expr> offsets;
+    const auto& desc_inputs = call.intrin->desc.op()->InputTensors();
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      inputs.push_back(View(call.inputs[i], desc_inputs[i]));
+      offsets.push_back(BlockOffset(call.inputs[i], call.input_offsets[i]));
+    }
+    Buffer out = View(call.output, call.intrin->desc);
+    Expr out_offset = BlockOffset(call.output, call.output_offset);
+    Stmt body = call.intrin->lower(inputs, offsets, out, out_offset);
+    AGATE_REQUIRE(body.defined(), kInvalidArgument) << "tensor intrinsic " << call.intrin->name << " lowered to nothing";
+    return AttrStmt::make(attr::kTensorize, call.intrin->name, Expr(), body);
+  }
+
   Expr VisitExpr_(const TensorRead* op, const Expr&) override {
     const TensorStorage& st = Lookup(op->producer);
     std::vector<Expr> idx;
@@ -76,6 +96,30 @@ class Flattener : public IRMutator {
         << "tensor " << t.name() << " is used but is neither a kernel argument nor computed in this kernel "
         << "(pass every input placeholder and output to Lower)";
     return it->second;
+  }
+
+  // The real buffer of `t` seen with the intrinsic tensor's shape: same data and strides.
+  Buffer View(const te::Tensor& t, const te::Tensor& shape_of) {
+    const TensorStorage& st = Lookup(t.node_ptr());
+    auto node = std::make_shared<BufferNode>(*st.buffer.get());
+    node->shape = shape_of.shape();
+    if (node->strides.empty()) {
+      std::vector<Expr> strides(st.buffer->shape.size());
+      Expr stride = IntImm::make(DType::Index(), 1);
+      for (size_t d = strides.size(); d-- > 0;) {
+        strides[d] = stride;
+        stride = an_.Simplify(stride * st.buffer->shape[d]);
+      }
+      node->strides = strides;
+    }
+    AGATE_REQUIRE(node->shape.size() == node->strides.size(), kInvalidArgument)
+        << "tensor intrinsic input " << shape_of.name() << " has rank " << node->shape.size() << " but " << t.name()
+        << " has rank " << node->strides.size();
+    return Buffer(node);
+  }
+
+  Expr BlockOffset(const te::Tensor& t, const std::vector<Expr>& origin) {
+    return FlatIndex(Lookup(t.node_ptr()), origin);
   }
 
   Expr FlatIndex(const TensorStorage& st, const std::vector<Expr>& idx) {
@@ -111,6 +155,7 @@ class Flattener : public IRMutator {
   }
 
   const std::map<const te::OperationNode*, StageStorageInfo>& storage_info_;
+  const std::vector<TensorizeCall>& calls_;
   std::map<std::pair<const te::OperationNode*, int>, TensorStorage> storage_;
   Analyzer an_;
 };
@@ -118,8 +163,9 @@ class Flattener : public IRMutator {
 }  // namespace
 
 Stmt StorageFlatten(const Stmt& stmt, const ArgBufferMap& args,
-                    const std::map<const te::OperationNode*, StageStorageInfo>& storage) {
-  Flattener f(args, storage);
+                    const std::map<const te::OperationNode*, StageStorageInfo>& storage,
+                    const std::vector<TensorizeCall>& tensorize_calls) {
+  Flattener f(args, storage, tensorize_calls);
   return f.VisitStmt(stmt);
 }
 

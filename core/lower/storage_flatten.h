@@ -25,8 +25,11 @@ namespace lower {
 // (origin operation, output index) -> parameter buffer
 using ArgBufferMap = std::map<std::pair<const te::OperationNode*, int>, ir::Buffer>;
 
+// Tensorize markers (see TensorizeCall) are replaced by the intrinsic's statement
+// on views of the real buffers.
 ir::Stmt StorageFlatten(const ir::Stmt& stmt, const ArgBufferMap& args,
-                        const std::map<const te::OperationNode*, StageStorageInfo>& storage);
+                        const std::map<const te::OperationNode*, StageStorageInfo>& storage,
+                        const std::vector<TensorizeCall>& tensorize_calls = {});
 
 }  // namespace lower
 }  // namespace agate

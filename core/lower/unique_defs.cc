@@ -27,17 +27,17 @@ class Renamer : public IRMutator {
   }
   Expr VisitExpr_(const Load* op, const Expr& self) override {
     Expr e = IRMutator::VisitExpr_(op, self);
-    auto it = buffers_.find(op->buffer.get());
-    if (it == buffers_.end()) return e;
+    Buffer b = Rebind(op->buffer);
+    if (b.same_as(op->buffer)) return e;
     const Load* l = e.as<Load>();
-    return Load::make(it->second, l->index, l->predicate);
+    return Load::make(b, l->index, l->predicate);
   }
   Stmt VisitStmt_(const Store* op, const Stmt& self) override {
     Stmt s = IRMutator::VisitStmt_(op, self);
-    auto it = buffers_.find(op->buffer.get());
-    if (it == buffers_.end()) return s;
+    Buffer b = Rebind(op->buffer);
+    if (b.same_as(op->buffer)) return s;
     const Store* st = s.as<Store>();
-    return Store::make(it->second, st->value, st->index, st->predicate);
+    return Store::make(b, st->value, st->index, st->predicate);
   }
   Stmt VisitStmt_(const For* op, const Stmt&) override {
     Expr m = VisitExpr(op->min), e = VisitExpr(op->extent);
@@ -56,20 +56,32 @@ class Renamer : public IRMutator {
   Stmt VisitStmt_(const Allocate* op, const Stmt&) override {
     bool changed = false;
     std::vector<Expr> ext = MutateArray(op->extents, &changed);
-    Buffer buf = op->buffer;
-    bool renamed = !seen_buffers_.insert(buf.get()).second;
-    if (renamed) {
-      auto node = std::make_shared<BufferNode>(*buf.get());
-      node->data = Var(buf->data.name(), buf->data.dtype());
-      buf = Buffer(node);
-      buffers_[op->buffer.get()] = buf;
-    }
+    const VarNode* data = op->buffer->data.get();
+    bool renamed = !seen_buffers_.insert(data).second;
+    if (renamed) data_[data] = Var(op->buffer->data.name(), op->buffer->data.dtype());
+    Buffer buf = Rebind(op->buffer);
     Stmt b = VisitStmt(op->body);
-    if (renamed) buffers_.erase(op->buffer.get());
+    if (renamed) {
+      data_.erase(data);
+      rebound_.clear();
+    }
     return Allocate::make(buf, ext, op->alignment, op->scope, b, op->workspace_offset);
   }
 
  private:
+  // The buffer (or a view of it) with its allocation's renamed data variable.
+  Buffer Rebind(const Buffer& b) {
+    auto it = data_.find(b->data.get());
+    if (it == data_.end()) return b;
+    auto r = rebound_.find(b.get());
+    if (r != rebound_.end()) return r->second;
+    auto node = std::make_shared<BufferNode>(*b.get());
+    node->data = it->second;
+    Buffer nb(node);
+    rebound_[b.get()] = nb;
+    return nb;
+  }
+
   Var Define(const Var& v) {
     if (seen_.insert(v.get()).second) return v;
     Var nv(v.name(), v.dtype());
@@ -80,8 +92,9 @@ class Renamer : public IRMutator {
 
   std::unordered_set<const VarNode*> seen_;
   std::unordered_map<const VarNode*, Expr> vars_;
-  std::unordered_set<const BufferNode*> seen_buffers_;
-  std::unordered_map<const BufferNode*, Buffer> buffers_;
+  std::unordered_set<const VarNode*> seen_buffers_;
+  std::unordered_map<const VarNode*, Var> data_;
+  std::unordered_map<const BufferNode*, Buffer> rebound_;
 };
 
 }  // namespace

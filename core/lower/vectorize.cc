@@ -108,7 +108,15 @@ class Vectorizer : public IRMutator {
     Expr pred = MutateOptional(op->predicate);
     int lanes = std::max(index.dtype().lanes(), pred.defined() ? pred.dtype().lanes() : 1);
     if (lanes == 1) return index.same_as(op->index) && pred.same_as(op->predicate) ? self : Load::make(op->buffer, index, pred);
-    return Load::make(op->buffer, BroadcastTo(index, lanes), pred.defined() ? BroadcastTo(pred, lanes) : pred);
+    // Inside a lane-dependent branch, inactive lanes must not touch memory.
+    return Load::make(op->buffer, BroadcastTo(index, lanes), WithActiveLanes(pred, lanes));
+  }
+
+  // `pred` (may be undefined) restricted to the lanes active in the enclosing branches.
+  Expr WithActiveLanes(const Expr& pred, int lanes) {
+    if (!active_.defined()) return pred.defined() ? BroadcastTo(pred, lanes) : pred;
+    if (!pred.defined()) return active_;
+    return And::make(BroadcastTo(pred, lanes), active_);
   }
   Expr VisitExpr_(const Let* op, const Expr&) override {
     Expr v = VisitExpr(op->value);
@@ -125,18 +133,27 @@ class Vectorizer : public IRMutator {
     Expr value = VisitExpr(op->value), index = VisitExpr(op->index);
     Expr pred = MutateOptional(op->predicate);
     int lanes = std::max({value.dtype().lanes(), index.dtype().lanes(), pred.defined() ? pred.dtype().lanes() : 1});
-    if (lanes == 1) return IRMutator::VisitStmt_(op, self);
+    if (lanes == 1 && !active_.defined()) return IRMutator::VisitStmt_(op, self);
+    if (lanes == 1) lanes = lanes_;
     // Every lane writing the same address with a lane-dependent value is a reduction over the loop.
     if (index.dtype().lanes() == 1) throw CannotVectorize();
-    return Store::make(op->buffer, BroadcastTo(value, lanes), index, pred.defined() ? BroadcastTo(pred, lanes) : pred);
+    return Store::make(op->buffer, BroadcastTo(value, lanes), index, WithActiveLanes(pred, lanes));
   }
   Stmt VisitStmt_(const For* op, const Stmt& self) override {
     if (Uses(op->min) || Uses(op->extent)) throw CannotVectorize();
     return IRMutator::VisitStmt_(op, self);
   }
+  // A branch whose condition differs per lane (a tail guard) becomes a lane
+  // mask on every load and store inside it.
   Stmt VisitStmt_(const IfThenElse* op, const Stmt& self) override {
-    if (Uses(op->condition)) throw CannotVectorize();
-    return IRMutator::VisitStmt_(op, self);
+    if (!Uses(op->condition)) return IRMutator::VisitStmt_(op, self);
+    if (op->else_case.defined()) throw CannotVectorize();
+    Expr cond = BroadcastTo(VisitExpr(op->condition), lanes_);
+    Expr saved = active_;
+    active_ = saved.defined() ? And::make(saved, cond) : cond;
+    Stmt body = VisitStmt(op->then_case);
+    active_ = saved;
+    return body;
   }
   Stmt VisitStmt_(const LetStmt* op, const Stmt&) override {
     Expr v = VisitExpr(op->value);
@@ -163,6 +180,7 @@ class Vectorizer : public IRMutator {
   Var var_;
   int lanes_;
   Expr ramp_;
+  Expr active_;  // lanes enabled by enclosing lane-dependent branches (undefined: all)
   std::unordered_map<const VarNode*, Expr> let_vars_;
 };
 

@@ -20,7 +20,7 @@ class Verifier : public IRVisitor {
  public:
   Verifier(const LoweredFunc& f, const std::string& pass, const VerifyOptions& opt) : pass_(pass), opt_(opt) {
     for (const Buffer& b : f.params) {
-      buffers_.insert(b.get());
+      buffers_.insert(b->data.get());
       for (const Expr& e : b->shape) AllowFree(e);
       for (const Expr& e : b->strides) AllowFree(e);
     }
@@ -65,11 +65,13 @@ class Verifier : public IRVisitor {
     for (const Expr& e : op->extents) VisitExpr(e);
     if (op->scope == MemoryScope::kWorkspace && parallel_depth_ > 0)
       VERIFY_FAIL << "workspace buffer " << op->buffer->name << " allocated inside a parallel loop";
-    if (opt_.unique_defs && !defined_buffers_.insert(op->buffer.get()).second)
+    const VarNode* data = op->buffer->data.get();
+    if (opt_.unique_defs && !defined_buffers_.insert(data).second)
       VERIFY_FAIL << "buffer " << op->buffer->name << " allocated twice";
-    buffers_.insert(op->buffer.get());
+    if (buffers_.count(data)) VERIFY_FAIL << "buffer " << op->buffer->name << " allocated inside its own allocation";
+    buffers_.insert(data);
     VisitStmt(op->body);
-    buffers_.erase(op->buffer.get());
+    buffers_.erase(data);
   }
   void VisitStmt_(const Store* op, const Stmt& self) override {
     CheckBuffer(op->buffer);
@@ -96,12 +98,13 @@ class Verifier : public IRVisitor {
     scope_.insert(v);
   }
   void CheckBuffer(const Buffer& b) {
-    if (!buffers_.count(b.get())) VERIFY_FAIL << "buffer " << b->name << " is used outside its allocation";
+    // Buffers are identified by their data variable: views of one allocation share it.
+    if (!buffers_.count(b->data.get())) VERIFY_FAIL << "buffer " << b->name << " is used outside its allocation";
   }
   std::string pass_;
   VerifyOptions opt_;
   std::unordered_set<const VarNode*> scope_, free_, defined_;
-  std::unordered_set<const BufferNode*> buffers_, defined_buffers_;
+  std::unordered_set<const VarNode*> buffers_, defined_buffers_;
   int parallel_depth_ = 0;
 };
 

@@ -49,7 +49,8 @@ TEST(ScheduleTest, IllegalPrimitivesNameStageAndAxis) {
   Matmul m;
   Schedule s = create_schedule({m.c});
   Stage c = s[m.c];
-  auto [ko, ki] = c.split(m.k, 4);
+  auto kparts = c.split(m.k, 4);
+  IterVar ko = kparts.first, ki = kparts.second;
   ExpectIllegal([&] { c.parallel(ko); }, "stage C: axis k.outer");
   ExpectIllegal([&] { c.vectorize(ki); }, "k.inner");
   ExpectIllegal([&] { c.split(m.k, 2); }, "axis k was already split");

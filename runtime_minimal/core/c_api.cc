@@ -27,7 +27,7 @@ agate_status_t FindTensor(const flatbuffers::Vector<flatbuffers::Offset<fb::Tens
                           const char* name, uint32_t* out_index) {
   if (name == nullptr || out_index == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "name or out_index is NULL";
   for (uint32_t i = 0; i < tensors.size(); ++i) {
-    if (strcmp(tensors.Get(i)->name()->c_str(), name) == 0) {
+    if (rt::SameString(tensors.Get(i)->name()->c_str(), name)) {
       *out_index = i;
       return AGATE_OK;
     }

@@ -104,6 +104,25 @@ TEST(CoreProfileTest, RunsAMicroModuleInCallerMemory) {
   EXPECT_EQ(arena, testing::MlpSpec(TargetKind::kMicro).arena_bytes);
 }
 
+TEST(CoreProfileTest, HonoursAPageAlignedArena) {
+  serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kMicro);
+  spec.arena_alignment = 4096;
+  // A first call that fails unless the arena really starts on a page.
+  spec.kernels.push_back(serialize::KernelSpec{"agate_test_check_page_aligned", {AGATE_TEST_VEC_BYTES}});
+  spec.plan.insert(spec.plan.begin(), serialize::CallSpec{3, {serialize::ArgSpec::Arena(0, AGATE_TEST_VEC_BYTES)}});
+  InPlaceModule module(serialize::SerializeModule(spec));
+  ASSERT_EQ(module.status(), AGATE_OK) << Message();
+  InPlaceExecutor executor(module.get());
+  std::vector<float> x = testing::MlpInput(8);
+  int64_t shape[2];
+  DLTensor input = testing::MatrixTensor(x.data(), shape);
+  ASSERT_EQ(agate_executor_set_input(executor.get(), 0, &input), AGATE_OK) << Message();
+  ASSERT_EQ(agate_executor_run(executor.get()), AGATE_OK) << Message();
+  DLTensor y;
+  ASSERT_EQ(agate_executor_get_output(executor.get(), 0, &y), AGATE_OK);
+  EXPECT_EQ(std::memcmp(y.data, testing::MlpReference(x).data(), AGATE_TEST_VEC_BYTES), 0);
+}
+
 TEST(CoreProfileTest, DescribesInputsAndOutputs) {
   InPlaceModule module(serialize::SerializeModule(testing::MlpSpec(TargetKind::kMicro)));
   ASSERT_EQ(module.status(), AGATE_OK) << Message();

@@ -11,6 +11,61 @@
 
 namespace agate {
 namespace rt {
+
+#if defined(AGATE_RT_NO_MESSAGES)
+
+namespace {
+
+struct Failure {
+  agate_status_t status;
+  int line;
+  const char* file;
+  char text[96];
+};
+
+AGATE_RT_THREAD_LOCAL Failure g_failure;
+
+const char* StatusName(agate_status_t status) {
+  static const char* const kNames[] = {"ok",  "invalid argument", "not found", "unsupported",
+                                       "out of range", "corrupt", "version mismatch", "illegal schedule",
+                                       "resource exhausted", "io", "unavailable", "internal"};
+  return status >= 0 && status < 12 ? kNames[status] : "unknown status";
+}
+
+// Appends text to out[*n, cap).
+void Put(char* out, size_t cap, size_t* n, const char* text) {
+  while (*text != '\0' && *n + 1 < cap) out[(*n)++] = *text++;
+  out[*n] = '\0';
+}
+
+}  // namespace
+
+Message::Message(agate_status_t status, int line, const char* file) : status_(status) {
+  g_failure.status = status;
+  g_failure.line = line;
+  g_failure.file = file;
+}
+
+const char* LastMessage() {
+  Failure& f = g_failure;
+  if (f.file == nullptr) return "";
+  char reversed[12];
+  int len = 0;
+  for (int v = f.line; v > 0 && len < 11; v /= 10) reversed[len++] = static_cast<char>('0' + v % 10);
+  char digits[12];
+  for (int i = 0; i < len; ++i) digits[i] = reversed[len - 1 - i];
+  digits[len] = '\0';
+  size_t n = 0;
+  Put(f.text, sizeof(f.text), &n, StatusName(f.status));
+  Put(f.text, sizeof(f.text), &n, " at ");
+  Put(f.text, sizeof(f.text), &n, f.file);
+  Put(f.text, sizeof(f.text), &n, ":");
+  Put(f.text, sizeof(f.text), &n, digits);
+  return f.text;
+}
+
+#else
+
 namespace {
 
 constexpr size_t kMessageCapacity = 256;
@@ -40,12 +95,27 @@ Message& Message::operator<<(const char* text) {
   return *this;
 }
 
+// value / 10 in 16-bit steps: only 32-bit divisions, which Cortex-M has in
+// hardware, instead of a 64-bit division routine from libgcc.
+uint64_t DivideBy10(uint64_t value, uint32_t* remainder) {
+  uint64_t quotient = 0;
+  uint32_t rest = 0;
+  for (int shift = 48; shift >= 0; shift -= 16) {
+    const uint32_t current = (rest << 16) | static_cast<uint32_t>((value >> shift) & 0xffff);
+    quotient |= static_cast<uint64_t>(current / 10) << shift;
+    rest = current % 10;
+  }
+  *remainder = rest;
+  return quotient;
+}
+
 Message& Message::AppendUnsigned(uint64_t value) {
   char digits[24];
   int n = 0;
   do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
+    uint32_t digit = 0;
+    value = DivideBy10(value, &digit);
+    digits[n++] = static_cast<char>('0' + digit);
   } while (value != 0);
   char text[24];
   for (int i = 0; i < n; ++i) text[i] = digits[n - 1 - i];
@@ -63,6 +133,8 @@ Message& Message::AppendSigned(int64_t value) {
 }
 
 const char* LastMessage() { return g_message.text; }
+
+#endif  // AGATE_RT_NO_MESSAGES
 
 }  // namespace rt
 }  // namespace agate

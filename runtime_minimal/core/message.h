@@ -19,6 +19,24 @@
 namespace agate {
 namespace rt {
 
+#if defined(AGATE_RT_NO_MESSAGES)
+// Flash-constrained builds (-DAGATE_RT_NO_MESSAGES): every streamed detail
+// compiles away with its string literal; the message keeps the status name and
+// the source line that refused, e.g. "corrupt at runtime_minimal/core/verify.cc:210",
+// which with the source says exactly which check failed.
+class Message {
+ public:
+  explicit Message(agate_status_t status, int line = __builtin_LINE(), const char* file = __builtin_FILE());
+  template <typename T>
+  Message& operator<<(const T&) {
+    return *this;
+  }
+  operator agate_status_t() const { return status_; }
+
+ private:
+  agate_status_t status_;
+};
+#else
 // Appends to the last-error buffer; converts to the status it was created with.
 class Message {
  public:
@@ -36,6 +54,7 @@ class Message {
   Message& AppendUnsigned(uint64_t value);
   agate_status_t status_;
 };
+#endif
 
 // Starts the message of a failed call: return Fail(AGATE_CORRUPT) << "...";
 inline Message Fail(agate_status_t status) { return Message(status); }

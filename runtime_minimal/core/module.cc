@@ -16,7 +16,7 @@ agate_kernel_fn FindInTable(const agate_kernel_table* table, const char* name) {
   if (table == nullptr) return nullptr;
   for (uint32_t i = 0; i < table->count; ++i) {
     const agate_kernel_entry& e = table->entries[i];
-    if (e.name != nullptr && e.fn != nullptr && strcmp(e.name, name) == 0) return e.fn;
+    if (e.name != nullptr && e.fn != nullptr && SameString(e.name, name)) return e.fn;
   }
   return nullptr;
 }

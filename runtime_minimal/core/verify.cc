@@ -96,7 +96,9 @@ agate_status_t CheckTensor(const fb::Tensor& t, const char* role, uint32_t index
       return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has extent " << extent
                                  << " on axis " << axis;
     }
-    if (extent != 0 && bytes > kMaxBytes / static_cast<uint64_t>(extent)) {
+    // Overflow check without a 64-bit division (a libgcc routine on 32-bit MCUs).
+    uint64_t product = 0;
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &product) || product > kMaxBytes) {
       return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' is too large (axis "
                                  << axis << ")";
     }
@@ -115,7 +117,7 @@ agate_status_t CheckTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Te
     agate_status_t status = CheckTensor(*tensors.Get(i), role, i);
     if (status != AGATE_OK) return status;
     for (flatbuffers::uoffset_t j = 0; j < i; ++j) {
-      if (strcmp(tensors.Get(i)->name()->c_str(), tensors.Get(j)->name()->c_str()) == 0) {
+      if (SameString(tensors.Get(i)->name()->c_str(), tensors.Get(j)->name()->c_str())) {
         return Fail(AGATE_CORRUPT) << role << "s " << j << " and " << i << " are both named '"
                                    << tensors.Get(i)->name()->c_str() << "'";
       }
@@ -276,6 +278,14 @@ agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
 
 }  // namespace
 
+bool SameString(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) {
+    ++a;
+    ++b;
+  }
+  return *a == *b;
+}
+
 uint64_t Fnv1a64(const uint8_t* data, size_t size) {
   uint64_t hash = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 0x100000001b3ull;
@@ -297,7 +307,8 @@ agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module**
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
     return Fail(AGATE_CORRUPT) << "module is " << size << " bytes: larger than a FlatBuffer can be";
   }
-  if (!flatbuffers::BufferHasIdentifier(data, fb::ModuleIdentifier())) {
+  const char* identifier = fb::ModuleIdentifier();
+  if (data[4] != identifier[0] || data[5] != identifier[1] || data[6] != identifier[2] || data[7] != identifier[3]) {
     Message m = Fail(AGATE_CORRUPT);
     m << "not an agate module: file identifier ";
     AppendIdentifier(m, data + 4);
@@ -307,7 +318,8 @@ agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module**
   if (status != AGATE_OK) return status;
 
   flatbuffers::Verifier verifier(data, size);
-  if (!fb::VerifyModuleBuffer(verifier)) {
+  // The identifier was checked above; VerifyBuffer(nullptr) skips the strncmp.
+  if (!verifier.VerifyBuffer<fb::Module>(nullptr)) {
     return Fail(AGATE_CORRUPT) << "module is truncated or corrupt: FlatBuffers verification of its " << size
                                << " bytes failed";
   }

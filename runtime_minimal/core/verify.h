@@ -18,6 +18,17 @@
 #include <stdint.h>
 
 #include "agate/status.h"
+#include "flatbuffers/base.h"
+
+// FlatBuffers writes its 2 GiB limit as a 64-bit constant, so on 32-bit targets
+// its verifier divides 64-bit numbers: a 700-byte libgcc routine on a Cortex-M.
+// The same limit as a 32-bit constant (this header is included before the
+// generated one by every runtime source).
+#if UINTPTR_MAX == 0xffffffffu
+#undef FLATBUFFERS_MAX_BUFFER_SIZE
+#define FLATBUFFERS_MAX_BUFFER_SIZE 0x7fffffffu
+#endif
+
 #include "runtime_minimal/schema/module_generated.h"
 
 namespace agate {
@@ -42,6 +53,10 @@ struct ModuleFacts {
 // Verifies data[0, size) as an agate module; on AGATE_OK writes *out_module (a
 // view into data) and *out_facts. Otherwise the status's message names the fault.
 agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module** out_module, ModuleFacts* out_facts);
+
+// strcmp(a, b) == 0 as a plain loop: newlib's optimized strcmp alone costs more
+// flash on a Cortex-M than the whole executor.
+bool SameString(const char* a, const char* b);
 
 // FNV-1a 64 of bytes: the checksum of executable payloads (host object, CUDA images).
 uint64_t Fnv1a64(const uint8_t* data, size_t size);

@@ -22,10 +22,18 @@ void Inspect(agate_module_t* module) {
   agate_module_num_inputs(module, &inputs);
   agate_module_num_outputs(module, &outputs);
   agate_tensor_info info;
+  // Reading every name and shape lets ASan check they lie inside the module.
+  volatile size_t sink = 0;
   for (uint32_t i = 0; i < inputs; ++i) {
-    if (agate_module_input_info(module, i, &info) == AGATE_OK && info.name[0] == '\x7f') abort();  // reads the name
+    if (agate_module_input_info(module, i, &info) != AGATE_OK) continue;
+    sink = sink + strlen(info.name);
+    for (int32_t axis = 0; axis < info.ndim; ++axis) sink = sink + static_cast<size_t>(info.shape[axis]);
   }
-  for (uint32_t o = 0; o < outputs; ++o) agate_module_output_info(module, o, &info);
+  for (uint32_t o = 0; o < outputs; ++o) {
+    if (agate_module_output_info(module, o, &info) != AGATE_OK) continue;
+    sink = sink + strlen(info.name);
+    for (int32_t axis = 0; axis < info.ndim; ++axis) sink = sink + static_cast<size_t>(info.shape[axis]);
+  }
   size_t bytes = 0;
   // Executors of reasonable size only: a valid module may ask for any arena.
   if (agate_executor_in_place_bytes(module, &bytes) == AGATE_OK && bytes < (1u << 20)) {

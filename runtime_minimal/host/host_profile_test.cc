@@ -104,6 +104,19 @@ TEST(HostProfileTest, TheExecutorArenaIsWhatThePlanSays) {
   agate_module_free(module);
 }
 
+TEST(HostProfileTest, HeapArenasHonourTheModulesAlignment) {
+  serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kHostCpu);
+  spec.arena_alignment = 4096;
+  spec.kernels.push_back(serialize::KernelSpec{"agate_test_check_page_aligned", {AGATE_TEST_VEC_BYTES}});
+  spec.plan.insert(spec.plan.begin(), serialize::CallSpec{3, {serialize::ArgSpec::Arena(0, AGATE_TEST_VEC_BYTES)}});
+  const std::vector<uint8_t> bytes = serialize::SerializeModule(spec);
+  agate_module_t* module = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module), AGATE_OK) << Message();
+  const std::vector<float> x = testing::MlpInput(3);
+  EXPECT_EQ(RunMlp(module, x, nullptr), testing::MlpReference(x));
+  agate_module_free(module);
+}
+
 TEST(HostProfileTest, LoadRunFreeCyclesReleaseEverything) {
   const std::string path = WriteModule("cycle.agm", testing::MlpSpec(TargetKind::kHostCpu));
   const int mappings_before = KernelObjectMappings();
@@ -158,6 +171,21 @@ TEST(HostProfileTest, ExecutorsRunInParallelOverOneModule) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
   agate_module_free(module);
   ASSERT_EQ(agate_runtime_set_num_threads(0), AGATE_OK);
+}
+
+TEST(HostProfileTest, OptionsFromOlderCallersReadAsDefaults) {
+  const std::vector<uint8_t> bytes = serialize::SerializeModule(testing::MlpSpec(TargetKind::kHostCpu));
+  agate_module_t* module = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module), AGATE_OK) << Message();
+  // A caller compiled when the struct held only struct_size: num_threads reads as 0.
+  agate_executor_options old_options = {sizeof(uint32_t), 77};
+  const std::vector<float> x = testing::MlpInput(6);
+  EXPECT_EQ(RunMlp(module, x, &old_options), testing::MlpReference(x));
+  agate_executor_options bad = {0, 1};
+  agate_executor_t* executor = nullptr;
+  EXPECT_EQ(agate_executor_create(module, &bad, &executor), AGATE_INVALID_ARGUMENT);
+  EXPECT_NE(Message().find("struct_size is 0"), std::string::npos) << Message();
+  agate_module_free(module);
 }
 
 TEST(HostProfileTest, ThreadCountComesFromTheApiThenTheEnvironment) {

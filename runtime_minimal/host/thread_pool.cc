@@ -88,6 +88,7 @@ void ThreadPool::RunTasks() {
       int32_t expected = 0;
       first_error_.compare_exchange_strong(expected, rc);
     }
+    done_tasks_.fetch_add(1, std::memory_order_release);
   }
 }
 
@@ -108,34 +109,42 @@ void ThreadPool::WorkerLoop() {
     }
     if (stop_.load()) return;
     seen = epoch;
-    RunTasks();
-    finished_workers_.fetch_add(1, std::memory_order_release);
+    // Join job `epoch` only while it is current and open (see active_).
+    active_.fetch_add(1);
+    if (epoch_.load() == epoch && closed_epoch_.load() != epoch) RunTasks();
+    active_.fetch_sub(1);
   }
 }
 
-int32_t ThreadPool::RunJob(agate_parallel_task_fn task, void* closure, int32_t num_tasks) {
-  // Every worker finished the previous job (the last join waited), so the job
-  // fields are free to write; the epoch bump publishes them.
-  task_ = task;
-  closure_ = closure;
-  num_tasks_ = num_tasks;
-  next_task_.store(0, std::memory_order_relaxed);
-  first_error_.store(0, std::memory_order_relaxed);
-  finished_workers_.store(0, std::memory_order_relaxed);
-  epoch_.fetch_add(1);  // seq_cst: ordered against the sleepers_ check below
-  if (sleepers_.load() > 0) {
-    { std::lock_guard<std::mutex> lock(sleep_mutex_); }
-    wake_.notify_all();
-  }
-  RunTasks();
-  const int32_t workers = static_cast<int32_t>(workers_.size());
-  for (int spins = 0; finished_workers_.load(std::memory_order_acquire) != workers; ++spins) {
+// Spins briefly, then yields, until `done` holds.
+template <typename Done>
+void WaitUntil(Done done) {
+  for (int spins = 0; !done(); ++spins) {
     if (spins < kSpinIterations) {
       CpuRelax();
     } else {
       std::this_thread::yield();
     }
   }
+}
+
+int32_t ThreadPool::RunJob(agate_parallel_task_fn task, void* closure, int32_t num_tasks) {
+  // The previous job is closed and empty (active_ == 0): the fields are free.
+  task_ = task;
+  closure_ = closure;
+  num_tasks_ = num_tasks;
+  next_task_.store(0, std::memory_order_relaxed);
+  done_tasks_.store(0, std::memory_order_relaxed);
+  first_error_.store(0, std::memory_order_relaxed);
+  const uint64_t epoch = epoch_.fetch_add(1) + 1;  // seq_cst: publishes the job, ordered before sleepers_
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+    wake_.notify_all();
+  }
+  RunTasks();
+  WaitUntil([&] { return done_tasks_.load(std::memory_order_acquire) == num_tasks; });
+  closed_epoch_.store(epoch);
+  WaitUntil([&] { return active_.load() == 0; });
   return first_error_.load(std::memory_order_relaxed);
 }
 

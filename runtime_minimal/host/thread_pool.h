@@ -48,14 +48,21 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex job_mutex_;  // held by the thread whose job the pool runs
-  // The current job; written only while every worker has finished the previous one.
+  // The current job. Written only between jobs: after the previous job was
+  // closed and no worker is inside it (active_ == 0).
   agate_parallel_task_fn task_ = nullptr;
   void* closure_ = nullptr;
   int32_t num_tasks_ = 0;
   std::atomic<int32_t> next_task_{0};
+  std::atomic<int32_t> done_tasks_{0};
   std::atomic<int32_t> first_error_{0};
-  std::atomic<int32_t> finished_workers_{0};
-  std::atomic<uint64_t> epoch_{0};  // bumped per job (release): publishes the job
+  // Job e is published by epoch_ = e and closed by closed_epoch_ = e. A worker
+  // joins by incrementing active_ and re-checking that e is current and open, so
+  // the caller waits only for workers actually inside the job, never for one the
+  // OS has not scheduled (which matters when threads outnumber free cores).
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<uint64_t> closed_epoch_{0};
+  std::atomic<int32_t> active_{0};
   std::atomic<bool> stop_{false};
   std::atomic<int32_t> sleepers_{0};
   std::mutex sleep_mutex_;

@@ -77,3 +77,8 @@ AGATE_TEST_EXPORT int32_t agate_test_noop(void* const* args, const agate_kernel_
   (void)ctx;
   return 0;
 }
+
+AGATE_TEST_EXPORT int32_t agate_test_check_page_aligned(void* const* args, const agate_kernel_ctx* ctx) {
+  (void)ctx;
+  return ((uintptr_t)args[0] % 4096u) == 0 ? 0 : 5;
+}

@@ -74,6 +74,7 @@ const agate_kernel_table* TestKernelTable() {
       {"agate_test_double_via_workspace", agate_test_double_via_workspace},
       {"agate_test_fail", agate_test_fail},
       {"agate_test_noop", agate_test_noop},
+      {"agate_test_check_page_aligned", agate_test_check_page_aligned},
   };
   static const agate_kernel_table kTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0])};
   return &kTable;

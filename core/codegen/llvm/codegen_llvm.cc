@@ -12,6 +12,7 @@
 
 #include "core/codegen/llvm/math_functions.h"
 #include "core/codegen/llvm/target_machine.h"
+#include "core/ir/equality.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -68,6 +69,94 @@ class FreeVarCollector : public ir::IRVisitor {
   }
   std::unordered_set<const ir::VarNode*> seen_;
 };
+
+// Lanes [offset, offset + lanes) of a vector expression, rebuilt as an expression
+// of `lanes` lanes (a scalar when lanes == 1); undefined when `e` contains
+// something that cannot be sliced lane-wise (a vector variable, a Let).
+Expr SliceLanes(const Expr& e, int offset, int lanes) {
+  if (!e.defined() || e.dtype().lanes() == 1) return e;
+  auto slice = [&](const Expr& x) { return SliceLanes(x, offset, lanes); };
+  switch (e.kind()) {
+    case ir::ExprKind::kRamp: {
+      const auto* op = e.as<ir::Ramp>();
+      Expr base = op->base + op->stride * ir::make_const(op->stride.dtype(), offset);
+      return lanes == 1 ? base : ir::Ramp::make(base, op->stride, lanes);
+    }
+    case ir::ExprKind::kBroadcast: {
+      const auto* op = e.as<ir::Broadcast>();
+      return lanes == 1 ? op->value : ir::Broadcast::make(op->value, lanes);
+    }
+    case ir::ExprKind::kLoad: {
+      const auto* op = e.as<ir::Load>();
+      Expr index = slice(op->index);
+      Expr predicate = op->predicate.defined() ? slice(op->predicate) : Expr();
+      if (!index.defined() || (op->predicate.defined() && !predicate.defined())) return Expr();
+      return ir::Load::make(op->buffer, index, predicate);
+    }
+#define AGATE_SLICE_BINARY(Node)                         \
+  case Node::kKind: {                                    \
+    const auto* op = e.as<Node>();                       \
+    Expr a = slice(op->a), b = slice(op->b);             \
+    return a.defined() && b.defined() ? Node::make(a, b) : Expr(); \
+  }
+      AGATE_SLICE_BINARY(ir::Add)
+      AGATE_SLICE_BINARY(ir::Sub)
+      AGATE_SLICE_BINARY(ir::Mul)
+      AGATE_SLICE_BINARY(ir::Div)
+      AGATE_SLICE_BINARY(ir::Mod)
+      AGATE_SLICE_BINARY(ir::FloorDiv)
+      AGATE_SLICE_BINARY(ir::FloorMod)
+      AGATE_SLICE_BINARY(ir::Min)
+      AGATE_SLICE_BINARY(ir::Max)
+      AGATE_SLICE_BINARY(ir::EQ)
+      AGATE_SLICE_BINARY(ir::NE)
+      AGATE_SLICE_BINARY(ir::LT)
+      AGATE_SLICE_BINARY(ir::LE)
+      AGATE_SLICE_BINARY(ir::GT)
+      AGATE_SLICE_BINARY(ir::GE)
+      AGATE_SLICE_BINARY(ir::And)
+      AGATE_SLICE_BINARY(ir::Or)
+#undef AGATE_SLICE_BINARY
+    case ir::ExprKind::kNot: {
+      Expr a = slice(e.as<ir::Not>()->a);
+      return a.defined() ? ir::Not::make(a) : Expr();
+    }
+    case ir::ExprKind::kSelect: {
+      const auto* op = e.as<ir::Select>();
+      Expr c = slice(op->condition), t = slice(op->true_value), f = slice(op->false_value);
+      return c.defined() && t.defined() && f.defined() ? ir::Select::make(c, t, f) : Expr();
+    }
+    case ir::ExprKind::kCast: {
+      const auto* op = e.as<ir::Cast>();
+      Expr v = slice(op->value);
+      return v.defined() ? ir::Cast::make(op->dtype.with_lanes(lanes), v) : Expr();
+    }
+    case ir::ExprKind::kCall: {
+      const auto* op = e.as<ir::Call>();
+      if (op->op == ir::CallOp::kReinterpret) return Expr();
+      std::vector<Expr> args;
+      for (const Expr& a : op->args) {
+        args.push_back(slice(a));
+        if (!args.back().defined()) return Expr();
+      }
+      return ir::Call::make(op->dtype.with_lanes(lanes), op->op, args);
+    }
+    default: return Expr();
+  }
+}
+
+// True when every Load of `data` inside `e` uses exactly `index`: then writing
+// some lanes of a store before computing the others cannot change what is read.
+bool ReadsOnlyAt(const Expr& e, const ir::VarNode* data, const Expr& index) {
+  bool ok = true;
+  ir::PostOrderVisit(e, [&](const Expr* x, const Stmt*) {
+    if (x == nullptr) return;
+    if (const auto* load = x->as<ir::Load>()) {
+      if (load->buffer->data.get() == data && !ir::StructuralEqual(load->index, index)) ok = false;
+    }
+  });
+  return ok;
+}
 
 class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::StmtFunctor<void(const Stmt&)> {
  public:
@@ -870,7 +959,34 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     builder_.SetInsertPoint(done);
   }
 
-  void VisitStmt_(const ir::Store* op, const Stmt&) override { StoreToMemory(op); }
+  void VisitStmt_(const ir::Store* op, const Stmt&) override {
+    if (!SplitStore(op)) StoreToMemory(op);
+  }
+
+  // LLVM widens vectors of a non-power-of-two length to the next power of two
+  // (a 40-lane accumulator takes 4 zmm registers instead of 2.5, and register
+  // tiles spill). Such stores are emitted as power-of-two pieces instead: 40 ->
+  // 32 + 8 lanes, each a sliced copy of the value expression.
+  bool SplitStore(const ir::Store* op) {
+    int lanes = op->value.dtype().lanes();
+    if (lanes <= 1 || (lanes & (lanes - 1)) == 0) return false;
+    if (!ReadsOnlyAt(op->value, op->buffer->data.get(), op->index)) return false;
+    std::vector<std::pair<Expr, std::pair<Expr, Expr>>> pieces;  // value, (index, predicate)
+    for (int offset = 0; offset < lanes;) {
+      int piece = 1;
+      while (piece * 2 <= lanes - offset) piece *= 2;
+      Expr value = SliceLanes(op->value, offset, piece);
+      Expr index = SliceLanes(op->index, offset, piece);
+      Expr predicate = op->predicate.defined() ? SliceLanes(op->predicate, offset, piece) : Expr();
+      if (!value.defined() || !index.defined() || (op->predicate.defined() && !predicate.defined())) return false;
+      pieces.push_back({value, {index, predicate}});
+      offset += piece;
+    }
+    for (const auto& [value, where] : pieces) {
+      StoreToMemory(ir::Store::make(op->buffer, value, where.first, where.second).as<ir::Store>());
+    }
+    return true;
+  }
 
   uint64_t StackLimitBytes() const { return target_.is_bare_metal() ? (64u << 10) : (4u << 20); }
 

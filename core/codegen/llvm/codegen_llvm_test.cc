@@ -44,6 +44,10 @@ TEST(CodeGenLLVMTest, GeneratedCodeKeepsTheScheduleDecisions) {
   // The matmul's 16-lane accesses of B and C are provably 64-byte aligned.
   EXPECT_NE(ir.find("<16 x float>"), std::string::npos);
   EXPECT_NE(ir.find("align 64, !alias.scope"), std::string::npos);
+  // Non-power-of-two vectors are split into power-of-two pieces.
+  EXPECT_EQ(ir.find("<40 x float>"), std::string::npos);
+  EXPECT_EQ(ir.find("<7 x float>"), std::string::npos);
+  EXPECT_NE(ir.find("<32 x float>"), std::string::npos);
   // Math expands inline: no libm calls anywhere.
   for (const char* libm : {"@expf", "@tanhf", "@erff", "@logf", "@llvm.exp.", "@llvm.log."}) {
     EXPECT_EQ(ir.find(libm), std::string::npos) << libm;

@@ -141,7 +141,7 @@ KernelCase ReduceRows() {
   Stmt per_row = LetStmt::make(
       row, bt * rows + i,
       Allocate::make(acc, {Expr(2)}, 16, MemoryScope::kLocal,
-                     Seq::make({Store::make(acc, Expr(0.0f), I64(0)), Store::make(acc, min_value(DType::Float(32)), I64(1)),
+                     Seq::make({Store::make(acc, Expr(0.0f), I64(0)), Store::make(acc, Expr(-std::numeric_limits<float>::max()), I64(1)),
                                 reduce, Store::make(sum, Load::make(acc, I64(0)), row),
                                 Store::make(mx, Load::make(acc, I64(1)), row)})));
   Stmt body = Seq::make({AssertStmt::make(Expr(cols) > 0, "rows must not be empty"),
@@ -285,6 +285,41 @@ KernelCase FailingAssert() {
   return c;
 }
 
+// ------------------------------------------------------------------ odd_widths
+
+// Vector widths that are not powers of two (40, 7 lanes with a predicate): the
+// LLVM backend splits them into power-of-two pieces.
+KernelCase OddWidths() {
+  const int n = 120;
+  Buffer x = CreateBuffer("X", DType::Float(32), {Expr(n)});
+  Buffer y = CreateBuffer("Y", DType::Float(32), {Expr(n)});
+  Buffer z = CreateBuffer("Z", DType::Float(32), {Expr(21)});
+  Var i("i"), j("j");
+  Expr wide = Ramp1(i * 40, 40);
+  Stmt accumulate = For::make(i, 0, n / 40, ForKind::kSerial,
+                              Store::make(y, Load::make(y, wide) + Load::make(x, wide) * Broadcast::make(Expr(2.0f), 40), wide));
+  Expr narrow = Ramp1(j * 7, 7);
+  Expr keep = narrow < Broadcast::make(I64(19), 7);
+  Stmt predicated = For::make(j, 0, 3, ForKind::kSerial,
+                              Store::make(z, exp(Load::make(x, narrow)) - Broadcast::make(Expr(1.0f), 7), narrow, keep));
+  KernelCase c;
+  c.func = LoweredFunc{"odd_widths", {x, y, z}, Seq::make({accumulate, predicated}), 0};
+  c.make_args = [=] {
+    std::vector<HostArray> args = {HostArray(DType::Float(32), n), HostArray(DType::Float(32), n), HostArray(DType::Float(32), 21)};
+    FillUniform(args[0], -2, 2, 7);
+    FillUniform(args[1], -2, 2, 8);
+    for (int k = 0; k < 21; ++k) args[2].as<float>()[k] = 42.0f;
+    return args;
+  };
+  c.reference = [=](std::vector<HostArray>& args) {
+    for (int k = 0; k < n; ++k) args[1].as<float>()[k] += args[0].as<float>()[k] * 2.0f;
+    for (int k = 0; k < 19; ++k) args[2].as<float>()[k] = std::exp(args[0].as<float>()[k]) - 1.0f;
+  };
+  c.outputs = {1, 2};
+  c.tolerance = 2e-6;
+  return c;
+}
+
 int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t num_tasks) {
   int threads = *static_cast<int*>(pool);
   if (threads <= 1) {
@@ -310,7 +345,7 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 
 std::vector<KernelCase> AllKernelCases() {
   return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), StridedPredicated(), WorkspaceReverse(),
-          FailingAssert()};
+          OddWidths(), FailingAssert()};
 }
 
 std::vector<LoweredFunc> AllKernelFuncs() {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/graph/reference/kernel.h"
+#include "core/graph/shape_inference.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
@@ -164,9 +165,182 @@ Tensors ReverseSequence(const KernelContext& ctx) {
   return {GatherByOffsets(x, ctx.outputs[0], offsets)};
 }
 
+Tensors Einsum(const KernelContext& ctx) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) shapes.push_back(ctx.in(i).shape());
+  EinsumSpec spec = ParseEinsum(ctx.attrs().GetString("equation"), shapes, ctx.node.Describe());
+  // Loop over every label: output labels first, then the summed ones.
+  std::string labels = spec.output;
+  for (const auto& [c, extent] : spec.extents)
+    if (labels.find(c) == std::string::npos) labels += c;
+  Shape loop;
+  for (char c : labels) loop.push_back(spec.extents.at(c));
+  std::vector<std::vector<int64_t>> strides(ctx.inputs.size());  // per input, per loop label
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    std::vector<int64_t> row_major = RowMajorStrides(shapes[i]);
+    strides[i].assign(labels.size(), 0);
+    for (size_t a = 0; a < spec.inputs[i].size(); ++a)
+      if (shapes[i][a] != 1) strides[i][labels.find(spec.inputs[i][a])] += row_major[a];
+  }
+  std::vector<double> out(ctx.outputs[0].numel(), 0.0);
+  int64_t summed = 1;
+  for (size_t k = spec.output.size(); k < loop.size(); ++k) summed *= loop[k];
+  ForEachIndex(loop, [&](const std::vector<int64_t>& idx, int64_t linear) {
+    double product = 1;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      int64_t off = 0;
+      for (size_t k = 0; k < idx.size(); ++k) off += idx[k] * strides[i][k];
+      product *= ctx.in(i).GetDouble(off);
+    }
+    out[linear / summed] += product;
+  });
+  return {Tensor::FromDoubles(ctx.outputs[0].dtype, ctx.outputs[0].shape, out)};
+}
+
+Tensors Det(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int64_t n = x.shape().back();
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t b = 0; b < out.numel(); ++b) {
+    std::vector<double> a(n * n);
+    for (int64_t i = 0; i < n * n; ++i) a[i] = x.GetDouble(b * n * n + i);
+    double det = 1;
+    for (int64_t col = 0; col < n; ++col) {  // Gaussian elimination with partial pivoting
+      int64_t pivot = col;
+      for (int64_t r = col + 1; r < n; ++r)
+        if (std::fabs(a[r * n + col]) > std::fabs(a[pivot * n + col])) pivot = r;
+      if (a[pivot * n + col] == 0) {
+        det = 0;
+        break;
+      }
+      if (pivot != col) {
+        for (int64_t k = 0; k < n; ++k) std::swap(a[pivot * n + k], a[col * n + k]);
+        det = -det;
+      }
+      det *= a[col * n + col];
+      for (int64_t r = col + 1; r < n; ++r) {
+        double f = a[r * n + col] / a[col * n + col];
+        for (int64_t k = col; k < n; ++k) a[r * n + k] -= f * a[col * n + k];
+      }
+    }
+    out.SetDouble(b, det);
+  }
+  return {out};
+}
+
+// Indices address the default unpooled shape; an explicit larger output_shape pads at the end.
+Tensors MaxUnpool(const KernelContext& ctx) {
+  Tensor out = ctx.NewOutput(0);
+  const Tensor& x = ctx.in(0);
+  std::vector<int64_t> kernel = ctx.attrs().GetInts("kernel_shape");
+  size_t n = kernel.size();
+  std::vector<int64_t> strides = ctx.attrs().GetInts("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = ctx.attrs().GetInts("pads", std::vector<int64_t>(2 * n, 0));
+  Shape natural{x.shape()[0], x.shape()[1]};
+  for (size_t i = 0; i < n; ++i) natural.push_back((x.shape()[i + 2] - 1) * strides[i] - pads[i] - pads[i + n] + kernel[i]);
+  std::vector<int64_t> out_strides = RowMajorStrides(out.shape());
+  int64_t natural_count = NumElements(natural);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t index = ctx.in(1).GetInt(i);
+    AGATE_REQUIRE(index >= 0 && index < natural_count, kOutOfRange)
+        << ctx.node.Describe() << ": index " << index << " outside the unpooled shape " << ShapeToString(natural);
+    int64_t offset = 0;
+    for (int d = static_cast<int>(natural.size()) - 1; d >= 0; --d) {
+      int64_t coordinate = index % natural[d];
+      index /= natural[d];
+      AGATE_REQUIRE(coordinate < out.shape()[d], kOutOfRange) << ctx.node.Describe() << ": output_shape too small";
+      offset += coordinate * out_strides[d];
+    }
+    out.SetDouble(offset, x.GetDouble(i));
+  }
+  return {out};
+}
+
+// (t - zero_point) as float64; the zero point is per tensor or per `axis` slice.
+Tensor Centered(const Tensor& t, const Tensor* zero_point, int axis) {
+  Tensor out(DType::Float(64), t.shape());
+  int64_t inner = axis < 0 ? 1 : NumElements(Shape(t.shape().begin() + axis + 1, t.shape().end()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double zp = 0;
+    if (zero_point != nullptr) zp = zero_point->GetDouble(zero_point->numel() == 1 ? 0 : (i / inner) % zero_point->numel());
+    out.SetDouble(i, t.GetDouble(i) - zp);
+  }
+  return out;
+}
+
+// Runs `op` (Conv or MatMul) with this node's attributes on float64 operands.
+Tensor RunFloat(const KernelContext& ctx, const std::string& op, const Tensor& a, const Tensor& b) {
+  Node node = ctx.node;
+  node.op = op;
+  node.inputs = {"a", "b"};
+  node.outputs = {"y"};
+  std::vector<const Tensor*> args{&a, &b};
+  std::map<std::string, TensorType> types{{"a", {a.dtype(), a.shape()}}, {"b", {b.dtype(), b.shape()}}};
+  KernelContext inner{node, args, InferNodeTypes(node, types, {})};
+  return (*KernelRegistry::Global().Find(op))(inner)[0];
+}
+
+Tensors ConvInteger(const KernelContext& ctx) {
+  Tensor y = RunFloat(ctx, "Conv", Centered(ctx.in(0), ctx.has(2) ? &ctx.in(2) : nullptr, -1),
+                      Centered(ctx.in(1), ctx.has(3) ? &ctx.in(3) : nullptr, 0));
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, static_cast<int64_t>(std::llround(y.GetDouble(i))));
+  return {out};
+}
+
+Tensors MatMulInteger(const KernelContext& ctx) {
+  int b_axis = ctx.in(1).rank() - 1;
+  Tensor y = RunFloat(ctx, "MatMul", Centered(ctx.in(0), ctx.has(2) ? &ctx.in(2) : nullptr, -1),
+                      Centered(ctx.in(1), ctx.has(3) ? &ctx.in(3) : nullptr, b_axis));
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, static_cast<int64_t>(std::llround(y.GetDouble(i))));
+  return {out};
+}
+
+// y = saturate(round(real / y_scale) + y_zero_point).
+Tensor Requantize(const KernelContext& ctx, const Tensor& real) {
+  Tensor out = ctx.NewOutput(0);
+  double y_scale = ctx.in(6).GetDouble(0), y_zero = ctx.in(7).GetDouble(0);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    out.SetDouble(i, Saturate(std::nearbyint(real.GetDouble(i) / y_scale) + y_zero, out.dtype()));
+  }
+  return out;
+}
+
+Tensors QLinearMatMul(const KernelContext& ctx) {
+  Tensor a = Centered(ctx.in(0), &ctx.in(2), -1), b = Centered(ctx.in(3), &ctx.in(5), ctx.in(3).rank() - 1);
+  double scale = ctx.in(1).GetDouble(0) * ctx.in(4).GetDouble(0);
+  Tensor y = RunFloat(ctx, "MatMul", a, b);
+  for (int64_t i = 0; i < y.numel(); ++i) y.SetDouble(i, y.GetDouble(i) * scale);
+  return {Requantize(ctx, y)};
+}
+
+Tensors QLinearConv(const KernelContext& ctx) {
+  Tensor x = Centered(ctx.in(0), &ctx.in(2), -1), w = Centered(ctx.in(3), &ctx.in(5), 0);
+  Tensor y = RunFloat(ctx, "Conv", x, w);
+  const Shape& s = y.shape();
+  int64_t channels = s[1], inner = NumElements(Shape(s.begin() + 2, s.end()));
+  double x_scale = ctx.in(1).GetDouble(0);
+  const Tensor& w_scale = ctx.in(4);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    int64_t c = (i / inner) % channels;
+    double scale = x_scale * w_scale.GetDouble(w_scale.numel() == 1 ? 0 : c);
+    double bias = ctx.has(8) ? ctx.in(8).GetDouble(c) : 0.0;
+    y.SetDouble(i, (y.GetDouble(i) + bias) * scale);
+  }
+  return {Requantize(ctx, y)};
+}
+
 }  // namespace
 
 void RegisterMiscKernels(KernelRegistry* r) {
+  r->Register("Einsum", Einsum);
+  r->Register("Det", Det);
+  r->Register("MaxUnpool", MaxUnpool);
+  r->Register("ConvInteger", ConvInteger);
+  r->Register("MatMulInteger", MatMulInteger);
+  r->Register("QLinearMatMul", QLinearMatMul);
+  r->Register("QLinearConv", QLinearConv);
   r->Register("NegativeLogLikelihoodLoss", NegativeLogLikelihood);
   r->Register("SoftmaxCrossEntropyLoss", SoftmaxCrossEntropy);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) r->Register(op, Window(op));

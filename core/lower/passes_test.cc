@@ -1,0 +1,132 @@
+// Unit tests of the individual loop-IR passes on hand-built IR.
+#include <gtest/gtest.h>
+
+#include "core/ir/printer.h"
+#include "core/lower/memory_plan.h"
+#include "core/lower/unique_defs.h"
+#include "core/lower/unroll.h"
+#include "core/lower/vectorize.h"
+#include "core/lower/verify.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace lower {
+namespace {
+
+using namespace ir;  // NOLINT
+
+bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+TEST(VectorizeTest, ContiguousAccessBecomesRamps) {
+  Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var i("i"), j("j");
+  Stmt s = For::make(i, 0, 8, ForKind::kSerial,
+                     For::make(j, 0, 8, ForKind::kVectorized,
+                               Store::make(c, Load::make(a, i * 8 + j) * 2.0f + Load::make(a, i), i * 8 + j)));
+  std::string t = ToString(VectorizeLoops(s));
+  EXPECT_EQ(t,
+            "for (i, 0, 8) {\n"
+            "  C[ramp(i*8, 1, 8)] = A[ramp(i*8, 1, 8)]*x8(2.0f) + x8(A[i])\n"
+            "}\n");
+}
+
+TEST(VectorizeTest, LaneDependentGuardsBecomeMasks) {
+  Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var j("j");
+  Stmt guarded = For::make(j, 0, 8, ForKind::kVectorized, IfThenElse::make(j < 5, Store::make(c, Load::make(a, j), j)));
+  EXPECT_EQ(ToString(VectorizeLoops(guarded)),
+            "C[ramp(0, 1, 8) if ramp(0, 1, 8) < x8(5)] = A[ramp(0, 1, 8) if ramp(0, 1, 8) < x8(5)]\n");
+  Stmt with_else = For::make(j, 0, 8, ForKind::kVectorized,
+                             IfThenElse::make(j < 5, Store::make(c, Load::make(a, j), j), Store::make(c, Expr(0.0f), j)));
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(with_else)), "for (j, 0, 8) vectorized"));
+}
+
+TEST(VectorizeTest, ReductionsOverTheLaneAndWideLoopsStayScalar) {
+  Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var j("j");
+  Stmt reduce = For::make(j, 0, 8, ForKind::kVectorized,
+                          Store::make(c, Load::make(c, Expr(int64_t{0})) + Load::make(a, j), Expr(int64_t{0})));
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(reduce)), "vectorized"));
+  Stmt too_wide = For::make(j, 0, 64, ForKind::kVectorized, Store::make(c, Load::make(a, j), j));
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(too_wide, 16)), "vectorized"));
+}
+
+TEST(UnrollTest, ConstantLoopsUnrollOthersStay) {
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var i("i"), n("n");
+  Stmt s = For::make(i, 0, 3, ForKind::kUnrolled, Store::make(c, Expr(1.0f), i * 2));
+  EXPECT_EQ(ToString(UnrollLoops(s)), "C[0] = 1.0f\nC[2] = 1.0f\nC[4] = 1.0f\n");
+  Stmt v = For::make(i, 0, n, ForKind::kUnrolled, Store::make(c, Expr(1.0f), i));
+  EXPECT_TRUE(Has(ToString(UnrollLoops(v)), "unrolled"));
+  Stmt big = For::make(i, 0, 100, ForKind::kUnrolled, Store::make(c, Expr(1.0f), i));
+  EXPECT_TRUE(Has(ToString(UnrollLoops(big, 64)), "for (i, 0, 100) unrolled"));
+}
+
+TEST(MemoryPlanTest, LargeBuffersGoToTheWorkspaceSmallOnesToTheStack) {
+  Buffer out = CreateBuffer("O", DType::Float(32), {Expr(4)});
+  Buffer big = CreateBuffer("big", DType::Float(32), {Expr(10000)});
+  Buffer big2 = CreateBuffer("big2", DType::Float(32), {Expr(5000)});
+  Buffer small = CreateBuffer("small", DType::Float(32), {Expr(16)});
+  Buffer tile = CreateBuffer("tile", DType::Float(32), {Expr(10000)});
+  Var i("i");
+  Stmt inner = Allocate::make(tile, {Expr(10000)}, 64, MemoryScope::kGlobal, Store::make(tile, Expr(1.0f), Expr(0)));
+  Stmt body = Allocate::make(
+      big, {Expr(10000)}, 64, MemoryScope::kGlobal,
+      Allocate::make(big2, {Expr(5000)}, 64, MemoryScope::kGlobal,
+                     Allocate::make(small, {Expr(16)}, 64, MemoryScope::kGlobal,
+                                    Seq::make({Store::make(big, Expr(1.0f), Expr(0)), Store::make(big2, Expr(1.0f), Expr(0)),
+                                               Store::make(small, Expr(1.0f), Expr(0)),
+                                               For::make(i, 0, 4, ForKind::kParallel, inner)}))));
+  MemoryPlanResult r = PlanMemory(body, 16384);
+  std::string t = ToString(r.body);
+  EXPECT_TRUE(Has(t, "allocate big[float32 * 10000], workspace, align 64, offset 0")) << t;
+  EXPECT_TRUE(Has(t, "allocate big2[float32 * 5000], workspace, align 64, offset 40000")) << t;
+  EXPECT_TRUE(Has(t, "allocate small[float32 * 16], local")) << t;
+  EXPECT_TRUE(Has(t, "allocate tile[float32 * 10000], local")) << "inside a parallel loop: per task\n" << t;
+  EXPECT_EQ(r.workspace_bytes, 60000);
+  LoweredFunc f{"k", {out}, r.body, r.workspace_bytes};
+  VerifyLoweredFunc(f, "memory_plan", VerifyOptions{});
+}
+
+TEST(UniqueDefsTest, RepeatedBindingsAreRenamed) {
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(8)});
+  Buffer t = CreateBuffer("T", DType::Float(32), {Expr(8)}, MemoryScope::kLocal);
+  Var i("i");
+  Stmt loop = For::make(i, 0, 8, ForKind::kSerial, Store::make(c, Expr(1.0f), i));
+  Stmt alloc = Allocate::make(t, {Expr(8)}, 64, MemoryScope::kLocal, Store::make(t, Expr(1.0f), Expr(0)));
+  Stmt s = Seq::make({loop, loop, alloc, alloc});
+  LoweredFunc f{"k", {c}, s, 0};
+  EXPECT_THROW(VerifyLoweredFunc(f, "test", VerifyOptions{true, true}), Error);
+  f.body = UniqueDefs(s);
+  VerifyLoweredFunc(f, "unique_defs", VerifyOptions{true, true});
+}
+
+TEST(VerifyTest, CatchesBrokenInvariants) {
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(8)});
+  Buffer t = CreateBuffer("T", DType::Float(32), {Expr(8)});
+  Var i("i");
+  LoweredFunc escaped{"k", {c}, Store::make(c, Expr(1.0f), i), 0};
+  try {
+    VerifyLoweredFunc(escaped, "my_pass", VerifyOptions{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInternal);
+    EXPECT_TRUE(Has(e.message(), "after pass my_pass")) << e.message();
+    EXPECT_TRUE(Has(e.message(), "variable i")) << e.message();
+  }
+  LoweredFunc unallocated{"k", {c}, Store::make(t, Expr(1.0f), Expr(0)), 0};
+  EXPECT_THROW(VerifyLoweredFunc(unallocated, "p", VerifyOptions{}), Error);
+  Buffer w = CreateBuffer("W", DType::Float(32), {Expr(8)});
+  LoweredFunc ws{"k", {c},
+                 For::make(i, 0, 2, ForKind::kParallel,
+                           Allocate::make(w, {Expr(8)}, 64, MemoryScope::kWorkspace, Store::make(w, Expr(1.0f), i), 0)),
+                 32};
+  EXPECT_THROW(VerifyLoweredFunc(ws, "p", VerifyOptions{}), Error);
+}
+
+}  // namespace
+}  // namespace lower
+}  // namespace agate
