@@ -1,0 +1,367 @@
+// conv2d: agate's kernels (one fused group lowered by ops::LowerGroup, the
+// layout pass's NCHW16c for blockable convs) against oneDNN's convolution with
+// layouts of its own choosing (format_tag::any: its blocked layouts), in one run,
+// on the ResNet-50 conv layers and the MobileNetV2 depthwise layers (batch 1).
+// Prints GFLOP/s (from each side's fastest run over --rounds alternating rounds:
+// the 2-core machine is shared with other builds), the agate/oneDNN ratio and
+// the max difference of the outputs.
+//
+//   bazel run -c opt //benchmarks/ops:conv_benchmark [-- --threads=1,2 --filter=res2 --min_run_ms=2 --rounds=5]
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "benchmarks/harness/harness.h"
+#include "core/codegen/llvm/build_llvm.h"
+#include "core/fusion/fusion.h"
+#include "core/graph/passes/layout_transformation.h"
+#include "core/graph/shape_inference.h"
+#include "core/ir/printer.h"
+#include "core/ops/lower_group.h"
+#include "core/target/target.h"
+#include "runtime_minimal/host/thread_pool.h"
+
+namespace agate {
+namespace {
+
+struct Layer {
+  std::string name;
+  int64_t c, h, w, oc, k, stride, pad, group;
+};
+
+std::vector<Layer> Layers() {
+  std::vector<Layer> l = {
+      {"res_conv1_7x7s2", 3, 224, 224, 64, 7, 2, 3, 1},
+      {"res2_1x1_64_64", 64, 56, 56, 64, 1, 1, 0, 1},
+      {"res2_3x3_64", 64, 56, 56, 64, 3, 1, 1, 1},
+      {"res2_1x1_64_256", 64, 56, 56, 256, 1, 1, 0, 1},
+      {"res2_1x1_256_64", 256, 56, 56, 64, 1, 1, 0, 1},
+      {"res3_1x1_256_128", 256, 56, 56, 128, 1, 1, 0, 1},
+      {"res3_3x3_128_s2", 128, 56, 56, 128, 3, 2, 1, 1},
+      {"res3_1x1_128_512", 128, 28, 28, 512, 1, 1, 0, 1},
+      {"res3_down_256_512_s2", 256, 56, 56, 512, 1, 2, 0, 1},
+      {"res3_1x1_512_128", 512, 28, 28, 128, 1, 1, 0, 1},
+      {"res3_3x3_128", 128, 28, 28, 128, 3, 1, 1, 1},
+      {"res4_1x1_512_256", 512, 28, 28, 256, 1, 1, 0, 1},
+      {"res4_3x3_256_s2", 256, 28, 28, 256, 3, 2, 1, 1},
+      {"res4_1x1_256_1024", 256, 14, 14, 1024, 1, 1, 0, 1},
+      {"res4_down_512_1024_s2", 512, 28, 28, 1024, 1, 2, 0, 1},
+      {"res4_1x1_1024_256", 1024, 14, 14, 256, 1, 1, 0, 1},
+      {"res4_3x3_256", 256, 14, 14, 256, 3, 1, 1, 1},
+      {"res5_1x1_1024_512", 1024, 14, 14, 512, 1, 1, 0, 1},
+      {"res5_3x3_512_s2", 512, 14, 14, 512, 3, 2, 1, 1},
+      {"res5_1x1_512_2048", 512, 7, 7, 2048, 1, 1, 0, 1},
+      {"res5_down_1024_2048_s2", 1024, 14, 14, 2048, 1, 2, 0, 1},
+      {"res5_1x1_2048_512", 2048, 7, 7, 512, 1, 1, 0, 1},
+      {"res5_3x3_512", 512, 7, 7, 512, 3, 1, 1, 1},
+  };
+  for (auto [c, hw, s] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1}, {192, 28, 2},
+           {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}}) {
+    l.push_back({"mbv2_dw_" + std::to_string(c) + "_" + std::to_string(hw) + "_s" + std::to_string(s), c, hw, hw, c, 3,
+                 s, 1, c});
+  }
+  return l;
+}
+
+graph::Tensor RandomTensor(const graph::Shape& shape, uint32_t seed) {
+  graph::Tensor t(ir::DType::Float(32), shape);
+  float* p = t.mutable_data<float>();
+  uint32_t state = seed * 2654435761u + 12345u;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    p[i] = static_cast<float>((state >> 8) / static_cast<double>(1u << 24) * 2.0 - 1.0);
+  }
+  return t;
+}
+
+int64_t OutExtent(int64_t in, const Layer& l) { return (in + 2 * l.pad - l.k) / l.stride + 1; }
+double Flops(const Layer& l) {
+  return 2.0 * l.oc * OutExtent(l.h, l) * OutExtent(l.w, l) * (l.c / l.group) * l.k * l.k;
+}
+
+// ---------------------------------------------------------------- agate
+
+struct AgateConv {
+  codegen::HostKernels kernels;
+  agate_kernel_fn fn;
+  std::vector<graph::Tensor> args;
+  std::vector<void*> pointers;
+  std::vector<uint8_t> workspace;
+  int output_arg = -1;
+  int64_t block = 0;
+  std::string summary;
+};
+
+std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, const graph::Tensor& w,
+                                      const graph::Tensor& b, const ops::LowerGroupOptions& options,
+                                      bool blocked_depthwise = false, const std::string& kernel_name = "conv") {
+  graph::Graph g;
+  g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, l.c, l.h, l.w}});
+  std::string conv_input = "x";
+  if (blocked_depthwise) {  // what the layout pass would emit if it blocked depthwise convs
+    graph::Node to;
+    to.name = "to_blocked";
+    to.op = "LayoutTransform";
+    to.inputs = {"x"};
+    to.outputs = {"xb"};
+    to.attrs.Set("src_layout", graph::Attribute("NCHW"));
+    to.attrs.Set("dst_layout", graph::Attribute("NCHW16c"));
+    g.AddNode(to);
+    conv_input = "xb";
+  }
+  g.AddConstant("w", w);
+  g.AddConstant("b", b);
+  graph::Node conv;
+  conv.name = "conv";
+  conv.op = "Conv";
+  conv.inputs = {conv_input, "w", "b"};
+  if (blocked_depthwise) conv.attrs.Set("layout", graph::Attribute("NCHW16c"));
+  conv.outputs = {"y"};
+  conv.attrs.Set("strides", graph::Attribute(std::vector<int64_t>{l.stride, l.stride}));
+  conv.attrs.Set("pads", graph::Attribute(std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}));
+  conv.attrs.Set("group", graph::Attribute(l.group));
+  g.AddNode(conv);
+  g.outputs = {"y"};
+  g = graph::InferShapes(g);
+  if (!blocked_depthwise) g = graph::TransformLayout(g, 16);
+  g = fusion::FuseOperators(g, fusion::FusionPolicy::kRule);
+  const graph::FusedGroup* group = nullptr;
+  for (const graph::FusedGroup& fg : g.groups)
+    if (fg.anchor >= 0 && g.nodes[fg.anchor].op == "Conv") group = &fg;
+  target::Target host = target::Target::Host();
+  // Every variant gets its own kernel name: the shared objects are loaded into one
+  // process, and same-named symbols (outlined parallel tasks) would interpose.
+  ops::GroupKernel k = ops::LowerGroup(g, *group, host, kernel_name, options);
+  if (std::getenv("AGATE_SHOW_IR")) std::fprintf(stderr, "%s\n", ir::ToString(k.func).c_str());
+  auto* raw = new AgateConv{codegen::HostKernels::Build({k.func}, host), nullptr, {}, {}, {}, -1, 0, k.schedule_summary};
+  std::unique_ptr<AgateConv> a(raw);
+  a->fn = a->kernels.Get(kernel_name);
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const ops::KernelParam& p = k.params[i];
+    if (p.kind == ops::KernelParam::Kind::kConstant) {
+      a->args.push_back(p.constant);
+    } else if (g.IsConstant(p.value)) {
+      a->args.push_back(g.ConstantOf(p.value));
+    } else {
+      const graph::TensorType& t = g.TypeOf(p.value);
+      graph::Tensor v(t.dtype, t.shape);
+      bool is_output = false;
+      for (const std::string& o : group->outputs) is_output |= o == p.value;
+      if (!is_output) {  // the (possibly blocked) activation
+        const float* src = x.data<float>();
+        float* dst = v.mutable_data<float>();
+        int64_t in_block = t.rank() == 5 ? t.shape[4] : 0, bl = in_block ? in_block : 1, hw = l.h * l.w;
+        for (int64_t c = 0; c < l.c; ++c)
+          for (int64_t i = 0; i < hw; ++i)
+            dst[in_block ? ((c / bl) * hw + i) * bl + c % bl : c * hw + i] = src[c * hw + i];
+      }
+      for (const std::string& o : group->outputs)
+        if (o == p.value) {
+          a->output_arg = static_cast<int>(i);
+          a->block = t.rank() == 5 ? t.shape[4] : 0;  // the output's layout decides how MaxDiff reads it
+        }
+      a->args.push_back(v);
+    }
+  }
+  for (graph::Tensor& t : a->args) a->pointers.push_back(t.mutable_raw_data());
+  a->workspace.resize(std::max<int64_t>(k.func.workspace_bytes, 64) + 64);
+  return a;
+}
+
+// ---------------------------------------------------------------- oneDNN
+
+struct OneDnnConv {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::convolution_forward conv;
+  dnnl::memory src, weights, bias, dst, dst_plain;
+  dnnl::reorder to_plain;
+};
+
+std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph::Tensor& w, graph::Tensor& b) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  auto d = std::make_unique<OneDnnConv>();
+  int64_t oh = OutExtent(l.h, l), ow = OutExtent(l.w, l);
+  dnnl::memory::dims src_dims{1, l.c, l.h, l.w}, dst_dims{1, l.oc, oh, ow}, bias_dims{l.oc};
+  dnnl::memory::dims w_dims = l.group == 1 ? dnnl::memory::dims{l.oc, l.c, l.k, l.k}
+                                           : dnnl::memory::dims{l.group, l.oc / l.group, l.c / l.group, l.k, l.k};
+  auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dt::f32, tag::any); };
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       any(src_dims), any(w_dims), dnnl::memory::desc(bias_dims, dt::f32, tag::x),
+                                       any(dst_dims), {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
+  dnnl::convolution_forward::primitive_desc pd(desc, d->engine);
+  d->conv = dnnl::convolution_forward(pd);
+  dnnl::memory src_plain({src_dims, dt::f32, tag::nchw}, d->engine, x.mutable_raw_data());
+  dnnl::memory w_plain({w_dims, dt::f32, l.group == 1 ? tag::oihw : tag::goihw}, d->engine, w.mutable_raw_data());
+  d->src = dnnl::memory(pd.src_desc(), d->engine);
+  d->weights = dnnl::memory(pd.weights_desc(), d->engine);
+  d->bias = dnnl::memory({bias_dims, dt::f32, tag::x}, d->engine, b.mutable_raw_data());
+  d->dst = dnnl::memory(pd.dst_desc(), d->engine);
+  d->dst_plain = dnnl::memory({dst_dims, dt::f32, tag::nchw}, d->engine);
+  dnnl::reorder(src_plain, d->src).execute(d->stream, src_plain, d->src);
+  dnnl::reorder(w_plain, d->weights).execute(d->stream, w_plain, d->weights);
+  d->to_plain = dnnl::reorder(d->dst, d->dst_plain);
+  d->stream.wait();
+  return d;
+}
+
+void RunOneDnn(OneDnnConv& d) {
+  d.conv.execute(d.stream, {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights}, {DNNL_ARG_BIAS, d.bias},
+                            {DNNL_ARG_DST, d.dst}});
+  d.stream.wait();
+}
+
+// oneDNN's Debian build runs on GNU OpenMP; its thread count is set through libgomp.
+void SetOmpThreads(int threads) {
+  using SetThreads = void (*)(int);
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  auto set = reinterpret_cast<SetThreads>(dlsym(gomp ? gomp : RTLD_DEFAULT, "omp_set_num_threads"));
+  if (!set) {
+    std::printf("warning: omp_set_num_threads not found; oneDNN runs with its default thread count\n");
+    return;
+  }
+  set(threads);
+}
+
+double MaxDiff(const AgateConv& a, OneDnnConv& d, const Layer& l) {
+  d.to_plain.execute(d.stream, d.dst, d.dst_plain);
+  d.stream.wait();
+  const float* want = static_cast<const float*>(d.dst_plain.get_data_handle());
+  const float* got = a.args[a.output_arg].data<float>();
+  int64_t hw = OutExtent(l.h, l) * OutExtent(l.w, l);
+  double diff = 0;
+  for (int64_t c = 0; c < l.oc; ++c)
+    for (int64_t i = 0; i < hw; ++i) {
+      int64_t at = a.block ? ((c / a.block) * hw + i) * a.block + c % a.block : c * hw + i;
+      diff = std::max(diff, static_cast<double>(std::fabs(got[at] - want[c * hw + i])));
+    }
+  return diff;
+}
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    out.push_back(std::stoi(text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<int> threads_list{1, 2};
+  std::string filter;
+  double min_run_ms = 2.0;
+  int rounds = 5;
+  std::vector<int> oc_variants{0};  // LowerGroupOptions::conv_oc_block per agate variant (0: default)
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--threads=", 0) == 0) threads_list = ParseList(arg.substr(10));
+    if (arg.rfind("--filter=", 0) == 0) filter = arg.substr(9);
+    if (arg.rfind("--min_run_ms=", 0) == 0) min_run_ms = std::stod(arg.substr(13));
+    if (arg.rfind("--rounds=", 0) == 0) rounds = std::stoi(arg.substr(9));
+    if (arg.rfind("--oc_variants=", 0) == 0) oc_variants = ParseList(arg.substr(14));
+  }
+  std::vector<double> peaks = bench::PrintMachine();
+  std::printf("load average at start: ");
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  char load[128] = {0};
+  if (f && std::fgets(load, sizeof(load), f)) std::printf("%s", load);
+  if (f) std::fclose(f);
+  bench::Table table({"layer", "threads", "agate GFLOP/s", "oneDNN GFLOP/s", "agate/oneDNN", "agate % peak",
+                      "max |diff|", "agate schedule"});
+  std::vector<double> ratios_resnet[3];
+  for (const Layer& l : Layers()) {
+    if (!filter.empty() && l.name.find(filter) == std::string::npos) continue;
+    graph::Tensor x = RandomTensor({1, l.c, l.h, l.w}, 1);
+    graph::Tensor w = RandomTensor({l.oc, l.c / l.group, l.k, l.k}, 2);
+    graph::Tensor b = RandomTensor({l.oc}, 3);
+    std::vector<std::unique_ptr<AgateConv>> variants;
+    // codegen::DynamicLibrary::Load dlopens "/proc/self/fd/N" and closes N, so a second
+    // library loaded while the first is alive gets the same path and dlopen hands back
+    // the first one. Holding a spare descriptor after each load keeps the paths distinct.
+    std::vector<int> spare_fds;
+    auto hold_fd = [&] { spare_fds.push_back(open("/dev/null", O_RDONLY)); };
+    for (int oc : oc_variants) {
+      ops::LowerGroupOptions options;
+      options.conv_oc_block = oc;
+      variants.push_back(BuildAgate(l, x, w, b, options, false, l.name + "_v" + std::to_string(variants.size())));
+      hold_fd();
+    }
+    if (l.group > 1 && l.c % 16 == 0) {
+      variants.push_back(BuildAgate(l, x, w, b, {}, /*blocked_depthwise=*/true, l.name + "_blocked"));
+      hold_fd();
+    }
+    for (int threads : threads_list) {
+      rt::ThreadPool pool(threads);
+      // oneDNN fixes its thread split when a primitive is created: create it per thread count.
+      SetOmpThreads(threads);
+      std::unique_ptr<OneDnnConv> d = BuildOneDnn(l, x, w, b);
+      // The machine is shared: alternate agate's variants and oneDNN for `rounds`
+      // rounds and keep each one's fastest run.
+      std::vector<double> best(variants.size(), 1e30);
+      double best_d = 1e30;
+      std::vector<int32_t> status(variants.size(), 0);
+      for (int round = 0; round < rounds; ++round) {
+        for (size_t v = 0; v < variants.size(); ++v) {
+          AgateConv& a = *variants[v];
+          agate_kernel_ctx ctx{};
+          ctx.abi_version = AGATE_KERNEL_ABI_VERSION;
+          ctx.parallel_for = rt::PoolParallelFor;
+          ctx.pool = &pool;
+          ctx.num_threads = threads;
+          ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(a.workspace.data()) + 63) & ~uintptr_t{63});
+          ctx.workspace_bytes = a.workspace.size() - 64;
+          auto run = [&] { status[v] |= a.fn(a.pointers.data(), &ctx); };
+          best[v] = std::min(best[v], bench::TimeIt(run, 1, 5, min_run_ms).min_ms);
+        }
+        best_d = std::min(best_d, bench::TimeIt([&] { RunOneDnn(*d); }, 1, 5, min_run_ms).min_ms);
+      }
+      double gd = Flops(l) / best_d * 1e-6;
+      double peak = peaks.size() >= static_cast<size_t>(threads) ? peaks[threads - 1] : 0;
+      for (size_t v = 0; v < variants.size(); ++v) {
+        if (status[v] != 0) std::printf("%s: agate kernel returned %d\n", l.name.c_str(), status[v]);
+        double ga = Flops(l) / best[v] * 1e-6;
+        if (v == 0 && l.name.rfind("res", 0) == 0 && threads <= 2) ratios_resnet[threads].push_back(ga / gd);
+        table.AddRow({l.name + (variants[v]->summary.find("depthwise_nchwc") != std::string::npos ? " (NCHW16c)" : ""),
+                      std::to_string(threads), bench::Fixed(ga, 1), bench::Fixed(gd, 1),
+                      bench::Fixed(ga / gd, 2), peak > 0 ? bench::Fixed(100 * ga / peak, 0) : "-",
+                      bench::Fixed(MaxDiff(*variants[v], *d, l), 5), variants[v]->summary});
+      }
+    }
+    variants.clear();
+    for (int fd : spare_fds) close(fd);
+  }
+  table.Print();
+  for (int t = 1; t <= 2; ++t) {
+    if (ratios_resnet[t].empty()) continue;
+    double log_sum = 0, worst = 1e9;
+    for (double r : ratios_resnet[t]) {
+      log_sum += std::log(r);
+      worst = std::min(worst, r);
+    }
+    std::printf("ResNet-50 convs, %d thread(s): geomean agate/oneDNN %.2f, worst %.2f, %zu layers\n", t,
+                std::exp(log_sum / ratios_resnet[t].size()), worst, ratios_resnet[t].size());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace agate
+
+int main(int argc, char** argv) { return agate::Main(argc, argv); }

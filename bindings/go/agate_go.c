@@ -1,0 +1,32 @@
+#include "agate_go.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+agate_status_t agate_go_set_input(agate_executor_t* e, uint32_t index, void* data, uint8_t code, uint8_t bits,
+                                  uint16_t lanes, int32_t ndim, int64_t* shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof(t));
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = ndim;
+  t.dtype.code = code;
+  t.dtype.bits = bits;
+  t.dtype.lanes = lanes;
+  t.shape = shape;
+  return agate_executor_set_input(e, index, &t);
+}
+
+void* agate_go_alloc(size_t size) {
+  void* p = NULL;
+  if (posix_memalign(&p, 64, size == 0 ? 1 : size) != 0) return NULL;
+  return p;
+}
+
+agate_status_t agate_go_create_executor(const agate_module_t* m, int32_t num_threads, agate_executor_t** out) {
+  agate_executor_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.num_threads = num_threads;
+  return agate_executor_create(m, &options, out);
+}

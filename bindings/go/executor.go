@@ -1,0 +1,172 @@
+package agate
+
+/*
+#include <stdlib.h>
+#include "agate_go.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Executor runs a module: it holds the memory of one run (intermediate
+// tensors, outputs) and keeps its module alive.
+//
+// Use one executor from one goroutine at a time and give each goroutine its own
+// (executors of one module run in parallel freely). Its methods lock a mutex,
+// so accidental concurrent use is serialized rather than undefined. Inputs are
+// copied into C memory the executor owns; outputs are returned as copies.
+//
+// Release it with Close; one nobody closed is freed by a finalizer after it
+// becomes unreachable. Any method after Close fails with StatusInvalidArgument.
+type Executor struct {
+	mu     sync.Mutex
+	handle *C.agate_executor_t
+	module *Module
+	inputs []unsafe.Pointer // C memory bound to each input, or nil
+}
+
+// finalizedForTesting counts finalizers that ran (tests check the safety net).
+var finalizedForTesting struct {
+	modules, executors atomic.Int64
+}
+
+func (e *Executor) live() error {
+	if e.handle == nil {
+		return newError(StatusInvalidArgument, "the Executor is closed")
+	}
+	return nil
+}
+
+func (e *Executor) find(name string, output bool) (C.uint32_t, error) {
+	// Fast path without cgo: the names copied from the module at load.
+	infos := e.module.inputs
+	if output {
+		infos = e.module.outputs
+	}
+	for i := range infos {
+		if infos[i].Name == name {
+			return C.uint32_t(i), nil
+		}
+	}
+	// Unknown: ask the runtime, which fails with its own NOT_FOUND message.
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var index C.uint32_t
+	// e.module.handle stays valid while this executor is open.
+	err := call(func() C.agate_status_t {
+		if output {
+			return C.agate_module_find_output(e.module.handle, cname, &index)
+		}
+		return C.agate_module_find_input(e.module.handle, cname, &index)
+	})
+	return index, err
+}
+
+// SetInput copies t in as input name. The runtime checks it: StatusNotFound
+// for an unknown name, StatusInvalidArgument naming the input when the dtype or
+// shape differ. On error the input keeps its previous value.
+func (e *Executor) SetInput(name string, t *Tensor) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return err
+	}
+	index, err := e.find(name, false)
+	if err != nil {
+		return err
+	}
+	data, err := cBytes(t.Data)
+	if err != nil {
+		return err
+	}
+	// The shape is passed as a Go pointer argument (read during the call only),
+	// never stored in C memory, as cgo's pointer rules require.
+	var shape *C.int64_t
+	if len(t.Shape) > 0 {
+		shape = (*C.int64_t)(unsafe.Pointer(&t.Shape[0]))
+	}
+	err = call(func() C.agate_status_t {
+		return C.agate_go_set_input(e.handle, index, data, C.uint8_t(t.DType.Code), C.uint8_t(t.DType.Bits),
+			C.uint16_t(t.DType.Lanes), C.int32_t(len(t.Shape)), shape)
+	})
+	if err != nil {
+		C.free(data)
+		return err
+	}
+	C.free(e.inputs[index])
+	e.inputs[index] = data
+	return nil
+}
+
+// Run runs the module once; every input must have been set.
+func (e *Executor) Run() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return err
+	}
+	return call(func() C.agate_status_t { return C.agate_executor_run(e.handle) })
+}
+
+// Output returns a copy of output name from the last run.
+func (e *Executor) Output(name string) (*Tensor, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return nil, err
+	}
+	index, err := e.find(name, true)
+	if err != nil {
+		return nil, err
+	}
+	var view C.DLTensor
+	if err := call(func() C.agate_status_t { return C.agate_executor_get_output(e.handle, index, &view) }); err != nil {
+		return nil, err
+	}
+	info := e.module.outputs[index]
+	data := []byte{}
+	if info.Bytes > 0 {
+		data = C.GoBytes(unsafe.Add(view.data, uintptr(view.byte_offset)), C.int(info.Bytes))
+	}
+	return &Tensor{DType: info.DType, Shape: append([]int64(nil), info.Shape...), Data: data}, nil
+}
+
+// ArenaBytes is the memory this executor holds for intermediate tensors.
+func (e *Executor) ArenaBytes() (uint64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return 0, err
+	}
+	var bytes C.uint64_t
+	err := call(func() C.agate_status_t { return C.agate_executor_arena_bytes(e.handle, &bytes) })
+	return uint64(bytes), err
+}
+
+// Close frees the executor and the input memory it holds. Closing twice is allowed.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.handle == nil {
+		return nil
+	}
+	C.agate_executor_free(e.handle) // first: it borrows the inputs
+	e.handle = nil
+	for i, p := range e.inputs {
+		C.free(p)
+		e.inputs[i] = nil
+	}
+	runtime.SetFinalizer(e, nil)
+	e.module.executorClosed()
+	return nil
+}
+
+func (e *Executor) finalize() {
+	finalizedForTesting.executors.Add(1)
+	e.Close()
+}

@@ -1,0 +1,3 @@
+module agate.dev/agate
+
+go 1.19

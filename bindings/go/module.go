@@ -1,0 +1,219 @@
+package agate
+
+/*
+#include <stdlib.h>
+#include "agate_go.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Module is a compiled agate module loaded into the runtime.
+//
+// It is immutable and safe for concurrent use: any number of goroutines may
+// read it and create executors from it at once; give each goroutine its own
+// Executor.
+//
+// Release it with Close. The native module is freed once it is closed and its
+// last executor is closed, so closing a module whose executors are still open
+// is safe: they keep working and it is freed after them. A module nobody closed
+// is freed by a finalizer after it becomes unreachable (a safety net: the GC
+// does not see native memory). NewExecutor after Close fails with
+// StatusInvalidArgument; Target, Inputs and Outputs keep returning the
+// description copied at load.
+type Module struct {
+	mu        sync.Mutex
+	handle    *C.agate_module_t
+	executors int
+	closed    bool
+
+	target  string
+	inputs  []TensorInfo
+	outputs []TensorInfo
+}
+
+// LoadFile loads a module from a file, mapped read-only (constants used in
+// place). StatusNotFound when it does not exist, StatusCorrupt (or another
+// status, see runtime.h) when it is not a valid module.
+func LoadFile(path string) (*Module, error) {
+	if err := checkABI(); err != nil {
+		return nil, err
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var handle *C.agate_module_t
+	if err := call(func() C.agate_status_t { return C.agate_module_load_from_file(cpath, nil, &handle) }); err != nil {
+		return nil, err
+	}
+	return adopt(handle)
+}
+
+// LoadBytes loads a module from memory; the runtime copies the bytes.
+func LoadBytes(data []byte) (*Module, error) {
+	if err := checkABI(); err != nil {
+		return nil, err
+	}
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	} else {
+		p = unsafe.Pointer(&[1]byte{}) // the runtime refuses NULL; an empty module is corrupt
+	}
+	var handle *C.agate_module_t
+	err := call(func() C.agate_status_t {
+		return C.agate_module_load_from_memory(p, C.size_t(len(data)), nil, &handle)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return adopt(handle)
+}
+
+func tensorInfos(handle *C.agate_module_t, outputs bool) ([]TensorInfo, error) {
+	var count C.uint32_t
+	err := call(func() C.agate_status_t {
+		if outputs {
+			return C.agate_module_num_outputs(handle, &count)
+		}
+		return C.agate_module_num_inputs(handle, &count)
+	})
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]TensorInfo, count)
+	for i := range infos {
+		var info C.agate_tensor_info
+		err := call(func() C.agate_status_t {
+			if outputs {
+				return C.agate_module_output_info(handle, C.uint32_t(i), &info)
+			}
+			return C.agate_module_input_info(handle, C.uint32_t(i), &info)
+		})
+		if err != nil {
+			return nil, err
+		}
+		shape := make([]int64, int(info.ndim))
+		if info.ndim > 0 {
+			copy(shape, unsafe.Slice((*int64)(unsafe.Pointer(info.shape)), int(info.ndim)))
+		}
+		infos[i] = TensorInfo{
+			Name:  C.GoString(info.name),
+			DType: DType{Code: uint8(info.dtype.code), Bits: uint8(info.dtype.bits), Lanes: uint16(info.dtype.lanes)},
+			Shape: shape,
+			Bytes: uint64(info.bytes),
+		}
+	}
+	return infos, nil
+}
+
+// adopt takes ownership of a freshly loaded module and copies its description.
+func adopt(handle *C.agate_module_t) (*Module, error) {
+	m := &Module{handle: handle}
+	var target *C.char
+	err := call(func() C.agate_status_t { return C.agate_module_target(handle, &target) })
+	if err == nil {
+		m.target = C.GoString(target)
+		m.inputs, err = tensorInfos(handle, false)
+	}
+	if err == nil {
+		m.outputs, err = tensorInfos(handle, true)
+	}
+	if err != nil {
+		C.agate_module_free(handle)
+		return nil, err
+	}
+	runtime.SetFinalizer(m, (*Module).finalize)
+	return m, nil
+}
+
+// Target is the target the module was compiled for, e.g. "llvm -mtriple=x86_64-linux-gnu".
+func (m *Module) Target() string { return m.target }
+
+// Inputs describes the model's inputs in the module's order (a copy).
+func (m *Module) Inputs() []TensorInfo { return cloneInfos(m.inputs) }
+
+// Outputs describes the model's outputs in the module's order (a copy).
+func (m *Module) Outputs() []TensorInfo { return cloneInfos(m.outputs) }
+
+func cloneInfos(infos []TensorInfo) []TensorInfo {
+	out := make([]TensorInfo, len(infos))
+	for i, t := range infos {
+		t.Shape = append([]int64(nil), t.Shape...)
+		out[i] = t
+	}
+	return out
+}
+
+// ExecutorOptions configures NewExecutorWithOptions.
+type ExecutorOptions struct {
+	// 0: kernels' parallel loops use the runtime's shared thread pool
+	// (SetNumThreads); 1: they run on the calling thread.
+	NumThreads int
+}
+
+// NewExecutor creates an executor whose parallel loops use the shared thread pool.
+func (m *Module) NewExecutor() (*Executor, error) {
+	return m.NewExecutorWithOptions(ExecutorOptions{})
+}
+
+// NewExecutorWithOptions creates an executor with the given options.
+func (m *Module) NewExecutorWithOptions(options ExecutorOptions) (*Executor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, newError(StatusInvalidArgument, "the Module is closed")
+	}
+	var handle *C.agate_executor_t
+	err := call(func() C.agate_status_t {
+		return C.agate_go_create_executor(m.handle, C.int32_t(options.NumThreads), &handle)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.executors++
+	e := &Executor{handle: handle, module: m, inputs: make([]unsafe.Pointer, len(m.inputs))}
+	runtime.SetFinalizer(e, (*Executor).finalize)
+	return e, nil
+}
+
+// Close releases the module (after its last executor, if any is open).
+// Closing twice is allowed.
+func (m *Module) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	m.freeIfUnused()
+	runtime.SetFinalizer(m, nil)
+	return nil
+}
+
+// executorClosed is called by an executor of this module once it is freed.
+func (m *Module) executorClosed() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.executors--
+	m.freeIfUnused()
+}
+
+func (m *Module) freeIfUnused() {
+	if m.closed && m.executors == 0 && m.handle != nil {
+		C.agate_module_free(m.handle)
+		m.handle = nil
+	}
+}
+
+// nativeFreed reports whether the runtime module was freed (tests).
+func (m *Module) nativeFreed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.handle == nil
+}
+
+func (m *Module) finalize() {
+	finalizedForTesting.modules.Add(1)
+	m.Close()
+}

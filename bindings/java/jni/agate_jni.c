@@ -1,0 +1,344 @@
+/* agate_jni: the native half of the Java binding (dev.agate.NativeApi).
+ *
+ * Why a hand-written JNI layer rather than a generated one: JNI needs the Java
+ * objects (exceptions, TensorInfo) built on the Java side of each call, and the
+ * runtime's thread-local error message must be read on the thread of the failed
+ * call, which is always true inside one native method.
+ *
+ * Ownership. Java holds two kinds of handles as jlong:
+ *   module   an agate_module_t*, freed by moduleFree;
+ *   executor a jni_executor* (below): the agate_executor_t* plus the input
+ *            buffers it reads, which set_input only borrows; freed by executorFree.
+ * The Java side guarantees (dev.agate.ModuleState) that a module is freed after
+ * its executors and that no handle is used after it is freed.
+ *
+ * Plain C99 and JNI only: the same file builds for Android with the NDK.
+ */
+#include <jni.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agate/runtime.h"
+
+/* ------------------------------------------------------------------------- */
+/* Cached classes and methods (JNI_OnLoad): FindClass from a native method can
+ * see the application's class loader only on the thread that loaded us. */
+
+static jclass g_exception_class;   /* dev.agate.AgateException */
+static jmethodID g_exception_ctor; /* (ILjava/lang/String;)V */
+static jclass g_info_class;        /* dev.agate.TensorInfo */
+static jmethodID g_info_ctor;      /* (Ljava/lang/String;III[JJ)V */
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
+  JNIEnv* env;
+  jclass local;
+  (void)reserved;
+  if ((*vm)->GetEnv(vm, (void**)&env, JNI_VERSION_1_6) != JNI_OK) return JNI_ERR;
+  local = (*env)->FindClass(env, "dev/agate/AgateException");
+  if (local == NULL) return JNI_ERR;
+  g_exception_class = (jclass)(*env)->NewGlobalRef(env, local);
+  g_exception_ctor = (*env)->GetMethodID(env, g_exception_class, "<init>", "(ILjava/lang/String;)V");
+  local = (*env)->FindClass(env, "dev/agate/TensorInfo");
+  if (local == NULL) return JNI_ERR;
+  g_info_class = (jclass)(*env)->NewGlobalRef(env, local);
+  g_info_ctor = (*env)->GetMethodID(env, g_info_class, "<init>", "(Ljava/lang/String;III[JJ)V");
+  if (g_exception_ctor == NULL || g_info_ctor == NULL) return JNI_ERR;
+  return JNI_VERSION_1_6;
+}
+
+/* Throws AgateException(status, message). */
+static void throw_agate(JNIEnv* env, agate_status_t status, const char* message) {
+  jstring text = (*env)->NewStringUTF(env, message != NULL ? message : "");
+  jobject error;
+  if (text == NULL) return; /* OutOfMemoryError pending */
+  error = (*env)->NewObject(env, g_exception_class, g_exception_ctor, (jint)status, text);
+  if (error != NULL) (*env)->Throw(env, (jthrowable)error);
+}
+
+/* Throws for a non-OK status with the runtime's message; returns 1 if it threw. */
+static int check(JNIEnv* env, agate_status_t status) {
+  if (status == AGATE_OK) return 0;
+  throw_agate(env, status, agate_last_error_message());
+  return 1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Executors: the runtime executor plus the input memory it borrows. */
+
+typedef struct jni_executor {
+  agate_executor_t* executor;
+  const agate_module_t* module;
+  uint32_t num_inputs;
+  void** inputs; /* one 64-byte-aligned buffer per bound input, or NULL */
+} jni_executor;
+
+static jni_executor* as_executor(jlong handle) { return (jni_executor*)(intptr_t)handle; }
+static agate_module_t* as_module(jlong handle) { return (agate_module_t*)(intptr_t)handle; }
+
+static void free_executor(jni_executor* e) {
+  uint32_t i;
+  if (e == NULL) return;
+  agate_executor_free(e->executor); /* first: it borrows the inputs */
+  for (i = 0; i < e->num_inputs && e->inputs != NULL; ++i) free(e->inputs[i]);
+  free(e->inputs);
+  free(e);
+}
+
+/* ------------------------------------------------------------------------- */
+/* dev.agate.NativeApi */
+
+#define NATIVE(ret, name) JNIEXPORT ret JNICALL Java_dev_agate_NativeApi_##name
+
+NATIVE(jint, runtimeAbiVersion)(JNIEnv* env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jint)agate_runtime_abi_version();
+}
+
+NATIVE(void, setNumThreads)(JNIEnv* env, jclass cls, jint n) {
+  (void)cls;
+  check(env, agate_runtime_set_num_threads(n));
+}
+
+NATIVE(jint, numThreads)(JNIEnv* env, jclass cls) {
+  int32_t n = 0;
+  (void)cls;
+  check(env, agate_runtime_num_threads(&n));
+  return n;
+}
+
+NATIVE(jlong, moduleLoadFile)(JNIEnv* env, jclass cls, jstring path) {
+  agate_module_t* module = NULL;
+  agate_status_t status;
+  const char* chars;
+  (void)cls;
+  if (path == NULL) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "path is null");
+    return 0;
+  }
+  chars = (*env)->GetStringUTFChars(env, path, NULL);
+  if (chars == NULL) return 0;
+  status = agate_module_load_from_file(chars, NULL, &module);
+  (*env)->ReleaseStringUTFChars(env, path, chars);
+  if (check(env, status)) return 0;
+  return (jlong)(intptr_t)module;
+}
+
+NATIVE(jlong, moduleLoadBytes)(JNIEnv* env, jclass cls, jbyteArray data) {
+  agate_module_t* module = NULL;
+  agate_status_t status;
+  jsize size;
+  jbyte* bytes;
+  (void)cls;
+  if (data == NULL) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "module bytes are null");
+    return 0;
+  }
+  size = (*env)->GetArrayLength(env, data);
+  /* The runtime copies the bytes, so the array is released (JNI_ABORT: unchanged) right after. */
+  bytes = (*env)->GetByteArrayElements(env, data, NULL);
+  if (bytes == NULL) return 0;
+  status = agate_module_load_from_memory(bytes, (size_t)size, NULL, &module);
+  (*env)->ReleaseByteArrayElements(env, data, bytes, JNI_ABORT);
+  if (check(env, status)) return 0;
+  return (jlong)(intptr_t)module;
+}
+
+NATIVE(void, moduleFree)(JNIEnv* env, jclass cls, jlong module) {
+  (void)env;
+  (void)cls;
+  agate_module_free(as_module(module));
+}
+
+NATIVE(jstring, moduleTarget)(JNIEnv* env, jclass cls, jlong module) {
+  const char* target = NULL;
+  (void)cls;
+  if (check(env, agate_module_target(as_module(module), &target))) return NULL;
+  return (*env)->NewStringUTF(env, target);
+}
+
+/* TensorInfo[] of the inputs (outputs = 0) or outputs (outputs = 1). */
+static jobjectArray tensor_infos(JNIEnv* env, const agate_module_t* module, int outputs) {
+  uint32_t count = 0, i;
+  jobjectArray result;
+  if (check(env, outputs ? agate_module_num_outputs(module, &count) : agate_module_num_inputs(module, &count))) {
+    return NULL;
+  }
+  result = (*env)->NewObjectArray(env, (jsize)count, g_info_class, NULL);
+  if (result == NULL) return NULL;
+  for (i = 0; i < count; ++i) {
+    agate_tensor_info info;
+    jstring name;
+    jlongArray shape;
+    jobject object;
+    if (check(env, outputs ? agate_module_output_info(module, i, &info) : agate_module_input_info(module, i, &info))) {
+      return NULL;
+    }
+    name = (*env)->NewStringUTF(env, info.name);
+    shape = (*env)->NewLongArray(env, info.ndim);
+    if (name == NULL || shape == NULL) return NULL;
+    (*env)->SetLongArrayRegion(env, shape, 0, info.ndim, (const jlong*)info.shape);
+    object = (*env)->NewObject(env, g_info_class, g_info_ctor, name, (jint)info.dtype.code, (jint)info.dtype.bits,
+                               (jint)info.dtype.lanes, shape, (jlong)info.bytes);
+    if (object == NULL) return NULL;
+    (*env)->SetObjectArrayElement(env, result, (jsize)i, object);
+    (*env)->DeleteLocalRef(env, object);
+    (*env)->DeleteLocalRef(env, shape);
+    (*env)->DeleteLocalRef(env, name);
+  }
+  return result;
+}
+
+NATIVE(jobjectArray, moduleInputs)(JNIEnv* env, jclass cls, jlong module) {
+  (void)cls;
+  return tensor_infos(env, as_module(module), 0);
+}
+
+NATIVE(jobjectArray, moduleOutputs)(JNIEnv* env, jclass cls, jlong module) {
+  (void)cls;
+  return tensor_infos(env, as_module(module), 1);
+}
+
+static jint find_tensor(JNIEnv* env, const agate_module_t* module, jstring name, int output) {
+  uint32_t index = 0;
+  agate_status_t status;
+  const char* chars;
+  if (name == NULL) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "tensor name is null");
+    return -1;
+  }
+  chars = (*env)->GetStringUTFChars(env, name, NULL);
+  if (chars == NULL) return -1;
+  status = output ? agate_module_find_output(module, chars, &index) : agate_module_find_input(module, chars, &index);
+  (*env)->ReleaseStringUTFChars(env, name, chars);
+  if (check(env, status)) return -1;
+  return (jint)index;
+}
+
+NATIVE(jint, moduleFindInput)(JNIEnv* env, jclass cls, jlong module, jstring name) {
+  (void)cls;
+  return find_tensor(env, as_module(module), name, 0);
+}
+
+NATIVE(jint, moduleFindOutput)(JNIEnv* env, jclass cls, jlong module, jstring name) {
+  (void)cls;
+  return find_tensor(env, as_module(module), name, 1);
+}
+
+NATIVE(jlong, executorCreate)(JNIEnv* env, jclass cls, jlong module_handle, jint num_threads) {
+  const agate_module_t* module = as_module(module_handle);
+  agate_executor_options options;
+  jni_executor* e;
+  (void)cls;
+  e = (jni_executor*)calloc(1, sizeof(jni_executor));
+  if (e == NULL) {
+    throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "cannot allocate the executor");
+    return 0;
+  }
+  e->module = module;
+  if (check(env, agate_module_num_inputs(module, &e->num_inputs))) {
+    free_executor(e);
+    return 0;
+  }
+  e->inputs = (void**)calloc(e->num_inputs == 0 ? 1 : e->num_inputs, sizeof(void*));
+  if (e->inputs == NULL) {
+    free_executor(e);
+    throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "cannot allocate the executor's input table");
+    return 0;
+  }
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.num_threads = num_threads;
+  if (check(env, agate_executor_create(module, &options, &e->executor))) {
+    free_executor(e);
+    return 0;
+  }
+  return (jlong)(intptr_t)e;
+}
+
+NATIVE(void, executorFree)(JNIEnv* env, jclass cls, jlong executor) {
+  (void)env;
+  (void)cls;
+  free_executor(as_executor(executor));
+}
+
+/* Copies `data` into executor-owned memory and binds it as input `index`; the
+ * runtime checks dtype and shape. On failure the previous binding stays. */
+NATIVE(void, executorSetInput)(JNIEnv* env, jclass cls, jlong executor, jint index, jint code, jint bits, jint lanes,
+                               jlongArray shape, jbyteArray data) {
+  jni_executor* e = as_executor(executor);
+  int64_t* dims = NULL;
+  void* buffer = NULL;
+  jsize ndim, size;
+  DLTensor tensor;
+  agate_status_t status;
+  (void)cls;
+  if (shape == NULL || data == NULL) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "input shape or data is null");
+    return;
+  }
+  if (index < 0 || (uint32_t)index >= e->num_inputs) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "input index out of range");
+    return;
+  }
+  ndim = (*env)->GetArrayLength(env, shape);
+  size = (*env)->GetArrayLength(env, data);
+  dims = (int64_t*)malloc(sizeof(int64_t) * (size_t)(ndim == 0 ? 1 : ndim));
+  if (dims == NULL || posix_memalign(&buffer, 64, size == 0 ? 1 : (size_t)size) != 0) {
+    free(dims);
+    throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "cannot allocate the input's memory");
+    return;
+  }
+  (*env)->GetLongArrayRegion(env, shape, 0, ndim, (jlong*)dims);
+  (*env)->GetByteArrayRegion(env, data, 0, size, (jbyte*)buffer);
+  memset(&tensor, 0, sizeof(tensor));
+  tensor.data = buffer;
+  tensor.device.device_type = kDLCPU;
+  tensor.ndim = ndim;
+  tensor.dtype.code = (uint8_t)code;
+  tensor.dtype.bits = (uint8_t)bits;
+  tensor.dtype.lanes = (uint16_t)lanes;
+  tensor.shape = dims;
+  status = agate_executor_set_input(e->executor, (uint32_t)index, &tensor);
+  free(dims); /* read during the call only */
+  if (check(env, status)) {
+    free(buffer);
+    return;
+  }
+  free(e->inputs[index]);
+  e->inputs[index] = buffer;
+}
+
+NATIVE(void, executorRun)(JNIEnv* env, jclass cls, jlong executor) {
+  (void)cls;
+  check(env, agate_executor_run(as_executor(executor)->executor));
+}
+
+/* A copy of output `index`'s bytes (dtype and shape are the module's). */
+NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, jint index) {
+  jni_executor* e = as_executor(executor);
+  agate_tensor_info info;
+  DLTensor view;
+  jbyteArray result;
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
+    return NULL;
+  }
+  if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return NULL;
+  if (check(env, agate_executor_get_output(e->executor, (uint32_t)index, &view))) return NULL;
+  result = (*env)->NewByteArray(env, (jsize)info.bytes);
+  if (result == NULL) return NULL;
+  if (info.bytes != 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)info.bytes, (const jbyte*)view.data + view.byte_offset);
+  }
+  return result;
+}
+
+NATIVE(jlong, executorArenaBytes)(JNIEnv* env, jclass cls, jlong executor) {
+  uint64_t bytes = 0;
+  (void)cls;
+  check(env, agate_executor_arena_bytes(as_executor(executor)->executor, &bytes));
+  return (jlong)bytes;
+}

@@ -1,0 +1,141 @@
+package dev.agate;
+
+import java.io.File;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * A compiled agate module loaded into the runtime.
+ *
+ * <p>Immutable and thread-safe: any number of threads may read it and create
+ * executors from it at once; give each thread its own {@link Executor}.
+ *
+ * <p>Release it with {@link #close()} (try-with-resources). The native module is
+ * freed once it is closed and its last executor is closed, so closing a module
+ * whose executors are still open is safe: they keep working, and it is freed
+ * after them. A module that is never closed is freed after it becomes
+ * unreachable (a safety net, not a substitute for close: the GC does not see
+ * native memory). Any use after close throws {@link AgateException} with
+ * {@link Status#INVALID_ARGUMENT}.
+ */
+public final class Module implements AutoCloseable {
+  private final ModuleState state;
+  private final Reclaimer.Registration registration;
+  private final String target;
+  private final List<TensorInfo> inputs;
+  private final List<TensorInfo> outputs;
+
+  private Module(long handle) {
+    state = new ModuleState(handle);
+    registration = Reclaimer.register(this, state);
+    try {
+      target = NativeApi.moduleTarget(handle);
+      inputs = Collections.unmodifiableList(Arrays.asList(NativeApi.moduleInputs(handle)));
+      outputs = Collections.unmodifiableList(Arrays.asList(NativeApi.moduleOutputs(handle)));
+    } catch (RuntimeException e) {
+      registration.clean();
+      throw e;
+    }
+  }
+
+  /**
+   * Loads a module from a file, mapped read-only (constants used in place).
+   * {@link Status#NOT_FOUND} when it does not exist, {@link Status#CORRUPT} (or
+   * another status, see runtime.h) when it is not a valid module.
+   */
+  public static Module fromFile(String path) {
+    checkAbi();
+    return new Module(NativeApi.moduleLoadFile(path));
+  }
+
+  public static Module fromFile(File file) {
+    return fromFile(file.getPath());
+  }
+
+  /** Loads a module from bytes; the runtime copies them. */
+  public static Module fromBytes(byte[] bytes) {
+    checkAbi();
+    return new Module(NativeApi.moduleLoadBytes(bytes));
+  }
+
+  /** The ABI version of the loaded runtime library: (major << 16) | minor. */
+  public static int runtimeAbiVersion() {
+    return NativeApi.runtimeAbiVersion();
+  }
+
+  /** Sets the runtime's shared thread pool size (0: the default). */
+  public static void setNumThreads(int numThreads) {
+    NativeApi.setNumThreads(numThreads);
+  }
+
+  /** The runtime's shared thread pool size. */
+  public static int numThreads() {
+    return NativeApi.numThreads();
+  }
+
+  /** The binding was written against runtime ABI 1.0. */
+  private static void checkAbi() {
+    int version = NativeApi.runtimeAbiVersion();
+    if ((version >>> 16) != 1) {
+      throw new AgateException(Status.VERSION_MISMATCH, "libagate_runtime.so implements ABI " + (version >>> 16) + "."
+          + (version & 0xffff) + "; this binding needs 1.x");
+    }
+  }
+
+  private void checkOpen() {
+    if (state.isClosed()) throw new AgateException(Status.INVALID_ARGUMENT, "the Module is closed");
+  }
+
+  /** The target it was compiled for, e.g. "llvm -mtriple=x86_64-linux-gnu". */
+  public String target() {
+    checkOpen();
+    return target;
+  }
+
+  public List<TensorInfo> inputs() {
+    checkOpen();
+    return inputs;
+  }
+
+  public List<TensorInfo> outputs() {
+    checkOpen();
+    return outputs;
+  }
+
+  /** A new executor whose parallel loops use the runtime's shared thread pool. */
+  public Executor newExecutor() {
+    return newExecutor(0);
+  }
+
+  /**
+   * A new executor. numThreads: 0 to use the shared thread pool, 1 to run
+   * kernels' parallel loops on the calling thread.
+   */
+  public Executor newExecutor(int numThreads) {
+    long moduleHandle = state.acquireForExecutor();
+    long handle;
+    try {
+      handle = NativeApi.executorCreate(moduleHandle, numThreads);
+    } catch (RuntimeException e) {
+      state.executorClosed();
+      throw e;
+    }
+    return new Executor(new ExecutorState(handle, state), outputs);
+  }
+
+  /** Was the native module freed (closed and no executor left)? For tests. */
+  boolean isNativeFreed() {
+    return state.isFreed();
+  }
+
+  @Override
+  public void close() {
+    registration.clean();
+  }
+
+  @Override
+  public String toString() {
+    return "Module(" + target + ", inputs " + inputs + ", outputs " + outputs + ")";
+  }
+}

@@ -1,0 +1,59 @@
+package dev.agate;
+
+/**
+ * The JNI functions (bindings/java/jni/agate_jni.c), one per C API call the
+ * binding makes. Failures throw {@link AgateException} with the runtime's status
+ * and message. Handles are raw pointers as longs; only {@link ModuleState} and
+ * {@link ExecutorState} hold them.
+ */
+final class NativeApi {
+  static {
+    // agate_jni needs libagate_runtime.so. Android before 6.0 (API 23) does not
+    // resolve a library's dependencies from the app's own directory, so load
+    // it first when it is bundled; elsewhere the dynamic linker finds it (rpath
+    // $ORIGIN, LD_LIBRARY_PATH, system paths) and this preload may fail harmlessly.
+    try {
+      System.loadLibrary("agate_runtime");
+    } catch (UnsatisfiedLinkError notBundled) {
+      // Resolved as agate_jni's dependency below, or that load reports it.
+    }
+    System.loadLibrary("agate_jni");
+  }
+
+  private NativeApi() {}
+
+  static native int runtimeAbiVersion();
+
+  static native void setNumThreads(int numThreads);
+
+  static native int numThreads();
+
+  static native long moduleLoadFile(String path);
+
+  static native long moduleLoadBytes(byte[] data);
+
+  static native void moduleFree(long module);
+
+  static native String moduleTarget(long module);
+
+  static native TensorInfo[] moduleInputs(long module);
+
+  static native TensorInfo[] moduleOutputs(long module);
+
+  static native int moduleFindInput(long module, String name);
+
+  static native int moduleFindOutput(long module, String name);
+
+  static native long executorCreate(long module, int numThreads);
+
+  static native void executorFree(long executor);
+
+  static native void executorSetInput(long executor, int index, int code, int bits, int lanes, long[] shape,
+      byte[] data);
+
+  static native void executorRun(long executor);
+
+  static native byte[] executorGetOutput(long executor, int index);
+
+  static native long executorArenaBytes(long executor);
+}

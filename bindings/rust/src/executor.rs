@@ -1,0 +1,141 @@
+//! An executor: the memory of one run of a module (arena, workspace, outputs),
+//! used by one thread at a time.
+use std::ffi::CString;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+
+use crate::error::{check, Error, Result, Status};
+use crate::module::ModuleHandle;
+use crate::sys;
+use crate::tensor::{AlignedBuffer, TensorView};
+
+/// Options of [`Module::executor_with`](crate::Module::executor_with).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecutorOptions {
+    /// 0: kernels' parallel loops use the runtime's shared thread pool
+    /// ([`set_num_threads`](crate::set_num_threads)); 1: they run on the calling thread.
+    pub num_threads: i32,
+}
+
+/// Runs a module. Made by [`Module::executor`](crate::Module::executor); keeps
+/// its module alive. `Send` but not `Sync`: move it to another thread, but
+/// never use one executor from two threads at once (give each thread its own).
+///
+/// Inputs are copied into memory the executor owns, so the caller's data may
+/// change or go away after [`set_input`](Self::set_input). Output views borrow
+/// the executor: the borrow checker ends them before the next [`run`](Self::run).
+pub struct Executor {
+    raw: NonNull<sys::agate_executor_t>,
+    bound: Vec<Option<AlignedBuffer>>,
+    // Dropped after `raw` is freed (Drop::drop runs before fields drop).
+    module: Arc<ModuleHandle>,
+}
+
+// SAFETY: the C API allows an executor to be used by any one thread at a time;
+// `&mut self` on every mutating call and the absence of `Sync` guarantee that.
+unsafe impl Send for Executor {}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // SAFETY: created by agate_executor_create and freed once, before its module.
+        unsafe { sys::agate_executor_free(self.raw.as_ptr()) };
+    }
+}
+
+fn name_to_cstring(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::new(Status::InvalidArgument, format!("name {:?} contains a NUL byte", name)))
+}
+
+impl Executor {
+    pub(crate) fn new(module: Arc<ModuleHandle>, options: ExecutorOptions) -> Result<Executor> {
+        let c_options = sys::agate_executor_options {
+            struct_size: std::mem::size_of::<sys::agate_executor_options>() as u32,
+            num_threads: options.num_threads,
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: the module is live (we hold its Arc); options and raw are valid pointers.
+        check(unsafe { sys::agate_executor_create(module.raw.as_ptr(), &c_options, &mut raw) })?;
+        let raw = NonNull::new(raw).ok_or_else(|| Error::new(Status::Internal, "the runtime returned a NULL executor"))?;
+        let bound = (0..module.inputs().len()).map(|_| None).collect();
+        Ok(Executor { raw, bound, module })
+    }
+
+    fn input_index(&self, name: &str) -> Result<u32> {
+        let name = name_to_cstring(name)?;
+        let mut index = 0u32;
+        // SAFETY: live module, NUL-terminated name, valid out pointer.
+        check(unsafe { sys::agate_module_find_input(self.module.raw.as_ptr(), name.as_ptr(), &mut index) })?;
+        Ok(index)
+    }
+
+    fn output_index(&self, name: &str) -> Result<u32> {
+        let name = name_to_cstring(name)?;
+        let mut index = 0u32;
+        // SAFETY: live module, NUL-terminated name, valid out pointer.
+        check(unsafe { sys::agate_module_find_output(self.module.raw.as_ptr(), name.as_ptr(), &mut index) })?;
+        Ok(index)
+    }
+
+    /// Copies `tensor` in as input `name`. The runtime checks it against the
+    /// module (dtype, shape): `Status::InvalidArgument` naming the input and what
+    /// differs, `Status::NotFound` for an unknown name. On error the input keeps
+    /// its previous value.
+    pub fn set_input(&mut self, name: &str, tensor: &TensorView<'_>) -> Result<()> {
+        let index = self.input_index(name)?;
+        let buffer = AlignedBuffer::copy_from(tensor.as_bytes())?;
+        let dl = sys::DLTensor {
+            data: buffer.as_mut_ptr() as *mut _,
+            device: sys::DLDevice { device_type: sys::DLDeviceType_kDLCPU, device_id: 0 },
+            ndim: tensor.shape().len() as i32,
+            dtype: tensor.dtype().to_dl(),
+            // The runtime reads the shape during the call only.
+            shape: tensor.shape().as_ptr() as *mut i64,
+            strides: ptr::null_mut(),
+            byte_offset: 0,
+        };
+        // SAFETY: live executor; dl is read during the call; buffer.data stays
+        // valid while bound (it is stored below and freed only when replaced or
+        // when the executor is dropped).
+        check(unsafe { sys::agate_executor_set_input(self.raw.as_ptr(), index, &dl) })?;
+        self.bound[index as usize] = Some(buffer);
+        Ok(())
+    }
+
+    /// Shorthand for `set_input(name, &TensorView::new(shape, data)?)`.
+    pub fn set_input_slice<T: crate::Element>(&mut self, name: &str, shape: &[i64], data: &[T]) -> Result<()> {
+        self.set_input(name, &TensorView::new(shape, data)?)
+    }
+
+    /// Runs the module once; every input must have been set.
+    pub fn run(&mut self) -> Result<()> {
+        // SAFETY: live executor, used by this thread only (&mut self).
+        check(unsafe { sys::agate_executor_run(self.raw.as_ptr()) })
+    }
+
+    /// A view of output `name`, valid until the next `run` (enforced by the borrow).
+    pub fn output(&self, name: &str) -> Result<TensorView<'_>> {
+        let index = self.output_index(name)?;
+        // SAFETY: an all-zero DLTensor is a valid value to overwrite.
+        let mut dl: sys::DLTensor = unsafe { std::mem::zeroed() };
+        // SAFETY: live executor; get_output only reads it and fills dl.
+        check(unsafe { sys::agate_executor_get_output(self.raw.as_ptr(), index, &mut dl) })?;
+        let info = &self.module.outputs()[index as usize];
+        let data: &[u8] = if info.bytes == 0 || dl.data.is_null() {
+            &[]
+        } else {
+            // SAFETY: the runtime's output memory holds info.bytes bytes and stays
+            // unchanged until the next run or the executor's free, both of which
+            // need a borrow this view's lifetime excludes.
+            unsafe { std::slice::from_raw_parts((dl.data as *const u8).add(dl.byte_offset as usize), info.bytes as usize) }
+        };
+        TensorView::from_bytes(info.dtype, &info.shape, data)
+    }
+
+    /// The arena bytes this executor holds for intermediate tensors.
+    pub fn arena_bytes(&self) -> Result<u64> {
+        let mut bytes = 0u64;
+        // SAFETY: live executor, valid out pointer.
+        check(unsafe { sys::agate_executor_arena_bytes(self.raw.as_ptr(), &mut bytes) })?;
+        Ok(bytes)
+    }
+}

@@ -1,0 +1,217 @@
+//! A loaded module: immutable, shared by every executor made from it and by
+//! any number of threads.
+use std::ffi::{CStr, CString};
+use std::path::Path;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+
+use crate::dtype::DType;
+use crate::error::{check, Error, Result, Status};
+use crate::executor::{Executor, ExecutorOptions};
+use crate::sys;
+use crate::tensor::TensorInfo;
+
+/// The runtime handle plus what the module declares, copied once at load.
+pub(crate) struct ModuleHandle {
+    pub(crate) raw: NonNull<sys::agate_module_t>,
+    target: String,
+    inputs: Vec<TensorInfo>,
+    outputs: Vec<TensorInfo>,
+}
+
+// SAFETY: the C API's contract: "A module is immutable after loading: any number
+// of threads may use one module and create executors from it at the same time."
+unsafe impl Send for ModuleHandle {}
+unsafe impl Sync for ModuleHandle {}
+
+impl Drop for ModuleHandle {
+    fn drop(&mut self) {
+        // Every executor holds an Arc of this handle, so none is left: the
+        // contract's "every executor must have been freed first" holds.
+        // SAFETY: the handle came from a load function and is freed once.
+        unsafe { sys::agate_module_free(self.raw.as_ptr()) };
+    }
+}
+
+/// A compiled agate module loaded into the runtime.
+///
+/// Cloning is cheap and shares the module; it is freed when the last clone and
+/// the last [`Executor`] made from it are dropped. `Module` is `Send + Sync`:
+/// share it between threads and give each thread its own executor.
+#[derive(Clone)]
+pub struct Module {
+    handle: Arc<ModuleHandle>,
+}
+
+/// Refuses a library whose ABI major differs or whose minor is older than the
+/// header this crate was generated from.
+fn check_abi() -> Result<()> {
+    // SAFETY: never fails.
+    let version = unsafe { sys::agate_runtime_abi_version() };
+    let (major, minor) = (version >> 16, version & 0xffff);
+    if major != sys::AGATE_RUNTIME_ABI_VERSION_MAJOR || minor < sys::AGATE_RUNTIME_ABI_VERSION_MINOR {
+        return Err(Error::new(
+            Status::VersionMismatch,
+            format!(
+                "libagate_runtime.so implements ABI {}.{}; this crate needs {}.{} or a newer minor",
+                major,
+                minor,
+                sys::AGATE_RUNTIME_ABI_VERSION_MAJOR,
+                sys::AGATE_RUNTIME_ABI_VERSION_MINOR
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn path_to_cstring(path: &Path) -> Result<CString> {
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes = path
+        .to_str()
+        .ok_or_else(|| Error::new(Status::InvalidArgument, format!("path {:?} is not UTF-8", path)))?
+        .as_bytes()
+        .to_vec();
+    CString::new(bytes).map_err(|_| Error::new(Status::InvalidArgument, format!("path {:?} contains a NUL byte", path)))
+}
+
+/// Copies a string the module owns.
+///
+/// SAFETY: `raw` is NULL or a NUL-terminated string valid for the call.
+unsafe fn owned_string(raw: *const std::os::raw::c_char) -> String {
+    if raw.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(raw).to_string_lossy().into_owned()
+    }
+}
+
+type InfoFn = unsafe extern "C" fn(*const sys::agate_module_t, u32, *mut sys::agate_tensor_info) -> sys::agate_status_t;
+type CountFn = unsafe extern "C" fn(*const sys::agate_module_t, *mut u32) -> sys::agate_status_t;
+
+fn tensor_infos(raw: *const sys::agate_module_t, count_fn: CountFn, info_fn: InfoFn) -> Result<Vec<TensorInfo>> {
+    let mut count = 0u32;
+    // SAFETY: raw is a live module; count is a valid out pointer.
+    check(unsafe { count_fn(raw, &mut count) })?;
+    (0..count)
+        .map(|index| {
+            // SAFETY: an all-zero agate_tensor_info is a valid (empty) value to overwrite.
+            let mut info: sys::agate_tensor_info = unsafe { std::mem::zeroed() };
+            // SAFETY: raw is live, index < count, info is a valid out pointer.
+            check(unsafe { info_fn(raw, index, &mut info) })?;
+            let shape = if info.ndim <= 0 || info.shape.is_null() {
+                Vec::new()
+            } else {
+                // SAFETY: shape has ndim entries, borrowed from the live module.
+                unsafe { std::slice::from_raw_parts(info.shape, info.ndim as usize) }.to_vec()
+            };
+            Ok(TensorInfo {
+                // SAFETY: name is borrowed from the live module.
+                name: unsafe { owned_string(info.name) },
+                dtype: DType::from_dl(info.dtype),
+                shape,
+                bytes: info.bytes,
+            })
+        })
+        .collect()
+}
+
+impl Module {
+    /// Loads a module from a file (mapped read-only, constants used in place).
+    /// `Status::NotFound` when the file does not exist, `Status::Corrupt` (and
+    /// others, see runtime.h) when it is not a valid module.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Module> {
+        check_abi()?;
+        let path = path_to_cstring(path.as_ref())?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: path is NUL-terminated and outlives the call; no kernel table.
+        check(unsafe { sys::agate_module_load_from_file(path.as_ptr(), ptr::null(), &mut raw) })?;
+        Module::adopt(raw)
+    }
+
+    /// Loads a module from bytes in memory; the runtime copies them, so `bytes`
+    /// may be dropped as soon as this returns.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Module> {
+        check_abi()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: bytes is valid for its length during the call; the runtime copies it.
+        check(unsafe {
+            sys::agate_module_load_from_memory(bytes.as_ptr() as *const _, bytes.len(), ptr::null(), &mut raw)
+        })?;
+        Module::adopt(raw)
+    }
+
+    /// Takes ownership of a freshly loaded module and copies its description.
+    fn adopt(raw: *mut sys::agate_module_t) -> Result<Module> {
+        let raw = NonNull::new(raw).ok_or_else(|| Error::new(Status::Internal, "the runtime returned a NULL module"))?;
+        // From here on, dropping `handle` frees the module, also on the errors below.
+        let mut handle = ModuleHandle { raw, target: String::new(), inputs: Vec::new(), outputs: Vec::new() };
+        let mut target = ptr::null();
+        // SAFETY: raw is live; target is a valid out pointer.
+        check(unsafe { sys::agate_module_target(raw.as_ptr(), &mut target) })?;
+        // SAFETY: the target string is borrowed from the live module.
+        handle.target = unsafe { owned_string(target) };
+        handle.inputs = tensor_infos(raw.as_ptr(), sys::agate_module_num_inputs, sys::agate_module_input_info)?;
+        handle.outputs = tensor_infos(raw.as_ptr(), sys::agate_module_num_outputs, sys::agate_module_output_info)?;
+        Ok(Module { handle: Arc::new(handle) })
+    }
+
+    /// The target the module was compiled for (e.g. "llvm -mtriple=x86_64-linux-gnu").
+    pub fn target(&self) -> &str {
+        &self.handle.target
+    }
+
+    /// The model's inputs, in the module's order.
+    pub fn inputs(&self) -> &[TensorInfo] {
+        &self.handle.inputs
+    }
+
+    /// The model's outputs, in the module's order.
+    pub fn outputs(&self) -> &[TensorInfo] {
+        &self.handle.outputs
+    }
+
+    /// The input called `name`, if any.
+    pub fn input(&self, name: &str) -> Option<&TensorInfo> {
+        self.handle.inputs.iter().find(|t| t.name == name)
+    }
+
+    /// The output called `name`, if any.
+    pub fn output(&self, name: &str) -> Option<&TensorInfo> {
+        self.handle.outputs.iter().find(|t| t.name == name)
+    }
+
+    /// A new executor whose parallel loops use the runtime's shared thread pool.
+    pub fn executor(&self) -> Result<Executor> {
+        Executor::new(self.handle.clone(), ExecutorOptions::default())
+    }
+
+    /// A new executor with `options`.
+    pub fn executor_with(&self, options: ExecutorOptions) -> Result<Executor> {
+        Executor::new(self.handle.clone(), options)
+    }
+}
+
+impl ModuleHandle {
+    pub(crate) fn inputs(&self) -> &[TensorInfo] {
+        &self.inputs
+    }
+
+    pub(crate) fn outputs(&self) -> &[TensorInfo] {
+        &self.outputs
+    }
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("target", &self.handle.target)
+            .field("inputs", &self.handle.inputs)
+            .field("outputs", &self.handle.outputs)
+            .finish()
+    }
+}

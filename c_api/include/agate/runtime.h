@@ -1,0 +1,266 @@
+/* agate runtime C API: load a compiled module, inspect it, run it.
+ *
+ * Why a C API: applications in any language (C, C++, Python via ctypes, Java via
+ * JNI) and any toolchain must be able to run an agate module, and a module
+ * outlives the compiler that built it. So nothing C++ crosses this boundary:
+ * handles are opaque, every function returns agate_status_t, tensors are DLPack
+ * DLTensors, and memory is freed only by the function named next to it.
+ *
+ * Errors. Every function returns AGATE_OK or a status (agate/status.h). After a
+ * non-OK status, agate_last_error_message() says what went wrong, naming the
+ * tensor, kernel, call or byte offset at fault. The message is thread-local.
+ *
+ * Threads. A module is immutable after loading: any number of threads may use
+ * one module and create executors from it at the same time. An executor is used
+ * by one thread at a time; different executors run in parallel freely.
+ *
+ * Profiles. The runtime comes in three profiles; each function says which ones
+ * have it:
+ *   [core]  parse, verify and run with caller-provided memory and a static kernel
+ *           table; no heap, no files, no threads: what a microcontroller links.
+ *   [host]  core + loading from files (mmap), CPU kernels from the object embedded
+ *           in the module, a thread pool and a default allocator.
+ *   [cuda]  host + CUDA modules through the CUDA driver API, opened at run time,
+ *           so the same binary runs (and says AGATE_UNAVAILABLE) without a GPU.
+ * libagate_runtime.so is the cuda profile.
+ *
+ * ABI stability. agate_runtime_abi_version() returns the version the library
+ * implements; compare it with AGATE_RUNTIME_ABI_VERSION from the header you
+ * compiled against. Rules for growing the API without breaking old binaries:
+ *   - an exported function never changes its signature or meaning and is never
+ *     removed within ABI major 1;
+ *   - new functions are appended in a new symbol-version node of the version
+ *     script (c_api/runtime.lds: AGATE_RUNTIME_1.1 inheriting AGATE_RUNTIME_1.0),
+ *     with AGATE_RUNTIME_ABI_VERSION_MINOR bumped, so an old library refuses a new
+ *     binary at load time instead of failing at the first call;
+ *   - structs the caller fills (agate_executor_options) start with struct_size and
+ *     only grow at the end; the library reads only the fields the caller's size
+ *     covers. Structs the library fills (agate_tensor_info) are never resized
+ *     within a major version.
+ * Only agate_* symbols are exported (c_api/runtime.lds); the list is checked
+ * against c_api/runtime_symbols.txt by a test.
+ *
+ * C99, includes only <stddef.h>, <stdint.h>, agate/status.h, agate/kernel_abi.h
+ * and dlpack/dlpack.h.
+ */
+#ifndef AGATE_RUNTIME_H_
+#define AGATE_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agate/kernel_abi.h"
+#include "agate/status.h"
+#include "dlpack/dlpack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(AGATE_RUNTIME_BUILD) && defined(__GNUC__)
+#define AGATE_API __attribute__((visibility("default")))
+#else
+#define AGATE_API
+#endif
+
+#define AGATE_RUNTIME_ABI_VERSION_MAJOR 1
+#define AGATE_RUNTIME_ABI_VERSION_MINOR 0
+#define AGATE_RUNTIME_ABI_VERSION ((AGATE_RUNTIME_ABI_VERSION_MAJOR << 16) | AGATE_RUNTIME_ABI_VERSION_MINOR)
+
+/* ------------------------------------------------------------------------- */
+/* Library                                                                    */
+
+/* [core] The ABI version this library implements: (major << 16) | minor. A caller
+ * built against header version H may use the library when the majors are equal
+ * and the library's minor >= H's minor. Never fails. */
+AGATE_API uint32_t agate_runtime_abi_version(void);
+
+/* [core] A short static name of a status ("corrupt"); "unknown status" for values
+ * this library does not know. The string is static: never free it. Never fails. */
+AGATE_API const char* agate_status_name(agate_status_t status);
+
+/* [core] The message of the last non-OK status returned on this thread. The
+ * string is owned by the runtime and stays valid until the next agate call on
+ * this thread; copy it to keep it. A successful call does not clear it.
+ * (The core profile built for a single-threaded target, AGATE_RT_SINGLE_THREADED,
+ * keeps one message for the whole program.) Never fails. */
+AGATE_API const char* agate_last_error_message(void);
+
+/* ------------------------------------------------------------------------- */
+/* Static kernel tables                                                       */
+
+/* Kernels linked into the program, looked up by name when a module is loaded.
+ * Microcontroller modules (target kind "micro") resolve every kernel here; host
+ * modules may also use them. The runtime borrows the table and the names for as
+ * long as any module loaded with it lives. */
+typedef struct agate_kernel_entry {
+  const char* name;  /* the kernel's name in the module */
+  agate_kernel_fn fn;
+} agate_kernel_entry;
+
+typedef struct agate_kernel_table {
+  const agate_kernel_entry* entries;
+  uint32_t count;
+} agate_kernel_table;
+
+/* ------------------------------------------------------------------------- */
+/* Modules                                                                    */
+
+typedef struct agate_module agate_module_t;
+
+/* Every load verifies the module before anything can run: the FlatBuffers
+ * verifier, then the semantic checks (format version, target, every offset in
+ * the arena, every kernel present, shapes consistent). A module that fails is
+ * refused with AGATE_CORRUPT, AGATE_VERSION_MISMATCH, AGATE_OUT_OF_RANGE or
+ * AGATE_NOT_FOUND and a message; nothing is allocated then. */
+
+/* [core] The bytes of caller memory agate_module_load_in_place needs for this
+ * module. Verifies the module. *out_bytes is written only on AGATE_OK. */
+AGATE_API agate_status_t agate_module_in_place_bytes(const void* data, size_t size, size_t* out_bytes);
+
+/* [core] Loads a module without copying and without a heap.
+ * data/size: the module bytes, borrowed (typically in flash or a mapped file):
+ *   they must stay valid and unchanged until agate_module_free, and must be
+ *   aligned to the module's largest constant alignment (constants are used in
+ *   place), else AGATE_INVALID_ARGUMENT.
+ * kernels: the static kernel table every kernel of the module is looked up in
+ *   (the embedded host object is not used in place), borrowed for the module's
+ *   lifetime; AGATE_NOT_FOUND names the first kernel it lacks.
+ * memory/memory_bytes: caller memory of at least agate_module_in_place_bytes,
+ *   8-byte aligned, borrowed until agate_module_free (AGATE_RESOURCE_EXHAUSTED
+ *   naming the bytes needed if it is too small).
+ * *out_module: the module handle, written only on AGATE_OK; free it with
+ *   agate_module_free (which releases nothing the caller gave). */
+AGATE_API agate_status_t agate_module_load_in_place(const void* data, size_t size, const agate_kernel_table* kernels,
+                                                    void* memory, size_t memory_bytes, agate_module_t** out_module);
+
+/* [host] Loads a module from memory. The bytes are copied (into memory aligned
+ * for the constants), so the caller may free data as soon as this returns.
+ * kernels: optional static kernel table (NULL: none), borrowed for the module's
+ * lifetime. *out_module is owned by the caller: free it with agate_module_free. */
+AGATE_API agate_status_t agate_module_load_from_memory(const void* data, size_t size, const agate_kernel_table* kernels,
+                                                       agate_module_t** out_module);
+
+/* [host] Loads a module from a file by mapping it read-only (zero-copy: constants
+ * are used in place). path is borrowed for the call only; kernels as above.
+ * AGATE_NOT_FOUND / AGATE_IO when the file cannot be opened or mapped.
+ * *out_module is owned by the caller: free it with agate_module_free. */
+AGATE_API agate_status_t agate_module_load_from_file(const char* path, const agate_kernel_table* kernels,
+                                                     agate_module_t** out_module);
+
+/* [core] Frees a module: unmaps its file, unloads its kernels, frees what the
+ * runtime allocated. Every executor created from it must have been freed first.
+ * NULL is allowed and does nothing. */
+AGATE_API agate_status_t agate_module_free(agate_module_t* module);
+
+/* [core] The target string the module was compiled for (e.g. "llvm -mcpu=skylake").
+ * *out_target is borrowed from the module: valid until agate_module_free. */
+AGATE_API agate_status_t agate_module_target(const agate_module_t* module, const char** out_target);
+
+/* [core] The number of model inputs / outputs. */
+AGATE_API agate_status_t agate_module_num_inputs(const agate_module_t* module, uint32_t* out_count);
+AGATE_API agate_status_t agate_module_num_outputs(const agate_module_t* module, uint32_t* out_count);
+
+/* A model input or output. name and shape are borrowed from the module: valid
+ * until agate_module_free. Tensors are dense and row-major. */
+typedef struct agate_tensor_info {
+  const char* name;
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t* shape; /* ndim entries */
+  uint64_t bytes;       /* the tensor's size in bytes */
+} agate_tensor_info;
+
+/* [core] Describes input / output `index` (AGATE_OUT_OF_RANGE past the count). */
+AGATE_API agate_status_t agate_module_input_info(const agate_module_t* module, uint32_t index, agate_tensor_info* out_info);
+AGATE_API agate_status_t agate_module_output_info(const agate_module_t* module, uint32_t index,
+                                                  agate_tensor_info* out_info);
+
+/* [core] The index of the input / output called `name` (AGATE_NOT_FOUND if none).
+ * name is borrowed for the call only. */
+AGATE_API agate_status_t agate_module_find_input(const agate_module_t* module, const char* name, uint32_t* out_index);
+AGATE_API agate_status_t agate_module_find_output(const agate_module_t* module, const char* name, uint32_t* out_index);
+
+/* ------------------------------------------------------------------------- */
+/* Executors                                                                  */
+
+/* An executor holds the memory of one run: the arena the plan addresses, the
+ * kernels' workspace and the output tensors. It borrows its module, which must
+ * outlive it. */
+typedef struct agate_executor agate_executor_t;
+
+/* [core] The bytes of caller memory agate_executor_create_in_place needs. */
+AGATE_API agate_status_t agate_executor_in_place_bytes(const agate_module_t* module, size_t* out_bytes);
+
+/* [core] Creates an executor inside caller memory (no heap): memory must be at
+ * least agate_executor_in_place_bytes bytes, 64-byte aligned, and is borrowed
+ * until agate_executor_free. Kernels' parallel loops run on the calling thread.
+ * *out_executor is written only on AGATE_OK. */
+AGATE_API agate_status_t agate_executor_create_in_place(const agate_module_t* module, void* memory, size_t memory_bytes,
+                                                        agate_executor_t** out_executor);
+
+/* Options of agate_executor_create. Set struct_size = sizeof(agate_executor_options);
+ * fields past the caller's struct_size read as zero. */
+typedef struct agate_executor_options {
+  uint32_t struct_size;
+  /* 0: kernels' parallel loops use the runtime's shared thread pool
+   * (agate_runtime_set_num_threads); 1: they run on the calling thread. */
+  int32_t num_threads;
+} agate_executor_options;
+
+/* [host] Creates an executor whose memory the runtime allocates. options may be
+ * NULL (defaults). *out_executor is owned by the caller: free with agate_executor_free. */
+AGATE_API agate_status_t agate_executor_create(const agate_module_t* module, const agate_executor_options* options,
+                                               agate_executor_t** out_executor);
+
+/* [core] Binds input `index` to the caller's tensor, without copying (CUDA
+ * modules copy a host tensor to the device at run time). The DLTensor struct is
+ * read during this call only; tensor->data is borrowed: keep it valid and
+ * unchanged until the agate_executor_run that reads it has returned, or bind
+ * another tensor. The tensor must match the module's input exactly: dtype,
+ * ndim, shape, compact row-major strides (or NULL), device kDLCPU (or kDLCUDA
+ * for CUDA modules), data aligned to the element size.
+ * AGATE_INVALID_ARGUMENT names the input and what differs. */
+AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);
+
+/* [core] Runs the plan once. Every input must have been bound. A kernel that
+ * returns non-zero stops the run with AGATE_INTERNAL naming the kernel and call. */
+AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor);
+
+/* [core] Describes output `index` as a DLTensor view of executor memory (device
+ * kDLCPU; kDLCUDA for CUDA modules). out->data and out->shape are borrowed: data
+ * until the next agate_executor_run or agate_executor_free, shape until
+ * agate_module_free. out->strides is NULL (compact). The caller owns the
+ * DLTensor struct itself. */
+AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, uint32_t index, DLTensor* out);
+
+/* [core] Copies output `index` into the caller's tensor (which must match like
+ * an input; kDLCPU memory, also for CUDA modules). dst->data is borrowed for the
+ * call only. */
+AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, uint32_t index, const DLTensor* dst);
+
+/* [core] The arena bytes this executor holds for intermediate tensors (equals
+ * the module's plan). */
+AGATE_API agate_status_t agate_executor_arena_bytes(const agate_executor_t* executor, uint64_t* out_bytes);
+
+/* [core] Frees an executor and what the runtime allocated for it (nothing, for
+ * one created in place). NULL is allowed and does nothing. */
+AGATE_API agate_status_t agate_executor_free(agate_executor_t* executor);
+
+/* ------------------------------------------------------------------------- */
+/* Threads [host]                                                             */
+
+/* Sets the size of the shared thread pool that runs kernels' parallel loops
+ * (the calling thread counts as one). 0 restores the default: the environment
+ * variable AGATE_NUM_THREADS when set, else the number of physical cores.
+ * Takes effect for the next parallel loop; AGATE_INVALID_ARGUMENT for n < 0. */
+AGATE_API agate_status_t agate_runtime_set_num_threads(int32_t num_threads);
+
+/* The shared pool's current size. */
+AGATE_API agate_status_t agate_runtime_num_threads(int32_t* out_num_threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AGATE_RUNTIME_H_ */

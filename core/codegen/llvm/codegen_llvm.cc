@@ -1,0 +1,1086 @@
+#include "core/codegen/llvm/codegen_llvm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "core/codegen/llvm/math_functions.h"
+#include "core/codegen/llvm/target_machine.h"
+#include "core/ir/equality.h"
+#include "core/ir/functor.h"
+#include "core/ir/printer.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace codegen {
+namespace {
+
+using ir::DType;
+using ir::Expr;
+using ir::Stmt;
+using llvm::Value;
+
+// What is known about an integer expression's value: value = coeff * k + base for
+// some integer k (coeff 0: the value is exactly base). Enough to prove that a
+// vector access starts on an aligned address.
+struct ModularSet {
+  int64_t coeff = 1;
+  int64_t base = 0;
+};
+
+int64_t Gcd(int64_t a, int64_t b) { return std::gcd(a < 0 ? -a : a, b < 0 ? -b : b); }
+
+ModularSet Normalize(ModularSet m) {
+  if (m.coeff != 0) {
+    m.base %= m.coeff;
+    if (m.base < 0) m.base += m.coeff;
+  }
+  return m;
+}
+
+// Variables that the body of a parallel loop reads from its enclosing function.
+class FreeVarCollector : public ir::IRVisitor {
+ public:
+  std::vector<const ir::VarNode*> vars;
+
+  void VisitExpr_(const ir::VarNode* op, const Expr& self) override { Add(op); }
+  void VisitExpr_(const ir::Load* op, const Expr& self) override {
+    Add(op->buffer->data.get());
+    IRVisitor::VisitExpr_(op, self);
+  }
+  void VisitStmt_(const ir::Store* op, const Stmt& self) override {
+    Add(op->buffer->data.get());
+    IRVisitor::VisitStmt_(op, self);
+  }
+  void VisitStmt_(const ir::Allocate* op, const Stmt& self) override {
+    for (const Expr& e : op->extents) VisitExpr(e);
+    VisitStmt(op->body);
+  }
+
+ private:
+  void Add(const ir::VarNode* var) {
+    if (seen_.insert(var).second) vars.push_back(var);
+  }
+  std::unordered_set<const ir::VarNode*> seen_;
+};
+
+// Lanes [offset, offset + lanes) of a vector expression, rebuilt as an expression
+// of `lanes` lanes (a scalar when lanes == 1); undefined when `e` contains
+// something that cannot be sliced lane-wise (a vector variable, a Let).
+Expr SliceLanes(const Expr& e, int offset, int lanes) {
+  if (!e.defined() || e.dtype().lanes() == 1) return e;
+  auto slice = [&](const Expr& x) { return SliceLanes(x, offset, lanes); };
+  switch (e.kind()) {
+    case ir::ExprKind::kRamp: {
+      const auto* op = e.as<ir::Ramp>();
+      Expr base = op->base + op->stride * ir::make_const(op->stride.dtype(), offset);
+      return lanes == 1 ? base : ir::Ramp::make(base, op->stride, lanes);
+    }
+    case ir::ExprKind::kBroadcast: {
+      const auto* op = e.as<ir::Broadcast>();
+      return lanes == 1 ? op->value : ir::Broadcast::make(op->value, lanes);
+    }
+    case ir::ExprKind::kLoad: {
+      const auto* op = e.as<ir::Load>();
+      Expr index = slice(op->index);
+      Expr predicate = op->predicate.defined() ? slice(op->predicate) : Expr();
+      if (!index.defined() || (op->predicate.defined() && !predicate.defined())) return Expr();
+      return ir::Load::make(op->buffer, index, predicate);
+    }
+#define AGATE_SLICE_BINARY(Node)                         \
+  case Node::kKind: {                                    \
+    const auto* op = e.as<Node>();                       \
+    Expr a = slice(op->a), b = slice(op->b);             \
+    return a.defined() && b.defined() ? Node::make(a, b) : Expr(); \
+  }
+      AGATE_SLICE_BINARY(ir::Add)
+      AGATE_SLICE_BINARY(ir::Sub)
+      AGATE_SLICE_BINARY(ir::Mul)
+      AGATE_SLICE_BINARY(ir::Div)
+      AGATE_SLICE_BINARY(ir::Mod)
+      AGATE_SLICE_BINARY(ir::FloorDiv)
+      AGATE_SLICE_BINARY(ir::FloorMod)
+      AGATE_SLICE_BINARY(ir::Min)
+      AGATE_SLICE_BINARY(ir::Max)
+      AGATE_SLICE_BINARY(ir::EQ)
+      AGATE_SLICE_BINARY(ir::NE)
+      AGATE_SLICE_BINARY(ir::LT)
+      AGATE_SLICE_BINARY(ir::LE)
+      AGATE_SLICE_BINARY(ir::GT)
+      AGATE_SLICE_BINARY(ir::GE)
+      AGATE_SLICE_BINARY(ir::And)
+      AGATE_SLICE_BINARY(ir::Or)
+#undef AGATE_SLICE_BINARY
+    case ir::ExprKind::kNot: {
+      Expr a = slice(e.as<ir::Not>()->a);
+      return a.defined() ? ir::Not::make(a) : Expr();
+    }
+    case ir::ExprKind::kSelect: {
+      const auto* op = e.as<ir::Select>();
+      Expr c = slice(op->condition), t = slice(op->true_value), f = slice(op->false_value);
+      return c.defined() && t.defined() && f.defined() ? ir::Select::make(c, t, f) : Expr();
+    }
+    case ir::ExprKind::kCast: {
+      const auto* op = e.as<ir::Cast>();
+      Expr v = slice(op->value);
+      return v.defined() ? ir::Cast::make(op->dtype.with_lanes(lanes), v) : Expr();
+    }
+    case ir::ExprKind::kCall: {
+      const auto* op = e.as<ir::Call>();
+      if (op->op == ir::CallOp::kReinterpret) return Expr();
+      std::vector<Expr> args;
+      for (const Expr& a : op->args) {
+        args.push_back(slice(a));
+        if (!args.back().defined()) return Expr();
+      }
+      return ir::Call::make(op->dtype.with_lanes(lanes), op->op, args);
+    }
+    default: return Expr();
+  }
+}
+
+// True when every Load of `data` inside `e` uses exactly `index`: then writing
+// some lanes of a store before computing the others cannot change what is read.
+bool ReadsOnlyAt(const Expr& e, const ir::VarNode* data, const Expr& index) {
+  bool ok = true;
+  ir::PostOrderVisit(e, [&](const Expr* x, const Stmt*) {
+    if (x == nullptr) return;
+    if (const auto* load = x->as<ir::Load>()) {
+      if (load->buffer->data.get() == data && !ir::StructuralEqual(load->index, index)) ok = false;
+    }
+  });
+  return ok;
+}
+
+class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::StmtFunctor<void(const Stmt&)> {
+ public:
+  CodeGenLLVM(const target::Target& target, llvm::LLVMContext* context)
+      : target_(target), context_(*context), builder_(*context) {
+    machine_ = CreateTargetMachine(target);
+    module_ = std::make_unique<llvm::Module>("agate", context_);
+    module_->setTargetTriple(machine_->getTargetTriple().str());
+    module_->setDataLayout(machine_->createDataLayout());
+    llvm::FastMathFlags flags;
+    if (target.fast_math()) {
+      flags.setFast();
+    } else {
+      flags.setAllowContract(true);  // a*b+c may become one FMA, as C's -ffp-contract=fast
+    }
+    builder_.setFastMathFlags(flags);
+    alias_domain_ = llvm::MDBuilder(context_).createAnonymousAliasScopeDomain("agate");
+    InitContextType();
+  }
+
+  void AddFunction(const ir::LoweredFunc& func) {
+    AGATE_REQUIRE(!func.name.empty(), kInvalidArgument) << "a LoweredFunc has no name";
+    AGATE_REQUIRE(module_->getFunction(func.name) == nullptr, kInvalidArgument)
+        << "two kernels are named '" << func.name << "'";
+    AGATE_CHECK(func.body.defined()) << "kernel " << func.name << " has no body";
+    kernel_name_ = func.name;
+    parallel_count_ = 0;
+    CollectAliasScopes(func);
+
+    llvm::Type* args_type = llvm::PointerType::getUnqual(I8Ptr());
+    auto* type = llvm::FunctionType::get(builder_.getInt32Ty(), {args_type, llvm::PointerType::getUnqual(ctx_type_)}, false);
+    llvm::Function* function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, func.name, *module_);
+    function->addParamAttr(0, llvm::Attribute::NoAlias);
+    function->addParamAttr(0, llvm::Attribute::ReadOnly);
+    function->addParamAttr(1, llvm::Attribute::NoAlias);
+    function->addParamAttr(1, llvm::Attribute::ReadOnly);
+    function->addFnAttr(llvm::Attribute::NoUnwind);
+    function->getArg(0)->setName("args");
+    function->getArg(1)->setName("ctx");
+
+    FunctionState state;
+    state.function = function;
+    state.ctx = function->getArg(1);
+    BeginFunction(&state);
+    for (size_t i = 0; i < func.params.size(); ++i) {
+      const ir::Buffer& buffer = func.params[i];
+      Value* slot = builder_.CreateConstInBoundsGEP1_64(I8Ptr(), function->getArg(0), i);
+      Value* data = builder_.CreateAlignedLoad(I8Ptr(), slot, PointerAlign(), buffer->name);
+      if (buffer->alignment > 1) {
+        builder_.CreateAlignmentAssumption(module_->getDataLayout(), data, buffer->alignment);
+      }
+      Bind(buffer->data.get(), data);
+      buffer_alignment_[buffer->data.get()] = static_cast<uint64_t>(std::max(buffer->alignment, 1));
+    }
+    VisitStmt(func.body);
+    EndFunction();
+  }
+
+  std::unique_ptr<llvm::Module> Finish() { return std::move(module_); }
+
+ private:
+  // Per generated LLVM function (a kernel or an outlined parallel task).
+  struct FunctionState {
+    llvm::Function* function = nullptr;
+    Value* ctx = nullptr;
+    llvm::BasicBlock* entry = nullptr;      // allocas go here
+    llvm::BasicBlock* fail = nullptr;       // `return kKernelAssertFailed`, created on first assert
+    std::unordered_map<const ir::VarNode*, Value*> vars;
+    std::unordered_map<const ir::VarNode*, ModularSet> modular;
+    int parallel_depth = 0;
+  };
+
+  // ------------------------------------------------------------------ types
+
+  void InitContextType() {
+    llvm::Type* i32 = builder_.getInt32Ty();
+    task_type_ = llvm::FunctionType::get(i32, {i32, i32, I8Ptr()}, false);
+    auto* parallel_for = llvm::FunctionType::get(
+        i32, {I8Ptr(), llvm::PointerType::getUnqual(task_type_), I8Ptr(), i32}, false);
+    // Field for field agate_kernel_ctx: abi_version, parallel_for, pool, num_threads, workspace, workspace_bytes.
+    ctx_type_ = llvm::StructType::create(context_,
+                                         {i32, llvm::PointerType::getUnqual(parallel_for), I8Ptr(), i32, I8Ptr(),
+                                          builder_.getInt64Ty()},
+                                         "agate_kernel_ctx");
+    parallel_for_type_ = parallel_for;
+  }
+
+  llvm::Type* I8Ptr() { return builder_.getInt8PtrTy(); }
+  llvm::Align PointerAlign() { return module_->getDataLayout().getPointerABIAlignment(0); }
+
+  // The type of a value in registers; bool is i1.
+  llvm::Type* LLVMType(DType t) {
+    llvm::Type* element = nullptr;
+    switch (t.code()) {
+      case ir::TypeCode::kInt:
+      case ir::TypeCode::kUInt: element = builder_.getIntNTy(t.bits()); break;
+      case ir::TypeCode::kBool: element = builder_.getInt1Ty(); break;
+      case ir::TypeCode::kFloat:
+        element = t.bits() == 16 ? builder_.getHalfTy() : t.bits() == 32 ? builder_.getFloatTy() : builder_.getDoubleTy();
+        break;
+      case ir::TypeCode::kBFloat: element = builder_.getInt16Ty(); break;  // bits only; arithmetic goes through float32
+      case ir::TypeCode::kHandle: element = I8Ptr(); break;
+    }
+    AGATE_REQUIRE(!t.is_void(), kUnsupported) << "the LLVM backend has no value of type void";
+    return t.lanes() == 1 ? element : llvm::FixedVectorType::get(element, t.lanes());
+  }
+
+  // The type of an element in memory; bool takes a byte.
+  llvm::Type* MemoryType(DType t) {
+    if (t.is_bool()) return t.lanes() == 1 ? static_cast<llvm::Type*>(builder_.getInt8Ty())
+                                           : llvm::FixedVectorType::get(builder_.getInt8Ty(), t.lanes());
+    return LLVMType(t);
+  }
+
+  // ------------------------------------------------------------------ functions
+
+  void BeginFunction(FunctionState* state) {
+    state->entry = llvm::BasicBlock::Create(context_, "entry", state->function);
+    builder_.SetInsertPoint(state->entry);
+    // Allocas are inserted before this marker's position: the entry block ends in a
+    // branch to the body, so static allocas are all in the entry block.
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(context_, "body", state->function);
+    builder_.CreateBr(body);
+    builder_.SetInsertPoint(body);
+    state_ = state;
+  }
+
+  void EndFunction() {
+    builder_.CreateRet(builder_.getInt32(0));
+    state_ = nullptr;
+  }
+
+  llvm::BasicBlock* FailBlock() {
+    if (state_->fail == nullptr) {
+      llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+      state_->fail = llvm::BasicBlock::Create(context_, "assert_failed", state_->function);
+      builder_.SetInsertPoint(state_->fail);
+      builder_.CreateRet(builder_.getInt32(kKernelAssertFailed));
+    }
+    return state_->fail;
+  }
+
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, uint64_t count, uint64_t alignment, const std::string& name) {
+    llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+    builder_.SetInsertPoint(state_->entry->getTerminator());
+    llvm::AllocaInst* alloca = builder_.CreateAlloca(type, builder_.getInt64(count), name);
+    alloca->setAlignment(llvm::Align(std::max<uint64_t>(alignment, 1)));
+    return alloca;
+  }
+
+  void Bind(const ir::VarNode* var, Value* value) { state_->vars[var] = value; }
+  void Unbind(const ir::VarNode* var) {
+    state_->vars.erase(var);
+    state_->modular.erase(var);
+  }
+
+  Value* LookupVar(const ir::VarNode* var) {
+    auto it = state_->vars.find(var);
+    AGATE_REQUIRE(it != state_->vars.end(), kInternal)
+        << "kernel " << kernel_name_ << ": variable '" << var->name << "' is used outside the scope that defines it";
+    return it->second;
+  }
+
+  // ------------------------------------------------------------------ alias scopes
+
+  void CollectAliasScopes(const ir::LoweredFunc& func) {
+    scopes_.clear();
+    std::vector<std::pair<const ir::VarNode*, std::string>> buffers;
+    for (const ir::Buffer& b : func.params) buffers.push_back({b->data.get(), b->name});
+    ir::PostOrderVisit(func.body, [&](const Expr*, const Stmt* s) {
+      if (s != nullptr) {
+        if (const auto* alloc = s->as<ir::Allocate>()) buffers.push_back({alloc->buffer->data.get(), alloc->buffer->name});
+      }
+    });
+    llvm::MDBuilder md(context_);
+    std::vector<llvm::Metadata*> all;
+    for (const auto& [data, name] : buffers) {
+      if (scopes_.count(data)) continue;
+      llvm::MDNode* scope = md.createAnonymousAliasScope(alias_domain_, kernel_name_ + "." + name);
+      scopes_[data].scope = llvm::MDNode::get(context_, {scope});
+      all.push_back(scope);
+    }
+    for (auto& [data, info] : scopes_) {
+      std::vector<llvm::Metadata*> others;
+      llvm::Metadata* own = info.scope->getOperand(0);
+      for (llvm::Metadata* s : all) {
+        if (s != own) others.push_back(s);
+      }
+      info.noalias = llvm::MDNode::get(context_, others);
+    }
+  }
+
+  void AnnotateAccess(llvm::Instruction* access, const ir::VarNode* data) {
+    auto it = scopes_.find(data);
+    if (it == scopes_.end()) return;
+    access->setMetadata(llvm::LLVMContext::MD_alias_scope, it->second.scope);
+    access->setMetadata(llvm::LLVMContext::MD_noalias, it->second.noalias);
+  }
+
+  // ------------------------------------------------------------------ alignment
+
+  ModularSet Modular(const Expr& e) {
+    if (const auto* imm = e.as<ir::IntImm>()) return {0, imm->value};
+    if (const auto* var = e.as<ir::VarNode>()) {
+      auto it = state_->modular.find(var);
+      return it == state_->modular.end() ? ModularSet{1, 0} : it->second;
+    }
+    if (const auto* add = e.as<ir::Add>()) {
+      ModularSet a = Modular(add->a), b = Modular(add->b);
+      return Normalize({Gcd(a.coeff, b.coeff), a.base + b.base});
+    }
+    if (const auto* sub = e.as<ir::Sub>()) {
+      ModularSet a = Modular(sub->a), b = Modular(sub->b);
+      return Normalize({Gcd(a.coeff, b.coeff), a.base - b.base});
+    }
+    if (const auto* mul = e.as<ir::Mul>()) {
+      ModularSet a = Modular(mul->a), b = Modular(mul->b);
+      int64_t coeff = Gcd(Gcd(a.coeff * b.coeff, a.coeff * b.base), a.base * b.coeff);
+      return Normalize({coeff, a.base * b.base});
+    }
+    if (const auto* cast = e.as<ir::Cast>()) {
+      if (cast->value.dtype().is_integer()) return Modular(cast->value);
+    }
+    return {1, 0};
+  }
+
+  // Bytes of alignment provable for &buffer[index] (the first lane for a Ramp).
+  uint64_t AccessAlignment(const ir::Buffer& buffer, const Expr& first_index, DType element) {
+    uint64_t bytes = static_cast<uint64_t>(element.element_bytes());
+    ModularSet m = Modular(first_index);
+    // What this function knows about the base address: the parameter's declared
+    // alignment or the allocation's actual one.
+    auto known = buffer_alignment_.find(buffer->data.get());
+    uint64_t base_align = known != buffer_alignment_.end() ? known->second
+                                                           : static_cast<uint64_t>(std::max(buffer->alignment, 1));
+    uint64_t g = static_cast<uint64_t>(Gcd(m.coeff * static_cast<int64_t>(bytes), m.base * static_cast<int64_t>(bytes)));
+    uint64_t align = g == 0 ? base_align : (g & (~g + 1));  // largest power of two dividing g
+    align = std::min(align, base_align);
+    return std::max<uint64_t>(align, 1);
+  }
+
+  // ------------------------------------------------------------------ memory access
+
+  // The address of buffer[index] as a pointer to `value_type`.
+  Value* ElementPointer(const ir::Buffer& buffer, Value* index, llvm::Type* element_type) {
+    Value* base = builder_.CreateBitCast(LookupVar(buffer->data.get()), llvm::PointerType::getUnqual(element_type));
+    return builder_.CreateInBoundsGEP(element_type, base, index);
+  }
+
+  Value* LoadFromMemory(const ir::Load* op) {
+    DType t = op->dtype;
+    DType element = t.element_of();
+    llvm::Type* element_type = MemoryType(element);
+    llvm::Type* value_type = MemoryType(t);
+    Value* mask = op->predicate.defined() ? VisitExpr(op->predicate) : nullptr;
+    llvm::Instruction* access = nullptr;
+    const ir::Ramp* ramp = op->index.as<ir::Ramp>();
+    int64_t stride = 0;
+    if (t.is_scalar()) {
+      Value* index = VisitExpr(op->index);
+      llvm::Align align(AccessAlignment(op->buffer, op->index, element));
+      Value* ptr = ElementPointer(op->buffer, index, element_type);
+      if (mask != nullptr) {
+        // A scalar predicated load: read only when the predicate holds, else zero.
+        Value* loaded = LoadScalarGuarded(ptr, element_type, align, mask, op->buffer->data.get());
+        return FromMemory(loaded, t);
+      }
+      access = builder_.CreateAlignedLoad(element_type, ptr, align);
+    } else if (ramp != nullptr && ir::is_const_int(ramp->stride, &stride) && stride == 1) {
+      Value* base = VisitExpr(ramp->base);
+      llvm::Align align(AccessAlignment(op->buffer, ramp->base, element));
+      Value* ptr = builder_.CreateBitCast(ElementPointer(op->buffer, base, element_type),
+                                          llvm::PointerType::getUnqual(value_type));
+      if (mask) {
+        access = builder_.CreateMaskedLoad(value_type, ptr, align, mask, llvm::Constant::getNullValue(value_type));
+      } else {
+        access = builder_.CreateAlignedLoad(value_type, ptr, align);
+      }
+    } else if (const auto* broadcast = op->index.as<ir::Broadcast>(); broadcast != nullptr && mask == nullptr) {
+      Value* index = VisitExpr(broadcast->value);
+      llvm::Align align(AccessAlignment(op->buffer, broadcast->value, element));
+      access = builder_.CreateAlignedLoad(element_type, ElementPointer(op->buffer, index, element_type), align);
+      AnnotateAccess(access, op->buffer->data.get());
+      return FromMemory(builder_.CreateVectorSplat(t.lanes(), access), t);
+    } else {
+      Value* indices = VisitExpr(op->index);
+      Value* ptrs = ElementPointer(op->buffer, indices, element_type);
+      llvm::Align align(element.element_bytes());
+      access = builder_.CreateMaskedGather(value_type, ptrs, align, mask, llvm::Constant::getNullValue(value_type));
+    }
+    AnnotateAccess(access, op->buffer->data.get());
+    return FromMemory(access, t);
+  }
+
+  Value* LoadScalarGuarded(Value* ptr, llvm::Type* type, llvm::Align align, Value* condition, const ir::VarNode* data) {
+    llvm::BasicBlock* before = builder_.GetInsertBlock();
+    llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, "pred_load", state_->function);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "pred_done", state_->function);
+    builder_.CreateCondBr(condition, then_block, done);
+    builder_.SetInsertPoint(then_block);
+    llvm::Instruction* loaded = builder_.CreateAlignedLoad(type, ptr, align);
+    AnnotateAccess(loaded, data);
+    builder_.CreateBr(done);
+    builder_.SetInsertPoint(done);
+    llvm::PHINode* phi = builder_.CreatePHI(type, 2);
+    phi->addIncoming(loaded, then_block);
+    phi->addIncoming(llvm::Constant::getNullValue(type), before);
+    return phi;
+  }
+
+  Value* FromMemory(Value* v, DType t) {
+    if (!t.is_bool()) return v;
+    return builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  }
+  Value* ToMemory(Value* v, DType t) { return t.is_bool() ? builder_.CreateZExt(v, MemoryType(t)) : v; }
+
+  void StoreToMemory(const ir::Store* op) {
+    DType t = op->value.dtype();
+    DType element = t.element_of();
+    AGATE_REQUIRE(element == op->buffer->dtype || (element.is_bool() && op->buffer->dtype.is_bool()), kInternal)
+        << "kernel " << kernel_name_ << ": store of " << t << " into buffer " << op->buffer->name << " of "
+        << op->buffer->dtype;
+    llvm::Type* element_type = MemoryType(element);
+    Value* value = ToMemory(VisitExpr(op->value), t);
+    Value* mask = op->predicate.defined() ? VisitExpr(op->predicate) : nullptr;
+    AGATE_REQUIRE(op->index.dtype().lanes() == t.lanes(), kInternal)
+        << "kernel " << kernel_name_ << ": store to " << op->buffer->name << " has a " << op->index.dtype()
+        << " index for a " << t << " value";
+    llvm::Instruction* access = nullptr;
+    const ir::Ramp* ramp = op->index.as<ir::Ramp>();
+    int64_t stride = 0;
+    if (t.is_scalar()) {
+      Value* index = VisitExpr(op->index);
+      llvm::Align align(AccessAlignment(op->buffer, op->index, element));
+      Value* ptr = ElementPointer(op->buffer, index, element_type);
+      if (mask != nullptr) {
+        llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, "pred_store", state_->function);
+        llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "pred_store_done", state_->function);
+        builder_.CreateCondBr(mask, then_block, done);
+        builder_.SetInsertPoint(then_block);
+        AnnotateAccess(builder_.CreateAlignedStore(value, ptr, align), op->buffer->data.get());
+        builder_.CreateBr(done);
+        builder_.SetInsertPoint(done);
+        return;
+      }
+      access = builder_.CreateAlignedStore(value, ptr, align);
+    } else if (ramp != nullptr && ir::is_const_int(ramp->stride, &stride) && stride == 1) {
+      Value* base = VisitExpr(ramp->base);
+      llvm::Align align(AccessAlignment(op->buffer, ramp->base, element));
+      Value* ptr = builder_.CreateBitCast(ElementPointer(op->buffer, base, element_type),
+                                          llvm::PointerType::getUnqual(value->getType()));
+      if (mask) {
+        access = builder_.CreateMaskedStore(value, ptr, align, mask);
+      } else {
+        access = builder_.CreateAlignedStore(value, ptr, align);
+      }
+    } else {
+      Value* ptrs = ElementPointer(op->buffer, VisitExpr(op->index), element_type);
+      access = builder_.CreateMaskedScatter(value, ptrs, llvm::Align(element.element_bytes()), mask);
+    }
+    AnnotateAccess(access, op->buffer->data.get());
+  }
+
+  // ------------------------------------------------------------------ expressions
+
+  Value* VisitExpr_(const ir::IntImm* op, const Expr&) override {
+    return llvm::ConstantInt::get(LLVMType(op->dtype), static_cast<uint64_t>(op->value), /*isSigned=*/true);
+  }
+  Value* VisitExpr_(const ir::FloatImm* op, const Expr&) override {
+    if (op->dtype.code() == ir::TypeCode::kBFloat) return builder_.getInt16(FloatToBFloat16Bits(op->value));
+    return llvm::ConstantFP::get(LLVMType(op->dtype), op->value);
+  }
+  Value* VisitExpr_(const ir::VarNode* op, const Expr&) override { return LookupVar(op); }
+
+  void RequireArithmetic(DType t, const char* what) {
+    AGATE_REQUIRE(t.code() != ir::TypeCode::kBFloat, kUnsupported)
+        << "kernel " << kernel_name_ << ": " << what << " on bfloat16 values; cast them to float32 first";
+  }
+
+  Value* VisitExpr_(const ir::Add* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "Add");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    return op->dtype.is_float() ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
+  }
+  Value* VisitExpr_(const ir::Sub* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "Sub");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    return op->dtype.is_float() ? builder_.CreateFSub(a, b) : builder_.CreateSub(a, b);
+  }
+  Value* VisitExpr_(const ir::Mul* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "Mul");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    return op->dtype.is_float() ? builder_.CreateFMul(a, b) : builder_.CreateMul(a, b);
+  }
+  Value* VisitExpr_(const ir::Div* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "Div");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    if (op->dtype.is_float()) return builder_.CreateFDiv(a, b);
+    return op->dtype.is_uint() ? builder_.CreateUDiv(a, b) : builder_.CreateSDiv(a, b);
+  }
+  Value* VisitExpr_(const ir::Mod* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "Mod");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    if (op->dtype.is_float()) return builder_.CreateFRem(a, b);
+    return op->dtype.is_uint() ? builder_.CreateURem(a, b) : builder_.CreateSRem(a, b);
+  }
+  Value* VisitExpr_(const ir::FloorDiv* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "FloorDiv");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    if (op->dtype.is_float()) {
+      return builder_.CreateIntrinsic(llvm::Intrinsic::floor, {a->getType()}, {builder_.CreateFDiv(a, b)});
+    }
+    if (op->dtype.is_uint()) return builder_.CreateUDiv(a, b);
+    // Truncating quotient, one less when the remainder is non-zero with the sign opposite to b's.
+    Value* q = builder_.CreateSDiv(a, b);
+    Value* r = builder_.CreateSRem(a, b);
+    Value* adjust = RemainderNeedsAdjust(r, b);
+    return builder_.CreateSub(q, builder_.CreateZExt(adjust, q->getType()));
+  }
+  Value* VisitExpr_(const ir::FloorMod* op, const Expr&) override {
+    RequireArithmetic(op->dtype, "FloorMod");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    if (op->dtype.is_float()) {
+      Value* q = builder_.CreateIntrinsic(llvm::Intrinsic::floor, {a->getType()}, {builder_.CreateFDiv(a, b)});
+      return builder_.CreateFSub(a, builder_.CreateFMul(q, b));
+    }
+    if (op->dtype.is_uint()) return builder_.CreateURem(a, b);
+    Value* r = builder_.CreateSRem(a, b);
+    return builder_.CreateSelect(RemainderNeedsAdjust(r, b), builder_.CreateAdd(r, b), r);
+  }
+  Value* RemainderNeedsAdjust(Value* r, Value* b) {
+    Value* zero = llvm::Constant::getNullValue(r->getType());
+    Value* nonzero = builder_.CreateICmpNE(r, zero);
+    Value* signs_differ = builder_.CreateICmpNE(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero));
+    return builder_.CreateAnd(nonzero, signs_differ);
+  }
+
+  Value* VisitExpr_(const ir::Min* op, const Expr&) override { return MinMax(op->a, op->b, /*is_min=*/true); }
+  Value* VisitExpr_(const ir::Max* op, const Expr&) override { return MinMax(op->a, op->b, /*is_min=*/false); }
+  Value* MinMax(const Expr& ea, const Expr& eb, bool is_min) {
+    DType t = ea.dtype();
+    RequireArithmetic(t, is_min ? "Min" : "Max");
+    Value *a = VisitExpr(ea), *b = VisitExpr(eb);
+    Value* a_first;
+    if (t.is_float()) {
+      a_first = is_min ? builder_.CreateFCmpOLT(a, b) : builder_.CreateFCmpOGT(a, b);
+    } else if (t.is_uint() || t.is_bool()) {
+      a_first = is_min ? builder_.CreateICmpULT(a, b) : builder_.CreateICmpUGT(a, b);
+    } else {
+      a_first = is_min ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpSGT(a, b);
+    }
+    return builder_.CreateSelect(a_first, a, b);
+  }
+
+  template <typename T>
+  Value* Compare(const T* op, llvm::CmpInst::Predicate fp, llvm::CmpInst::Predicate sp, llvm::CmpInst::Predicate up) {
+    DType t = op->a.dtype();
+    RequireArithmetic(t, "a comparison");
+    Value *a = VisitExpr(op->a), *b = VisitExpr(op->b);
+    if (t.is_float()) return builder_.CreateFCmp(fp, a, b);
+    return builder_.CreateICmp(t.is_uint() || t.is_bool() || t.is_handle() ? up : sp, a, b);
+  }
+  Value* VisitExpr_(const ir::EQ* op, const Expr&) override {
+    return Compare(op, llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_EQ);
+  }
+  Value* VisitExpr_(const ir::NE* op, const Expr&) override {
+    return Compare(op, llvm::CmpInst::FCMP_UNE, llvm::CmpInst::ICMP_NE, llvm::CmpInst::ICMP_NE);
+  }
+  Value* VisitExpr_(const ir::LT* op, const Expr&) override {
+    return Compare(op, llvm::CmpInst::FCMP_OLT, llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_ULT);
+  }
+  Value* VisitExpr_(const ir::LE* op, const Expr&) override {
+    return Compare(op, llvm::CmpInst::FCMP_OLE, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_ULE);
+  }
+  Value* VisitExpr_(const ir::GT* op, const Expr&) override {
+    return Compare(op, llvm::CmpInst::FCMP_OGT, llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_UGT);
+  }
+  Value* VisitExpr_(const ir::GE* op, const Expr&) override {
+    return Compare(op, llvm::CmpInst::FCMP_OGE, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_UGE);
+  }
+  Value* VisitExpr_(const ir::And* op, const Expr&) override {
+    return builder_.CreateAnd(VisitExpr(op->a), VisitExpr(op->b));
+  }
+  Value* VisitExpr_(const ir::Or* op, const Expr&) override { return builder_.CreateOr(VisitExpr(op->a), VisitExpr(op->b)); }
+  Value* VisitExpr_(const ir::Not* op, const Expr&) override { return builder_.CreateNot(VisitExpr(op->a)); }
+
+  Value* VisitExpr_(const ir::Select* op, const Expr&) override {
+    Value* condition = VisitExpr(op->condition);
+    Value* t = VisitExpr(op->true_value);
+    Value* f = VisitExpr(op->false_value);
+    return builder_.CreateSelect(condition, t, f);
+  }
+
+  Value* VisitExpr_(const ir::Cast* op, const Expr&) override { return CastValue(VisitExpr(op->value), op->value.dtype(), op->dtype); }
+
+  static uint16_t FloatToBFloat16Bits(double value) {
+    float f = static_cast<float>(value);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if ((bits & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
+    bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even
+    return static_cast<uint16_t>(bits >> 16);
+  }
+
+  Value* BFloat16ToFloat(Value* bits, int lanes) {
+    llvm::Type* i32 = LLVMType(DType::Int(32, lanes));
+    Value* wide = builder_.CreateShl(builder_.CreateZExt(bits, i32), 16);
+    return builder_.CreateBitCast(wide, LLVMType(DType::Float(32, lanes)));
+  }
+
+  Value* FloatToBFloat16(Value* f, int lanes) {
+    llvm::Type* i32 = LLVMType(DType::Int(32, lanes));
+    Value* bits = builder_.CreateBitCast(f, i32);
+    Value* lsb = builder_.CreateAnd(builder_.CreateLShr(bits, 16), 1);
+    Value* rounded = builder_.CreateAdd(bits, builder_.CreateAdd(lsb, llvm::ConstantInt::get(i32, 0x7fff)));
+    Value* is_nan = builder_.CreateFCmpUNO(f, f);
+    Value* quiet = builder_.CreateOr(bits, llvm::ConstantInt::get(i32, 0x00400000));
+    Value* chosen = builder_.CreateSelect(is_nan, quiet, rounded);
+    return builder_.CreateTrunc(builder_.CreateLShr(chosen, 16), LLVMType(DType::Int(16, lanes)));
+  }
+
+  Value* CastValue(Value* v, DType from, DType to) {
+    int lanes = to.lanes();
+    if (from.lanes() == 1 && lanes > 1) {
+      v = builder_.CreateVectorSplat(lanes, v);
+      from = from.with_lanes(lanes);
+    }
+    if (from == to) return v;
+    if (from.code() == ir::TypeCode::kBFloat) {
+      return CastValue(BFloat16ToFloat(v, lanes), DType::Float(32, lanes), to);
+    }
+    if (to.code() == ir::TypeCode::kBFloat) {
+      return FloatToBFloat16(CastValue(v, from, DType::Float(32, lanes)), lanes);
+    }
+    llvm::Type* type = LLVMType(to);
+    if (to.is_bool()) {
+      if (from.is_float()) return builder_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
+      return builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+    }
+    if (from.is_bool()) {
+      return to.is_float() ? builder_.CreateUIToFP(v, type) : builder_.CreateZExt(v, type);
+    }
+    if (from.is_float() && to.is_float()) return builder_.CreateFPCast(v, type);
+    if (from.is_float()) return to.is_uint() ? builder_.CreateFPToUI(v, type) : builder_.CreateFPToSI(v, type);
+    if (to.is_float()) return from.is_uint() ? builder_.CreateUIToFP(v, type) : builder_.CreateSIToFP(v, type);
+    if (from.is_handle() || to.is_handle()) {
+      AGATE_THROW(kUnsupported) << "kernel " << kernel_name_ << ": cast from " << from << " to " << to;
+    }
+    return builder_.CreateIntCast(v, type, from.is_int());
+  }
+
+  Value* VisitExpr_(const ir::Call* op, const Expr&) override {
+    DType t = op->dtype;
+    std::vector<Value*> args;
+    for (const Expr& a : op->args) args.push_back(VisitExpr(a));
+    if (op->op == ir::CallOp::kReinterpret) {
+      AGATE_REQUIRE(!t.is_bool() && !op->args[0].dtype().is_bool(), kUnsupported)
+          << "kernel " << kernel_name_ << ": reinterpret of bool values";
+      return builder_.CreateBitCast(args[0], LLVMType(t));
+    }
+    if (t.code() == ir::TypeCode::kBFloat) {
+      // Compute in float32 and round back.
+      std::vector<Value*> wide;
+      for (Value* a : args) wide.push_back(BFloat16ToFloat(a, t.lanes()));
+      return FloatToBFloat16(EmitCall(op->op, DType::Float(32, t.lanes()), wide), t.lanes());
+    }
+    return EmitCall(op->op, t, args);
+  }
+
+  Value* EmitCall(ir::CallOp call, DType t, const std::vector<Value*>& args) {
+    llvm::Type* type = LLVMType(t);
+    switch (call) {
+      case ir::CallOp::kAbs:
+        if (t.is_float()) return builder_.CreateIntrinsic(llvm::Intrinsic::fabs, {type}, args);
+        if (t.is_uint() || t.is_bool()) return args[0];
+        return builder_.CreateSelect(builder_.CreateICmpSLT(args[0], llvm::Constant::getNullValue(type)),
+                                     builder_.CreateNeg(args[0]), args[0]);
+      case ir::CallOp::kRound: return builder_.CreateIntrinsic(llvm::Intrinsic::nearbyint, {type}, args);
+      case ir::CallOp::kFma: return builder_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, args);
+      default: break;
+    }
+    std::string name = ir::CallOpName(call);
+    return EmitMathFunction(builder_, name, args);
+  }
+
+  Value* VisitExpr_(const ir::Ramp* op, const Expr&) override {
+    Value* base = VisitExpr(op->base);
+    Value* stride = VisitExpr(op->stride);
+    std::vector<llvm::Constant*> steps;
+    for (int i = 0; i < op->lanes; ++i) steps.push_back(llvm::ConstantInt::get(base->getType(), i));
+    Value* lanes = llvm::ConstantVector::get(steps);
+    Value* splat_base = builder_.CreateVectorSplat(op->lanes, base);
+    Value* splat_stride = builder_.CreateVectorSplat(op->lanes, stride);
+    return builder_.CreateAdd(splat_base, builder_.CreateMul(splat_stride, lanes));
+  }
+  Value* VisitExpr_(const ir::Broadcast* op, const Expr&) override {
+    return builder_.CreateVectorSplat(op->lanes, VisitExpr(op->value));
+  }
+  Value* VisitExpr_(const ir::Let* op, const Expr&) override {
+    Value* value = VisitExpr(op->value);
+    Bind(op->var.get(), value);
+    if (op->value.dtype().is_integer() && op->value.dtype().is_scalar()) state_->modular[op->var.get()] = Modular(op->value);
+    Value* body = VisitExpr(op->body);
+    Unbind(op->var.get());
+    return body;
+  }
+  Value* VisitExpr_(const ir::Load* op, const Expr&) override { return LoadFromMemory(op); }
+  Value* VisitExpr_(const ir::TensorRead* op, const Expr&) override {
+    AGATE_THROW(kInternal) << "kernel " << kernel_name_ << ": TensorRead of " << op->producer->producer_name()
+                           << " reached code generation; storage flattening must replace it by a Load";
+  }
+  Value* VisitExpr_(const ir::Reduce*, const Expr& self) override {
+    AGATE_THROW(kInternal) << "kernel " << kernel_name_ << ": Reduce reached code generation (" << ir::ToString(self)
+                           << "); lowering must turn it into loops";
+  }
+
+  // ------------------------------------------------------------------ statements
+
+  void VisitStmt_(const ir::LetStmt* op, const Stmt&) override {
+    Value* value = VisitExpr(op->value);
+    value->setName(op->var->name);
+    Bind(op->var.get(), value);
+    if (op->value.dtype().is_integer() && op->value.dtype().is_scalar()) state_->modular[op->var.get()] = Modular(op->value);
+    VisitStmt(op->body);
+    Unbind(op->var.get());
+  }
+
+  void VisitStmt_(const ir::AttrStmt* op, const Stmt&) override { VisitStmt(op->body); }
+
+  void VisitStmt_(const ir::AssertStmt* op, const Stmt&) override {
+    Value* condition = VisitExpr(op->condition);
+    llvm::BasicBlock* ok = llvm::BasicBlock::Create(context_, "assert_ok", state_->function);
+    llvm::MDBuilder md(context_);
+    builder_.CreateCondBr(condition, ok, FailBlock(), md.createBranchWeights(1 << 20, 1));
+    builder_.SetInsertPoint(ok);
+  }
+
+  void VisitStmt_(const ir::For* op, const Stmt& self) override {
+    if (op->for_kind == ir::ForKind::kParallel && state_->parallel_depth == 0) {
+      EmitParallelFor(op);
+      return;
+    }
+    AGATE_REQUIRE(op->for_kind != ir::ForKind::kThreadBinding, kUnsupported)
+        << "kernel " << kernel_name_ << ": loop " << op->var->name << " is bound to GPU thread " << op->thread_tag
+        << "; the LLVM CPU backend cannot run it (use a cuda target)";
+    Value* min = VisitExpr(op->min);
+    Value* extent = VisitExpr(op->extent);
+    EmitSerialLoop(op->var.get(), min, builder_.CreateAdd(min, extent), op->body, op->for_kind);
+  }
+
+  // for (var = begin; var < end; ++var) body, with loop metadata for the kind.
+  void EmitSerialLoop(const ir::VarNode* var, Value* begin, Value* end, const Stmt& body, ir::ForKind kind) {
+    llvm::Function* function = state_->function;
+    llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(context_, "for_" + var->name, function);
+    llvm::BasicBlock* body_block = llvm::BasicBlock::Create(context_, "for_body_" + var->name, function);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(context_, "for_end_" + var->name, function);
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(header);
+    llvm::PHINode* index = builder_.CreatePHI(begin->getType(), 2, var->name);
+    index->addIncoming(begin, preheader);
+    builder_.CreateCondBr(builder_.CreateICmpSLT(index, end), body_block, exit);
+    builder_.SetInsertPoint(body_block);
+    Bind(var, index);
+    VisitStmt(body);
+    Unbind(var);
+    Value* next = builder_.CreateAdd(index, llvm::ConstantInt::get(index->getType(), 1), "", /*HasNUW=*/true,
+                                     /*HasNSW=*/true);
+    llvm::BranchInst* back = builder_.CreateBr(header);
+    index->addIncoming(next, builder_.GetInsertBlock());
+    AddLoopMetadata(back, kind);
+    builder_.SetInsertPoint(exit);
+  }
+
+  void AddLoopMetadata(llvm::BranchInst* back_edge, ir::ForKind kind) {
+    const char* hint = kind == ir::ForKind::kVectorized ? "llvm.loop.vectorize.enable"
+                       : kind == ir::ForKind::kUnrolled ? "llvm.loop.unroll.enable"
+                                                        : nullptr;
+    if (hint == nullptr) return;
+    llvm::Metadata* option[] = {llvm::MDString::get(context_, hint),
+                                llvm::ConstantAsMetadata::get(builder_.getTrue())};
+    llvm::MDNode* option_node = llvm::MDNode::get(context_, option);
+    llvm::Metadata* fields[] = {nullptr, option_node};
+    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(context_, fields);
+    loop_id->replaceOperandWith(0, loop_id);
+    back_edge->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+  }
+
+  // Outlines `op` into `int32_t task(int32_t task_id, int32_t num_tasks, void* closure)`:
+  // the closure is a struct of the values the body uses from this function; task t
+  // runs iterations [t * chunk, min((t + 1) * chunk, extent)), chunk = ceil(extent / num_tasks).
+  void EmitParallelFor(const ir::For* op) {
+    Value* min = VisitExpr(op->min);
+    Value* extent = VisitExpr(op->extent);
+    llvm::Type* index_type = extent->getType();
+
+    FreeVarCollector collector;
+    collector.VisitStmt(op->body);
+    std::vector<const ir::VarNode*> captured;
+    for (const ir::VarNode* var : collector.vars) {
+      if (var != op->var.get() && state_->vars.count(var)) captured.push_back(var);
+    }
+    std::vector<llvm::Type*> fields = {llvm::PointerType::getUnqual(ctx_type_), index_type, index_type};
+    for (const ir::VarNode* var : captured) fields.push_back(state_->vars[var]->getType());
+    llvm::StructType* closure_type = llvm::StructType::create(context_, fields, "closure");
+
+    // The closure, filled in the kernel.
+    llvm::AllocaInst* closure = EntryAlloca(closure_type, 1, 8, "closure");
+    std::vector<Value*> values = {state_->ctx, min, extent};
+    for (const ir::VarNode* var : captured) values.push_back(state_->vars[var]);
+    for (size_t i = 0; i < values.size(); ++i) builder_.CreateStore(values[i], builder_.CreateStructGEP(closure_type, closure, i));
+
+    // The task function.
+    std::string task_name = kernel_name_ + "_parallel_" + std::to_string(parallel_count_++);
+    llvm::Function* task = llvm::Function::Create(task_type_, llvm::Function::InternalLinkage, task_name, *module_);
+    task->addFnAttr(llvm::Attribute::NoUnwind);
+    task->addParamAttr(2, llvm::Attribute::NoAlias);
+    FunctionState* outer = state_;
+    llvm::IRBuilderBase::InsertPoint outer_point = builder_.saveIP();
+    FunctionState task_state;
+    task_state.function = task;
+    task_state.parallel_depth = outer->parallel_depth + 1;
+    BeginFunction(&task_state);
+    Value* task_closure = builder_.CreateBitCast(task->getArg(2), llvm::PointerType::getUnqual(closure_type));
+    auto field = [&](size_t i) {
+      return builder_.CreateLoad(fields[i], builder_.CreateStructGEP(closure_type, task_closure, i));
+    };
+    task_state.ctx = field(0);
+    Value* task_min = field(1);
+    Value* task_extent = field(2);
+    for (size_t i = 0; i < captured.size(); ++i) {
+      Value* v = field(3 + i);
+      v->setName(captured[i]->name);
+      Bind(captured[i], v);
+      auto modular = outer->modular.find(captured[i]);
+      if (modular != outer->modular.end()) task_state.modular[captured[i]] = modular->second;
+    }
+    // Buffers keep their alignment knowledge in the task.
+    for (const ir::VarNode* var : captured) {
+      if (var->dtype.is_handle()) AssumeAlignedLike(var);
+    }
+    Value* task_id = builder_.CreateSExt(task->getArg(0), index_type);
+    Value* num_tasks = builder_.CreateSExt(task->getArg(1), index_type);
+    Value* one = llvm::ConstantInt::get(index_type, 1);
+    Value* chunk = builder_.CreateSDiv(builder_.CreateSub(builder_.CreateAdd(task_extent, num_tasks), one), num_tasks);
+    Value* begin = builder_.CreateMul(task_id, chunk);
+    Value* end = builder_.CreateAdd(begin, chunk);
+    Value* end_clamped = builder_.CreateSelect(builder_.CreateICmpSLT(end, task_extent), end, task_extent);
+    EmitSerialLoop(op->var.get(), builder_.CreateAdd(task_min, begin), builder_.CreateAdd(task_min, end_clamped),
+                   op->body, ir::ForKind::kSerial);
+    EndFunction();
+
+    // Back in the kernel: num_tasks = clamp(ctx->num_threads, 1, extent); status = parallel_for(...).
+    state_ = outer;
+    builder_.restoreIP(outer_point);
+    Value* threads_field = builder_.CreateStructGEP(ctx_type_, state_->ctx, 3);
+    Value* threads = builder_.CreateSExt(builder_.CreateLoad(builder_.getInt32Ty(), threads_field), index_type);
+    threads = builder_.CreateSelect(builder_.CreateICmpSLT(threads, one), one, threads);
+    if (target_.num_threads() > 0) {
+      Value* cap = llvm::ConstantInt::get(index_type, target_.num_threads());
+      threads = builder_.CreateSelect(builder_.CreateICmpSGT(threads, cap), cap, threads);
+    }
+    Value* tasks = builder_.CreateSelect(builder_.CreateICmpSLT(extent, threads), extent, threads);
+    Value* tasks32 = builder_.CreateTrunc(tasks, builder_.getInt32Ty());
+    llvm::BasicBlock* launch = llvm::BasicBlock::Create(context_, "parallel_launch", state_->function);
+    llvm::BasicBlock* after = llvm::BasicBlock::Create(context_, "parallel_done", state_->function);
+    builder_.CreateCondBr(builder_.CreateICmpSGT(tasks, llvm::ConstantInt::get(index_type, 0)), launch, after);
+    builder_.SetInsertPoint(launch);
+    Value* parallel_for =
+        builder_.CreateLoad(llvm::PointerType::getUnqual(parallel_for_type_), builder_.CreateStructGEP(ctx_type_, state_->ctx, 1));
+    Value* pool = builder_.CreateLoad(I8Ptr(), builder_.CreateStructGEP(ctx_type_, state_->ctx, 2));
+    Value* status = builder_.CreateCall(parallel_for_type_, parallel_for,
+                                        {pool, task, builder_.CreateBitCast(closure, I8Ptr()), tasks32});
+    // A failed task (assert) fails the kernel with the task's status.
+    llvm::BasicBlock* failed = llvm::BasicBlock::Create(context_, "parallel_failed", state_->function);
+    builder_.CreateCondBr(builder_.CreateICmpEQ(status, builder_.getInt32(0)), after, failed);
+    builder_.SetInsertPoint(failed);
+    builder_.CreateRet(status);
+    builder_.SetInsertPoint(after);
+  }
+
+  void AssumeAlignedLike(const ir::VarNode* data) {
+    auto it = buffer_alignment_.find(data);
+    if (it != buffer_alignment_.end() && it->second > 1) {
+      builder_.CreateAlignmentAssumption(module_->getDataLayout(), state_->vars[data], it->second);
+    }
+  }
+
+  void VisitStmt_(const ir::IfThenElse* op, const Stmt&) override {
+    Value* condition = VisitExpr(op->condition);
+    llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, "if_then", state_->function);
+    llvm::BasicBlock* else_block = op->else_case.defined() ? llvm::BasicBlock::Create(context_, "if_else", state_->function)
+                                                           : nullptr;
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "if_end", state_->function);
+    builder_.CreateCondBr(condition, then_block, else_block ? else_block : done);
+    builder_.SetInsertPoint(then_block);
+    VisitStmt(op->then_case);
+    builder_.CreateBr(done);
+    if (else_block) {
+      builder_.SetInsertPoint(else_block);
+      VisitStmt(op->else_case);
+      builder_.CreateBr(done);
+    }
+    builder_.SetInsertPoint(done);
+  }
+
+  void VisitStmt_(const ir::Store* op, const Stmt&) override {
+    if (!SplitStore(op)) StoreToMemory(op);
+  }
+
+  // LLVM widens vectors of a non-power-of-two length to the next power of two
+  // (a 40-lane accumulator takes 4 zmm registers instead of 2.5, and register
+  // tiles spill). Such stores are emitted as power-of-two pieces instead: 40 ->
+  // 32 + 8 lanes, each a sliced copy of the value expression.
+  bool SplitStore(const ir::Store* op) {
+    int lanes = op->value.dtype().lanes();
+    if (lanes <= 1 || (lanes & (lanes - 1)) == 0) return false;
+    if (!ReadsOnlyAt(op->value, op->buffer->data.get(), op->index)) return false;
+    std::vector<std::pair<Expr, std::pair<Expr, Expr>>> pieces;  // value, (index, predicate)
+    for (int offset = 0; offset < lanes;) {
+      int piece = 1;
+      while (piece * 2 <= lanes - offset) piece *= 2;
+      Expr value = SliceLanes(op->value, offset, piece);
+      Expr index = SliceLanes(op->index, offset, piece);
+      Expr predicate = op->predicate.defined() ? SliceLanes(op->predicate, offset, piece) : Expr();
+      if (!value.defined() || !index.defined() || (op->predicate.defined() && !predicate.defined())) return false;
+      pieces.push_back({value, {index, predicate}});
+      offset += piece;
+    }
+    for (const auto& [value, where] : pieces) {
+      StoreToMemory(ir::Store::make(op->buffer, value, where.first, where.second).as<ir::Store>());
+    }
+    return true;
+  }
+
+  uint64_t StackLimitBytes() const { return target_.is_bare_metal() ? (64u << 10) : (4u << 20); }
+
+  void VisitStmt_(const ir::Allocate* op, const Stmt&) override {
+    const ir::Buffer& buffer = op->buffer;
+    DType element = buffer->dtype;
+    llvm::Type* element_type = MemoryType(element.element_of());
+    Value* data = nullptr;
+    // Stack buffers get the larger of the Allocate's and the Buffer's alignment.
+    uint64_t alignment = static_cast<uint64_t>(std::max({op->alignment, buffer->alignment, 1}));
+    if (op->scope == ir::MemoryScope::kWorkspace) {
+      AGATE_REQUIRE(op->workspace_offset >= 0, kInternal)
+          << "kernel " << kernel_name_ << ": workspace buffer " << buffer->name << " has no workspace offset";
+      AGATE_REQUIRE(state_->parallel_depth == 0, kInternal)
+          << "kernel " << kernel_name_ << ": workspace buffer " << buffer->name
+          << " is allocated inside a parallel loop; each task needs its own (scope local)";
+      Value* workspace = builder_.CreateLoad(I8Ptr(), builder_.CreateStructGEP(ctx_type_, state_->ctx, 4));
+      data = builder_.CreateInBoundsGEP(builder_.getInt8Ty(), workspace, builder_.getInt64(op->workspace_offset),
+                                        buffer->name);
+      uint64_t offset = static_cast<uint64_t>(op->workspace_offset);
+      uint64_t offset_align = offset == 0 ? 64 : (offset & (~offset + 1));
+      alignment = std::min<uint64_t>(64, offset_align);
+    } else {
+      AGATE_REQUIRE(op->scope == ir::MemoryScope::kLocal || op->scope == ir::MemoryScope::kShared, kUnsupported)
+          << "kernel " << kernel_name_ << ": buffer " << buffer->name << " allocated in scope "
+          << ir::MemoryScopeName(op->scope);
+      int64_t count = 0;
+      Expr elements = op->NumElements();
+      if (ir::is_const_int(elements, &count)) {
+        uint64_t bytes = static_cast<uint64_t>(count) * static_cast<uint64_t>(element.element_bytes());
+        AGATE_REQUIRE(bytes <= StackLimitBytes(), kResourceExhausted)
+            << "kernel " << kernel_name_ << ": local buffer " << buffer->name << " needs " << bytes
+            << " bytes of stack, more than the " << StackLimitBytes() << " allowed on " << target_.triple()
+            << "; schedule it into the workspace instead";
+        data = EntryAlloca(element_type, static_cast<uint64_t>(std::max<int64_t>(count, 1)), alignment, buffer->name);
+      } else {
+        AGATE_THROW(kUnsupported) << "kernel " << kernel_name_ << ": local buffer " << buffer->name
+                                  << " has a size known only at run time (" << ir::ToString(elements)
+                                  << "); stack buffers need a constant size";
+      }
+      data = builder_.CreateBitCast(data, I8Ptr());
+    }
+    buffer_alignment_[buffer->data.get()] = alignment;
+    Bind(buffer->data.get(), data);
+    VisitStmt(op->body);
+    Unbind(buffer->data.get());
+  }
+
+  void VisitStmt_(const ir::Seq* op, const Stmt&) override {
+    for (const Stmt& s : op->stmts) VisitStmt(s);
+  }
+  void VisitStmt_(const ir::Evaluate* op, const Stmt&) override { VisitExpr(op->value); }
+  void VisitStmt_(const ir::Provide* op, const Stmt&) override {
+    AGATE_THROW(kInternal) << "kernel " << kernel_name_ << ": Provide to " << op->producer->producer_name()
+                           << " reached code generation; storage flattening must replace it by a Store";
+  }
+  void VisitStmt_(const ir::Realize* op, const Stmt&) override {
+    AGATE_THROW(kInternal) << "kernel " << kernel_name_ << ": Realize of " << op->producer->producer_name()
+                           << " reached code generation; storage flattening must replace it by an Allocate";
+  }
+
+  struct AliasInfo {
+    llvm::MDNode* scope = nullptr;
+    llvm::MDNode* noalias = nullptr;
+  };
+
+  const target::Target& target_;
+  llvm::LLVMContext& context_;
+  llvm::IRBuilder<> builder_;
+  std::unique_ptr<llvm::TargetMachine> machine_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::StructType* ctx_type_ = nullptr;
+  llvm::FunctionType* task_type_ = nullptr;
+  llvm::FunctionType* parallel_for_type_ = nullptr;
+  llvm::MDNode* alias_domain_ = nullptr;
+  std::unordered_map<const ir::VarNode*, AliasInfo> scopes_;
+  std::unordered_map<const ir::VarNode*, uint64_t> buffer_alignment_;
+  FunctionState* state_ = nullptr;
+  std::string kernel_name_;
+  int parallel_count_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> GenerateLLVM(const std::vector<ir::LoweredFunc>& funcs, const target::Target& target,
+                                           llvm::LLVMContext* context) {
+  CodeGenLLVM codegen(target, context);
+  for (const ir::LoweredFunc& func : funcs) codegen.AddFunction(func);
+  return codegen.Finish();
+}
+
+}  // namespace codegen
+}  // namespace agate

@@ -1,0 +1,255 @@
+// CodeGenLLVM on hand-built kernels: run on the host (1 and 2 threads), check the
+// generated code's shape (vector width, alignment, FMA, no libm calls, parallel
+// outlining), run the AArch64 object under qemu, and link Cortex-M objects with
+// the Arm embedded toolchain.
+#include "core/codegen/llvm/codegen_llvm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/codegen/llvm/build_llvm.h"
+#include "core/codegen/llvm/test_kernels.h"
+#include "core/ir/buffer.h"
+#include "core/ir/stmt.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace codegen {
+namespace {
+
+using testing::AllKernelCases;
+using testing::AllKernelFuncs;
+using testing::KernelCase;
+
+TEST(CodeGenLLVMTest, EveryKernelMatchesItsReferenceOnTheHost) {
+  HostKernels kernels = HostKernels::Build(AllKernelFuncs());
+  for (const KernelCase& c : AllKernelCases()) {
+    for (int threads : {1, 2, 4}) {
+      EXPECT_EQ(testing::RunAndCheck(c, kernels.Get(c.func.name), threads), "") << c.func.name << ", " << threads << " threads";
+    }
+  }
+}
+
+TEST(CodeGenLLVMTest, GeneratedCodeKeepsTheScheduleDecisions) {
+  target::Target host = target::Target::Host();
+  LLVMBuildOptions options;
+  options.keep_assembly = true;
+  options.keep_llvm_ir = true;
+  LLVMArtifacts artifacts = BuildLLVMObject(AllKernelFuncs(), host, options);
+  const std::string& ir = artifacts.llvm_ir;
+  // Parallel loops are outlined and launched through the context.
+  EXPECT_NE(ir.find("define internal i32 @matmul_tiled_parallel_0(i32"), std::string::npos) << ir;
+  // Buffers carry alias scopes; the argument array is noalias.
+  EXPECT_NE(ir.find("!alias.scope"), std::string::npos);
+  EXPECT_NE(ir.find("@matmul_tiled(i8** noalias"), std::string::npos);
+  // The matmul's 16-lane accesses of B and C are provably 64-byte aligned.
+  EXPECT_NE(ir.find("<16 x float>"), std::string::npos);
+  EXPECT_NE(ir.find("align 64, !alias.scope"), std::string::npos);
+  // Non-power-of-two vectors are split into power-of-two pieces.
+  EXPECT_EQ(ir.find("<40 x float>"), std::string::npos);
+  EXPECT_EQ(ir.find("<7 x float>"), std::string::npos);
+  EXPECT_NE(ir.find("<32 x float>"), std::string::npos);
+  // Math expands inline: no libm calls anywhere.
+  for (const char* libm : {"@expf", "@tanhf", "@erff", "@logf", "@llvm.exp.", "@llvm.log."}) {
+    EXPECT_EQ(ir.find(libm), std::string::npos) << libm;
+  }
+  if (host.HasFeature("avx512f")) {
+    EXPECT_NE(artifacts.assembly.find("vfmadd231ps\t%zmm"), std::string::npos) << "expected 512-bit FMAs";
+  } else if (host.HasFeature("fma")) {
+    EXPECT_NE(artifacts.assembly.find("vfmadd"), std::string::npos);
+  }
+}
+
+TEST(CodeGenLLVMTest, FastMathFlagsFollowTheTarget) {
+  std::vector<ir::LoweredFunc> funcs = {AllKernelCases()[0].func};
+  llvm::LLVMContext context;
+  auto strict = GenerateLLVM(funcs, target::Target::Parse("llvm"), &context);
+  auto fast = GenerateLLVM(funcs, target::Target::Parse("llvm -fast-math"), &context);
+  std::string strict_ir, fast_ir;
+  llvm::raw_string_ostream(strict_ir) << *strict;
+  llvm::raw_string_ostream(fast_ir) << *fast;
+  EXPECT_EQ(strict_ir.find("fmul fast"), std::string::npos);
+  EXPECT_NE(strict_ir.find("fmul contract"), std::string::npos);
+  EXPECT_NE(fast_ir.find("fmul fast"), std::string::npos);
+}
+
+// Lowering contract violations and unsupported IR are errors, not crashes.
+TEST(CodeGenLLVMTest, BadIRIsReportedWithTheKernelName) {
+  using namespace ir;  // NOLINT
+  Buffer x = CreateBuffer("X", DType::Float(32), {Expr(4)});
+  Var i("i"), unbound("n");
+  auto expect_error = [](const LoweredFunc& f, StatusCode code, const std::string& fragment) {
+    llvm::LLVMContext context;
+    try {
+      GenerateLLVM({f}, target::Target::Host(), &context);
+      ADD_FAILURE() << f.name << " generated";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(e.message().find(fragment), std::string::npos) << e.what();
+      EXPECT_NE(e.message().find(f.name), std::string::npos) << e.what();
+    }
+  };
+  expect_error(LoweredFunc{"unbound_var", {x}, Store::make(x, Expr(1.0f), unbound), 0}, StatusCode::kInternal, "'n'");
+  expect_error(LoweredFunc{"gpu_loop", {x}, For::make(i, 0, 4, ForKind::kThreadBinding, Store::make(x, Expr(1.0f), i), "threadIdx.x"), 0},
+               StatusCode::kUnsupported, "threadIdx.x");
+  Buffer huge = CreateBuffer("huge", DType::Float(32), {Expr(int64_t{1} << 24)}, MemoryScope::kLocal);
+  expect_error(LoweredFunc{"huge_stack", {x},
+                           Allocate::make(huge, {Expr(int64_t{1} << 24)}, 64, MemoryScope::kLocal,
+                                          Store::make(x, Load::make(huge, Expr(int64_t{0})), Expr(int64_t{0}))),
+                           0},
+               StatusCode::kResourceExhausted, "huge");
+  ir::LoweredFunc twice{"twice", {x}, Store::make(x, Expr(1.0f), Expr(int64_t{0})), 0};
+  llvm::LLVMContext context;
+  try {
+    GenerateLLVM({twice, twice}, target::Target::Host(), &context);
+    ADD_FAILURE() << "duplicate kernel names accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+  }
+}
+
+// float16 and bfloat16 are storage types: converted to and from float32 (bfloat16
+// with round-to-nearest-even on its 16 high bits), vectors included.
+TEST(CodeGenLLVMTest, HalfAndBFloat16Conversions) {
+  using namespace ir;  // NOLINT
+  const int n = 32;
+  Buffer x = CreateBuffer("X", DType::Float(32), {Expr(n)});
+  Buffer h = CreateBuffer("H", DType::Float(16), {Expr(n)});
+  Buffer b = CreateBuffer("Bf", DType::BFloat16(), {Expr(n)});
+  Buffer y = CreateBuffer("Y", DType::Float(32), {Expr(n)});
+  Var i("i");
+  Expr lanes = Ramp::make(i * 16, Expr(int64_t{1}), 16);
+  Stmt body = For::make(
+      i, 0, n / 16, ForKind::kSerial,
+      Seq::make({Store::make(h, cast(DType::Float(16, 16), Load::make(x, lanes)), lanes),
+                 Store::make(b, cast(DType::BFloat16(16), Load::make(x, lanes)), lanes),
+                 Store::make(y,
+                             cast(DType::Float(32, 16), Load::make(h, lanes)) + cast(DType::Float(32, 16), Load::make(b, lanes)),
+                             lanes)}));
+  HostKernels kernels = HostKernels::Build({LoweredFunc{"half_types", {x, h, b, y}, body, 0}});
+  testing::HostArray xs(DType::Float(32), n), hs(DType::Float(16), n), bs(DType::BFloat16(), n), ys(DType::Float(32), n);
+  for (int k = 0; k < n; ++k) xs.as<float>()[k] = (k - 16) * 0.3712f + 0.001f * k;
+  void* args[4] = {xs.data(), hs.data(), bs.data(), ys.data()};
+  testing::TestContext context(1, 0);
+  ASSERT_EQ(kernels.Get("half_types")(args, &context.ctx), 0);
+  for (int k = 0; k < n; ++k) {
+    float v = xs.as<float>()[k];
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    uint16_t want_bf16 = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+    EXPECT_EQ(bs.as<uint16_t>()[k], want_bf16) << k;
+    EXPECT_NEAR(ys.as<float>()[k], 2 * v, 2 * std::fabs(v) * (1.0 / 256 + 1.0 / 2048) + 1e-6) << k;
+  }
+}
+
+TEST(CodeGenLLVMTest, HostKernelsRefuseFeaturesTheHostLacks) {
+  target::Target host = target::Target::Host();
+  if (host.arch() != target::Arch::kX86_64 || host.HasFeature("avx512fp16")) {
+    GTEST_SKIP() << "needs an x86-64 host without AVX512-FP16";
+  }
+  try {
+    HostKernels::Build({AllKernelCases()[0].func}, target::Target::Parse("llvm -mcpu=sapphirerapids"));
+    ADD_FAILURE() << "built code this CPU cannot run";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("does not have"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CodeGenLLVMTest, SharedObjectsForLinuxTargetsOnly) {
+  // ld.lld links AArch64 shared objects on any host.
+  std::string so = BuildLLVMSharedObject(AllKernelFuncs(), target::Target::Parse("llvm -mtriple=aarch64-linux-gnu"));
+  ASSERT_GT(so.size(), 64u);
+  EXPECT_EQ(so.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(so[16], 3) << "ET_DYN";
+  uint16_t machine = 0;
+  std::memcpy(&machine, so.data() + 18, 2);
+  EXPECT_EQ(machine, 183) << "EM_AARCH64";
+  try {
+    BuildLLVMSharedObject(AllKernelFuncs(), target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4"));
+    ADD_FAILURE() << "a bare-metal shared object was built";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("firmware"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CodeGenLLVMTest, AArch64KernelsRunUnderQemu) {
+  if (!testing::HaveTool("aarch64-linux-gnu-gcc") || !testing::HaveTool("qemu-aarch64-static")) {
+    GTEST_SKIP() << "needs aarch64-linux-gnu-gcc (gcc-aarch64-linux-gnu) and qemu-aarch64-static (qemu-user-static)";
+  }
+  std::string dir = testing::MakeTempDir();
+  target::Target a64 = target::Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  testing::WriteTextFile(dir + "/kernels.o", BuildLLVMObject(AllKernelFuncs(), a64).object);
+  testing::WriteTextFile(dir + "/driver.c", testing::DriverSource(AllKernelFuncs()));
+  std::string log;
+  int status = testing::RunCommand("aarch64-linux-gnu-gcc -std=c99 -O1 -static -I" + testing::KernelAbiIncludeDir() + " " +
+                                       dir + "/driver.c " + dir + "/kernels.o -o " + dir + "/driver -lm",
+                                   &log);
+  ASSERT_EQ(status, 0) << log;
+  for (const KernelCase& c : AllKernelCases()) {
+    std::vector<testing::HostArray> args = c.make_args();
+    testing::WriteArgsFile(dir + "/in.bin", args, static_cast<uint64_t>(c.func.workspace_bytes));
+    std::string run_log;
+    ASSERT_EQ(testing::RunCommand("qemu-aarch64-static " + dir + "/driver " + c.func.name + " " + dir + "/in.bin " + dir +
+                                      "/out.bin",
+                                  &run_log),
+              0)
+        << run_log;
+    int32_t kernel_status = testing::ReadResultsFile(dir + "/out.bin", &args);
+    EXPECT_EQ(testing::CheckOutputs(c, kernel_status, args), "") << "aarch64 " << c.func.name;
+  }
+}
+
+TEST(CodeGenLLVMTest, CortexMObjectsLinkIntoFirmware) {
+  if (!testing::HaveTool("arm-none-eabi-gcc")) GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi)";
+  struct Case {
+    const char* target;
+    const char* gcc_flags;
+  };
+  for (const Case& c : {Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard",
+                             "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"},
+                        Case{"llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33",
+                             "-mcpu=cortex-m33 -mthumb -mfloat-abi=soft"}}) {
+    std::string dir = testing::MakeTempDir();
+    target::Target target = target::Target::Parse(c.target);
+    LLVMBuildOptions options;
+    options.keep_assembly = true;
+    LLVMArtifacts artifacts = BuildLLVMObject(AllKernelFuncs(), target, options);
+    EXPECT_EQ(artifacts.assembly.find("bl\texpf"), std::string::npos) << c.target;
+    testing::WriteTextFile(dir + "/kernels.o", artifacts.object);
+    testing::WriteTextFile(dir + "/driver.c", testing::DriverSource(AllKernelFuncs()));
+    std::string log;
+    int status = testing::RunCommand(std::string("arm-none-eabi-gcc -std=c99 -O1 ") + c.gcc_flags + " -specs=nosys.specs -I" +
+                                         testing::KernelAbiIncludeDir() + " " + dir + "/driver.c " + dir +
+                                         "/kernels.o -o " + dir + "/firmware.elf -lm",
+                                     &log);
+    EXPECT_EQ(status, 0) << c.target << ":\n" << log;
+    EXPECT_EQ(log.find("uses VFP register arguments"), std::string::npos) << log;
+  }
+}
+
+TEST(CodeGenLLVMTest, CortexM4KernelsRunOnQemuMps2) {
+  if (!testing::HaveCortexM4Emulation()) {
+    GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi) and qemu-system-arm (qemu-system-arm)";
+  }
+  std::string dir = testing::MakeTempDir();
+  target::Target m4 = target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard");
+  testing::WriteTextFile(dir + "/kernels.o", BuildLLVMObject(AllKernelFuncs(), m4).object);
+  std::string log = testing::LinkCortexM4Firmware(dir, {dir + "/kernels.o"}, AllKernelFuncs());
+  ASSERT_EQ(log, "");
+  for (const KernelCase& c : AllKernelCases()) {
+    std::vector<testing::HostArray> args = c.make_args();
+    testing::WriteArgsFile(dir + "/in.bin", args, static_cast<uint64_t>(c.func.workspace_bytes));
+    std::string run_log;
+    ASSERT_EQ(testing::RunCortexM4Firmware(dir, c.func.name, &run_log), 0) << c.func.name << ": " << run_log;
+    int32_t status = testing::ReadResultsFile(dir + "/out.bin", &args);
+    EXPECT_EQ(testing::CheckOutputs(c, status, args), "") << "cortex-m4 " << c.func.name;
+  }
+}
+
+}  // namespace
+}  // namespace codegen
+}  // namespace agate

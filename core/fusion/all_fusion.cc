@@ -1,0 +1,89 @@
+// The `all` policy: naive maximal-granularity fusion. Every producer-consumer
+// edge between non-opaque operators is fused, in topological order, unless the
+// merged group would (a) hold two anchors (complex or reduction ops: one
+// kernel has one schedule) or (b) make the group graph cyclic (a path leaving
+// the group and coming back through another group).
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+
+#include "core/fusion/fusion.h"
+#include "core/fusion/node_graph.h"
+
+namespace agate {
+namespace fusion {
+namespace {
+
+using graph::OpKind;
+
+bool IsAnchorKind(OpKind kind) { return kind == OpKind::kReduction || kind == OpKind::kOutEWiseFusable; }
+
+class AllFuser {
+ public:
+  explicit AllFuser(const graph::Graph& graph) : g_(graph), parent_(g_.size()), anchors_(g_.size(), 0) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+    for (int i = 0; i < g_.size(); ++i) anchors_[i] = IsAnchorKind(g_.kinds[i]) ? 1 : 0;
+  }
+
+  Partition Run() {
+    for (int c = 0; c < g_.size(); ++c) {
+      if (g_.kinds[c] == OpKind::kOpaque) continue;
+      for (int p : g_.producers[c]) {
+        if (g_.kinds[p] == OpKind::kOpaque) continue;
+        int a = Find(p), b = Find(c);
+        if (a == b || anchors_[a] + anchors_[b] > 1 || ReachesThroughOther(a, b)) continue;
+        parent_[a] = b;
+        anchors_[b] += anchors_[a];
+      }
+    }
+    std::map<int, std::vector<int>> groups;
+    for (int i = 0; i < g_.size(); ++i) groups[Find(i)].push_back(i);
+    Partition partition;
+    for (auto& [root, nodes] : groups) partition.push_back(nodes);
+    return partition;
+  }
+
+ private:
+  int Find(int i) { return parent_[i] == i ? i : parent_[i] = Find(parent_[i]); }
+
+  // True when some path from group `a` to group `b` passes through a third group.
+  bool ReachesThroughOther(int a, int b) {
+    std::vector<bool> seen(g_.size(), false);
+    std::vector<int> stack;
+    // Start from the nodes outside a and b that a feeds.
+    for (int v = 0; v < g_.size(); ++v) {
+      if (Find(v) != a) continue;
+      for (int c : g_.consumers[v]) {
+        int gc = Find(c);
+        if (gc != a && gc != b && !seen[c]) {
+          seen[c] = true;
+          stack.push_back(c);
+        }
+      }
+    }
+    while (!stack.empty()) {
+      int v = stack.back();
+      stack.pop_back();
+      for (int c : g_.consumers[v]) {
+        if (Find(c) == b) return true;
+        if (!seen[c] && Find(c) != a) {
+          seen[c] = true;
+          stack.push_back(c);
+        }
+      }
+    }
+    return false;
+  }
+
+  NodeGraph g_;
+  std::vector<int> parent_;
+  std::vector<int> anchors_;  // valid at roots
+};
+
+}  // namespace
+
+Partition PartitionAll(const graph::Graph& graph) { return AllFuser(graph).Run(); }
+
+}  // namespace fusion
+}  // namespace agate

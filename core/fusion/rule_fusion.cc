@@ -1,0 +1,152 @@
+// The `rule` policy: TVM's operator-kind fusion over the post-dominator tree.
+//
+// For each node in topological order, its immediate post-dominator `dom` (the
+// nearest node every path to the graph outputs passes through) is the only
+// place it may fuse into, and only when every node on every path between them
+// satisfies the kind condition of its phase: phase 0 fuses complex
+// out-elementwise-fusable ops with their elementwise successors and
+// elementwise/broadcast ops into injective or reduction consumers; phase 1
+// fuses injective ops together.
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "core/fusion/fusion.h"
+#include "core/fusion/node_graph.h"
+
+namespace agate {
+namespace fusion {
+namespace {
+
+using graph::OpKind;
+
+// Immediate post-dominators; -1 when a node reaches a graph output directly or is dead.
+std::vector<int> PostDominators(const NodeGraph& g) {
+  int n = g.size();
+  std::vector<int> ipdom(n, -1), depth(n, 0);
+  auto lca = [&](int a, int b) {
+    while (a != b) {
+      if (a < 0 || b < 0) return -1;
+      if (depth[a] < depth[b]) std::swap(a, b);
+      a = ipdom[a];
+    }
+    return a;
+  };
+  for (int i = n - 1; i >= 0; --i) {
+    if (g.feeds_output[i] || g.consumers[i].empty()) {
+      ipdom[i] = -1;
+      depth[i] = 1;
+      continue;
+    }
+    int dom = g.consumers[i][0];
+    for (size_t k = 1; k < g.consumers[i].size() && dom >= 0; ++k) dom = lca(dom, g.consumers[i][k]);
+    ipdom[i] = dom;
+    depth[i] = dom < 0 ? 1 : depth[dom] + 1;
+  }
+  return ipdom;
+}
+
+class RuleFuser {
+ public:
+  explicit RuleFuser(const graph::Graph& graph)
+      : graph_(graph), g_(graph), parent_(g_.size()), pattern_(g_.kinds) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+
+  Partition Run() {
+    std::vector<int> ipdom = PostDominators(g_);
+    for (int phase = 0; phase < 2; ++phase) {
+      for (int i = 0; i < g_.size(); ++i) {
+        int dom = ipdom[i];
+        if (dom < 0 || Find(i) == Find(dom)) continue;
+        OpKind group = pattern_[Find(i)];
+        if (group == OpKind::kOpaque || group == OpKind::kReduction) continue;
+        OpKind path = PathPattern(i, dom);
+        if (group == OpKind::kOutEWiseFusable) {
+          // Only shape-preserving successors: a broadcast that expands the anchor's output would
+          // recompute the anchor for every copy (TVM's "elementwise edge" condition).
+          if (phase != 0 || path > OpKind::kBroadcast || !KeepsShape(i, dom)) continue;
+          Fuse(i, dom, [](OpKind kind, bool) { return kind <= OpKind::kBroadcast; });
+        } else if (group <= OpKind::kBroadcast) {
+          if (!(path <= OpKind::kInjective || path == OpKind::kReduction)) continue;
+          Fuse(i, dom, [](OpKind kind, bool is_sink) {
+            return is_sink ? (kind <= OpKind::kInjective || kind == OpKind::kReduction) : kind <= OpKind::kInjective;
+          });
+        } else if (group == OpKind::kInjective) {
+          if (phase != 1) continue;
+          Fuse(i, dom, [](OpKind kind, bool) { return kind <= OpKind::kInjective; });
+        }
+      }
+    }
+    std::map<int, std::vector<int>> groups;
+    for (int i = 0; i < g_.size(); ++i) groups[Find(i)].push_back(i);
+    Partition partition;
+    for (auto& [root, nodes] : groups) partition.push_back(nodes);
+    return partition;
+  }
+
+ private:
+  int Find(int i) { return parent_[i] == i ? i : parent_[i] = Find(parent_[i]); }
+
+  // Nodes strictly after `src` on paths to `sink`, sink included.
+  std::vector<int> PathNodes(int src, int sink) {
+    std::vector<int> on_path;
+    std::vector<int> state(g_.size(), 0);  // 0 unvisited, 1 reaches sink, 2 does not
+    std::function<bool(int)> visit = [&](int v) -> bool {
+      if (v == sink) return true;
+      if (state[v]) return state[v] == 1;
+      bool reaches = false;
+      for (int c : g_.consumers[v])
+        if (c <= sink && visit(c)) reaches = true;
+      state[v] = reaches ? 1 : 2;
+      if (reaches && v != src) on_path.push_back(v);
+      return reaches;
+    };
+    visit(src);
+    on_path.push_back(sink);
+    return on_path;
+  }
+
+  bool KeepsShape(int src, int sink) {
+    const graph::Shape& shape = graph_.TypeOf(graph_.nodes[src].outputs[0]).shape;
+    for (int v : PathNodes(src, sink))
+      if (graph_.TypeOf(graph_.nodes[v].outputs[0]).shape != shape) return false;
+    return true;
+  }
+
+  OpKind PathPattern(int src, int sink) {
+    OpKind kind = OpKind::kElemWise;
+    for (int v : PathNodes(src, sink)) kind = std::max(kind, g_.kinds[v]);
+    return kind;
+  }
+
+  void Fuse(int src, int sink, const std::function<bool(OpKind, bool)>& allowed) {
+    std::vector<int> path = PathNodes(src, sink);
+    for (int v : path)
+      if (!allowed(pattern_[Find(v)], v == sink)) return;
+    int target = Find(sink);
+    OpKind kind = pattern_[target];
+    for (int v : path) kind = std::max(kind, pattern_[Find(v)]);
+    kind = std::max(kind, pattern_[Find(src)]);
+    for (int v : path) Union(v, target);
+    Union(src, target);
+    pattern_[Find(target)] = kind;
+  }
+
+  void Union(int a, int target) {
+    int ra = Find(a), rt = Find(target);
+    if (ra != rt) parent_[ra] = rt;
+  }
+
+  const graph::Graph& graph_;
+  NodeGraph g_;
+  std::vector<int> parent_;
+  std::vector<OpKind> pattern_;  // valid at roots
+};
+
+}  // namespace
+
+Partition PartitionRule(const graph::Graph& graph) { return RuleFuser(graph).Run(); }
+
+}  // namespace fusion
+}  // namespace agate

@@ -1,0 +1,138 @@
+// Elementwise and broadcasting operators: unary math and activations, binary
+// arithmetic/comparison/logic with numpy broadcasting, variadic Max/Min/Sum/Mean,
+// Clip, Where, Cast.
+#include <algorithm>
+
+#include "core/graph/op_registry.h"
+#include "core/graph/shape_rules.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+std::vector<TensorType> SameAsFirst(const InferContext& ctx) { return {ctx.input(0)}; }
+
+std::vector<TensorType> BoolOfFirst(const InferContext& ctx) {
+  return {TensorType{DType::Bool(), ctx.input(0).shape}};
+}
+
+// Output shape: every present input broadcast together; dtype: input 0's (or bool).
+InferFn Broadcasting(bool bool_result) {
+  return [bool_result](const InferContext& ctx) {
+    Shape shape = ctx.input(0).shape;
+    for (int i = 1; i < ctx.num_inputs(); ++i) {
+      if (!ctx.has_input(i)) continue;
+      shape = BroadcastShapes(shape, ctx.input(i).shape, ctx.node().Describe());
+    }
+    return std::vector<TensorType>{TensorType{bool_result ? DType::Bool() : ctx.input(0).dtype, shape}};
+  };
+}
+
+// Arithmetic requires equal operand dtypes (ONNX's type constraint T).
+InferFn SameDTypeBroadcasting(bool bool_result, int first_checked = 0) {
+  InferFn broadcast = Broadcasting(bool_result);
+  return [broadcast, first_checked](const InferContext& ctx) {
+    for (int i = first_checked + 1; i < ctx.num_inputs(); ++i) {
+      if (!ctx.has_input(i)) continue;
+      AGATE_REQUIRE(ctx.input(i).dtype == ctx.input(first_checked).dtype, kInvalidArgument)
+          << ctx.node().Describe() << ": input " << i << " is " << ctx.input(i).dtype << " but input "
+          << first_checked << " is " << ctx.input(first_checked).dtype;
+    }
+    return broadcast(ctx);
+  };
+}
+
+OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
+          InferFn infer) {
+  OpDef def;
+  def.op = op;
+  def.kind = kind;
+  def.min_inputs = min_inputs;
+  def.max_inputs = max_inputs;
+  def.attributes = std::move(attrs);
+  def.infer = std::move(infer);
+  return def;
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(OpRegistry* r) {
+  for (const char* op : {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf",
+                         "Exp", "Floor", "Log", "Neg", "Reciprocal", "Round", "Sigmoid", "Sign", "Sin", "Sinh",
+                         "Sqrt", "Tan", "Tanh", "Relu", "HardSwish", "Softplus", "Softsign", "Not", "Identity"}) {
+    r->Register(Def(op, OpKind::kElemWise, 1, 1, {}, SameAsFirst));
+  }
+  r->Register(Def("LeakyRelu", OpKind::kElemWise, 1, 1, {"alpha"}, SameAsFirst));
+  r->Register(Def("Elu", OpKind::kElemWise, 1, 1, {"alpha"}, SameAsFirst));
+  r->Register(Def("Celu", OpKind::kElemWise, 1, 1, {"alpha"}, SameAsFirst));
+  r->Register(Def("Selu", OpKind::kElemWise, 1, 1, {"alpha", "gamma"}, SameAsFirst));
+  r->Register(Def("ThresholdedRelu", OpKind::kElemWise, 1, 1, {"alpha"}, SameAsFirst));
+  r->Register(Def("HardSigmoid", OpKind::kElemWise, 1, 1, {"alpha", "beta"}, SameAsFirst));
+  r->Register(Def("Shrink", OpKind::kElemWise, 1, 1, {"bias", "lambd"}, SameAsFirst));
+  r->Register(Def("IsNaN", OpKind::kElemWise, 1, 1, {}, BoolOfFirst));
+  r->Register(Def("IsInf", OpKind::kElemWise, 1, 1, {"detect_negative", "detect_positive"}, BoolOfFirst));
+  // Dropout in inference is the identity; its optional mask output is all true.
+  r->Register(Def("Dropout", OpKind::kElemWise, 1, 1, {"ratio", "seed", "training_mode"}, [](const InferContext& ctx) {
+    bool training = ctx.attrs().GetInt("training_mode", 0) != 0;
+    AGATE_REQUIRE(!training || ctx.attrs().GetFloat("ratio", 0.5) == 0.0, kUnsupported)
+        << ctx.node().Describe() << ": training_mode=1 with a nonzero ratio (random masks) is not supported";
+    std::vector<TensorType> out{ctx.input(0)};
+    if (ctx.num_outputs() > 1) out.push_back(TensorType{DType::Bool(), ctx.input(0).shape});
+    return out;
+  }));
+
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "PRelu"}) {
+    int max_inputs = (std::string(op) == "Max" || std::string(op) == "Min" || std::string(op) == "Sum" ||
+                      std::string(op) == "Mean")
+                         ? -1
+                         : 2;
+    int min_inputs = max_inputs == -1 ? 1 : 2;
+    // Pow allows a different exponent dtype (ONNX T1/T2).
+    InferFn infer = std::string(op) == "Pow" ? Broadcasting(false) : SameDTypeBroadcasting(false);
+    if (std::string(op) == "PRelu") {
+      // The slope broadcasts onto the input ("unidirectional"): the output keeps the input's shape.
+      infer = [](const InferContext& ctx) {
+        Shape out = BroadcastShapes(ctx.input(0).shape, ctx.input(1).shape, ctx.node().Describe());
+        AGATE_REQUIRE(out == ctx.input(0).shape, kInvalidArgument)
+            << ctx.node().Describe() << ": slope " << ShapeToString(ctx.input(1).shape) << " does not broadcast to "
+            << ShapeToString(ctx.input(0).shape);
+        return std::vector<TensorType>{ctx.input(0)};
+      };
+    }
+    r->Register(Def(op, OpKind::kBroadcast, min_inputs, max_inputs, {}, infer));
+  }
+  r->Register(Def("Mod", OpKind::kBroadcast, 2, 2, {"fmod"}, SameDTypeBroadcasting(false)));
+  r->Register(Def("BitShift", OpKind::kBroadcast, 2, 2, {"direction"}, SameDTypeBroadcasting(false)));
+  for (const char* op : {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor"}) {
+    r->Register(Def(op, OpKind::kBroadcast, 2, 2, {}, SameDTypeBroadcasting(true)));
+  }
+  // Where(cond, x, y): x and y share the dtype; the condition is bool.
+  r->Register(Def("Where", OpKind::kBroadcast, 3, 3, {}, [](const InferContext& ctx) {
+    AGATE_REQUIRE(ctx.input(0).dtype.is_bool(), kInvalidArgument) << ctx.node().Describe() << ": condition must be bool";
+    AGATE_REQUIRE(ctx.input(1).dtype == ctx.input(2).dtype, kInvalidArgument)
+        << ctx.node().Describe() << ": x is " << ctx.input(1).dtype << ", y is " << ctx.input(2).dtype;
+    Shape shape = BroadcastShapes(ctx.input(0).shape, ctx.input(1).shape, ctx.node().Describe());
+    shape = BroadcastShapes(shape, ctx.input(2).shape, ctx.node().Describe());
+    return std::vector<TensorType>{TensorType{ctx.input(1).dtype, shape}};
+  }));
+  // Clip(x, min, max): min/max are optional scalars (runtime values allowed); opset < 11 attributes too.
+  r->Register(Def("Clip", OpKind::kElemWise, 1, 3, {"min", "max"}, [](const InferContext& ctx) {
+    for (int i = 1; i < 3; ++i) {
+      if (!ctx.has_input(i)) continue;
+      AGATE_REQUIRE(ctx.input(i).numel() == 1, kInvalidArgument)
+          << ctx.node().Describe() << ": bound " << i << " must be a scalar, got " << ShapeToString(ctx.input(i).shape);
+    }
+    return std::vector<TensorType>{ctx.input(0)};
+  }));
+  // Cast's `to` is an agate dtype name ("float32"); the frontend translates ONNX's enum.
+  r->Register(Def("Cast", OpKind::kElemWise, 1, 1, {"to", "saturate"}, [](const InferContext& ctx) {
+    return std::vector<TensorType>{TensorType{DType::Parse(ctx.attrs().GetString("to")), ctx.input(0).shape}};
+  }));
+  r->Register(Def("CastLike", OpKind::kElemWise, 2, 2, {"saturate"}, [](const InferContext& ctx) {
+    return std::vector<TensorType>{TensorType{ctx.input(1).dtype, ctx.input(0).shape}};
+  }));
+}
+
+}  // namespace graph
+}  // namespace agate

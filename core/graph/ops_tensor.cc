@@ -1,0 +1,406 @@
+// Data-movement operators (reshape, transpose, concat, split, slice, gather,
+// pad, tile, resize, layout transforms) and the shape-producing operators
+// (Shape, Size, ConstantOfShape, Range, EyeLike, OneHot) plus TopK, CumSum and
+// the scatters.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/graph/op_registry.h"
+#include "core/graph/shape_rules.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+using Types = std::vector<TensorType>;
+
+OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
+          InferFn infer, std::vector<StaticOperand> static_operands = {}) {
+  OpDef def;
+  def.op = op;
+  def.kind = kind;
+  def.min_inputs = min_inputs;
+  def.max_inputs = max_inputs;
+  def.attributes = std::move(attrs);
+  def.infer = std::move(infer);
+  def.static_operands = std::move(static_operands);
+  return def;
+}
+
+std::string Where(const InferContext& ctx) { return ctx.node().Describe(); }
+
+Types ReshapeInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::vector<int64_t> target = ctx.attrs().GetInts("shape");
+  bool allow_zero = ctx.attrs().GetInt("allowzero", 0) != 0;
+  Shape out(target.size());
+  int infer_axis = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      AGATE_REQUIRE(infer_axis < 0, kInvalidArgument) << Where(ctx) << ": more than one -1 in shape";
+      infer_axis = static_cast<int>(i);
+      continue;
+    }
+    if (target[i] == 0 && !allow_zero) {
+      AGATE_REQUIRE(i < in.shape.size(), kInvalidArgument) << Where(ctx) << ": 0 copies axis " << i
+                                                           << " that the input of rank " << in.rank() << " lacks";
+      out[i] = in.shape[i];
+    } else {
+      AGATE_REQUIRE(target[i] >= 0, kInvalidArgument) << Where(ctx) << ": negative dimension " << target[i];
+      out[i] = target[i];
+    }
+    known *= out[i];
+  }
+  if (infer_axis >= 0) {
+    AGATE_REQUIRE(known != 0 && in.numel() % known == 0, kInvalidArgument)
+        << Where(ctx) << ": cannot reshape " << ShapeToString(in.shape) << " to " << ShapeToString(target);
+    out[infer_axis] = in.numel() / known;
+  }
+  AGATE_REQUIRE(NumElements(out) == in.numel(), kInvalidArgument)
+      << Where(ctx) << ": cannot reshape " << ShapeToString(in.shape) << " (" << in.numel() << " elements) to "
+      << ShapeToString(out);
+  return {TensorType{in.dtype, out}};
+}
+
+Types FlattenInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  int64_t axis = ctx.attrs().GetInt("axis", 1);
+  if (axis < 0) axis += in.rank();
+  AGATE_REQUIRE(axis >= 0 && axis <= in.rank(), kInvalidArgument) << Where(ctx) << ": axis out of range";
+  int64_t outer = 1;
+  for (int i = 0; i < axis; ++i) outer *= in.shape[i];
+  return {TensorType{in.dtype, {outer, outer == 0 ? 0 : in.numel() / std::max<int64_t>(outer, 1)}}};
+}
+
+Types SqueezeInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::vector<int> axes = NormalizeAxes(ctx.attrs().GetInts("axes", {}), in.rank(), Where(ctx));
+  Shape out;
+  for (int i = 0; i < in.rank(); ++i) {
+    bool listed = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (listed) {
+      AGATE_REQUIRE(in.shape[i] == 1, kInvalidArgument)
+          << Where(ctx) << ": cannot squeeze axis " << i << " of size " << in.shape[i];
+    }
+    if (listed || (axes.empty() && in.shape[i] == 1)) continue;
+    out.push_back(in.shape[i]);
+  }
+  return {TensorType{in.dtype, out}};
+}
+
+Types UnsqueezeInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::vector<int64_t> raw = ctx.attrs().GetInts("axes");
+  int out_rank = in.rank() + static_cast<int>(raw.size());
+  std::vector<int> axes = NormalizeAxes(raw, out_rank, Where(ctx));
+  Shape out(out_rank, 1);
+  std::vector<bool> inserted(out_rank, false);
+  for (int a : axes) {
+    AGATE_REQUIRE(!inserted[a], kInvalidArgument) << Where(ctx) << ": axis " << a << " repeated";
+    inserted[a] = true;
+  }
+  int next = 0;
+  for (int i = 0; i < out_rank; ++i)
+    if (!inserted[i]) out[i] = in.shape[next++];
+  return {TensorType{in.dtype, out}};
+}
+
+std::vector<int64_t> TransposePerm(const Node& node, int rank) {
+  std::vector<int64_t> perm = node.attrs.GetInts("perm", {});
+  if (perm.empty())
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  AGATE_REQUIRE(static_cast<int>(perm.size()) == rank, kInvalidArgument)
+      << node.Describe() << ": perm has " << perm.size() << " entries for rank " << rank;
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < rank; ++i)
+    AGATE_REQUIRE(sorted[i] == i, kInvalidArgument) << node.Describe() << ": perm is not a permutation";
+  return perm;
+}
+
+Types TransposeInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::vector<int64_t> perm = TransposePerm(ctx.node(), in.rank());
+  Shape out;
+  for (int64_t p : perm) out.push_back(in.shape[p]);
+  return {TensorType{in.dtype, out}};
+}
+
+Types ConcatInfer(const InferContext& ctx) {
+  const TensorType& first = ctx.input(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis"), first.rank(), Where(ctx));
+  Shape out = first.shape;
+  out[axis] = 0;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const TensorType& t = ctx.input(i);
+    AGATE_REQUIRE(t.rank() == first.rank() && t.dtype == first.dtype, kInvalidArgument)
+        << Where(ctx) << ": input " << i << " is " << t.ToString() << ", input 0 is " << first.ToString();
+    for (int d = 0; d < t.rank(); ++d) {
+      AGATE_REQUIRE(d == axis || t.shape[d] == first.shape[d], kInvalidArgument)
+          << Where(ctx) << ": input " << i << " " << ShapeToString(t.shape) << " differs from "
+          << ShapeToString(first.shape) << " on axis " << d;
+    }
+    out[axis] += t.shape[axis];
+  }
+  return {TensorType{first.dtype, out}};
+}
+
+Types SplitInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), in.rank(), Where(ctx));
+  std::vector<int64_t> split = ctx.attrs().GetInts("split", {});
+  int n = ctx.num_outputs();
+  if (split.empty()) {
+    int64_t dim = in.shape[axis];
+    int64_t chunk = (dim + n - 1) / n;
+    for (int i = 0; i < n; ++i) split.push_back(std::max<int64_t>(0, std::min(chunk, dim - chunk * i)));
+  }
+  AGATE_REQUIRE(static_cast<int>(split.size()) == n, kInvalidArgument)
+      << Where(ctx) << ": split has " << split.size() << " parts for " << n << " outputs";
+  AGATE_REQUIRE(std::accumulate(split.begin(), split.end(), int64_t{0}) == in.shape[axis], kInvalidArgument)
+      << Where(ctx) << ": split sizes do not add up to " << in.shape[axis];
+  Types out;
+  for (int64_t s : split) {
+    Shape shape = in.shape;
+    shape[axis] = s;
+    out.push_back(TensorType{in.dtype, shape});
+  }
+  return out;
+}
+
+Types SliceInfer(const InferContext& ctx) {
+  return {TensorType{ctx.input(0).dtype, ComputeSlice(ctx.node(), ctx.input(0).shape).out}};
+}
+
+Types GatherInfer(const InferContext& ctx) {
+  const TensorType& data = ctx.input(0);
+  const TensorType& indices = ctx.input(1);
+  AGATE_REQUIRE(indices.dtype.is_integer(), kInvalidArgument) << Where(ctx) << ": indices must be integers";
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), data.rank(), Where(ctx));
+  Shape out(data.shape.begin(), data.shape.begin() + axis);
+  out.insert(out.end(), indices.shape.begin(), indices.shape.end());
+  out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
+  return {TensorType{data.dtype, out}};
+}
+
+Types GatherElementsInfer(const InferContext& ctx) {
+  AGATE_REQUIRE(ctx.input(1).rank() == ctx.input(0).rank(), kInvalidArgument) << Where(ctx) << ": rank mismatch";
+  NormalizeAxis(ctx.attrs().GetInt("axis", 0), ctx.input(0).rank(), Where(ctx));
+  return {TensorType{ctx.input(0).dtype, ctx.input(1).shape}};
+}
+
+Types GatherNDInfer(const InferContext& ctx) {
+  const TensorType& data = ctx.input(0);
+  const TensorType& indices = ctx.input(1);
+  int64_t batch = ctx.attrs().GetInt("batch_dims", 0);
+  int64_t last = indices.shape.back();
+  AGATE_REQUIRE(batch + last <= data.rank(), kInvalidArgument) << Where(ctx) << ": index tuples too long";
+  Shape out(indices.shape.begin(), indices.shape.end() - 1);
+  out.insert(out.end(), data.shape.begin() + batch + last, data.shape.end());
+  return {TensorType{data.dtype, out}};
+}
+
+Types ExpandInfer(const InferContext& ctx) {
+  return {TensorType{ctx.input(0).dtype,
+                     BroadcastShapes(ctx.input(0).shape, ctx.attrs().GetInts("shape"), Where(ctx))}};
+}
+
+Types TileInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::vector<int64_t> repeats = ctx.attrs().GetInts("repeats");
+  AGATE_REQUIRE(static_cast<int>(repeats.size()) == in.rank(), kInvalidArgument)
+      << Where(ctx) << ": repeats has " << repeats.size() << " values for rank " << in.rank();
+  Shape out = in.shape;
+  for (int i = 0; i < in.rank(); ++i) out[i] *= repeats[i];
+  return {TensorType{in.dtype, out}};
+}
+
+Types PadInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::vector<int64_t> pads = ctx.attrs().GetInts("pads");
+  AGATE_REQUIRE(static_cast<int>(pads.size()) == 2 * in.rank(), kInvalidArgument)
+      << Where(ctx) << ": pads has " << pads.size() << " values for rank " << in.rank();
+  Shape out = in.shape;
+  for (int i = 0; i < in.rank(); ++i) {
+    out[i] += pads[i] + pads[i + in.rank()];
+    AGATE_REQUIRE(out[i] >= 0, kInvalidArgument) << Where(ctx) << ": negative output extent on axis " << i;
+  }
+  return {TensorType{in.dtype, out}};
+}
+
+Types DepthToSpaceInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  int64_t b = ctx.attrs().GetInt("blocksize");
+  AGATE_REQUIRE(in.rank() == 4 && in.shape[1] % (b * b) == 0, kInvalidArgument)
+      << Where(ctx) << ": needs NCHW input with C divisible by blocksize^2";
+  return {TensorType{in.dtype, {in.shape[0], in.shape[1] / (b * b), in.shape[2] * b, in.shape[3] * b}}};
+}
+
+Types SpaceToDepthInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  int64_t b = ctx.attrs().GetInt("blocksize");
+  AGATE_REQUIRE(in.rank() == 4 && in.shape[2] % b == 0 && in.shape[3] % b == 0, kInvalidArgument)
+      << Where(ctx) << ": needs NCHW input with H and W divisible by blocksize";
+  return {TensorType{in.dtype, {in.shape[0], in.shape[1] * b * b, in.shape[2] / b, in.shape[3] / b}}};
+}
+
+Types ResizeInfer(const InferContext& ctx) {
+  return {TensorType{ctx.input(0).dtype, ResizeOutputShape(ctx.node(), ctx.input(0).shape)}};
+}
+
+std::string ResizeCheck(const Node& node) {
+  std::string mode = node.attrs.GetString("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") return "mode=" + mode;
+  std::string ct = node.attrs.GetString("coordinate_transformation_mode", "half_pixel");
+  for (const char* known : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
+                            "tf_half_pixel_for_nn"}) {
+    if (ct == known) return "";
+  }
+  return "coordinate_transformation_mode=" + ct;
+}
+
+Types ShapeInfer(const InferContext& ctx) {
+  int rank = ctx.input(0).rank();
+  int64_t start = ctx.attrs().GetInt("start", 0);
+  int64_t end = ctx.attrs().GetInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  return {TensorType{DType::Int(64), {std::max<int64_t>(0, end - start)}}};
+}
+
+Types ConstantOfShapeInfer(const InferContext& ctx) {
+  DType dtype = ctx.attrs().Has("value") ? ctx.attrs().GetTensor("value").dtype() : DType::Float(32);
+  return {TensorType{dtype, ctx.attrs().GetInts("shape")}};
+}
+
+Types RangeInfer(const InferContext& ctx) {
+  for (int i = 0; i < 3; ++i) {
+    AGATE_REQUIRE(ctx.value(i) != nullptr, kUnsupported)
+        << Where(ctx) << ": start, limit and delta must be compile-time constants (the output shape depends on them)";
+  }
+  double start = ctx.value(0)->GetDouble(0), limit = ctx.value(1)->GetDouble(0), delta = ctx.value(2)->GetDouble(0);
+  AGATE_REQUIRE(delta != 0, kInvalidArgument) << Where(ctx) << ": delta is 0";
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  return {TensorType{ctx.input(0).dtype, {n}}};
+}
+
+Types EyeLikeInfer(const InferContext& ctx) {
+  AGATE_REQUIRE(ctx.input(0).rank() == 2, kInvalidArgument) << Where(ctx) << ": input must be 2-D";
+  DType dtype = ctx.attrs().Has("dtype") ? DType::Parse(ctx.attrs().GetString("dtype")) : ctx.input(0).dtype;
+  return {TensorType{dtype, ctx.input(0).shape}};
+}
+
+Types OneHotInfer(const InferContext& ctx) {
+  const TensorType& indices = ctx.input(0);
+  int out_rank = indices.rank() + 1;
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), out_rank, Where(ctx));
+  std::vector<double> depth = ctx.attrs().GetFloats("depth");
+  AGATE_REQUIRE(depth.size() == 1, kInvalidArgument) << Where(ctx) << ": depth must be a scalar";
+  Shape out = indices.shape;
+  out.insert(out.begin() + axis, static_cast<int64_t>(depth[0]));
+  return {TensorType{ctx.input(1).dtype, out}};
+}
+
+Types TopKInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), in.rank(), Where(ctx));
+  std::vector<int64_t> k = ctx.attrs().GetInts("k");
+  AGATE_REQUIRE(k.size() == 1 && k[0] >= 0 && k[0] <= in.shape[axis], kInvalidArgument)
+      << Where(ctx) << ": k must be one value in [0, " << in.shape[axis] << "]";
+  Shape out = in.shape;
+  out[axis] = k[0];
+  return {TensorType{in.dtype, out}, TensorType{DType::Int(64), out}};
+}
+
+Types TriluInfer(const InferContext& ctx) {
+  AGATE_REQUIRE(ctx.input(0).rank() >= 2, kInvalidArgument) << Where(ctx) << ": input rank must be >= 2";
+  return {ctx.input(0)};
+}
+
+Types CumSumInfer(const InferContext& ctx) {
+  NormalizeAxis(ctx.attrs().GetInts("axis").at(0), ctx.input(0).rank(), Where(ctx));
+  return {ctx.input(0)};
+}
+
+Types SameAsFirst(const InferContext& ctx) { return {ctx.input(0)}; }
+
+// LayoutTransform between NCHW and the blocked NCHW{c}c layout (inserted by the layout pass).
+Types LayoutTransformInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  std::string src = ctx.attrs().GetString("src_layout");
+  std::string dst = ctx.attrs().GetString("dst_layout");
+  auto block_of = [&](const std::string& layout) -> int64_t {
+    if (layout == "NCHW") return 0;
+    AGATE_REQUIRE(layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c', kUnsupported)
+        << Where(ctx) << ": layout '" << layout << "' (supported: NCHW, NCHW<n>c)";
+    return std::stoll(layout.substr(4, layout.size() - 5));
+  };
+  int64_t src_block = block_of(src), dst_block = block_of(dst);
+  AGATE_REQUIRE((src_block == 0) != (dst_block == 0), kUnsupported) << Where(ctx) << ": " << src << " -> " << dst;
+  if (dst_block > 0) {
+    AGATE_REQUIRE(in.rank() == 4 && in.shape[1] % dst_block == 0, kInvalidArgument)
+        << Where(ctx) << ": " << in.ToString() << " cannot be blocked by " << dst_block << " channels";
+    return {TensorType{in.dtype, {in.shape[0], in.shape[1] / dst_block, in.shape[2], in.shape[3], dst_block}}};
+  }
+  AGATE_REQUIRE(in.rank() == 5 && in.shape[4] == src_block, kInvalidArgument)
+      << Where(ctx) << ": " << in.ToString() << " is not in layout " << src;
+  return {TensorType{in.dtype, {in.shape[0], in.shape[1] * src_block, in.shape[2], in.shape[3]}}};
+}
+
+}  // namespace
+
+void RegisterTensorOps(OpRegistry* r) {
+  const OpKind kI = OpKind::kInjective;
+  r->Register(Def("Reshape", kI, 1, 1, {"shape", "allowzero"}, ReshapeInfer, {{1, "shape"}}));
+  r->Register(Def("Flatten", kI, 1, 1, {"axis"}, FlattenInfer));
+  r->Register(Def("Squeeze", kI, 1, 1, {"axes"}, SqueezeInfer, {{1, "axes"}}));
+  r->Register(Def("Unsqueeze", kI, 1, 1, {"axes"}, UnsqueezeInfer, {{1, "axes"}}));
+  r->Register(Def("Transpose", kI, 1, 1, {"perm"}, TransposeInfer));
+  r->Register(Def("Concat", kI, 1, -1, {"axis"}, ConcatInfer));
+  r->Register(Def("Split", kI, 1, 1, {"axis", "split"}, SplitInfer, {{1, "split"}}));
+  r->Register(Def("Slice", kI, 1, 1, {"starts", "ends", "axes", "steps"}, SliceInfer,
+                  {{1, "starts"}, {2, "ends"}, {3, "axes"}, {4, "steps"}}));
+  r->Register(Def("Gather", kI, 2, 2, {"axis"}, GatherInfer));
+  r->Register(Def("GatherElements", kI, 2, 2, {"axis"}, GatherElementsInfer));
+  r->Register(Def("GatherND", kI, 2, 2, {"batch_dims"}, GatherNDInfer));
+  r->Register(Def("Expand", OpKind::kBroadcast, 1, 1, {"shape"}, ExpandInfer, {{1, "shape"}}));
+  r->Register(Def("Tile", kI, 1, 1, {"repeats"}, TileInfer, {{1, "repeats"}}));
+  OpDef pad = Def("Pad", kI, 1, 1, {"pads", "mode", "value"}, PadInfer, {{1, "pads"}, {2, "value", true, true}});
+  pad.check = [](const Node& node) -> std::string {
+    std::string mode = node.attrs.GetString("mode", "constant");
+    return mode == "constant" || mode == "reflect" || mode == "edge" ? "" : "mode=" + mode;
+  };
+  r->Register(pad);
+  r->Register(Def("DepthToSpace", kI, 1, 1, {"blocksize", "mode"}, DepthToSpaceInfer));
+  r->Register(Def("SpaceToDepth", kI, 1, 1, {"blocksize"}, SpaceToDepthInfer));
+  OpDef resize = Def("Resize", kI, 1, 1,
+                     {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+                      "extrapolation_value", "roi", "scales", "sizes"},
+                     ResizeInfer, {{1, "roi", true}, {2, "scales", true}, {3, "sizes"}});
+  resize.check = ResizeCheck;
+  r->Register(resize);
+  r->Register(Def("Trilu", OpKind::kInjective, 1, 1, {"upper", "k"}, TriluInfer, {{1, "k"}}));
+  r->Register(Def("LayoutTransform", kI, 1, 1, {"src_layout", "dst_layout"}, LayoutTransformInfer));
+
+  r->Register(Def("Shape", OpKind::kOpaque, 1, 1, {"start", "end"}, ShapeInfer));
+  r->Register(Def("Size", OpKind::kOpaque, 1, 1, {}, [](const InferContext&) {
+    return Types{TensorType{DType::Int(64), {}}};
+  }));
+  r->Register(Def("ConstantOfShape", OpKind::kOpaque, 0, 0, {"shape", "value"}, ConstantOfShapeInfer, {{0, "shape"}}));
+  r->Register(Def("Range", OpKind::kOpaque, 3, 3, {}, RangeInfer, {{0, ""}, {1, ""}, {2, ""}}));
+  r->Register(Def("EyeLike", OpKind::kOpaque, 1, 1, {"dtype", "k"}, EyeLikeInfer));
+  r->Register(Def("OneHot", OpKind::kOpaque, 2, 2, {"axis", "depth"}, OneHotInfer, {{1, "depth", true}}));
+  r->Register(Def("TopK", OpKind::kOpaque, 1, 1, {"axis", "largest", "sorted", "k"}, TopKInfer, {{1, "k"}}));
+  r->Register(Def("CumSum", OpKind::kOpaque, 1, 1, {"exclusive", "reverse", "axis"}, CumSumInfer, {{1, "axis"}}));
+  OpDef scatter = Def("ScatterElements", OpKind::kOpaque, 3, 3, {"axis", "reduction"}, SameAsFirst);
+  r->Register(scatter);
+  r->Register(Def("ScatterND", OpKind::kOpaque, 3, 3, {"reduction"}, SameAsFirst));
+}
+
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,36 @@
+#include "core/graph/passes/constant_folding.h"
+
+#include "core/graph/passes/rewrite.h"
+#include "core/graph/reference/interpreter.h"
+
+namespace agate {
+namespace graph {
+
+Graph FoldConstants(const Graph& graph) {
+  Graph result = WithoutNodes(graph);
+  for (const Node& node : graph.nodes) {
+    bool foldable = reference::HasKernel(node.op);
+    std::vector<const Tensor*> args;
+    for (const std::string& in : node.inputs) {
+      if (in.empty()) {
+        args.push_back(nullptr);
+      } else if (result.IsConstant(in)) {
+        args.push_back(&result.constants.at(in));
+      } else {
+        foldable = false;
+      }
+    }
+    if (!foldable) {
+      result.nodes.push_back(node);
+      continue;
+    }
+    std::vector<Tensor> outs = reference::EvaluateNode(node, args);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!node.outputs[i].empty()) result.AddConstant(node.outputs[i], outs[i]);
+  }
+  DropUnusedValues(&result);
+  return result;
+}
+
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,266 @@
+#include <gtest/gtest.h>
+
+#include "core/graph/op_registry.h"
+#include "core/graph/passes/batchnorm_folding.h"
+#include "core/graph/passes/constant_folding.h"
+#include "core/graph/passes/dead_code_elimination.h"
+#include "core/graph/passes/layout_transformation.h"
+#include "core/graph/passes/memory_planning.h"
+#include "core/graph/passes/pipeline.h"
+#include "core/graph/passes/simplification.h"
+#include "core/graph/printer.h"
+#include "core/graph/reference/interpreter.h"
+#include "core/graph/testing.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+using testing::Add;
+using testing::Finish;
+using testing::MaxAbsDiff;
+using testing::RandomTensor;
+
+TensorType F32(Shape shape) { return TensorType{DType::Float(32), std::move(shape)}; }
+
+std::vector<std::string> Ops(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op);
+  return ops;
+}
+
+int Count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op == op;
+  return n;
+}
+
+// Runs both graphs on the same inputs and returns the largest output difference.
+double Difference(const Graph& a, const Graph& b, const std::map<std::string, Tensor>& inputs) {
+  auto ra = reference::Interpret(a, inputs), rb = reference::Interpret(b, inputs);
+  double worst = 0;
+  for (const std::string& out : a.outputs) worst = std::max(worst, MaxAbsDiff(ra.at(out), rb.at(out)));
+  return worst;
+}
+
+TEST(ConstantFoldingTest, EvaluatesConstantSubgraphs) {
+  Graph g;
+  g.AddInput("x", F32({2, 3}));
+  g.AddConstant("w", RandomTensor({3, 2}, 1));
+  g.AddConstant("one", Tensor::Scalar(DType::Float(32), 1.0));
+  Add(&g, "Transpose", "wt", {"w"}, {"w_t"});
+  Add(&g, "Add", "w_plus", {"w_t", "one"}, {"w2"});
+  Add(&g, "Add", "use", {"x", "w2"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph folded = FoldConstants(g);
+  EXPECT_EQ(Ops(folded), (std::vector<std::string>{"Add"}));
+  EXPECT_TRUE(folded.IsConstant("w2"));
+  EXPECT_FALSE(folded.IsConstant("w"));  // no longer used
+  EXPECT_EQ(Difference(g, folded, {{"x", RandomTensor({2, 3}, 2)}}), 0.0);
+}
+
+TEST(SimplificationTest, RemovesIdentityDropoutAndCancellingTransposes) {
+  Graph g;
+  g.AddInput("x", F32({2, 3, 4}));
+  Add(&g, "Identity", "id", {"x"}, {"a"});
+  Add(&g, "Dropout", "drop", {"a"}, {"b"});
+  Add(&g, "Transpose", "t1", {"b"}, {"c"}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  Add(&g, "Transpose", "t2", {"c"}, {"d"}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  Add(&g, "Relu", "relu", {"d"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph s = Simplify(g);
+  EXPECT_EQ(Ops(s), (std::vector<std::string>{"Relu"})) << PrintGraph(s);
+  EXPECT_EQ(s.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({2, 3, 4}, 3)}}), 0.0);
+}
+
+TEST(SimplificationTest, ComposesTransposesAndCollapsesReshapeChains) {
+  Graph g;
+  g.AddInput("x", F32({2, 3, 4}));
+  Add(&g, "Transpose", "t1", {"x"}, {"a"}, {{"perm", std::vector<int64_t>{1, 0, 2}}});
+  Add(&g, "Transpose", "t2", {"a"}, {"b"}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  Add(&g, "Flatten", "flat", {"b"}, {"c"}, {{"axis", int64_t{1}}});
+  Add(&g, "Unsqueeze", "unsq", {"c"}, {"d"}, {{"axes", std::vector<int64_t>{0}}});
+  Add(&g, "Reshape", "r", {"d"}, {"e"}, {{"shape", std::vector<int64_t>{4, -1}}});
+  Add(&g, "Identity", "out", {"e"}, {"y"});  // feeds the graph output directly
+  g = Finish(g, {"y"});
+  Graph s = Simplify(g);
+  EXPECT_EQ(Ops(s), (std::vector<std::string>{"Transpose", "Reshape"})) << PrintGraph(s);
+  EXPECT_EQ(s.nodes[0].attrs.GetInts("perm"), (std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(s.nodes[1].outputs, (std::vector<std::string>{"y"}));
+  EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({2, 3, 4}, 4)}}), 0.0);
+}
+
+Graph ConvBn(bool with_bias) {
+  Graph g;
+  g.AddInput("x", F32({1, 3, 6, 6}));
+  g.AddConstant("w", RandomTensor({4, 3, 3, 3}, 5));
+  g.AddConstant("b", RandomTensor({4}, 6));
+  g.AddConstant("gamma", RandomTensor({4}, 7, 0.5, 1.5));
+  g.AddConstant("beta", RandomTensor({4}, 8));
+  g.AddConstant("mean", RandomTensor({4}, 9));
+  g.AddConstant("var", RandomTensor({4}, 10, 0.5, 2));
+  std::vector<std::string> conv_inputs{"x", "w"};
+  if (with_bias) conv_inputs.push_back("b");
+  Add(&g, "Conv", "conv", conv_inputs, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Add(&g, "BatchNormalization", "bn", {"c", "gamma", "beta", "mean", "var"}, {"y"}, {{"epsilon", 1e-3}});
+  return Finish(g, {"y"});
+}
+
+TEST(BatchNormFoldingTest, FoldsIntoConvWeightsAndBias) {
+  for (bool with_bias : {false, true}) {
+    Graph g = ConvBn(with_bias);
+    Graph folded = FoldBatchNorm(g);
+    EXPECT_EQ(Ops(folded), (std::vector<std::string>{"Conv"}));
+    EXPECT_EQ(folded.nodes[0].outputs, (std::vector<std::string>{"y"}));
+    EXPECT_LT(Difference(g, folded, {{"x", RandomTensor({1, 3, 6, 6}, 11)}}), 1e-5);
+  }
+}
+
+TEST(BatchNormFoldingTest, FoldsIntoDenseLayers) {
+  Graph g;
+  g.AddInput("x", F32({2, 5}));
+  g.AddConstant("w", RandomTensor({3, 5}, 12));
+  g.AddConstant("c", RandomTensor({3}, 13));
+  g.AddConstant("gamma", RandomTensor({3}, 14, 0.5, 1.5));
+  g.AddConstant("beta", RandomTensor({3}, 15));
+  g.AddConstant("mean", RandomTensor({3}, 16));
+  g.AddConstant("var", RandomTensor({3}, 17, 0.5, 2));
+  Add(&g, "Gemm", "fc", {"x", "w", "c"}, {"f"}, {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}});
+  Add(&g, "BatchNormalization", "bn", {"f", "gamma", "beta", "mean", "var"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph folded = FoldBatchNorm(g);
+  EXPECT_EQ(Ops(folded), (std::vector<std::string>{"Gemm"}));
+  EXPECT_LT(Difference(g, folded, {{"x", RandomTensor({2, 5}, 18)}}), 1e-5);
+}
+
+TEST(BatchNormFoldingTest, LeavesSharedProducersAlone) {
+  Graph g = ConvBn(true);
+  g.outputs.push_back("c");  // the conv's raw output is also a result
+  Graph folded = FoldBatchNorm(g);
+  EXPECT_EQ(Ops(folded), (std::vector<std::string>{"Conv", "BatchNormalization"}));
+}
+
+// conv -> relu -> conv -> add(residual) -> relu -> global average pool -> flatten -> gemm.
+Graph ResidualNet() {
+  Graph g;
+  g.AddInput("x", F32({1, 8, 5, 5}));
+  g.AddConstant("w1", RandomTensor({8, 8, 3, 3}, 20, -0.2, 0.2));
+  g.AddConstant("w2", RandomTensor({8, 8, 3, 3}, 21, -0.2, 0.2));
+  g.AddConstant("b2", RandomTensor({8}, 22));
+  g.AddConstant("fc", RandomTensor({8, 3}, 23));
+  std::vector<std::pair<std::string, Attribute>> pads{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Add(&g, "Conv", "conv1", {"x", "w1"}, {"c1"}, pads);
+  Add(&g, "Relu", "relu1", {"c1"}, {"r1"});
+  Add(&g, "Conv", "conv2", {"r1", "w2", "b2"}, {"c2"}, pads);
+  Add(&g, "Add", "residual", {"c2", "r1"}, {"s"});
+  Add(&g, "Relu", "relu2", {"s"}, {"r2"});
+  Add(&g, "GlobalAveragePool", "gap", {"r2"}, {"p"});
+  Add(&g, "Flatten", "flat", {"p"}, {"f"});
+  Add(&g, "Gemm", "dense", {"f", "fc"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+TEST(LayoutTransformationTest, BlocksTheConvRegionWithTransformsOnlyAtItsBoundaries) {
+  Graph g = ResidualNet();
+  Graph blocked = TransformLayout(g, 4);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);
+  for (const Node& n : blocked.nodes) {
+    if (n.op == "Conv" || n.op == "GlobalAveragePool") {
+      EXPECT_EQ(n.attrs.GetString("data_layout"), "NCHW4c");
+    }
+  }
+  EXPECT_EQ(blocked.TypeOf("r1_NCHW4c").shape, (Shape{1, 2, 5, 5, 4}));
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 8, 5, 5}, 24)}}), 1e-5);
+  // Channels that are not a multiple of the block keep NCHW.
+  EXPECT_EQ(Count(TransformLayout(g, 3), "LayoutTransform"), 0);
+}
+
+TEST(LayoutTransformationTest, PerChannelConstantsStayInsideTheRegion) {
+  Graph g;
+  g.AddInput("x", F32({1, 8, 4, 4}));
+  g.AddConstant("w", RandomTensor({8, 8, 1, 1}, 27));
+  g.AddConstant("scale", RandomTensor({8, 1, 1}, 28));
+  g.AddConstant("shift", RandomTensor({1, 8, 1, 1}, 29));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"});
+  Add(&g, "Mul", "scale_mul", {"c", "scale"}, {"m"});
+  Add(&g, "Add", "shift_add", {"m", "shift"}, {"a"});
+  Add(&g, "Relu", "relu", {"a"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph blocked = TransformLayout(g, 4);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);
+  EXPECT_EQ(blocked.TypeOf("scale_NCHW4c").shape, (Shape{1, 2, 1, 1, 4}));
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 8, 4, 4}, 30)}}), 1e-6);
+}
+
+TEST(DeadCodeEliminationTest, RemovesUnusedNodesAndConstants) {
+  Graph g;
+  g.AddInput("x", F32({3}));
+  g.AddConstant("unused", RandomTensor({3}, 25));
+  Add(&g, "Exp", "dead", {"x"}, {"d"});
+  Add(&g, "Add", "dead2", {"d", "unused"}, {"e"});
+  Add(&g, "Relu", "live", {"x"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph clean = EliminateDeadCode(g);
+  EXPECT_EQ(Ops(clean), (std::vector<std::string>{"Relu"}));
+  EXPECT_FALSE(clean.HasValue("unused"));
+}
+
+TEST(MemoryPlanningTest, ReusesBuffersWhoseLifetimesDoNotOverlap) {
+  Graph g;
+  g.AddInput("x", F32({1, 1024}));
+  Add(&g, "Relu", "n0", {"x"}, {"a"});
+  Add(&g, "Exp", "n1", {"a"}, {"b"});
+  Add(&g, "Neg", "n2", {"b"}, {"c"});
+  Add(&g, "Tanh", "n3", {"c"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph planned = PlanMemory(g);
+  const MemoryPlan& plan = planned.memory_plan;
+  ASSERT_EQ(plan.buffers.size(), 3u);  // a, b, c; y is a graph output
+  EXPECT_EQ(plan.total_intermediate_bytes, 3 * 4096);
+  EXPECT_EQ(plan.arena_bytes, 2 * 4096);  // a and c share
+  EXPECT_EQ(plan.buffers[0].offset, plan.buffers[2].offset);
+}
+
+TEST(MemoryPlanningTest, LiveBuffersNeverOverlapAndFusedValuesNeedNoMemory) {
+  PipelineOptions options;
+  options.fusion = fusion::FusionPolicy::kNone;
+  Graph unfused = BuildPipeline(options).Run(ResidualNet());
+  options.fusion = fusion::FusionPolicy::kRule;
+  Graph fused = BuildPipeline(options).Run(ResidualNet());
+  for (const Graph* g : {&unfused, &fused}) {
+    const auto& buffers = g->memory_plan.buffers;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      for (size_t j = i + 1; j < buffers.size(); ++j) {
+        const BufferAssignment &a = buffers[i], &b = buffers[j];
+        bool live_together = a.first_step <= b.last_step && b.first_step <= a.last_step;
+        bool share_bytes = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+        EXPECT_FALSE(live_together && share_bytes) << a.value << " and " << b.value;
+      }
+    }
+    EXPECT_LE(g->memory_plan.arena_bytes, g->memory_plan.total_intermediate_bytes);
+  }
+  EXPECT_LT(fused.memory_plan.buffers.size(), unfused.memory_plan.buffers.size());
+}
+
+TEST(PipelineTest, EveryConfigurationComputesTheSameResult) {
+  Graph g = ResidualNet();
+  std::map<std::string, Tensor> inputs{{"x", RandomTensor({1, 8, 5, 5}, 26)}};
+  for (int64_t block : {0, 4}) {
+    for (auto policy : {fusion::FusionPolicy::kRule, fusion::FusionPolicy::kNone, fusion::FusionPolicy::kAll}) {
+      PipelineOptions options;
+      options.fusion = policy;
+      options.layout_block = block;
+      PassManager pm = BuildPipeline(options);
+      Graph compiled = pm.Run(g);
+      EXPECT_FALSE(compiled.groups.empty());
+      EXPECT_TRUE(compiled.memory_plan.planned);
+      EXPECT_LT(Difference(g, compiled, inputs), 1e-5) << "block " << block;
+      EXPECT_EQ(pm.timings().size(), pm.passes().size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,36 @@
+#include "core/graph/passes/pipeline.h"
+
+#include "core/graph/passes/batchnorm_folding.h"
+#include "core/graph/passes/constant_folding.h"
+#include "core/graph/passes/dead_code_elimination.h"
+#include "core/graph/passes/layout_transformation.h"
+#include "core/graph/passes/memory_planning.h"
+#include "core/graph/passes/simplification.h"
+
+namespace agate {
+namespace graph {
+
+PassManager BuildPipeline(const PipelineOptions& options) {
+  PassManagerOptions pm_options;
+  pm_options.dump_dir = options.dump_dir;
+  pm_options.verify = options.verify;
+  PassManager pm(pm_options);
+  pm.Add("simplification", Simplify);
+  pm.Add("constant_folding", FoldConstants);
+  pm.Add("batchnorm_folding", FoldBatchNorm);
+  pm.Add("constant_folding_2", FoldConstants);
+  if (options.layout_block > 1) {
+    int64_t block = options.layout_block;
+    pm.Add("layout_transformation", [block](const Graph& g) { return TransformLayout(g, block); });
+    pm.Add("constant_folding_3", FoldConstants);
+  }
+  pm.Add("dead_code_elimination", EliminateDeadCode);
+  fusion::FusionPolicy policy = options.fusion;
+  pm.Add(std::string("fusion_") + fusion::FusionPolicyName(policy),
+         [policy](const Graph& g) { return fusion::FuseOperators(g, policy); });
+  pm.Add("memory_planning", PlanMemory);
+  return pm;
+}
+
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,31 @@
+// agate's standard graph pipeline, in order:
+//   simplification, constant_folding, batchnorm_folding, constant_folding,
+//   [layout_transformation, constant_folding], dead_code_elimination,
+//   fusion, memory_planning.
+//
+// Why one place: the CLI, the conformance runner and tests all compile a graph
+// the same way; the pass manager gives each pass's time and --dump-ir files.
+#ifndef AGATE_CORE_GRAPH_PASSES_PIPELINE_H_
+#define AGATE_CORE_GRAPH_PASSES_PIPELINE_H_
+
+#include <string>
+
+#include "core/fusion/fusion.h"
+#include "core/graph/pass_manager.h"
+
+namespace agate {
+namespace graph {
+
+struct PipelineOptions {
+  fusion::FusionPolicy fusion = fusion::FusionPolicy::kRule;
+  int64_t layout_block = 0;  // channels per block for NCHW{c}c; 0 keeps NCHW
+  std::string dump_dir;      // --dump-ir: one file per pass
+  bool verify = true;
+};
+
+PassManager BuildPipeline(const PipelineOptions& options);
+
+}  // namespace graph
+}  // namespace agate
+
+#endif  // AGATE_CORE_GRAPH_PASSES_PIPELINE_H_

@@ -1,0 +1,109 @@
+#include "core/graph/passes/simplification.h"
+
+#include <set>
+
+#include "core/graph/passes/dead_code_elimination.h"
+#include "core/graph/passes/rewrite.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+bool IsReshapeLike(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+}
+
+std::vector<int64_t> PermOf(const Node& node, int rank) {
+  std::vector<int64_t> perm = node.attrs.GetInts("perm", {});
+  if (perm.empty())
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  return perm;
+}
+
+// A node that computes its input unchanged.
+bool IsNoOp(const Node& node, const Graph& g) {
+  if (node.op == "Identity") return true;
+  if (node.op == "Dropout") return node.outputs.size() == 1 || node.outputs[1].empty();
+  if (IsReshapeLike(node.op)) return g.TypeOf(node.inputs[0]) == g.TypeOf(node.outputs[0]);
+  if (node.op == "Transpose") {
+    std::vector<int64_t> perm = PermOf(node, g.TypeOf(node.inputs[0]).rank());
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  }
+  return false;
+}
+
+// One sweep over the nodes; sets *changed when anything was rewritten.
+Graph SimplifyOnce(const Graph& graph, bool* changed) {
+  Graph result = WithoutNodes(graph);
+  std::map<std::string, std::string> renames;
+  std::map<std::string, int> producer;  // value -> index in result.nodes
+  std::map<std::string, std::vector<int>> consumers = graph.Consumers();
+  std::map<std::string, std::string> output_renames;  // producer output -> graph output name
+  for (const Node& original : graph.nodes) {
+    Node node = original;
+    for (std::string& in : node.inputs) {
+      auto it = renames.find(in);
+      if (it != renames.end()) in = it->second;
+    }
+    if (IsNoOp(node, result)) {
+      const std::string& in = node.inputs[0];
+      const std::string& out = node.outputs[0];
+      if (!graph.IsGraphOutput(out)) {
+        renames[out] = in;
+        *changed = true;
+        continue;
+      }
+      // The result is a graph output: let the producer write it directly when nothing else reads `in`.
+      auto p = producer.find(in);
+      bool renamed_into_in = false;
+      for (const auto& [from, to] : renames) renamed_into_in |= (to == in);
+      if (p != producer.end() && !graph.IsGraphOutput(in) && consumers[in].size() == 1 && !renamed_into_in) {
+        for (std::string& o : result.nodes[p->second].outputs)
+          if (o == in) o = out;
+        producer[out] = p->second;
+        *changed = true;
+        continue;
+      }
+    }
+    auto p = node.inputs.empty() ? producer.end() : producer.find(node.inputs[0]);
+    if (p != producer.end()) {
+      const Node& inner = result.nodes[p->second];
+      if (node.op == "Reshape" && IsReshapeLike(inner.op)) {
+        Shape target = result.TypeOf(node.outputs[0]).shape;
+        node.inputs[0] = inner.inputs[0];
+        node.attrs.Set("shape", std::vector<int64_t>(target.begin(), target.end()));
+        node.attrs.Set("allowzero", int64_t{1});
+        *changed = true;
+      } else if (node.op == "Transpose" && inner.op == "Transpose") {
+        int rank = result.TypeOf(node.inputs[0]).rank();
+        std::vector<int64_t> outer = PermOf(node, rank), first = PermOf(inner, rank), composed(rank);
+        for (int j = 0; j < rank; ++j) composed[j] = first[outer[j]];
+        node.inputs[0] = inner.inputs[0];
+        node.attrs.Set("perm", composed);
+        *changed = true;
+      }
+    }
+    for (const std::string& out : node.outputs)
+      if (!out.empty()) producer[out] = static_cast<int>(result.nodes.size());
+    result.nodes.push_back(node);
+  }
+  ApplyRenames(renames, &result);
+  return result;
+}
+
+}  // namespace
+
+Graph Simplify(const Graph& graph) {
+  Graph current = graph;
+  for (int round = 0; round < 100; ++round) {
+    bool changed = false;
+    current = EliminateDeadCode(SimplifyOnce(current, &changed));
+    if (!changed) break;
+  }
+  return current;
+}
+
+}  // namespace graph
+}  // namespace agate

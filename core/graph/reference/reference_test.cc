@@ -1,0 +1,148 @@
+#include "core/graph/reference/interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/graph/op_registry.h"
+#include "core/graph/testing.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace reference {
+namespace {
+
+using testing::Add;
+using testing::Finish;
+
+Tensor F32(Shape shape, std::vector<double> values) { return Tensor::FromDoubles(DType::Float(32), shape, values); }
+
+std::vector<double> RunNode(const Node& node, const std::vector<Tensor>& inputs, int output = 0) {
+  std::vector<const Tensor*> args;
+  for (const Tensor& t : inputs) args.push_back(&t);
+  return EvaluateNode(node, args)[output].ToDoubles();
+}
+
+Node MakeNode(const std::string& op, int inputs, const std::vector<std::pair<std::string, Attribute>>& attrs = {},
+              int outputs = 1) {
+  Node node;
+  node.op = op;
+  node.name = op + "_test";
+  for (int i = 0; i < inputs; ++i) node.inputs.push_back("in" + std::to_string(i));
+  for (int i = 0; i < outputs; ++i) node.outputs.push_back("out" + std::to_string(i));
+  for (const auto& [k, v] : attrs) node.attrs.Set(k, v);
+  return node;
+}
+
+TEST(ReferenceTest, ConvWithPaddingByHand) {
+  // 1x1x3x3 input of ones, 1x1x2x2 kernel of ones, pads 1 on top/left only: corner windows see 1 element.
+  Tensor x = F32({1, 1, 3, 3}, std::vector<double>(9, 1.0));
+  Tensor w = F32({1, 1, 2, 2}, {1, 1, 1, 1});
+  Tensor b = F32({1}, {0.5});
+  Node conv = MakeNode("Conv", 3, {{"pads", std::vector<int64_t>{1, 1, 0, 0}}});
+  EXPECT_EQ(RunNode(conv, {x, w, b}), (std::vector<double>{1.5, 2.5, 2.5, 2.5, 4.5, 4.5, 2.5, 4.5, 4.5}));
+}
+
+TEST(ReferenceTest, GroupedConvMatchesSplitConvs) {
+  Tensor x = testing::RandomTensor({1, 4, 5, 5}, 3);
+  Tensor w = testing::RandomTensor({6, 2, 3, 3}, 4);
+  std::vector<double> grouped = RunNode(MakeNode("Conv", 2, {{"group", int64_t{2}}}), {x, w});
+  // Group 1 by hand: channels 2..3 of x with filters 3..5.
+  Tensor x1(DType::Float(32), {1, 2, 5, 5}), w1(DType::Float(32), {3, 2, 3, 3});
+  for (int64_t i = 0; i < 50; ++i) x1.SetDouble(i, x.GetDouble(50 + i));
+  for (int64_t i = 0; i < 54; ++i) w1.SetDouble(i, w.GetDouble(54 + i));
+  std::vector<double> second = RunNode(MakeNode("Conv", 2), {x1, w1});
+  for (size_t i = 0; i < second.size(); ++i) EXPECT_NEAR(grouped[second.size() + i], second[i], 1e-5);
+}
+
+// The 2-D fast path and the general N-d loop agree (a 2-D conv is a 3-D conv with a depth of 1).
+TEST(ReferenceTest, Conv2DFastPathMatchesTheGeneralLoop) {
+  Tensor x = testing::RandomTensor({2, 4, 7, 6}, 11);
+  Tensor w = testing::RandomTensor({6, 2, 3, 2}, 12);
+  Tensor b = testing::RandomTensor({6}, 13);
+  std::vector<double> fast = RunNode(
+      MakeNode("Conv", 3, {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{2, 1}},
+                           {"dilations", std::vector<int64_t>{1, 2}}, {"pads", std::vector<int64_t>{1, 0, 2, 1}}}),
+      {x, w, b});
+  std::vector<double> general = RunNode(
+      MakeNode("Conv", 3, {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{1, 2, 1}},
+                           {"dilations", std::vector<int64_t>{1, 1, 2}}, {"pads", std::vector<int64_t>{0, 1, 0, 0, 2, 1}}}),
+      {x.Reshaped({2, 4, 1, 7, 6}), w.Reshaped({6, 2, 1, 3, 2}), b});
+  ASSERT_EQ(fast.size(), general.size());
+  for (size_t i = 0; i < fast.size(); ++i) EXPECT_NEAR(fast[i], general[i], 1e-5) << i;
+}
+
+TEST(ReferenceTest, BatchedBroadcastingMatMul) {
+  Tensor a = F32({2, 1, 2}, {1, 2, 3, 4});
+  Tensor b = F32({2, 1}, {10, 100});
+  EXPECT_EQ(RunNode(MakeNode("MatMul", 2), {a, b}), (std::vector<double>{210, 430}));
+}
+
+TEST(ReferenceTest, SoftmaxAndLayerNorm) {
+  std::vector<double> s = RunNode(MakeNode("Softmax", 1), {F32({1, 3}, {0, std::log(2.0), std::log(5.0)})});
+  EXPECT_NEAR(s[0], 1.0 / 8, 1e-6);
+  EXPECT_NEAR(s[2], 5.0 / 8, 1e-6);
+  std::vector<double> ln = RunNode(MakeNode("LayerNormalization", 3, {{"epsilon", 0.0}}),
+                               {F32({1, 2}, {1, 3}), F32({2}, {1, 2}), F32({2}, {0, 1})});
+  EXPECT_NEAR(ln[0], -1.0, 1e-6);
+  EXPECT_NEAR(ln[1], 3.0, 1e-6);
+}
+
+TEST(ReferenceTest, ResizeNearestAndLinear) {
+  Tensor x = F32({1, 1, 1, 2}, {1, 3});
+  std::vector<double> nearest = RunNode(MakeNode("Resize", 1, {{"scales", std::vector<double>{1, 1, 1, 2}},
+                                                          {"mode", "nearest"},
+                                                          {"coordinate_transformation_mode", "asymmetric"},
+                                                          {"nearest_mode", "floor"}}),
+                                    {x});
+  EXPECT_EQ(nearest, (std::vector<double>{1, 1, 3, 3}));
+  std::vector<double> linear = RunNode(
+      MakeNode("Resize", 1, {{"sizes", std::vector<int64_t>{1, 1, 1, 3}}, {"mode", "linear"},
+                             {"coordinate_transformation_mode", "align_corners"}}),
+      {x});
+  EXPECT_EQ(linear, (std::vector<double>{1, 2, 3}));
+}
+
+TEST(ReferenceTest, LayoutTransformRoundTrips) {
+  Tensor x = testing::RandomTensor({1, 8, 2, 3}, 5);
+  Node to = MakeNode("LayoutTransform", 1, {{"src_layout", "NCHW"}, {"dst_layout", "NCHW4c"}});
+  std::vector<const Tensor*> args{&x};
+  Tensor blocked = EvaluateNode(to, args)[0];
+  EXPECT_EQ(blocked.shape(), (Shape{1, 2, 2, 3, 4}));
+  EXPECT_EQ(blocked.GetDouble(1), x.GetDouble(6));  // [0,0,0,0,1] = channel 1 at (0,0)
+  Node back = MakeNode("LayoutTransform", 1, {{"src_layout", "NCHW4c"}, {"dst_layout", "NCHW"}});
+  std::vector<const Tensor*> args2{&blocked};
+  EXPECT_TRUE(BitwiseEqual(EvaluateNode(back, args2)[0], x));
+}
+
+TEST(ReferenceTest, IntegerArithmeticStaysExact) {
+  Tensor a = Tensor::FromInts(DType::Int(64), {2}, {int64_t{1} << 60, -7});
+  Tensor b = Tensor::FromInts(DType::Int(64), {2}, {1, 2});
+  std::vector<const Tensor*> args{&a, &b};
+  Tensor sum = EvaluateNode(MakeNode("Add", 2), args)[0];
+  EXPECT_EQ(sum.GetInt(0), (int64_t{1} << 60) + 1);
+  Tensor mod = EvaluateNode(MakeNode("Mod", 2), args)[0];
+  EXPECT_EQ(mod.GetInt(1), 1);  // Python-style: -7 mod 2 = 1
+}
+
+TEST(ReferenceTest, InterpretRunsAGraphAndChecksInputs) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {2, 2}});
+  Add(&g, "Transpose", "t", {"x"}, {"xt"});
+  Add(&g, "MatMul", "mm", {"x", "xt"}, {"y"});
+  g = Finish(g, {"y"});
+  auto out = Interpret(g, {{"x", F32({2, 2}, {1, 2, 3, 4})}});
+  EXPECT_EQ(out.at("y").ToDoubles(), (std::vector<double>{5, 11, 11, 25}));
+  EXPECT_THROW(Interpret(g, {{"x", F32({4}, {1, 2, 3, 4})}}), Error);
+  EXPECT_THROW(Interpret(g, {}), Error);
+}
+
+TEST(ReferenceTest, EveryRegisteredOperatorHasAKernel) {
+  for (const std::string& op : OpRegistry::Global().Ops()) EXPECT_TRUE(HasKernel(op)) << op;
+}
+
+}  // namespace
+}  // namespace reference
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,596 @@
+// Reference kernels of the data-movement and shape-producing operators.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "core/graph/reference/kernel.h"
+#include "core/graph/shape_rules.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace reference {
+namespace {
+
+using Tensors = std::vector<Tensor>;
+
+int64_t Offset(const std::vector<int64_t>& index, const std::vector<int64_t>& strides) {
+  int64_t off = 0;
+  for (size_t d = 0; d < index.size(); ++d) off += index[d] * strides[d];
+  return off;
+}
+
+// Output element i comes from input element offset_of(index of i).
+Tensor MapIndices(const Tensor& in, const TensorType& out,
+                  const std::function<int64_t(const std::vector<int64_t>&)>& offset_of) {
+  std::vector<int64_t> offsets(out.numel());
+  ForEachIndex(out.shape, [&](const std::vector<int64_t>& idx, int64_t linear) { offsets[linear] = offset_of(idx); });
+  return GatherByOffsets(in, out, offsets);
+}
+
+int64_t WrapIndex(int64_t i, int64_t dim, const Node& node) {
+  if (i < 0) i += dim;
+  AGATE_REQUIRE(i >= 0 && i < dim, kOutOfRange) << node.Describe() << ": index " << i << " out of range [0, " << dim << ")";
+  return i;
+}
+
+Tensors Reshape(const KernelContext& ctx) { return {ctx.in(0).Reshaped(ctx.outputs[0].shape)}; }
+
+Tensors Transpose(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::vector<int64_t> perm = ctx.attrs().GetInts("perm", {});
+  if (perm.empty())
+    for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides[perm[d]];
+    return off;
+  })};
+}
+
+Tensors Concat(const KernelContext& ctx) {
+  const TensorType& type = ctx.outputs[0];
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis"), type.rank(), ctx.node.Describe());
+  Tensor out = ctx.NewOutput(0);
+  size_t width = type.dtype.element_bytes();
+  char* dst = static_cast<char*>(out.mutable_raw_data());
+  std::vector<int64_t> out_strides = RowMajorStrides(type.shape);
+  int64_t base = 0;
+  for (size_t k = 0; k < ctx.inputs.size(); ++k) {
+    const Tensor& part = ctx.in(k);
+    const char* src = static_cast<const char*>(part.raw_data());
+    ForEachIndex(part.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
+      std::vector<int64_t> o = idx;
+      o[axis] += base;
+      std::memcpy(dst + Offset(o, out_strides) * width, src + linear * width, width);
+    });
+    base += part.shape()[axis];
+  }
+  return {out};
+}
+
+Tensors Split(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), x.rank(), ctx.node.Describe());
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  Tensors out;
+  int64_t base = 0;
+  for (const TensorType& type : ctx.outputs) {
+    out.push_back(MapIndices(x, type, [&](const std::vector<int64_t>& idx) {
+      std::vector<int64_t> i = idx;
+      i[axis] += base;
+      return Offset(i, strides);
+    }));
+    base += type.shape[axis];
+  }
+  return out;
+}
+
+Tensors Slice(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  SliceSpec spec = ComputeSlice(ctx.node, x.shape());
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (spec.start[d] + idx[d] * spec.step[d]) * strides[d];
+    return off;
+  })};
+}
+
+Tensors Gather(const KernelContext& ctx) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& indices = ctx.in(1);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), data.rank(), ctx.node.Describe());
+  std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  std::vector<int64_t> index_strides = RowMajorStrides(indices.shape());
+  int q = indices.rank();
+  return {MapIndices(data, ctx.outputs[0], [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (int d = 0; d < axis; ++d) off += idx[d] * strides[d];
+    int64_t flat = 0;
+    for (int d = 0; d < q; ++d) flat += idx[axis + d] * index_strides[d];
+    off += WrapIndex(indices.GetInt(flat), data.shape()[axis], ctx.node) * strides[axis];
+    for (int d = axis + 1; d < data.rank(); ++d) off += idx[d + q - 1] * strides[d];
+    return off;
+  })};
+}
+
+Tensors GatherElements(const KernelContext& ctx) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& indices = ctx.in(1);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), data.rank(), ctx.node.Describe());
+  std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  std::vector<int64_t> offsets(indices.numel());
+  ForEachIndex(indices.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
+    std::vector<int64_t> i = idx;
+    i[axis] = WrapIndex(indices.GetInt(linear), data.shape()[axis], ctx.node);
+    offsets[linear] = Offset(i, strides);
+  });
+  return {GatherByOffsets(data, ctx.outputs[0], offsets)};
+}
+
+Tensors GatherND(const KernelContext& ctx) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& indices = ctx.in(1);
+  int64_t batch = ctx.attrs().GetInt("batch_dims", 0);
+  int64_t last = indices.shape().back();
+  std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  int64_t slice = 1;
+  for (int d = batch + last; d < data.rank(); ++d) slice *= data.shape()[d];
+  int64_t tuples = indices.numel() / std::max<int64_t>(last, 1);
+  int64_t batch_count = 1;
+  for (int d = 0; d < batch; ++d) batch_count *= data.shape()[d];
+  int64_t per_batch = tuples / std::max<int64_t>(batch_count, 1);
+  std::vector<int64_t> offsets;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t b = t / std::max<int64_t>(per_batch, 1);
+    int64_t off = 0;
+    int64_t rem = b;
+    for (int d = static_cast<int>(batch) - 1; d >= 0; --d) {
+      off += (rem % data.shape()[d]) * strides[d];
+      rem /= data.shape()[d];
+    }
+    for (int64_t j = 0; j < last; ++j) {
+      int64_t axis = batch + j;
+      off += WrapIndex(indices.GetInt(t * last + j), data.shape()[axis], ctx.node) * strides[axis];
+    }
+    for (int64_t s = 0; s < slice; ++s) offsets.push_back(off + s);
+  }
+  return {GatherByOffsets(data, ctx.outputs[0], offsets)};
+}
+
+Tensors Expand(const KernelContext& ctx) {
+  return {GatherByOffsets(ctx.in(0), ctx.outputs[0], BroadcastOffsets(ctx.outputs[0].shape, ctx.in(0).shape()))};
+}
+
+Tensors Tile(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] % x.shape()[d]) * strides[d];
+    return off;
+  })};
+}
+
+Tensors Pad(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::vector<int64_t> pads = ctx.attrs().GetInts("pads");
+  std::string mode = ctx.attrs().GetString("mode", "constant");
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  int rank = x.rank();
+  bool any_outside = false;
+  std::vector<int64_t> offsets(ctx.outputs[0].numel());
+  ForEachIndex(ctx.outputs[0].shape, [&](const std::vector<int64_t>& idx, int64_t linear) {
+    int64_t off = 0;
+    for (int d = 0; d < rank; ++d) {
+      int64_t dim = x.shape()[d];
+      int64_t i = idx[d] - pads[d];
+      if (i < 0 || i >= dim) {
+        if (mode == "constant" || dim == 0) {
+          off = -1;
+          break;
+        }
+        if (mode == "edge") {
+          i = std::clamp<int64_t>(i, 0, dim - 1);
+        } else {  // reflect, without repeating the edge
+          int64_t period = 2 * (dim - 1);
+          if (period == 0) {
+            i = 0;
+          } else {
+            i = ((i % period) + period) % period;
+            if (i >= dim) i = period - i;
+          }
+        }
+      }
+      off += i * strides[d];
+    }
+    offsets[linear] = off;
+    if (off < 0) any_outside = true;
+  });
+  Tensor out = GatherByOffsets(x, ctx.outputs[0], offsets);
+  double value = ctx.attrs().GetFloat("value", 0.0);
+  if (any_outside && value != 0.0)
+    for (size_t i = 0; i < offsets.size(); ++i)
+      if (offsets[i] < 0) out.SetDouble(i, value);
+  return {out};
+}
+
+Tensors DepthToSpace(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int64_t b = ctx.attrs().GetInt("blocksize");
+  bool crd = ctx.attrs().GetString("mode", "DCR") == "CRD";
+  int64_t c_out = ctx.outputs[0].shape[1];
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& o) {
+    int64_t i = o[2] % b, j = o[3] % b;
+    int64_t c = crd ? o[1] * b * b + i * b + j : (i * b + j) * c_out + o[1];
+    return o[0] * strides[0] + c * strides[1] + (o[2] / b) * strides[2] + (o[3] / b) * strides[3];
+  })};
+}
+
+Tensors SpaceToDepth(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int64_t b = ctx.attrs().GetInt("blocksize");
+  int64_t c_in = x.shape()[1];
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& o) {
+    int64_t block = o[1] / c_in, c = o[1] % c_in;
+    int64_t i = block / b, j = block % b;
+    return o[0] * strides[0] + c * strides[1] + (o[2] * b + i) * strides[2] + (o[3] * b + j) * strides[3];
+  })};
+}
+
+Tensors Trilu(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  bool upper = ctx.attrs().GetInt("upper", 1) != 0;
+  int64_t k = ctx.attrs().GetInts("k", {0}).at(0);
+  int rank = x.rank();
+  std::vector<int64_t> offsets(x.numel());
+  ForEachIndex(x.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
+    int64_t diff = idx[rank - 1] - idx[rank - 2];
+    bool keep = upper ? diff >= k : diff <= k;
+    offsets[linear] = keep ? linear : -1;
+  });
+  return {GatherByOffsets(x, ctx.outputs[0], offsets)};
+}
+
+Tensors LayoutTransform(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  if (x.rank() == 4) {  // NCHW -> NCHW{c}c: out[n, cb, h, w, c] = in[n, cb*block + c, h, w]
+    int64_t block = ctx.outputs[0].shape[4];
+    return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& o) {
+      return o[0] * strides[0] + (o[1] * block + o[4]) * strides[1] + o[2] * strides[2] + o[3] * strides[3];
+    })};
+  }
+  int64_t block = x.shape()[4];  // NCHW{c}c -> NCHW
+  return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& o) {
+    return o[0] * strides[0] + (o[1] / block) * strides[1] + o[2] * strides[2] + o[3] * strides[3] + (o[1] % block);
+  })};
+}
+
+Tensors ShapeKernel(const KernelContext& ctx) {
+  const Shape& shape = ctx.in(0).shape();
+  int rank = static_cast<int>(shape.size());
+  int64_t start = ctx.attrs().GetInt("start", 0);
+  if (start < 0) start += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  std::vector<int64_t> dims(shape.begin() + start, shape.begin() + start + ctx.outputs[0].shape[0]);
+  return {Tensor::FromInts(DType::Int(64), ctx.outputs[0].shape, dims)};
+}
+
+Tensors ConstantOfShape(const KernelContext& ctx) {
+  Tensor out = ctx.NewOutput(0);
+  if (ctx.attrs().Has("value")) {
+    const Tensor& v = ctx.attrs().GetTensor("value");
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (v.dtype().is_float()) out.SetDouble(i, v.GetDouble(0));
+      else out.SetInt(i, v.GetInt(0));
+    }
+  }
+  return {out};
+}
+
+Tensors Range(const KernelContext& ctx) {
+  Tensor out = ctx.NewOutput(0);
+  bool is_float = out.dtype().is_float();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (is_float) out.SetDouble(i, ctx.in(0).GetDouble(0) + i * ctx.in(2).GetDouble(0));
+    else out.SetInt(i, ctx.in(0).GetInt(0) + i * ctx.in(2).GetInt(0));
+  }
+  return {out};
+}
+
+Tensors EyeLike(const KernelContext& ctx) {
+  Tensor out = ctx.NewOutput(0);
+  int64_t k = ctx.attrs().GetInt("k", 0);
+  int64_t cols = out.shape()[1];
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, (i % cols) - (i / cols) == k ? 1 : 0);
+  return {out};
+}
+
+Tensors OneHot(const KernelContext& ctx) {
+  const Tensor& indices = ctx.in(0);
+  const Tensor& values = ctx.in(1);
+  Tensor out = ctx.NewOutput(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), out.rank(), ctx.node.Describe());
+  int64_t depth = out.shape()[axis];
+  std::vector<int64_t> index_strides = RowMajorStrides(indices.shape());
+  ForEachIndex(out.shape(), [&](const std::vector<int64_t>& o, int64_t linear) {
+    int64_t flat = 0, j = 0;
+    for (int d = 0; d < out.rank(); ++d) {
+      if (d == axis) continue;
+      flat += o[d] * index_strides[j++];
+    }
+    int64_t index = static_cast<int64_t>(indices.GetDouble(flat));
+    if (index < 0) index += depth;
+    int pick = index == o[axis] ? 1 : 0;
+    if (out.dtype().is_float()) out.SetDouble(linear, values.GetDouble(pick));
+    else out.SetInt(linear, values.GetInt(pick));
+  });
+  return {out};
+}
+
+// Visits every 1-D line along `axis`: fn(offset of the first element, stride).
+void ForEachLine(const Shape& shape, int axis, const std::function<void(int64_t, int64_t)>& fn) {
+  std::vector<int64_t> strides = RowMajorStrides(shape);
+  Shape outer = shape;
+  outer[axis] = 1;
+  ForEachIndex(outer, [&](const std::vector<int64_t>& idx, int64_t) { fn(Offset(idx, strides), strides[axis]); });
+}
+
+Tensors TopK(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), ctx.node.Describe());
+  bool largest = ctx.attrs().GetInt("largest", 1) != 0;
+  int64_t k = ctx.outputs[0].shape[axis];
+  int64_t n = x.shape()[axis];
+  std::vector<int64_t> offsets(ctx.outputs[0].numel());
+  Tensor indices = ctx.NewOutput(1);
+  Shape out_shape = ctx.outputs[0].shape;
+  std::vector<int64_t> out_strides = RowMajorStrides(out_shape);
+  std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
+  ForEachIndex([&] { Shape s = x.shape(); s[axis] = 1; return s; }(), [&](const std::vector<int64_t>& idx, int64_t) {
+    int64_t in_base = Offset(idx, in_strides), out_base = Offset(idx, out_strides);
+    std::vector<int64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      double va = x.GetDouble(in_base + a * in_strides[axis]), vb = x.GetDouble(in_base + b * in_strides[axis]);
+      return largest ? va > vb : va < vb;
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      offsets[out_base + j * out_strides[axis]] = in_base + order[j] * in_strides[axis];
+      indices.SetInt(out_base + j * out_strides[axis], order[j]);
+    }
+  });
+  return {GatherByOffsets(x, ctx.outputs[0], offsets), indices};
+}
+
+Tensors CumSum(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInts("axis").at(0), x.rank(), ctx.node.Describe());
+  bool exclusive = ctx.attrs().GetInt("exclusive", 0) != 0, reverse = ctx.attrs().GetInt("reverse", 0) != 0;
+  Tensor out = ctx.NewOutput(0);
+  int64_t n = x.shape()[axis];
+  ForEachLine(x.shape(), axis, [&](int64_t base, int64_t stride) {
+    double acc = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t e = reverse ? n - 1 - j : j;
+      int64_t off = base + e * stride;
+      if (exclusive) {
+        out.SetDouble(off, acc);
+        acc += x.GetDouble(off);
+      } else {
+        acc += x.GetDouble(off);
+        out.SetDouble(off, acc);
+      }
+    }
+  });
+  return {out};
+}
+
+double Reduce(const std::string& reduction, double old_value, double update) {
+  if (reduction == "add") return old_value + update;
+  if (reduction == "mul") return old_value * update;
+  if (reduction == "max") return std::max(old_value, update);
+  if (reduction == "min") return std::min(old_value, update);
+  return update;
+}
+
+Tensors ScatterElements(const KernelContext& ctx) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& indices = ctx.in(1);
+  const Tensor& updates = ctx.in(2);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), data.rank(), ctx.node.Describe());
+  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  Tensor out = data;
+  std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  ForEachIndex(indices.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
+    std::vector<int64_t> i = idx;
+    i[axis] = WrapIndex(indices.GetInt(linear), data.shape()[axis], ctx.node);
+    int64_t off = Offset(i, strides);
+    out.SetDouble(off, Reduce(reduction, out.GetDouble(off), updates.GetDouble(linear)));
+  });
+  return {out};
+}
+
+Tensors ScatterND(const KernelContext& ctx) {
+  const Tensor& data = ctx.in(0);
+  const Tensor& indices = ctx.in(1);
+  const Tensor& updates = ctx.in(2);
+  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  int64_t last = indices.shape().back();
+  std::vector<int64_t> strides = RowMajorStrides(data.shape());
+  int64_t slice = 1;
+  for (int d = last; d < data.rank(); ++d) slice *= data.shape()[d];
+  Tensor out = data;
+  int64_t tuples = indices.numel() / std::max<int64_t>(last, 1);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < last; ++j)
+      off += WrapIndex(indices.GetInt(t * last + j), data.shape()[j], ctx.node) * strides[j];
+    for (int64_t s = 0; s < slice; ++s)
+      out.SetDouble(off + s, Reduce(reduction, out.GetDouble(off + s), updates.GetDouble(t * slice + s)));
+  }
+  return {out};
+}
+
+// Resize: separable interpolation; each output coordinate of each axis maps to
+// a few input taps with weights (1 for nearest, 2 for linear, 4 for cubic).
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+// `out` is the unrounded resized length in * scale, as in ONNX's reference.
+double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, double roi_start,
+                        double roi_end) {
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / static_cast<double>(out - 1);
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  // tf_crop_and_resize
+  return out > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / static_cast<double>(out - 1)
+                 : 0.5 * (roi_start + roi_end) * (in - 1);
+}
+
+int64_t NearestIndex(const std::string& mode, double x) {
+  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  double f = std::floor(x);
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+std::vector<double> CubicWeights(double t, double a) {
+  auto w = [a](double d) {
+    d = std::fabs(d);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0.0;
+  };
+  return {w(t + 1), w(t), w(1 - t), w(2 - t)};
+}
+
+Tensors Resize(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Shape& out_shape = ctx.outputs[0].shape;
+  int rank = x.rank();
+  std::string mode = ctx.attrs().GetString("mode", "nearest");
+  std::string ct = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel");
+  std::string nearest_mode = ctx.attrs().GetString("nearest_mode", "round_prefer_floor");
+  double a = ctx.attrs().GetFloat("cubic_coeff_a", -0.75);
+  bool exclude_outside = ctx.attrs().GetInt("exclude_outside", 0) != 0;
+  double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
+  std::vector<double> roi = ctx.attrs().GetFloats("roi", {});
+  std::vector<double> scales = ResizeScales(ctx.node, x.shape(), out_shape);
+  // taps[axis][out coordinate]; `outside[axis][o]` marks tf_crop_and_resize extrapolation.
+  std::vector<std::vector<std::vector<Tap>>> taps(rank);
+  std::vector<std::vector<bool>> outside(rank);
+  for (int d = 0; d < rank; ++d) {
+    int64_t in = x.shape()[d], out = out_shape[d];
+    double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[d] : 0.0;
+    double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[d + rank] : 1.0;
+    for (int64_t o = 0; o < out; ++o) {
+      double s = SourceCoordinate(ct, static_cast<double>(o), scales[d], in, in * scales[d], rs, re);
+      std::vector<Tap> t;
+      outside[d].push_back(ct == "tf_crop_and_resize" && (s < 0 || s > in - 1));
+      if (mode == "nearest") {
+        t.push_back({std::clamp<int64_t>(NearestIndex(nearest_mode, s), 0, in - 1), 1.0});
+      } else if (mode == "linear") {
+        double c = std::clamp(s, 0.0, static_cast<double>(in - 1));
+        int64_t i0 = static_cast<int64_t>(std::floor(c));
+        int64_t i1 = std::min(i0 + 1, in - 1);
+        double w1 = c - i0;
+        t.push_back({i0, 1.0 - w1});
+        t.push_back({i1, w1});
+      } else {  // cubic
+        double f = std::floor(s);
+        std::vector<double> w = CubicWeights(s - f, a);
+        double total = 0;
+        for (int k = 0; k < 4; ++k) {
+          int64_t i = static_cast<int64_t>(f) - 1 + k;
+          if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+          total += w[k];
+        }
+        for (int k = 0; k < 4; ++k) {
+          int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f) - 1 + k, 0, in - 1);
+          t.push_back({i, exclude_outside ? w[k] / total : w[k]});
+        }
+      }
+      taps[d].push_back(t);
+    }
+  }
+  std::vector<int64_t> strides = RowMajorStrides(x.shape());
+  Tensor result = ctx.NewOutput(0);
+  ForEachIndex(out_shape, [&](const std::vector<int64_t>& o, int64_t linear) {
+    for (int d = 0; d < rank; ++d) {
+      if (outside[d][o[d]]) {
+        result.SetDouble(linear, extrapolation);
+        return;
+      }
+    }
+    // Sum over the product of the per-axis taps.
+    double acc = 0;
+    std::vector<size_t> k(rank, 0);
+    while (true) {
+      double w = 1;
+      int64_t off = 0;
+      for (int d = 0; d < rank; ++d) {
+        const Tap& tap = taps[d][o[d]][k[d]];
+        w *= tap.weight;
+        off += tap.index * strides[d];
+      }
+      acc += w * x.GetDouble(off);
+      int d = rank - 1;
+      for (; d >= 0; --d) {
+        if (++k[d] < taps[d][o[d]].size()) break;
+        k[d] = 0;
+      }
+      if (d < 0) break;
+    }
+    result.SetDouble(linear, acc);
+  });
+  return {result};
+}
+
+}  // namespace
+
+void RegisterTensorKernels(KernelRegistry* r) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r->Register(op, Reshape);
+  r->Register("Transpose", Transpose);
+  r->Register("Concat", Concat);
+  r->Register("Split", Split);
+  r->Register("Slice", Slice);
+  r->Register("Gather", Gather);
+  r->Register("GatherElements", GatherElements);
+  r->Register("GatherND", GatherND);
+  r->Register("Expand", Expand);
+  r->Register("Tile", Tile);
+  r->Register("Pad", Pad);
+  r->Register("DepthToSpace", DepthToSpace);
+  r->Register("SpaceToDepth", SpaceToDepth);
+  r->Register("Trilu", Trilu);
+  r->Register("LayoutTransform", LayoutTransform);
+  r->Register("Resize", Resize);
+  r->Register("Shape", ShapeKernel);
+  r->Register("Size", [](const KernelContext& ctx) {
+    return Tensors{Tensor::FromInts(DType::Int(64), {}, {ctx.in(0).numel()})};
+  });
+  r->Register("ConstantOfShape", ConstantOfShape);
+  r->Register("Range", Range);
+  r->Register("EyeLike", EyeLike);
+  r->Register("OneHot", OneHot);
+  r->Register("TopK", TopK);
+  r->Register("CumSum", CumSum);
+  r->Register("ScatterElements", ScatterElements);
+  r->Register("ScatterND", ScatterND);
+}
+
+}  // namespace reference
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,291 @@
+#include "core/graph/shape_rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+
+Shape BroadcastShapes(const Shape& a, const Shape& b, const std::string& where) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    AGATE_REQUIRE(da == db || da == 1 || db == 1, kInvalidArgument)
+        << where << ": shapes " << ShapeToString(a) << " and " << ShapeToString(b) << " do not broadcast (axis " << i
+        << ": " << da << " vs " << db << ")";
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int NormalizeAxis(int64_t axis, int rank, const std::string& where) {
+  AGATE_REQUIRE(axis >= -rank && axis < std::max(rank, 1), kInvalidArgument)
+      << where << ": axis " << axis << " is out of range for rank " << rank;
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+std::vector<int> NormalizeAxes(const std::vector<int64_t>& axes, int rank, const std::string& where) {
+  std::vector<int> out;
+  for (int64_t a : axes) out.push_back(NormalizeAxis(a, rank, where));
+  return out;
+}
+
+namespace {
+
+std::vector<int64_t> PerDim(const Attributes& attrs, const std::string& name, size_t n, int64_t fallback) {
+  std::vector<int64_t> v = attrs.GetInts(name, std::vector<int64_t>(n, fallback));
+  return v;
+}
+
+void RequireSize(const Node& node, const std::string& what, size_t got, size_t want) {
+  AGATE_REQUIRE(got == want, kInvalidArgument)
+      << node.Describe() << ": " << what << " has " << got << " values, expected " << want;
+}
+
+}  // namespace
+
+WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
+  AGATE_REQUIRE(input.size() >= 3, kInvalidArgument)
+      << node.Describe() << ": input must be N x C x spatial..., got " << ShapeToString(input);
+  size_t n = input.size() - 2;
+  WindowGeometry g;
+  g.kernel = kernel;
+  RequireSize(node, "kernel_shape", g.kernel.size(), n);
+  g.strides = PerDim(node.attrs, "strides", n, 1);
+  g.dilations = PerDim(node.attrs, "dilations", n, 1);
+  RequireSize(node, "strides", g.strides.size(), n);
+  RequireSize(node, "dilations", g.dilations.size(), n);
+  std::vector<int64_t> pads = node.attrs.GetInts("pads", std::vector<int64_t>(2 * n, 0));
+  RequireSize(node, "pads", pads.size(), 2 * n);
+  std::string auto_pad = node.attrs.GetString("auto_pad", "NOTSET");
+  bool ceil_mode = node.attrs.GetInt("ceil_mode", 0) != 0;
+  g.in.assign(input.begin() + 2, input.end());
+  g.pad_begin.resize(n);
+  g.pad_end.resize(n);
+  g.out.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    AGATE_REQUIRE(g.strides[i] > 0 && g.dilations[i] > 0 && g.kernel[i] > 0, kInvalidArgument)
+        << node.Describe() << ": kernel, strides and dilations must be positive";
+    int64_t extent = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[i] = (g.in[i] + g.strides[i] - 1) / g.strides[i];
+      int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.strides[i] + extent - g.in[i]);
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.pad_end[i] = total - g.pad_begin[i];
+    } else if (auto_pad == "VALID") {
+      g.pad_begin[i] = g.pad_end[i] = 0;
+      g.out[i] = (g.in[i] - extent) / g.strides[i] + 1;
+    } else {
+      AGATE_REQUIRE(auto_pad == "NOTSET", kUnsupported) << node.Describe() << ": auto_pad=" << auto_pad;
+      g.pad_begin[i] = pads[i];
+      g.pad_end[i] = pads[i + n];
+      int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - extent;
+      AGATE_REQUIRE(span >= 0, kInvalidArgument) << node.Describe() << ": window of extent " << extent
+                                                 << " is larger than the padded input along spatial axis " << i;
+      g.out[i] = (ceil_mode ? (span + g.strides[i] - 1) / g.strides[i] : span / g.strides[i]) + 1;
+      // A window may not start inside the end padding only (the rule of the ONNX reference and PyTorch).
+      if (ceil_mode && (g.out[i] - 1) * g.strides[i] >= g.in[i] + g.pad_begin[i]) --g.out[i];
+    }
+    AGATE_REQUIRE(g.out[i] > 0, kInvalidArgument) << node.Describe() << ": empty output along spatial axis " << i;
+  }
+  return g;
+}
+
+WindowGeometry ComputeTransposedWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
+  AGATE_REQUIRE(input.size() >= 3, kInvalidArgument)
+      << node.Describe() << ": input must be N x C x spatial..., got " << ShapeToString(input);
+  size_t n = input.size() - 2;
+  WindowGeometry g;
+  g.kernel = kernel;
+  RequireSize(node, "kernel_shape", g.kernel.size(), n);
+  g.strides = PerDim(node.attrs, "strides", n, 1);
+  g.dilations = PerDim(node.attrs, "dilations", n, 1);
+  std::vector<int64_t> output_padding = PerDim(node.attrs, "output_padding", n, 0);
+  std::vector<int64_t> pads = node.attrs.GetInts("pads", std::vector<int64_t>(2 * n, 0));
+  RequireSize(node, "pads", pads.size(), 2 * n);
+  RequireSize(node, "strides", g.strides.size(), n);
+  std::string auto_pad = node.attrs.GetString("auto_pad", "NOTSET");
+  std::vector<int64_t> output_shape = node.attrs.GetInts("output_shape", {});
+  if (output_shape.size() > n) output_shape.erase(output_shape.begin(), output_shape.end() - n);
+  g.in.assign(input.begin() + 2, input.end());
+  g.pad_begin.resize(n);
+  g.pad_end.resize(n);
+  g.out.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t extent = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    int64_t full = g.strides[i] * (g.in[i] - 1) + output_padding[i] + extent;
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[i] = !output_shape.empty() ? output_shape[i] : g.in[i] * g.strides[i];
+      int64_t total = std::max<int64_t>(0, full - g.out[i]);
+      if (auto_pad == "SAME_UPPER") {
+        g.pad_begin[i] = total / 2;
+        g.pad_end[i] = total - total / 2;
+      } else {
+        g.pad_begin[i] = total - total / 2;
+        g.pad_end[i] = total / 2;
+      }
+    } else {
+      g.pad_begin[i] = auto_pad == "VALID" ? 0 : pads[i];
+      g.pad_end[i] = auto_pad == "VALID" ? 0 : pads[i + n];
+      g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
+    }
+    AGATE_REQUIRE(g.out[i] > 0, kInvalidArgument) << node.Describe() << ": empty output along spatial axis " << i;
+  }
+  return g;
+}
+
+Shape ResizeOutputShape(const Node& node, const Shape& input) {
+  std::vector<int64_t> sizes = node.attrs.GetInts("sizes", {});
+  if (!sizes.empty()) {
+    AGATE_REQUIRE(sizes.size() == input.size(), kInvalidArgument)
+        << node.Describe() << ": sizes has " << sizes.size() << " values for rank " << input.size();
+    return sizes;
+  }
+  std::vector<double> scales = node.attrs.GetFloats("scales", {});
+  AGATE_REQUIRE(scales.size() == input.size(), kInvalidArgument)
+      << node.Describe() << ": needs scales or sizes with one value per axis (rank " << input.size() << ")";
+  Shape out(input.size());
+  for (size_t i = 0; i < input.size(); ++i) {
+    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(input[i]) * scales[i] + 1e-9));
+  }
+  return out;
+}
+
+std::vector<double> ResizeScales(const Node& node, const Shape& input, const Shape& output) {
+  std::vector<double> scales = node.attrs.GetFloats("scales", {});
+  if (!scales.empty() && node.attrs.GetInts("sizes", {}).empty()) return scales;
+  std::vector<double> out(input.size());
+  for (size_t i = 0; i < input.size(); ++i) out[i] = static_cast<double>(output[i]) / static_cast<double>(input[i]);
+  return out;
+}
+
+SliceSpec ComputeSlice(const Node& node, const Shape& input) {
+  int rank = static_cast<int>(input.size());
+  std::vector<int64_t> starts = node.attrs.GetInts("starts");
+  std::vector<int64_t> ends = node.attrs.GetInts("ends");
+  std::vector<int64_t> axes = node.attrs.GetInts("axes", {});
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> steps = node.attrs.GetInts("steps", std::vector<int64_t>(starts.size(), 1));
+  AGATE_REQUIRE(ends.size() == starts.size() && axes.size() == starts.size() && steps.size() == starts.size(),
+                kInvalidArgument)
+      << node.Describe() << ": starts, ends, axes and steps must have equal lengths";
+  SliceSpec spec;
+  spec.start.assign(rank, 0);
+  spec.step.assign(rank, 1);
+  spec.out = input;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int axis = NormalizeAxis(axes[i], rank, node.Describe());
+    int64_t dim = input[axis];
+    int64_t step = steps[i];
+    AGATE_REQUIRE(step != 0, kInvalidArgument) << node.Describe() << ": step 0 on axis " << axis;
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      spec.out[axis] = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      spec.out[axis] = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    spec.start[axis] = start;
+    spec.step[axis] = step;
+  }
+  return spec;
+}
+
+std::vector<int> ReduceAxes(const Node& node, int rank) {
+  std::vector<int64_t> axes = node.attrs.GetInts("axes", {});
+  std::vector<int> out;
+  if (axes.empty()) {
+    if (node.attrs.GetInt("noop_with_empty_axes", 0) != 0) return out;
+    for (int i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  out = NormalizeAxes(axes, rank, node.Describe());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Shape ReducedShape(const Shape& input, const std::vector<int>& axes, bool keepdims) {
+  Shape out;
+  for (int i = 0; i < static_cast<int>(input.size()); ++i) {
+    bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!reduced) out.push_back(input[i]);
+    else if (keepdims) out.push_back(1);
+  }
+  return out;
+}
+
+EinsumSpec ParseEinsum(const std::string& equation, const std::vector<Shape>& shapes, const std::string& where) {
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  size_t start = 0;
+  for (size_t comma; (comma = lhs.find(',', start)) != std::string::npos; start = comma + 1)
+    terms.push_back(lhs.substr(start, comma - start));
+  terms.push_back(lhs.substr(start));
+  AGATE_REQUIRE(terms.size() == shapes.size(), kInvalidArgument)
+      << where << ": equation '" << equation << "' has " << terms.size() << " operands, got " << shapes.size();
+  // Ellipsis axes get the labels 'A', 'B', ... right-aligned across operands (numpy broadcasting).
+  int ellipsis_rank = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    size_t dots = terms[i].find("...");
+    if (dots == std::string::npos) continue;
+    int explicit_labels = static_cast<int>(terms[i].size()) - 3;
+    ellipsis_rank = std::max(ellipsis_rank, static_cast<int>(shapes[i].size()) - explicit_labels);
+  }
+  auto ellipsis_labels = [](int n) {
+    std::string labels;
+    for (int k = 0; k < n; ++k) labels += static_cast<char>('A' + k);
+    return labels;
+  };
+  EinsumSpec spec;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    std::string labels = terms[i];
+    size_t dots = labels.find("...");
+    if (dots != std::string::npos) {
+      int n = static_cast<int>(shapes[i].size()) - (static_cast<int>(labels.size()) - 3);
+      AGATE_REQUIRE(n >= 0, kInvalidArgument) << where << ": operand " << i << " has too few axes";
+      labels.replace(dots, 3, ellipsis_labels(ellipsis_rank).substr(ellipsis_rank - n));
+    }
+    AGATE_REQUIRE(labels.size() == shapes[i].size(), kInvalidArgument)
+        << where << ": operand " << i << " has rank " << shapes[i].size() << " but '" << terms[i] << "' labels "
+        << labels.size() << " axes";
+    for (size_t a = 0; a < labels.size(); ++a) {
+      int64_t& extent = spec.extents.emplace(labels[a], shapes[i][a]).first->second;
+      if (extent == 1) extent = shapes[i][a];
+      AGATE_REQUIRE(shapes[i][a] == extent || shapes[i][a] == 1, kInvalidArgument)
+          << where << ": label '" << labels[a] << "' has extents " << extent << " and " << shapes[i][a];
+    }
+    spec.inputs.push_back(labels);
+  }
+  if (arrow != std::string::npos) {
+    spec.output = eq.substr(arrow + 2);
+    size_t dots = spec.output.find("...");
+    if (dots != std::string::npos) spec.output.replace(dots, 3, ellipsis_labels(ellipsis_rank));
+  } else {  // implicit mode: ellipsis labels, then labels used once, alphabetically
+    spec.output = ellipsis_labels(ellipsis_rank);
+    std::map<char, int> uses;
+    for (const std::string& labels : spec.inputs)
+      for (char c : labels) ++uses[c];
+    for (const auto& [c, n] : uses)
+      if (n == 1 && c >= 'a') spec.output += c;
+  }
+  for (char c : spec.output)
+    AGATE_REQUIRE(spec.extents.count(c), kInvalidArgument) << where << ": output label '" << c << "' is unknown";
+  return spec;
+}
+
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,75 @@
+// Shape arithmetic shared by shape inference (op_registry) and the reference
+// kernels (core/graph/reference): broadcasting, axis normalization, and the
+// window geometry of convolutions, pools and resizes.
+//
+// Why shared: the output shape a kernel writes must be exactly the one shape
+// inference promised; computing both from one function makes that true by
+// construction.
+#ifndef AGATE_CORE_GRAPH_SHAPE_RULES_H_
+#define AGATE_CORE_GRAPH_SHAPE_RULES_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace agate {
+namespace graph {
+
+// Numpy broadcasting of two shapes; throws kInvalidArgument naming `where` on a mismatch.
+Shape BroadcastShapes(const Shape& a, const Shape& b, const std::string& where);
+
+// Maps a possibly negative axis into [0, rank); throws kInvalidArgument naming `where`.
+int NormalizeAxis(int64_t axis, int rank, const std::string& where);
+std::vector<int> NormalizeAxes(const std::vector<int64_t>& axes, int rank, const std::string& where);
+
+// Resolved geometry of a sliding window over the spatial dimensions (Conv, pools).
+struct WindowGeometry {
+  std::vector<int64_t> kernel;     // per spatial dim
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pad_begin;
+  std::vector<int64_t> pad_end;
+  std::vector<int64_t> in;         // input spatial extents
+  std::vector<int64_t> out;        // output spatial extents
+};
+
+// Geometry of Conv/MaxPool/AveragePool/LpPool: reads kernel_shape (or `kernel` when
+// given), strides, dilations, pads, auto_pad and ceil_mode from the node.
+WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel);
+
+// Geometry of ConvTranspose: reads output_shape, output_padding, pads, auto_pad.
+// `out` holds the output spatial extents.
+WindowGeometry ComputeTransposedWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel);
+
+// The output shape of Resize from its (already static) scales/sizes attributes.
+Shape ResizeOutputShape(const Node& node, const Shape& input);
+// Scale per axis used by Resize (from `scales`, or out/in when `sizes` is given).
+std::vector<double> ResizeScales(const Node& node, const Shape& input, const Shape& output);
+
+// Slice: resolved start and step per axis of the input, and the output shape.
+struct SliceSpec {
+  std::vector<int64_t> start;  // per input axis
+  std::vector<int64_t> step;
+  Shape out;
+};
+SliceSpec ComputeSlice(const Node& node, const Shape& input);
+
+// Reduce axes from the `axes` attribute, `noop_with_empty_axes`, and rank; sorted, unique.
+std::vector<int> ReduceAxes(const Node& node, int rank);
+Shape ReducedShape(const Shape& input, const std::vector<int>& axes, bool keepdims);
+
+// Einsum: every operand's axes as labels (an ellipsis expands to labels of its
+// own, broadcast across operands), the output's labels, and each label's extent.
+struct EinsumSpec {
+  std::vector<std::string> inputs;  // one label per axis of each input
+  std::string output;
+  std::map<char, int64_t> extents;
+};
+EinsumSpec ParseEinsum(const std::string& equation, const std::vector<Shape>& shapes, const std::string& where);
+
+}  // namespace graph
+}  // namespace agate
+
+#endif  // AGATE_CORE_GRAPH_SHAPE_RULES_H_

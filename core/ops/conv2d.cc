@@ -1,0 +1,457 @@
+#include "core/ops/conv2d.h"
+
+#include <sstream>
+
+#include "core/ops/op_context.h"
+#include "core/ops/registry.h"
+#include "core/ops/schedule_common.h"
+#include "core/ops/window.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+
+using te::Expr;
+using te::Tensor;
+using te::Var;
+
+Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g, int64_t groups,
+                const std::string& name) {
+  graph::Shape xs = StaticShape(x), ws = StaticShape(w);
+  size_t nsp = g.kernel.size();
+  int64_t oc_total = ws[0], ic_per_group = ws[1], oc_per_group = oc_total / groups;
+  bool phase_split = nsp == 2 && g.strides[1] > 1;
+  Tensor padded = phase_split ? x : PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
+  std::vector<ir::IterVar> reduce;
+  ir::IterVar ric;
+  if (ic_per_group > 1) {
+    ric = te::reduce_axis({Expr(int64_t{0}), Expr(ic_per_group)}, "ric");
+    reduce.push_back(ric);
+  }
+  std::vector<ir::IterVar> rk;
+  for (size_t d = 0; d < nsp; ++d) {
+    rk.push_back(te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[d])}, "rk" + std::to_string(d)));
+    reduce.push_back(rk.back());
+  }
+  graph::Shape out{xs[0], oc_total};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  // A 2-D conv strided along the columns reads a copy of the padded input split
+  // by column phase (column % stride), so vectors along the output columns are
+  // contiguous loads instead of gathers.
+  int64_t sw = nsp == 2 ? g.strides[1] : 1;
+  Tensor phased;
+  if (sw > 1) {
+    int64_t needed = (g.out[1] - 1) * sw + (g.kernel[1] - 1) * g.dilations[1] + 1;
+    int64_t cols = (needed + sw - 1) / sw;
+    int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0];
+    std::vector<int64_t> in{xs[2], xs[3]};
+    phased = te::compute(ToExprShape({xs[0], xs[1], hp, sw, cols}), [&](const std::vector<Var>& i) {
+      return PaddedRead(x, {i[0], i[1], i[2] - g.pad_begin[0], i[4] * sw + i[3] - g.pad_begin[1]}, 2, in,
+                        ir::make_zero(x.dtype()));
+    }, name + "_pad", tag::kPad);
+  }
+  return te::compute(
+      ToExprShape(out),
+      [&](const std::vector<Var>& o) {
+        Expr ic = ric.defined() ? Expr(ric) : Expr(int64_t{0});
+        Expr channel = groups == 1 ? ic : ir::floordiv(o[1], Expr(oc_per_group)) * ic_per_group + ic;
+        std::vector<Expr> xi{o[0], channel};
+        std::vector<Expr> wi{o[1], ic};
+        for (size_t d = 0; d < nsp; ++d) wi.push_back(rk[d]);
+        if (phased.defined()) {
+          Expr col = rk[1] * g.dilations[1];
+          return te::sum(phased(o[0], channel, o[2] * g.strides[0] + rk[0] * g.dilations[0], ir::floormod(col, Expr(sw)),
+                                o[3] + ir::floordiv(col, Expr(sw))) * w(wi), reduce);
+        }
+        for (size_t d = 0; d < nsp; ++d) xi.push_back(o[2 + d] * g.strides[d] + rk[d] * g.dilations[d]);
+        return te::sum(padded(xi) * w(wi), reduce);
+      },
+      name, tag::kConv2dNCHW);
+}
+
+Tensor ConvNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeometry& g, const std::string& name) {
+  graph::Shape xs = StaticShape(x), ws = StaticShape(packed_w);
+  int64_t ib = xs[4], ob = ws[5];
+  Tensor padded = PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
+  ir::IterVar icc = te::reduce_axis({Expr(int64_t{0}), Expr(xs[1])}, "icc");
+  ir::IterVar kh = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[0])}, "kh");
+  ir::IterVar kw = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[1])}, "kw");
+  ir::IterVar ibi = te::reduce_axis({Expr(int64_t{0}), Expr(ib)}, "ibi");
+  graph::Shape out{xs[0], ws[0], g.out[0], g.out[1], ob};
+  return te::compute(
+      ToExprShape(out),
+      [&](const std::vector<Var>& o) {
+        Expr h = o[2] * g.strides[0] + kh * g.dilations[0];
+        Expr w = o[3] * g.strides[1] + kw * g.dilations[1];
+        return te::sum(padded(o[0], icc, h, w, ibi) * packed_w(o[1], icc, kh, kw, ibi, o[4]), {icc, kh, kw, ibi});
+      },
+      name, tag::kConv2dNCHWc);
+}
+
+graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t block) {
+  const graph::Shape& s = w.shape();
+  AGATE_REQUIRE(s.size() == 4 && s[0] % block == 0 && s[1] % block == 0, kInvalidArgument)
+      << "weights " << graph::ShapeToString(s) << " cannot be packed by " << block;
+  int64_t oc = s[0], ic = s[1], kh = s[2], kw = s[3];
+  graph::Tensor packed(w.dtype(), {oc / block, ic / block, kh, kw, block, block});
+  AGATE_REQUIRE(w.dtype() == ir::DType::Float(32), kUnsupported) << "weights of dtype " << w.dtype();
+  const float* src = w.data<float>();
+  float* dst = packed.mutable_data<float>();
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t x = 0; x < kw; ++x) {
+          int64_t d = ((((o / block) * (ic / block) + i / block) * kh + y) * kw + x) * block * block +
+                      (i % block) * block + o % block;
+          dst[d] = src[((o * ic + i) * kh + y) * kw + x];
+        }
+  return packed;
+}
+
+namespace {
+
+// Largest divisor of `n` not above `limit` (at least 1).
+int64_t DivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+// The padding stage of a conv (if any) is computed once, at the root.
+void SchedulePadRoot(te::Schedule& s, const Tensor& conv, const target::Target& target, const LowerGroupOptions& o) {
+  for (const Tensor& in : conv.op()->InputTensors()) {
+    if (in.op()->tag != tag::kPad) continue;
+    s[in].compute_root();
+    InjectiveKnobs knobs;
+    if (!o.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+    ScheduleInjectiveStage(s, in, target, knobs);
+  }
+}
+
+// The stage that writes the group's output for an anchor `conv`: its epilogue,
+// or the conv itself (then a local cache_write stage becomes the accumulator).
+struct TileStages {
+  Tensor out;    // root stage written once
+  Tensor accum;  // reduction stage computed per output tile
+};
+
+bool PrepareTile(const ScheduleRequest& r, TileStages* t) {
+  te::Schedule s = r.schedule;
+  if (r.epilogue.defined()) {
+    if (StaticShape(r.epilogue) != StaticShape(r.anchor)) return false;
+    t->out = r.epilogue;
+    t->accum = r.anchor;
+    return true;
+  }
+  if (r.outputs.size() != 1 || !r.outputs[0].same_as(r.anchor)) return false;
+  t->accum = s.cache_write(r.anchor, ir::MemoryScope::kLocal);
+  t->out = r.anchor;
+  return true;
+}
+
+// Knobs of the blocked conv template: output channels per register tile (one
+// or two channel blocks) and output columns per tile. The defaults keep
+// oc_tile/lanes * ow_block accumulators (14-16 on AVX-512, of 32 registers)
+// plus the weight vectors and a broadcast in registers.
+struct NCHWcTile {
+  int64_t oc_blocks = 1;  // channel blocks (of the layout's block size) per tile
+  int64_t ow_block = 1;
+};
+
+NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOptions& o) {
+  NCHWcTile t;
+  int64_t block = out[4], oc_chunks = out[1], ow = out[3];
+  if (o.conv_oc_block > 0 && o.conv_oc_block % block == 0 && oc_chunks % (o.conv_oc_block / block) == 0) {
+    t.oc_blocks = o.conv_oc_block / block;
+  } else if (lanes >= 16 && block == lanes && oc_chunks % 2 == 0) {
+    t.oc_blocks = 2;
+  }
+  int64_t limit = o.conv_ow_block > 0 ? o.conv_ow_block : (t.oc_blocks >= 2 ? 8 : (lanes >= 16 ? 14 : 8));
+  t.ow_block = DivisorAtMost(ow, limit);
+  if (t.ow_block < 4 && ow > limit) t.ow_block = limit;  // a guarded tail beats a tiny tile
+  return t;
+}
+
+std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t kh, int64_t kw) {
+  te::Schedule s = r.schedule;
+  TileStages t;
+  if (!PrepareTile(r, &t)) return ScheduleAnchorDefault(r, "conv2d_nchwc (multi-output: default schedule)");
+  SchedulePadRoot(s, conv, *r.target, *r.options);
+  graph::Shape os = StaticShape(t.out);
+  int lanes = VectorLanes(*r.target, t.out.dtype());
+  NCHWcTile tile = ChooseNCHWcTile(os, lanes, *r.options);
+
+  // Output: (n, oc_chunk.outer, oh, ow.outer | oc_chunk.inner, ow.inner, oc_lane).
+  te::Stage out = s[t.out];
+  auto [oco, oci] = out.split(out.axis(1), Expr(tile.oc_blocks));
+  auto [owo, owi] = out.split(out.axis(3), Expr(tile.ow_block));
+  out.reorder({out.axis(0), oco, out.axis(2), owo, oci, owi, out.axis(4)});
+  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), oco), out.axis(2));
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
+  if (lanes > 1) out.vectorize(out.axis(4));
+
+  // Accumulator tile at ow.outer: reductions outside, the register tile (oc_chunk, ow, lane) inside.
+  te::Stage acc = s[t.accum];
+  acc.compute_at(out, owo);
+  acc.reorder({acc.axis(0), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.reduce_axis(2),
+               acc.reduce_axis(3), acc.axis(1), acc.axis(3), acc.axis(4)});
+  acc.unroll(acc.axis(1));
+  acc.unroll(acc.axis(3));
+  if (lanes > 1) acc.vectorize(acc.axis(4));
+  std::ostringstream os_text;
+  os_text << "conv2d_nchwc " << kh << "x" << kw << " oc_tile=" << tile.oc_blocks * os[4] << " ow_block=" << tile.ow_block
+          << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
+  return os_text.str();
+}
+
+std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv) {
+  te::Schedule s = r.schedule;
+  TileStages t;
+  if (conv.ndim() != 4 || !PrepareTile(r, &t)) return ScheduleAnchorDefault(r, "conv_nchw (default schedule)");
+  SchedulePadRoot(s, conv, *r.target, *r.options);
+  graph::Shape os = StaticShape(t.out);
+  int lanes = VectorLanes(*r.target, t.out.dtype());
+  int64_t vec = 1;
+  for (int64_t v : {int64_t{lanes}, int64_t{8}, int64_t{4}})
+    if (lanes >= v && v > 1 && os[3] % v == 0) {
+      vec = v;
+      break;
+    }
+  int64_t oc_block = DivisorAtMost(os[1], vec >= 16 ? 8 : 4);
+  te::Stage out = s[t.out];
+  auto [oco, oci] = out.split(out.axis(1), Expr(oc_block));
+  auto [owo, owi] = out.split(out.axis(3), Expr(vec));
+  out.reorder({out.axis(0), oco, out.axis(2), owo, oci, owi});
+  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), oco), out.axis(2));
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
+  if (vec > 1) out.vectorize(owi);
+
+  te::Stage acc = s[t.accum];
+  acc.compute_at(out, owo);
+  std::vector<ir::IterVar> order{acc.axis(0), acc.axis(2)};
+  auto* compute = static_cast<const te::ComputeOpNode*>(t.accum.op().get());
+  for (size_t i = 0; i < compute->reduce_axis.size(); ++i) order.push_back(acc.reduce_axis(i));
+  order.push_back(acc.axis(1));
+  order.push_back(acc.axis(3));
+  acc.reorder(order);
+  acc.unroll(acc.axis(1));
+  if (vec > 1) acc.vectorize(acc.axis(3));
+  std::ostringstream text;
+  text << "conv_nchw direct oc_block=" << oc_block << " ow_vector=" << vec
+       << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
+  return text.str();
+}
+
+// Depthwise 2-D conv (group == input channels): one plane per channel,
+// vectorized along output columns. When the columns do not fill whole vectors
+// the conv is computed over a width rounded up to the vector (the padded input
+// is widened to match) into a buffer and the output reads its valid columns,
+// so every FMA is a full vector; otherwise the row is computed at the output's
+// row loop and never leaves registers/cache.
+struct DepthwisePlan {
+  int64_t vector = 1;    // columns per vector
+  int64_t out_width = 0; // computed columns (>= OW, a multiple of `vector`)
+};
+
+DepthwisePlan PlanDepthwise(int64_t ow, int lanes) {
+  DepthwisePlan p;
+  p.vector = lanes >= 16 && ow > 8 ? 16 : (lanes >= 8 ? 8 : std::max(1, lanes));
+  p.out_width = (ow + p.vector - 1) / p.vector * p.vector;
+  return p;
+}
+
+std::string ScheduleDepthwise(const ScheduleRequest& r, const Tensor& conv, int64_t ow) {
+  te::Schedule s = r.schedule;
+  Tensor out = r.epilogue.defined() ? r.epilogue : (r.outputs.size() == 1 ? r.outputs[0] : Tensor());
+  if (!out.defined() || out.same_as(conv) || out.ndim() != 4) return ScheduleAnchorDefault(r, "depthwise (default)");
+  SchedulePadRoot(s, conv, *r.target, *r.options);
+  graph::Shape cs = StaticShape(conv);
+  int64_t vec = PlanDepthwise(ow, VectorLanes(*r.target, conv.dtype())).vector;
+  bool parallel = ParallelAllowed(*r.target) && r.options->allow_parallel;
+  Tensor acc = s.cache_write(conv, ir::MemoryScope::kLocal);
+  te::Stage o = s[out];
+  ir::IterVar row = o.fuse(o.fuse(o.axis(0), o.axis(1)), o.axis(2));
+  if (parallel) o.parallel(row);
+  if (vec > 1 && ow % vec == 0) {
+    auto [oo, oi] = o.split(o.axis(3), Expr(vec));
+    o.vectorize(oi);
+  }
+  te::Stage c = s[conv];
+  std::string where;
+  if (cs[3] == ow) {
+    c.compute_at(o, row);
+    where = "row at the output's row loop";
+  } else {
+    ir::IterVar crow = c.fuse(c.fuse(c.axis(0), c.axis(1)), c.axis(2));
+    if (parallel) c.parallel(crow);
+    where = "rows over-computed to whole vectors";
+  }
+  auto [co, ci] = c.split(c.axis(3), Expr(vec));
+  if (vec > 1) c.vectorize(ci);
+  te::Stage a = s[acc];
+  a.compute_at(c, co);
+  a.reorder({a.axis(0), a.axis(1), a.axis(2), a.reduce_axis(0), a.reduce_axis(1), a.axis(3)});
+  if (vec > 1) a.vectorize(a.axis(3));
+  std::ostringstream text;
+  text << "depthwise_conv2d vector=" << vec << " width=" << cs[3] << ", " << where;
+  return text.str();
+}
+
+Tensor DepthwiseConv(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g, int64_t computed_width,
+                     const std::string& name) {
+  graph::Shape xs = StaticShape(x), ws = StaticShape(w);
+  int64_t multiplier = ws[0] / xs[1];
+  int64_t sw = g.strides[1];
+  // Columns the computed width reads, from the first padded column.
+  int64_t needed = (computed_width - 1) * sw + (g.kernel[1] - 1) * g.dilations[1] + 1;
+  ir::IterVar kh = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[0])}, "kh");
+  ir::IterVar kw = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[1])}, "kw");
+  graph::Shape out{xs[0], ws[0], g.out[0], computed_width};
+  int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0];
+  std::vector<int64_t> in{xs[2], xs[3]};
+  // The padded input with its columns split by phase (column % stride): a strided
+  // conv then reads contiguous columns of one phase per tap, so its vector loads
+  // stay contiguous instead of becoming gathers. Stride 1 has one phase.
+  int64_t cols = (needed + sw - 1) / sw;
+  Tensor padded = te::compute(ToExprShape({xs[0], xs[1], hp, sw, cols}), [&](const std::vector<Var>& i) {
+    return PaddedRead(x, {i[0], i[1], i[2] - g.pad_begin[0], i[4] * sw + i[3] - g.pad_begin[1]}, 2, in,
+                      ir::make_zero(x.dtype()));
+  }, name + "_pad", tag::kPad);
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    Expr channel = multiplier == 1 ? Expr(o[1]) : ir::floordiv(o[1], Expr(multiplier));
+    Expr col = kw * g.dilations[1];
+    Expr phase = sw == 1 ? Expr(int64_t{0}) : ir::floormod(col, Expr(sw));
+    Expr shift = sw == 1 ? col : ir::floordiv(col, Expr(sw));
+    return te::sum(padded(o[0], channel, o[2] * g.strides[0] + kh * g.dilations[0], phase, o[3] + shift) *
+                       w(o[1], Expr(int64_t{0}), kh, kw),
+                   {kh, kw});
+  }, name, tag::kDepthwise);
+}
+
+// Depthwise conv in the blocked layout: each channel block is one vector, so
+// every tap is a contiguous vector load times a vector of per-channel weights
+// (pre-packed to [C/b, KH, KW, b]), with an (ow_block x b) register tile.
+Tensor DepthwiseNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeometry& g, const std::string& name) {
+  graph::Shape xs = StaticShape(x);
+  Tensor padded = PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
+  ir::IterVar kh = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[0])}, "kh");
+  ir::IterVar kw = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[1])}, "kw");
+  graph::Shape out{xs[0], xs[1], g.out[0], g.out[1], xs[4]};
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    return te::sum(padded(o[0], o[1], o[2] * g.strides[0] + kh * g.dilations[0], o[3] * g.strides[1] + kw * g.dilations[1],
+                          o[4]) * packed_w(o[1], kh, kw, o[4]),
+                   {kh, kw});
+  }, name, tag::kDepthwise);
+}
+
+std::string ScheduleDepthwiseNCHWc(const ScheduleRequest& r, const Tensor& conv) {
+  te::Schedule s = r.schedule;
+  TileStages t;
+  if (!PrepareTile(r, &t)) return ScheduleAnchorDefault(r, "depthwise_nchwc (default schedule)");
+  SchedulePadRoot(s, conv, *r.target, *r.options);
+  graph::Shape os = StaticShape(t.out);
+  int lanes = VectorLanes(*r.target, t.out.dtype());
+  int64_t limit = r.options->conv_ow_block > 0 ? r.options->conv_ow_block : 8;
+  int64_t ow_block = DivisorAtMost(os[3], limit);
+  if (ow_block < 4 && os[3] > limit) ow_block = limit;
+  te::Stage out = s[t.out];
+  auto [owo, owi] = out.split(out.axis(3), Expr(ow_block));
+  out.reorder({out.axis(0), out.axis(1), out.axis(2), owo, owi, out.axis(4)});
+  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), out.axis(1)), out.axis(2));
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
+  if (lanes > 1) out.vectorize(out.axis(4));
+  te::Stage acc = s[t.accum];
+  acc.compute_at(out, owo);
+  acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.axis(3), acc.axis(4)});
+  acc.unroll(acc.axis(3));
+  if (lanes > 1) acc.vectorize(acc.axis(4));
+  std::ostringstream text;
+  text << "depthwise_nchwc block=" << os[4] << " ow_block=" << ow_block
+       << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
+  return text.str();
+}
+
+// Bias (input 2) added per output channel after the reduction.
+Tensor AddBias(const OpContext& ctx, const Tensor& conv, int64_t block) {
+  if (!ctx.has_input(2)) return conv;
+  const Tensor& bias = ctx.input(2);
+  return te::compute(conv.shape(), [&](const std::vector<Var>& o) {
+    Expr channel = block ? o[1] * block + o[4] : Expr(o[1]);
+    return conv(std::vector<Expr>(o.begin(), o.end())) + bias(channel);
+  }, ctx.node().outputs[0], tag::kBroadcast);
+}
+
+std::vector<Tensor> ConvOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  int64_t groups = ctx.attrs().GetInt("group", 1);
+  int64_t block = LayoutBlock(ctx.node());
+  graph::Shape xs = StaticShape(x), ws = StaticShape(w);
+  AGATE_REQUIRE(x.dtype() == ir::DType::Float(32) && w.dtype() == x.dtype(), kUnsupported)
+      << ctx.Describe() << ": only float32 convolutions are implemented";
+  std::string name = ctx.node().outputs[0];
+  if (block && groups > 1 && xs.size() == 5 && groups == xs[1] * block && ws[0] == groups && ws[1] == 1) {
+    graph::Shape logical{xs[0], xs[1] * block, xs[2], xs[3]};
+    graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
+    // Weights [C, 1, KH, KW] -> [C/b, KH, KW, b], at compile time when constant.
+    Tensor packed;
+    if (const graph::Tensor* wc = ctx.constant(1); wc && wc->dtype() == ir::DType::Float(32)) {
+      graph::Tensor p(wc->dtype(), {ws[0] / block, ws[2], ws[3], block});
+      const float* src = wc->data<float>();
+      float* dst = p.mutable_data<float>();
+      for (int64_t c = 0; c < ws[0]; ++c)
+        for (int64_t k = 0; k < ws[2] * ws[3]; ++k) dst[((c / block) * ws[2] * ws[3] + k) * block + c % block] = src[c * ws[2] * ws[3] + k];
+      packed = ctx.AddConstant(name + "_packed_w", p);
+    } else {
+      packed = te::compute(ToExprShape({ws[0] / block, ws[2], ws[3], block}), [&](const std::vector<Var>& i) {
+        return w(i[0] * block + i[3], Expr(int64_t{0}), i[1], i[2]);
+      }, name + "_pack_w", tag::kInjective);
+    }
+    Tensor conv = DepthwiseNCHWc(x, packed, g, ctx.has_input(2) ? name + "_conv" : name);
+    ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDepthwiseNCHWc(r, conv); }, conv);
+    return {AddBias(ctx, conv, block)};
+  }
+  if (block) {
+    AGATE_REQUIRE(groups == 1 && xs.size() == 5 && ws.size() == 4 && ws[0] % block == 0, kUnsupported)
+        << ctx.Describe() << ": blocked layout needs a group-1 2-D conv with output channels divisible by " << block;
+    graph::Shape logical{xs[0], xs[1] * block, xs[2], xs[3]};
+    graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
+    Tensor packed;
+    if (const graph::Tensor* wc = ctx.constant(1)) {
+      packed = ctx.AddConstant(name + "_packed_w", PackConvWeightsNCHWc(*wc, block));
+    } else {
+      packed = te::compute(ToExprShape({ws[0] / block, ws[1] / block, ws[2], ws[3], block, block}),
+                           [&](const std::vector<Var>& i) {
+                             return w(i[0] * block + i[5], i[1] * block + i[4], i[2], i[3]);
+                           }, name + "_pack_w", tag::kInjective);
+    }
+    Tensor conv = ConvNCHWc(x, packed, g, ctx.has_input(2) ? name + "_conv" : name);
+    int64_t kh = ws[2], kw = ws[3];
+    ctx.SetSchedule([conv, kh, kw](const ScheduleRequest& r) { return ScheduleNCHWc(r, conv, kh, kw); }, conv);
+    return {AddBias(ctx, conv, block)};
+  }
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, kernel);
+  if (xs.size() == 4 && groups == xs[1] && ws[1] == 1 && groups > 1) {
+    int64_t ow = g.out[1];
+    DepthwisePlan plan = PlanDepthwise(ow, VectorLanes(ctx.target(), x.dtype()));
+    Tensor dw = DepthwiseConv(x, w, g, plan.out_width, name + "_dw");
+    // The output (with bias) reads the valid columns.
+    Tensor out = te::compute(ToExprShape(ctx.output_type(0).shape), [&](const std::vector<Var>& o) {
+      Expr v = dw(std::vector<Expr>(o.begin(), o.end()));
+      return ctx.has_input(2) ? v + ctx.input(2)(o[1]) : v;
+    }, name, tag::kBroadcast);
+    ctx.SetSchedule([dw, ow](const ScheduleRequest& r) { return ScheduleDepthwise(r, dw, ow); }, dw);
+    return {out};
+  }
+  Tensor conv = ConvNCHW(x, w, g, groups, ctx.has_input(2) ? name + "_conv" : name);
+  ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDirectNCHW(r, conv); }, conv);
+  return {AddBias(ctx, conv, 0)};
+}
+
+}  // namespace
+
+void RegisterConvOps(OpTable* t) { t->Register("Conv", ConvOp); }
+
+}  // namespace ops
+}  // namespace agate

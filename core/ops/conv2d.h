@@ -1,0 +1,49 @@
+// Convolutions: direct NCHW convolution (any number of spatial axes, groups,
+// depthwise, strides, dilations, asymmetric padding) and the channel-blocked
+// NCHW<c>c convolution the layout pass selects for group-1 2-D convs.
+//
+// Schedule selection (SelectConvSchedule):
+//   * NCHW<c>c input (layout attribute set), group 1: conv2d_nchwc. Weights
+//     are pre-packed once at compile time into [OC/c, IC/c, KH, KW, c, c] (a
+//     kConstant kernel parameter) so the inner loop reads contiguous vectors
+//     of output channels per input channel; the accumulator tile (oc_tile x
+//     ow_block: two channel blocks x 7-8 columns on AVX-512, knobs
+//     conv_oc_block / conv_ow_block) stays in registers and the fused epilogue
+//     (bias, relu, residual add...) is applied to the tile before it is
+//     stored, so the output is written once. 1x1 convs use the same template:
+//     a GEMM over (ow, ic) x (ic, oc) with the packed weights as the B panel.
+//   * NCHW<c>c depthwise (group == channels): depthwise_nchwc, one channel
+//     block per vector, weights packed to [C/c, KH, KW, c].
+//   * NCHW depthwise: vectorized along output columns; rows that do not fill
+//     whole vectors are over-computed to a vector multiple, and strided convs
+//     read a phase-split copy of the padded input so loads stay contiguous.
+//   * Other NCHW convs (grouped, 1-D/3-D, the first layer of a network whose
+//     3 input channels do not block): direct_nchw, vectorized along output
+//     columns with 4 output channels per register tile.
+// Padding is a separate stage computed once per kernel call (or inlined when
+// there is none), so the inner loops have no bounds checks.
+#ifndef AGATE_CORE_OPS_CONV2D_H_
+#define AGATE_CORE_OPS_CONV2D_H_
+
+#include "core/graph/shape_rules.h"
+#include "core/graph/tensor.h"
+#include "core/te/tensor.h"
+
+namespace agate {
+namespace ops {
+
+// out[n, oc, o...] = sum over ic in the group, k... of x_pad * w (no bias).
+te::Tensor ConvNCHW(const te::Tensor& x, const te::Tensor& w, const graph::WindowGeometry& g, int64_t groups,
+                    const std::string& name);
+
+// x: [N, IC/b, H, W, b], packed w: [OC/b, IC/b, KH, KW, b, b] -> [N, OC/b, OH, OW, b].
+te::Tensor ConvNCHWc(const te::Tensor& x, const te::Tensor& packed_w, const graph::WindowGeometry& g,
+                     const std::string& name);
+
+// OIHW weights -> [OC/b, IC/b, KH, KW, b_in, b_out] (compile-time packing).
+graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t block);
+
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_CONV2D_H_

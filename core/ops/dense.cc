@@ -1,0 +1,191 @@
+#include "core/ops/dense.h"
+
+#include "core/graph/shape_rules.h"
+
+#include <sstream>
+
+#include "core/ops/op_context.h"
+#include "core/ops/registry.h"
+#include "core/ops/schedule_common.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+
+using te::Expr;
+using te::Tensor;
+using te::Var;
+
+Tensor BatchMatmul(const Tensor& a, const Tensor& b, const std::string& name) {
+  graph::Shape as = StaticShape(a), bs = StaticShape(b);
+  size_t ra = as.size(), rb = bs.size();
+  graph::Shape batch_a(as.begin(), as.end() - 2), batch_b(bs.begin(), bs.end() - 2);
+  graph::Shape batch = graph::BroadcastShapes(batch_a, batch_b, name);
+  int64_t k = as[ra - 1];
+  graph::Shape out = batch;
+  out.push_back(as[ra - 2]);
+  out.push_back(bs[rb - 1]);
+  ir::IterVar rk = te::reduce_axis({Expr(int64_t{0}), Expr(k)}, "k");
+  size_t nb = batch.size();
+  std::string t = nb == 0 ? tag::kDense : tag::kBatchMatmul;
+  return te::compute(
+      ToExprShape(out),
+      [&](const std::vector<Var>& o) {
+        auto index = [&](const graph::Shape& bshape, Expr row, Expr col) {
+          std::vector<Expr> idx;
+          size_t lead = nb - bshape.size();
+          for (size_t i = 0; i < bshape.size(); ++i)
+            idx.push_back(bshape[i] == 1 ? Expr(int64_t{0}) : Expr(o[lead + i]));
+          idx.push_back(row);
+          idx.push_back(col);
+          return idx;
+        };
+        return te::sum(a(index(batch_a, o[nb], rk)) * b(index(batch_b, rk, o[nb + 1])), {rk});
+      },
+      name, t);
+}
+
+namespace {
+
+int64_t DivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+// Register-tiled schedule of a 2-D (or batched) product: the output tile
+// (m_block x n_block) accumulates in a local buffer over k, then the epilogue
+// writes it once.
+std::string ScheduleDense(const ScheduleRequest& r) {
+  te::Schedule s = r.schedule;
+  Tensor out, acc;
+  if (r.epilogue.defined() && StaticShape(r.epilogue) == StaticShape(r.anchor)) {
+    out = r.epilogue;
+    acc = r.anchor;
+  } else if (r.outputs.size() == 1 && r.outputs[0].same_as(r.anchor)) {
+    acc = s.cache_write(r.anchor, ir::MemoryScope::kLocal);
+    out = r.anchor;
+  } else {
+    return ScheduleAnchorDefault(r, "dense (default schedule)");
+  }
+  graph::Shape os = StaticShape(out);
+  size_t rank = os.size();
+  int lanes = VectorLanes(*r.target, out.dtype());
+  int64_t n = os[rank - 1], m = os[rank - 2];
+  int64_t nb = 1;
+  for (int64_t v : {int64_t{2} * lanes, int64_t{lanes}, int64_t{8}, int64_t{4}})
+    if (v > 1 && v <= 2 * lanes && n % v == 0) {
+      nb = v;
+      break;
+    }
+  if (r.options->dense_n_block > 0 && n % r.options->dense_n_block == 0) nb = r.options->dense_n_block;
+  int64_t mb = DivisorAtMost(m, r.options->dense_m_block > 0 ? r.options->dense_m_block : (lanes >= 16 ? 6 : 4));
+  te::Stage o = s[out];
+  auto t = o.tile(o.axis(rank - 2), o.axis(rank - 1), Expr(mb), Expr(nb));
+  std::vector<ir::IterVar> outer;
+  for (size_t i = 0; i + 2 < rank; ++i) outer.push_back(o.axis(i));
+  outer.push_back(t[0]);
+  ir::IterVar fused = FuseRange(o, outer);
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel && m * n >= 4096) o.parallel(fused);
+  if (nb > 1) o.vectorize(t[3]);
+  te::Stage a = s[acc];
+  a.compute_at(o, t[1]);
+  std::vector<ir::IterVar> order;
+  for (size_t i = 0; i < rank; ++i) order.push_back(a.axis(i));
+  order.insert(order.end() - 2, a.reduce_axis(0));
+  a.reorder(order);
+  a.unroll(a.axis(rank - 2));
+  if (nb > 1) a.vectorize(a.axis(rank - 1));
+  std::ostringstream text;
+  text << (rank > 2 ? "batch_matmul" : "dense") << " m_block=" << mb << " n_block=" << nb
+       << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
+  return text.str();
+}
+
+// B as [K, N]: a constant stored as [N, K] (transB) is transposed at compile time.
+Tensor RightOperand(const OpContext& ctx, bool trans_b) {
+  const Tensor& b = ctx.input(1);
+  if (!trans_b) return b;
+  graph::Shape bs = StaticShape(b);
+  if (const graph::Tensor* c = ctx.constant(1)) {
+    if (c->dtype() == ir::DType::Float(32)) {
+      graph::Tensor t(c->dtype(), {bs[1], bs[0]});
+      const float* src = c->data<float>();
+      float* dst = t.mutable_data<float>();
+      for (int64_t i = 0; i < bs[0]; ++i)
+        for (int64_t j = 0; j < bs[1]; ++j) dst[j * bs[0] + i] = src[i * bs[1] + j];
+      return ctx.AddConstant(ctx.node().outputs[0] + "_b_kn", t);
+    }
+  }
+  return te::compute(ToExprShape({bs[1], bs[0]}), [&](Var k, Var n) { return b(n, k); },
+                     ctx.node().outputs[0] + "_bt", tag::kInjective);
+}
+
+std::vector<Tensor> GemmOp(const OpContext& ctx) {
+  bool ta = ctx.attrs().GetInt("transA", 0) != 0, tb = ctx.attrs().GetInt("transB", 0) != 0;
+  double alpha = ctx.attrs().GetFloat("alpha", 1.0), beta = ctx.attrs().GetFloat("beta", 1.0);
+  Tensor a = ctx.input(0);
+  AGATE_REQUIRE(a.dtype().is_float(), kUnsupported) << ctx.Describe() << ": Gemm of " << a.dtype();
+  std::string name = ctx.node().outputs[0];
+  if (ta) {
+    graph::Shape as = StaticShape(a);
+    Tensor orig = a;
+    a = te::compute(ToExprShape({as[1], as[0]}), [&](Var i, Var k) { return orig(k, i); }, name + "_at",
+                    tag::kInjective);
+  }
+  Tensor b = RightOperand(ctx, tb);
+  bool has_c = ctx.has_input(2) && beta != 0.0;
+  Tensor prod = BatchMatmul(a, b, has_c || alpha != 1.0 ? name + "_mm" : name);
+  Tensor out = prod;
+  if (has_c || alpha != 1.0) {
+    Tensor c = has_c ? ctx.input(2) : Tensor();
+    out = te::compute(prod.shape(), [&](const std::vector<Var>& i) {
+      Expr v = prod(std::vector<Expr>(i.begin(), i.end()));
+      if (alpha != 1.0) v = v * alpha;
+      if (has_c) v = v + (beta == 1.0 ? BroadcastRead(c, i) : BroadcastRead(c, i) * beta);
+      return v;
+    }, name, tag::kBroadcast);
+  }
+  ctx.SetSchedule(ScheduleDense, prod);
+  return {out};
+}
+
+std::vector<Tensor> MatMulOp(const OpContext& ctx) {
+  Tensor a = ctx.input(0), b = ctx.input(1);
+  graph::Shape as = StaticShape(a), bs = StaticShape(b);
+  std::string name = ctx.node().outputs[0];
+  bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) {
+    Tensor orig = a;
+    a = te::compute(ToExprShape({1, as[0]}), [&](Var, Var k) { return orig(k); }, name + "_a2", tag::kInjective);
+  }
+  if (b_vec) {
+    Tensor orig = b;
+    b = te::compute(ToExprShape({bs[0], 1}), [&](Var k, Var) { return orig(k); }, name + "_b2", tag::kInjective);
+  }
+  bool reshape = a_vec || b_vec;
+  Tensor prod = BatchMatmul(a, b, reshape ? name + "_mm" : name);
+  Tensor out = prod;
+  if (reshape) {
+    graph::Shape ps = StaticShape(prod);
+    out = te::compute(ToExprShape(ctx.output_type(0).shape), [&](const std::vector<Var>& i) {
+      std::vector<Expr> idx(i.begin(), i.end());
+      if (a_vec && b_vec) return prod(Expr(int64_t{0}), Expr(int64_t{0}));
+      if (a_vec) idx.insert(idx.end() - 1, Expr(int64_t{0}));
+      else idx.push_back(Expr(int64_t{0}));
+      return prod(idx);
+    }, name, tag::kInjective);
+  }
+  ctx.SetSchedule(ScheduleDense, prod);
+  return {out};
+}
+
+}  // namespace
+
+void RegisterDenseOps(OpTable* t) {
+  t->Register("Gemm", GemmOp);
+  t->Register("MatMul", MatMulOp);
+}
+
+}  // namespace ops
+}  // namespace agate

@@ -1,0 +1,86 @@
+// Gemm / MatMul (2-D, batched with broadcasting, vectors) and fused dense groups
+// (dense + bias + GELU), against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include "core/graph/testing.h"
+#include "core/ops/lower_group.h"
+#include "core/ops/ops_testing.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::RandomTensor;
+using testing::CheckAgainstReference;
+
+const ir::DType kF32 = ir::DType::Float(32);
+
+TEST(DenseTest, GemmVariants) {
+  struct Case {
+    int64_t m, n, k;
+    int ta, tb;
+    bool c;
+    double alpha, beta;
+  };
+  for (const Case& c : std::vector<Case>{{4, 32, 16, 0, 1, true, 1, 1},
+                                         {5, 13, 7, 0, 0, true, 0.5, 2},
+                                         {1, 48, 20, 1, 1, false, 1, 1},
+                                         {7, 64, 9, 1, 0, true, 1, 0.25}}) {
+    Graph g;
+    g.AddInput("a", TensorType{kF32, c.ta ? graph::Shape{c.k, c.m} : graph::Shape{c.m, c.k}});
+    g.AddConstant("b", RandomTensor(c.tb ? graph::Shape{c.n, c.k} : graph::Shape{c.k, c.n}, 3));
+    std::vector<std::string> in{"a", "b"};
+    if (c.c) {
+      g.AddConstant("c", RandomTensor({c.n}, 4));
+      in.push_back("c");
+    }
+    Add(&g, "Gemm", "gemm", in, {"y"},
+        {{"transA", Attribute(int64_t{c.ta})}, {"transB", Attribute(int64_t{c.tb})}, {"alpha", Attribute(c.alpha)},
+         {"beta", Attribute(c.beta)}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << c.m << "x" << c.n << "x" << c.k;
+  }
+}
+
+TEST(DenseTest, MatMulShapes) {
+  std::vector<std::pair<graph::Shape, graph::Shape>> cases = {
+      {{6, 16}, {16, 32}}, {{2, 3, 5, 8}, {8, 7}}, {{3, 1, 4, 6}, {2, 6, 16}}, {{9}, {9, 4}}, {{4, 9}, {9}}, {{5}, {5}}};
+  for (const auto& [a, b] : cases) {
+    Graph g;
+    g.AddInput("a", TensorType{kF32, a});
+    g.AddInput("b", TensorType{kF32, b});
+    Add(&g, "MatMul", "mm", {"a", "b"}, {"y"});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << graph::ShapeToString(a) << " x " << graph::ShapeToString(b);
+  }
+}
+
+TEST(DenseTest, FusedDenseBiasGelu) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {6, 24}});
+  g.AddConstant("w", RandomTensor({24, 64}, 7));
+  g.AddConstant("bias", RandomTensor({64}, 8));
+  g.AddConstant("half", graph::Tensor::Scalar(kF32, 0.5));
+  g.AddConstant("one", graph::Tensor::Scalar(kF32, 1.0));
+  g.AddConstant("rsqrt2", graph::Tensor::Scalar(kF32, 0.70710678118654752));
+  Add(&g, "MatMul", "mm", {"x", "w"}, {"m"});
+  Add(&g, "Add", "bias_add", {"m", "bias"}, {"h"});
+  Add(&g, "Mul", "scale", {"h", "rsqrt2"}, {"s"});
+  Add(&g, "Erf", "erf", {"s"}, {"e"});
+  Add(&g, "Add", "plus1", {"e", "one"}, {"p"});
+  Add(&g, "Mul", "mulh", {"h", "p"}, {"q"});
+  Add(&g, "Mul", "gelu", {"q", "half"}, {"y"});
+  Graph finished = Finish(g, {"y"});
+  Graph fused = testing::Fuse(finished);
+  ASSERT_EQ(fused.groups.size(), 1u);
+  GroupKernel k = LowerGroup(fused, fused.groups[0], target::Target::Host(), "dense_gelu");
+  EXPECT_NE(k.schedule_summary.find("epilogue at the register tile"), std::string::npos) << k.schedule_summary;
+  EXPECT_TRUE(CheckAgainstReference(finished));
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

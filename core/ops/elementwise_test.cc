@@ -1,0 +1,147 @@
+// Elementwise and broadcast operators, alone and as fused injective chains,
+// against the reference interpreter on the loop-IR interpreter and LLVM.
+#include <gtest/gtest.h>
+
+#include "core/graph/testing.h"
+#include "core/ops/lower_group.h"
+#include "core/ops/ops_testing.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using testing::CheckAgainstReference;
+using testing::CheckOptions;
+
+const ir::DType kF32 = ir::DType::Float(32);
+
+Graph Unary(const std::string& op, graph::Shape shape, std::vector<std::pair<std::string, graph::Attribute>> attrs = {}) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, shape});
+  Add(&g, op, "n", {"x"}, {"y"}, attrs);
+  return Finish(g, {"y"});
+}
+
+TEST(ElementwiseTest, UnaryFloatOps) {
+  for (const char* op : {"Abs", "Neg", "Relu", "Sigmoid", "Tanh", "Exp", "Erf", "Floor", "Ceil", "Round", "Sign",
+                         "Sin", "Cos", "Tan", "Sinh", "Cosh", "Asinh", "Atan", "Asin", "Acos", "Atanh", "HardSwish",
+                         "Softplus", "Softsign", "Identity", "LeakyRelu", "Elu", "Celu", "Selu", "ThresholdedRelu",
+                         "HardSigmoid", "Shrink", "Dropout"}) {
+    CheckOptions o;
+    o.tolerance = 2e-5;
+    EXPECT_TRUE(CheckAgainstReference(Unary(op, {2, 3, 17}), o)) << op;
+  }
+}
+
+TEST(ElementwiseTest, PositiveDomainOps) {
+  for (const char* op : {"Log", "Sqrt", "Reciprocal", "Acosh"}) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, {5, 16}});
+    Add(&g, "Abs", "abs", {"x"}, {"a"});
+    Add(&g, "Add", "plus", {"a", "two"}, {"b"});
+    Add(&g, op, "n", {"b"}, {"y"});
+    g.AddConstant("two", graph::Tensor::Scalar(kF32, 1.5));
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << op;
+  }
+}
+
+TEST(ElementwiseTest, CastClipAndPredicates) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {4, 33}});
+  g.AddConstant("lo", graph::Tensor::Scalar(kF32, -0.25));
+  g.AddConstant("hi", graph::Tensor::Scalar(kF32, 0.5));
+  Add(&g, "Clip", "clip", {"x", "lo", "hi"}, {"c"});
+  Add(&g, "Mul", "scale", {"c", "ten"}, {"d"});
+  g.AddConstant("ten", graph::Tensor::Scalar(kF32, 10));
+  Add(&g, "Cast", "to_int", {"d"}, {"i"}, {{"to", graph::Attribute("int32")}});
+  Add(&g, "Cast", "back", {"i"}, {"f"}, {{"to", graph::Attribute("float32")}});
+  Add(&g, "IsNaN", "nan", {"f"}, {"isnan"});
+  Add(&g, "Not", "not", {"isnan"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"f", "y"})));
+}
+
+TEST(BroadcastTest, BinaryOpsWithBroadcasting) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "PRelu", "Mean", "Sum"}) {
+    Graph g;
+    g.AddInput("a", TensorType{kF32, {2, 3, 4, 8}});
+    g.AddInput("b", TensorType{kF32, {3, 1, 8}});
+    std::string bname = "b";
+    if (std::string(op) == "Pow") {
+      Add(&g, "Abs", "abs", {"a"}, {"pa"});
+      Add(&g, op, "n", {"pa", "b"}, {"y"});
+    } else {
+      Add(&g, op, "n", {"a", "b"}, {"y"});
+    }
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << op;
+  }
+}
+
+TEST(BroadcastTest, ComparisonsLogicAndWhere) {
+  Graph g;
+  g.AddInput("a", TensorType{kF32, {3, 5, 7}});
+  g.AddInput("b", TensorType{kF32, {5, 1}});
+  Add(&g, "Greater", "gt", {"a", "b"}, {"gt"});
+  Add(&g, "LessOrEqual", "le", {"a", "zero"}, {"le"});
+  g.AddConstant("zero", graph::Tensor::Scalar(kF32, 0));
+  Add(&g, "Xor", "xor", {"gt", "le"}, {"x"});
+  Add(&g, "Where", "where", {"x", "a", "b"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"})));
+}
+
+TEST(BroadcastTest, IntegerDivAndMod) {
+  for (int fmod : {0, 1}) {
+    Graph g;
+    g.AddInput("a", TensorType{ir::DType::Int(32), {4, 9}});
+    g.AddInput("b", TensorType{ir::DType::Int(32), {9}});
+    Add(&g, "Sub", "shift", {"a", "two"}, {"s"});
+    g.AddConstant("two", graph::Tensor::FromInts(ir::DType::Int(32), {}, {2}));
+    Add(&g, "Div", "div", {"s", "b"}, {"d"});
+    Add(&g, "Mod", "mod", {"s", "b"}, {"m"}, {{"fmod", graph::Attribute(int64_t{fmod})}});
+    Add(&g, "Add", "sum", {"d", "m"}, {"y"});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "fmod=" << fmod;
+  }
+}
+
+TEST(ElementwiseTest, InjectiveChainIsOneKernelInOneGroup) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {8, 64}});
+  g.AddInput("b", TensorType{kF32, {64}});
+  Add(&g, "Add", "add", {"x", "b"}, {"a"});
+  Add(&g, "Sigmoid", "sig", {"a"}, {"s"});
+  Add(&g, "Mul", "mul", {"a", "s"}, {"y"});
+  Graph finished = Finish(g, {"y"});
+  Graph fused = testing::Fuse(finished);
+  ASSERT_EQ(fused.groups.size(), 1u);
+  GroupKernel k = LowerGroup(fused, fused.groups[0], target::Target::Host(), "silu");
+  ASSERT_EQ(k.params.size(), 3u);
+  EXPECT_EQ(k.params[0].value, "x");
+  EXPECT_EQ(k.params[1].value, "b");
+  EXPECT_EQ(k.params[2].value, "y");
+  EXPECT_EQ(k.func.params.size(), 3u);
+  EXPECT_TRUE(CheckAgainstReference(finished));
+}
+
+TEST(ElementwiseTest, UnsupportedOpNamesTheNode) {
+  Graph g;
+  g.AddInput("a", TensorType{ir::DType::Int(32), {4}});
+  g.AddInput("b", TensorType{ir::DType::Int(32), {4}});
+  Add(&g, "BitShift", "shifty", {"a", "b"}, {"y"}, {{"direction", graph::Attribute("LEFT")}});
+  Graph fused = testing::Fuse(Finish(g, {"y"}));
+  try {
+    LowerGroup(fused, fused.groups[0], target::Target::Host(), "k");
+    FAIL() << "BitShift was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    EXPECT_NE(e.message().find("shifty"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("int32[4]"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

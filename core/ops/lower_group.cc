@@ -1,0 +1,185 @@
+#include "core/ops/lower_group.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/lower/lower.h"
+#include "core/ops/op_context.h"
+#include "core/ops/registry.h"
+#include "core/ops/schedule_common.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+// Value names become buffer and loop names: keep them identifier-like.
+std::string Sanitize(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
+  return out;
+}
+
+std::string DescribeTypes(const graph::Graph& graph, const graph::Node& node) {
+  std::ostringstream os;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (i) os << ", ";
+    os << (node.inputs[i].empty() ? std::string("-") : graph.TypeOf(node.inputs[i]).ToString());
+  }
+  return os.str();
+}
+
+// Every placeholder operation reachable from `outputs`.
+std::set<const te::OperationNode*> ReachablePlaceholders(const std::vector<te::Tensor>& outputs) {
+  std::set<const te::OperationNode*> seen, result;
+  std::vector<te::Operation> stack;
+  for (const te::Tensor& t : outputs) stack.push_back(t.op());
+  while (!stack.empty()) {
+    te::Operation op = stack.back();
+    stack.pop_back();
+    if (!seen.insert(op.get()).second) continue;
+    if (op->kind == te::OpKind::kPlaceholder) result.insert(op.get());
+    for (const te::Tensor& in : op->InputTensors()) stack.push_back(in.op());
+  }
+  return result;
+}
+
+bool Inlinable(const te::Operation& op) {
+  if (op->kind != te::OpKind::kCompute) return false;
+  auto* compute = static_cast<const te::ComputeOpNode*>(op.get());
+  if (compute->is_reduction()) return false;
+  return op->tag == tag::kElemwise || op->tag == tag::kBroadcast || op->tag == tag::kInjective ||
+         op->tag == tag::kPad;
+}
+
+}  // namespace
+
+bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op) != nullptr; }
+
+GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
+                       const std::string& kernel_name, const LowerGroupOptions& options) {
+  AGATE_REQUIRE(!group.nodes.empty(), kInvalidArgument) << "kernel " << kernel_name << ": empty fused group";
+  std::map<std::string, te::Tensor> tensors;
+  std::vector<std::pair<std::string, te::Tensor>> input_placeholders;
+  for (const std::string& value : group.inputs) {
+    const graph::TensorType& type = graph.TypeOf(value);
+    te::Tensor p = te::placeholder(ToExprShape(type.shape), type.dtype, Sanitize(value));
+    tensors[value] = p;
+    input_placeholders.push_back({value, p});
+  }
+
+  std::vector<CreatedConstant> created;
+  ScheduleFn anchor_schedule;
+  te::Tensor anchor_tensor;
+  for (int index : group.nodes) {
+    const graph::Node& node = graph.nodes.at(index);
+    const ComputeFn* fn = OpTable::Global().Find(node.op);
+    AGATE_REQUIRE(fn != nullptr, kUnsupported)
+        << node.Describe() << ": operator " << node.op << " has no implementation in the operator library (inputs "
+        << DescribeTypes(graph, node) << ")";
+    std::vector<te::Tensor> inputs;
+    for (const std::string& in : node.inputs) {
+      if (in.empty()) {
+        inputs.emplace_back();
+        continue;
+      }
+      auto it = tensors.find(in);
+      AGATE_REQUIRE(it != tensors.end(), kInvalidArgument)
+          << node.Describe() << ": input '" << in << "' is neither produced in the group nor a group input";
+      inputs.push_back(it->second);
+    }
+    std::vector<graph::TensorType> out_types;
+    for (const std::string& out : node.outputs) out_types.push_back(out.empty() ? graph::TensorType{} : graph.TypeOf(out));
+    NodeSchedule node_schedule;
+    OpContext ctx(graph, node, inputs, out_types, target, options, &created, &node_schedule);
+    std::vector<te::Tensor> outs;
+    try {
+      outs = (*fn)(ctx);
+    } catch (const Error& e) {
+      if (e.code() == StatusCode::kInternal) throw;
+      if (e.message().find(node.name) != std::string::npos) throw;
+      throw Error(e.code(), e.message() + " (in " + node.Describe() + ", inputs " + DescribeTypes(graph, node) + ")");
+    }
+    AGATE_CHECK(outs.size() == node.outputs.size()) << node.Describe() << ": built " << outs.size() << " outputs";
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!node.outputs[i].empty()) tensors[node.outputs[i]] = outs[i];
+    if (index == group.anchor || (group.anchor < 0 && node_schedule.fn)) {
+      anchor_schedule = node_schedule.fn;
+      anchor_tensor = node_schedule.anchor.defined() ? node_schedule.anchor : outs.at(0);
+    }
+  }
+
+  // Outputs: a group output that is a kernel input already (a value passed through) needs a copy.
+  std::vector<te::Tensor> outputs;
+  for (const std::string& value : group.outputs) {
+    auto it = tensors.find(value);
+    AGATE_REQUIRE(it != tensors.end(), kInvalidArgument) << "kernel " << kernel_name << ": output '" << value
+                                                          << "' is not produced by the group";
+    te::Tensor t = it->second;
+    if (t.op()->kind == te::OpKind::kPlaceholder) {
+      t = te::compute(t.shape(), [&](const std::vector<te::Var>& i) {
+        return t(std::vector<te::Expr>(i.begin(), i.end()));
+      }, Sanitize(value) + "_copy", tag::kInjective);
+    }
+    outputs.push_back(t);
+  }
+
+  te::Schedule s = te::create_schedule(outputs);
+  std::set<const te::OperationNode*> output_ops;
+  for (const te::Tensor& t : outputs) output_ops.insert(t.op().get());
+  for (const te::Stage& stage : s->stages) {
+    if (output_ops.count(stage->origin_op.get())) continue;
+    if (anchor_tensor.defined() && stage->origin_op.get() == anchor_tensor.op().get()) continue;
+    if (Inlinable(stage->origin_op)) te::Stage(stage).compute_inline();
+  }
+
+  std::string summary;
+  if (anchor_schedule) {
+    ScheduleRequest request;
+    request.schedule = s;
+    request.anchor = anchor_tensor;
+    request.outputs = outputs;
+    request.target = &target;
+    request.options = &options;
+    if (outputs.size() == 1 && anchor_tensor.defined() && outputs[0].op().get() != anchor_tensor.op().get()) {
+      request.epilogue = outputs[0];
+    }
+    summary = anchor_schedule(request);
+  } else {
+    InjectiveKnobs knobs;
+    knobs.vector_lanes = options.vector_lanes;
+    if (!options.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+    for (const te::Tensor& out : outputs) ScheduleInjectiveStage(s, out, target, knobs);
+    summary = "injective";
+  }
+  std::ostringstream ops_text;
+  for (size_t i = 0; i < group.nodes.size(); ++i) ops_text << (i ? "+" : "") << graph.nodes[group.nodes[i]].op;
+  summary += " [" + ops_text.str() + "]";
+
+  // Parameters: inputs the kernel reads, created constants, outputs.
+  std::set<const te::OperationNode*> read = ReachablePlaceholders(outputs);
+  GroupKernel kernel;
+  std::vector<te::Tensor> args;
+  for (const auto& [value, p] : input_placeholders) {
+    if (!read.count(p.op().get())) continue;
+    args.push_back(p);
+    kernel.params.push_back(KernelParam{KernelParam::Kind::kValue, value, graph::Tensor()});
+  }
+  for (const CreatedConstant& c : created) {
+    if (!read.count(c.placeholder.op().get())) continue;
+    args.push_back(c.placeholder);
+    kernel.params.push_back(KernelParam{KernelParam::Kind::kConstant, "", c.value});
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    args.push_back(outputs[i]);
+    kernel.params.push_back(KernelParam{KernelParam::Kind::kValue, group.outputs[i], graph::Tensor()});
+  }
+  kernel.func = lower::Lower(s, args, kernel_name);
+  kernel.schedule_summary = summary;
+  return kernel;
+}
+
+}  // namespace ops
+}  // namespace agate

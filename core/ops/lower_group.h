@@ -1,0 +1,64 @@
+// LowerGroup: one fused group of the graph -> one kernel.
+//
+// Why this is the bridge: the graph compiler decides *what* runs together
+// (core/fusion's FusedGroup: ordered nodes, an anchor, external inputs and
+// outputs); the tensor-expression compiler decides *how* loops run. LowerGroup
+// turns each node into tensor expressions with the operator library (a file per
+// family in core/ops, registered in registry.h), inlines the elementwise,
+// broadcast and injective producers into their consumers (compute_inline), lets
+// the anchor (conv, dense, pool, reduction, softmax, norm) schedule itself for
+// the target with its epilogue attached at the anchor's output tile so the
+// output is written once, and lowers the result with core/lower.
+//
+// Kernel parameters are the group's external inputs that the kernel reads (graph
+// inputs, intermediates and graph constants, by value name), then constants the
+// lowering created at compile time (pre-packed weights), then the group's outputs.
+#ifndef AGATE_CORE_OPS_LOWER_GROUP_H_
+#define AGATE_CORE_OPS_LOWER_GROUP_H_
+
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/ir/function.h"
+#include "core/target/target.h"
+
+namespace agate {
+namespace ops {
+
+// What one kernel parameter binds to at run time.
+struct KernelParam {
+  enum class Kind { kValue, kConstant };
+  Kind kind = Kind::kValue;
+  std::string value;       // kValue: a graph value name (one of group.inputs or group.outputs; graph constants too)
+  graph::Tensor constant;  // kConstant: a constant this lowering created at compile time (e.g. pre-packed weights)
+};
+
+struct GroupKernel {
+  ir::LoweredFunc func;              // func.params[i] binds to params[i] (kernel args[i])
+  std::vector<KernelParam> params;
+  std::string schedule_summary;      // one line for `agate inspect`
+};
+
+// Knobs an auto-tuner may set; 0 / empty means "the default for the target".
+struct LowerGroupOptions {
+  int conv_oc_block = 0;   // output-channel block of blocked convolutions (a multiple of the vector lanes)
+  int conv_ow_block = 0;   // output columns per register tile
+  int dense_n_block = 0;   // output columns per register tile of dense/matmul
+  int dense_m_block = 0;   // output rows per register tile of dense/matmul
+  int vector_lanes = 0;    // SIMD lanes for float32
+  bool allow_parallel = true;
+};
+
+// Lowers one fused group (graph.groups[i]) to one kernel named `kernel_name` for `target`.
+// Throws agate::Error kUnsupported naming the node/op/shape when an op has no implementation.
+GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
+                       const std::string& kernel_name, const LowerGroupOptions& options = {});
+
+// True when the operator library implements `op`.
+bool HasImplementation(const std::string& op);
+
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_LOWER_GROUP_H_

@@ -1,0 +1,131 @@
+// OpContext: what an operator's tensor-expression builder sees when a fused
+// group is turned into tensor expressions.
+//
+// Why a context object instead of plain arguments: operators need more than
+// their input tensors. A convolution wants the constant value of its weight (to
+// pre-pack it once, at compile time, into the blocked layout its kernel reads)
+// and must be able to hand new constants back to the driver; every builder needs
+// the node (attributes, name for errors) and the output types shape inference
+// promised. One struct keeps every builder's signature the same, so the
+// operator table (registry.h) is a plain map from op name to function.
+#ifndef AGATE_CORE_OPS_OP_CONTEXT_H_
+#define AGATE_CORE_OPS_OP_CONTEXT_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/ops/lower_group.h"
+#include "core/schedule/schedule.h"
+#include "core/target/target.h"
+#include "core/te/tensor.h"
+
+namespace agate {
+namespace ops {
+
+// A constant that an operator created at compile time (e.g. a pre-packed
+// weight): `placeholder` is how the kernel reads it, `value` its contents.
+struct CreatedConstant {
+  te::Tensor placeholder;
+  graph::Tensor value;
+};
+
+// What an anchor's schedule sees. LowerGroup has already inlined every
+// elementwise/broadcast/injective stage that is not a group output.
+struct ScheduleRequest {
+  te::Schedule schedule;
+  te::Tensor anchor;                // the anchor node's first output
+  std::vector<te::Tensor> outputs;  // the group's outputs
+  const target::Target* target = nullptr;
+  const LowerGroupOptions* options = nullptr;
+  // The single group output fed by the anchor through an inlined epilogue, or
+  // undefined when the anchor itself is the output (or there are several outputs).
+  te::Tensor epilogue;
+};
+// Schedules the group around its anchor; returns the one-line summary.
+using ScheduleFn = std::function<std::string(const ScheduleRequest&)>;
+// A node's schedule and the stage it is anchored on (the stage that owns the
+// loop nest; undefined: the node's first output).
+struct NodeSchedule {
+  ScheduleFn fn;
+  te::Tensor anchor;
+};
+
+class OpContext {
+ public:
+  OpContext(const graph::Graph& graph, const graph::Node& node, std::vector<te::Tensor> inputs,
+            std::vector<graph::TensorType> outputs, const target::Target& target,
+            const LowerGroupOptions& options, std::vector<CreatedConstant>* created, NodeSchedule* schedule)
+      : graph_(graph), node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), target_(target),
+        options_(options), created_(created), schedule_(schedule) {}
+
+  const graph::Node& node() const { return node_; }
+  const graph::Attributes& attrs() const { return node_.attrs; }
+  const target::Target& target() const { return target_; }
+  const LowerGroupOptions& options() const { return options_; }
+  // Sets the schedule used when this node is the group's anchor (or alone).
+  void SetSchedule(ScheduleFn fn, te::Tensor anchor = te::Tensor()) const {
+    if (schedule_) *schedule_ = NodeSchedule{std::move(fn), std::move(anchor)};
+  }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs_[i].defined(); }
+  // Input i; throws kInvalidArgument naming the node when it is absent.
+  const te::Tensor& input(int i) const;
+  // The static type of input i (from the graph).
+  const graph::TensorType& input_type(int i) const;
+  // The constant value of input i, or nullptr when it is computed at run time.
+  const graph::Tensor* constant(int i) const;
+  const graph::TensorType& output_type(int i) const { return outputs_.at(i); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  // A kernel parameter holding `value`, created now (the driver stores it in the module).
+  te::Tensor AddConstant(const std::string& name, graph::Tensor value) const;
+  // "Conv 'conv1'".
+  std::string Describe() const { return node_.Describe(); }
+
+ private:
+  const graph::Graph& graph_;
+  const graph::Node& node_;
+  std::vector<te::Tensor> inputs_;
+  std::vector<graph::TensorType> outputs_;
+  const target::Target& target_;
+  const LowerGroupOptions& options_;
+  std::vector<CreatedConstant>* created_;
+  NodeSchedule* schedule_;
+};
+
+// ---- helpers shared by the operator families
+
+// Expr extents of a static shape.
+std::vector<te::Expr> ToExprShape(const graph::Shape& shape);
+// Static extents of a tensor's shape (every extent must be a constant).
+graph::Shape StaticShape(const te::Tensor& tensor);
+
+// Reads `tensor` at the output index `out_index` of a numpy-broadcast result of
+// rank out_index.size(): leading axes the tensor lacks are dropped and its
+// extent-1 axes read index 0.
+te::Expr BroadcastRead(const te::Tensor& tensor, const std::vector<te::Var>& out_index);
+te::Expr BroadcastRead(const te::Tensor& tensor, const std::vector<te::Expr>& out_index);
+
+// Tensor tags the group scheduler dispatches on.
+namespace tag {
+constexpr const char* kElemwise = "elemwise";
+constexpr const char* kBroadcast = "broadcast";
+constexpr const char* kInjective = "injective";
+constexpr const char* kReduce = "reduce";
+constexpr const char* kConv2dNCHW = "conv2d_nchw";
+constexpr const char* kConv2dNCHWc = "conv2d_nchwc";
+constexpr const char* kDepthwise = "depthwise_conv2d";
+constexpr const char* kConvTranspose = "conv2d_transpose";
+constexpr const char* kDense = "dense";
+constexpr const char* kBatchMatmul = "batch_matmul";
+constexpr const char* kPool = "pool";
+constexpr const char* kOpaque = "opaque";  // softmax, norms: own schedule, root stages
+constexpr const char* kPad = "pad";        // zero padding feeding a window op
+}  // namespace tag
+
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_OP_CONTEXT_H_

@@ -1,0 +1,56 @@
+// Test helpers: run every fused group of a graph through LowerGroup, on the
+// loop-IR interpreter (core/eval) or as LLVM host code, and compare with the
+// reference interpreter (core/graph/reference), the oracle.
+#ifndef AGATE_CORE_OPS_OPS_TESTING_H_
+#define AGATE_CORE_OPS_OPS_TESTING_H_
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/ops/lower_group.h"
+#include "core/target/target.h"
+
+namespace agate {
+namespace ops {
+namespace testing {
+
+enum class Backend { kEval, kLLVM };
+
+// Runs the graph's groups in order (graph.groups must be set) with `backend`;
+// returns the graph outputs. `summaries` receives each group's schedule summary.
+std::map<std::string, graph::Tensor> RunGroups(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& inputs,
+                                               Backend backend, const target::Target& target,
+                                               const LowerGroupOptions& options = {},
+                                               std::vector<std::string>* summaries = nullptr, int threads = 1);
+
+// Random inputs for every graph input (floats in [-1, 1), ints in [0, 4), bools).
+std::map<std::string, graph::Tensor> RandomInputs(const graph::Graph& graph, uint32_t seed);
+
+// Groups the graph with the rule fusion policy (or one group holding every node when `one_group`).
+graph::Graph Fuse(const graph::Graph& graph, bool one_group = false);
+
+struct CheckOptions {
+  bool eval = true;   // run on the loop-IR interpreter (slow: keep shapes small)
+  bool llvm = true;   // run as LLVM host code
+  double tolerance = 1e-4;  // |got - want| <= tol * (1 + |want|)
+  int threads = 1;
+  LowerGroupOptions lower;
+  bool one_group = false;
+  uint32_t seed = 1;
+};
+
+// Fuses, lowers, runs and compares with the reference interpreter.
+::testing::AssertionResult CheckAgainstReference(const graph::Graph& graph, const CheckOptions& options = {});
+
+// Compares two tensors of the same type within `tolerance` (relative and absolute).
+::testing::AssertionResult TensorsClose(const graph::Tensor& got, const graph::Tensor& want, double tolerance);
+
+}  // namespace testing
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_OPS_TESTING_H_

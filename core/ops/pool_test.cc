@@ -1,0 +1,73 @@
+// Pools (max/avg/Lp, strides, dilations, asymmetric pads, ceil_mode,
+// count_include_pad, global) in NCHW and blocked NCHW<c>c, against the reference.
+#include <gtest/gtest.h>
+
+#include "core/graph/passes/layout_transformation.h"
+#include "core/graph/testing.h"
+#include "core/ops/ops_testing.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using testing::CheckAgainstReference;
+
+const ir::DType kF32 = ir::DType::Float(32);
+using Attrs = std::vector<std::pair<std::string, Attribute>>;
+using Ints = std::vector<int64_t>;
+
+Graph PoolGraph(const std::string& op, graph::Shape x, Attrs attrs) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  Add(&g, op, "pool", {"x"}, {"y"}, attrs);
+  return Finish(g, {"y"});
+}
+
+TEST(PoolTest, WindowPools) {
+  std::vector<std::pair<std::string, Attrs>> cases = {
+      {"MaxPool", {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {"MaxPool", {{"kernel_shape", Attribute(Ints{2, 3})}, {"dilations", Attribute(Ints{2, 1})}, {"pads", Attribute(Ints{0, 1, 1, 0})}}},
+      {"MaxPool", {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"ceil_mode", Attribute(int64_t{1})}}},
+      {"AveragePool", {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {"AveragePool", {{"kernel_shape", Attribute(Ints{3, 2})}, {"pads", Attribute(Ints{1, 0, 2, 1})}, {"count_include_pad", Attribute(int64_t{1})}}},
+      {"AveragePool", {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"ceil_mode", Attribute(int64_t{1})}}},
+      {"LpPool", {{"kernel_shape", Attribute(Ints{2, 2})}, {"strides", Attribute(Ints{2, 2})}}},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_TRUE(CheckAgainstReference(PoolGraph(cases[i].first, {2, 3, 9, 16}, cases[i].second))) << "case " << i;
+  }
+  EXPECT_TRUE(CheckAgainstReference(PoolGraph("MaxPool", {1, 2, 11}, {{"kernel_shape", Attribute(Ints{3})}})));
+}
+
+TEST(PoolTest, GlobalPools) {
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    EXPECT_TRUE(CheckAgainstReference(PoolGraph(op, {2, 5, 7, 9}, {}))) << op;
+  }
+}
+
+// conv -> relu -> maxpool -> global average pool, blocked by the layout pass.
+TEST(PoolTest, BlockedPoolsAfterConv) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 16, 12, 12}});
+  g.AddConstant("w", graph::testing::RandomTensor({16, 16, 3, 3}, 2));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"}, {{"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Add(&g, "Relu", "relu", {"c"}, {"r"});
+  Add(&g, "MaxPool", "pool", {"r"}, {"p"},
+      {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Add(&g, "AveragePool", "avg", {"p"}, {"a"}, {{"kernel_shape", Attribute(Ints{2, 2})}});
+  Add(&g, "GlobalAveragePool", "gap", {"a"}, {"y"});
+  Graph blocked = graph::TransformLayout(Finish(g, {"y"}), 8);
+  int blocked_pools = 0;
+  for (const graph::Node& n : blocked.nodes) blocked_pools += n.op.find("Pool") != std::string::npos && n.attrs.Has("layout");
+  EXPECT_EQ(blocked_pools, 3);
+  EXPECT_TRUE(CheckAgainstReference(blocked));
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

@@ -1,0 +1,162 @@
+#include "core/ops/reduce.h"
+
+#include "core/graph/shape_rules.h"
+#include "core/ops/op_context.h"
+#include "core/ops/registry.h"
+#include "core/ops/schedule_common.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+
+using te::Expr;
+using te::Tensor;
+using te::Var;
+
+std::vector<ir::IterVar> MakeReduceAxes(const graph::Shape& shape, const std::vector<int>& axes) {
+  std::vector<ir::IterVar> r;
+  for (int a : axes) r.push_back(te::reduce_axis({Expr(int64_t{0}), Expr(shape[a])}, "r" + std::to_string(a)));
+  return r;
+}
+
+std::vector<Expr> ReducedInputIndex(const std::vector<Var>& o, const std::vector<int>& axes,
+                                    const std::vector<ir::IterVar>& r, size_t rank, bool keepdims) {
+  std::vector<Expr> idx;
+  size_t next = 0, ri = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    bool reduced = ri < axes.size() && axes[ri] == static_cast<int>(d);
+    if (reduced) {
+      idx.push_back(r[ri++]);
+      if (keepdims) ++next;
+    } else {
+      idx.push_back(o[next++]);
+    }
+  }
+  return idx;
+}
+
+Tensor ReduceTensor(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& kind,
+                    const std::function<Expr(Expr)>& f, const std::string& name) {
+  graph::Shape xs = StaticShape(x);
+  std::vector<ir::IterVar> r = MakeReduceAxes(xs, axes);
+  graph::Shape out = graph::ReducedShape(xs, axes, keepdims);
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    Expr v = f(x(ReducedInputIndex(o, axes, r, xs.size(), keepdims)));
+    if (kind == "max") return te::max(v, r);
+    if (kind == "min") return te::min(v, r);
+    if (kind == "prod") return te::prod(v, r);
+    return te::sum(v, r);
+  }, name, tag::kReduce);
+}
+
+namespace {
+
+std::vector<Tensor> ReduceOp(const OpContext& ctx) {
+  const std::string& op = ctx.node().op;
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  std::vector<int> axes = graph::ReduceAxes(ctx.node(), static_cast<int>(xs.size()));
+  bool keepdims = ctx.attrs().GetInt("keepdims", 1) != 0;
+  std::string name = ctx.node().outputs[0];
+  if (axes.empty()) {  // noop_with_empty_axes
+    return {te::compute(x.shape(), [&](const std::vector<Var>& i) { return x(std::vector<Expr>(i.begin(), i.end())); },
+                        name, tag::kInjective)};
+  }
+  ir::DType dt = x.dtype();
+  bool needs_float = op == "ReduceMean" || op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp";
+  AGATE_REQUIRE(!needs_float || dt.is_float(), kUnsupported) << ctx.Describe() << ": " << op << " of " << dt;
+  auto id = [](Expr v) { return v; };
+  Tensor acc, max_stage;
+  if (op == "ReduceMax") acc = ReduceTensor(x, axes, keepdims, "max", id, name);
+  else if (op == "ReduceMin") acc = ReduceTensor(x, axes, keepdims, "min", id, name);
+  else if (op == "ReduceProd") acc = ReduceTensor(x, axes, keepdims, "prod", id, name);
+  else if (op == "ReduceL1") acc = ReduceTensor(x, axes, keepdims, "sum", [](Expr v) { return ir::abs(v); }, name);
+  else if (op == "ReduceL2" || op == "ReduceSumSquare")
+    acc = ReduceTensor(x, axes, keepdims, "sum", [](Expr v) { return v * v; }, name + "_acc");
+  else if (op == "ReduceLogSumExp") {
+    max_stage = ReduceTensor(x, axes, true, "max", id, name + "_max");
+    graph::Shape ms = StaticShape(max_stage);
+    std::vector<ir::IterVar> r = MakeReduceAxes(xs, axes);
+    acc = te::compute(ToExprShape(graph::ReducedShape(xs, axes, keepdims)), [&](const std::vector<Var>& o) {
+      std::vector<Expr> idx = ReducedInputIndex(o, axes, r, xs.size(), keepdims);
+      std::vector<Expr> mi = idx;
+      for (int a : axes) mi[a] = Expr(int64_t{0});
+      return te::sum(ir::exp(x(idx) - max_stage(mi)), r);
+    }, name + "_acc", tag::kReduce);
+  } else {
+    acc = ReduceTensor(x, axes, keepdims, "sum", id, op == "ReduceSum" ? name : name + "_acc");
+  }
+  Tensor out = acc;
+  if (op == "ReduceMean" || op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp" ||
+      op == "ReduceSumSquare") {
+    int64_t count = 1;
+    for (int a : axes) count *= xs[a];
+    out = te::compute(acc.shape(), [&](const std::vector<Var>& o) {
+      Expr v = acc(std::vector<Expr>(o.begin(), o.end()));
+      if (op == "ReduceMean") return v / ir::make_const(dt, static_cast<double>(count));
+      if (op == "ReduceL2") return ir::sqrt(v);
+      if (op == "ReduceLogSum") return ir::log(v);
+      if (op == "ReduceSumSquare") return v;
+      // LogSumExp: max + log(sum); the max is read at the same (keepdims) position.
+      std::vector<Expr> mi;
+      size_t next = 0, ai = 0;
+      for (size_t d = 0; d < xs.size(); ++d) {
+        bool reduced = ai < axes.size() && axes[ai] == static_cast<int>(d);
+        if (reduced) {
+          ++ai;
+          mi.push_back(Expr(int64_t{0}));
+          if (keepdims) ++next;
+        } else {
+          mi.push_back(o[next++]);
+        }
+      }
+      return max_stage(mi) + ir::log(v);
+    }, name, tag::kElemwise);
+  }
+  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "reduce"); }, acc);
+  return {out};
+}
+
+std::vector<Tensor> ArgOp(const OpContext& ctx, bool is_max) {
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 0), static_cast<int>(xs.size()), ctx.Describe());
+  bool keepdims = ctx.attrs().GetInt("keepdims", 1) != 0;
+  bool last = ctx.attrs().GetInt("select_last_index", 0) != 0;
+  std::vector<ir::IterVar> r = MakeReduceAxes(xs, {axis});
+  int64_t n = xs[axis];
+  std::vector<Tensor> outs = te::compute_multi(
+      ToExprShape(graph::ReducedShape(xs, {axis}, keepdims)),
+      [&](const std::vector<Var>& o) {
+        std::vector<Expr> idx = ReducedInputIndex(o, {axis}, r, xs.size(), keepdims);
+        // The reducer resolves ties to the smaller index; for select_last_index the
+        // index is mirrored (n-1-k) so ties go to the larger position, and mirrored back below.
+        Expr k = last ? Expr(n - 1) - r[0] : Expr(r[0]);
+        Expr v = x(idx);
+        return te::argmax(k, is_max ? v : -v, r);
+      },
+      ctx.node().outputs[0] + "_arg", tag::kReduce);
+  // The (index, value) tuple stage stays internal (both its outputs are realized in
+  // the kernel); the output stage takes the index, mirrored back for select_last_index.
+  Tensor arg = outs[0];
+  Tensor out = te::compute(arg.shape(), [&](const std::vector<Var>& o) {
+    Expr k = arg(std::vector<Expr>(o.begin(), o.end()));
+    return last ? Expr(n - 1) - k : k;
+  }, ctx.node().outputs[0], tag::kElemwise);
+  ctx.SetSchedule([](const ScheduleRequest& req) { return ScheduleAnchorDefault(req, "arg_reduce"); }, outs[0]);
+  return {out};
+}
+
+}  // namespace
+
+void RegisterReduceOps(OpTable* t) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+    t->Register(op, ReduceOp);
+  }
+  t->Register("ArgMax", [](const OpContext& ctx) { return ArgOp(ctx, true); });
+  t->Register("ArgMin", [](const OpContext& ctx) { return ArgOp(ctx, false); });
+}
+
+}  // namespace ops
+}  // namespace agate

@@ -1,0 +1,71 @@
+// Reductions, ArgMax/ArgMin and the softmax family, against the reference.
+#include <gtest/gtest.h>
+
+#include "core/graph/testing.h"
+#include "core/ops/ops_testing.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using testing::CheckAgainstReference;
+
+const ir::DType kF32 = ir::DType::Float(32);
+using Attrs = std::vector<std::pair<std::string, Attribute>>;
+using Ints = std::vector<int64_t>;
+
+Graph OneOp(const std::string& op, graph::Shape x, Attrs attrs, bool positive = false) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  std::string in = "x";
+  if (positive) {
+    Add(&g, "Abs", "abs", {"x"}, {"ax"});
+    in = "ax";
+  }
+  Add(&g, op, "op", {in}, {"y"}, attrs);
+  return Finish(g, {"y"});
+}
+
+TEST(ReduceTest, ReduceOps) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+    bool positive = std::string(op) == "ReduceLogSum";
+    for (const Attrs& attrs : std::vector<Attrs>{{{"axes", Attribute(Ints{1})}},
+                                                 {{"axes", Attribute(Ints{-1})}, {"keepdims", Attribute(int64_t{0})}},
+                                                 {{"axes", Attribute(Ints{0, 2})}, {"keepdims", Attribute(int64_t{0})}},
+                                                 {}}) {
+      EXPECT_TRUE(CheckAgainstReference(OneOp(op, {3, 4, 32}, attrs, positive))) << op;
+    }
+  }
+}
+
+TEST(ReduceTest, ArgMaxArgMin) {
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (int64_t last : {0, 1}) {
+      Graph g;
+      g.AddInput("x", TensorType{ir::DType::Int(32), {3, 7, 5}});  // small ints: many ties
+      Add(&g, op, "arg", {"x"}, {"y"},
+          {{"axis", Attribute(int64_t{1})}, {"keepdims", Attribute(int64_t{0})}, {"select_last_index", Attribute(last)}});
+      EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << op << " last=" << last;
+    }
+  }
+}
+
+TEST(SoftmaxTest, SoftmaxFamily) {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+    EXPECT_TRUE(CheckAgainstReference(OneOp(op, {4, 6, 32}, {}))) << op << " last axis";
+    EXPECT_TRUE(CheckAgainstReference(OneOp(op, {2, 5, 3, 4}, {{"axis", Attribute(int64_t{1})}}))) << op << " axis 1";
+    EXPECT_TRUE(CheckAgainstReference(
+        OneOp(op, {2, 5, 3, 4}, {{"axis", Attribute(int64_t{1})}, {"coerce_2d", Attribute(int64_t{1})}})))
+        << op << " coerce_2d";
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

@@ -1,0 +1,121 @@
+#include "core/ops/schedule_common.h"
+
+namespace agate {
+namespace ops {
+
+int64_t ConstExtent(const ir::IterVar& iv) {
+  int64_t v = -1;
+  if (iv.dom().extent.defined() && ir::is_const_int(iv.dom().extent, &v)) return v;
+  return -1;
+}
+
+int VectorLanes(const target::Target& target, ir::DType dtype) {
+  if (target.kind() != target::TargetKind::kLLVM) return 1;
+  if (target.is_bare_metal()) return 1;
+  return std::max(1, target.NativeLanes(dtype.element_of()));
+}
+
+bool ParallelAllowed(const target::Target& target) {
+  return target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
+}
+
+ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops) {
+  if (loops.empty()) return ir::IterVar();
+  ir::IterVar fused = loops[0];
+  for (size_t i = 1; i < loops.size(); ++i) fused = stage.fuse(fused, loops[i]);
+  return fused;
+}
+
+ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                   const InjectiveKnobs& knobs) {
+  te::Stage stage = s[out];
+  size_t rank = out.ndim();
+  if (rank == 0) return ir::IterVar();
+  int64_t total = 1;
+  for (size_t i = 0; i < rank; ++i) total *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
+  int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(target, out.dtype());
+  ir::IterVar inner = stage.axis(rank - 1);
+  int64_t inner_extent = ConstExtent(inner);
+  bool vectorize = lanes > 1 && inner_extent > 0 && inner_extent % lanes == 0 && !out.dtype().is_bool();
+  std::vector<ir::IterVar> outer;
+  for (size_t i = 0; i + 1 < rank; ++i) outer.push_back(stage.axis(i));
+  if (vectorize) {
+    auto [io, ii] = stage.split(inner, lanes);
+    outer.push_back(io);
+    stage.vectorize(ii);
+  } else if (rank == 1) {
+    // A single axis: split it so there is an outer loop to parallelize and attach to.
+    auto [io, ii] = stage.split(inner, 64);
+    outer.push_back(io);
+  }
+  ir::IterVar fused = FuseRange(stage, outer);
+  if (!fused.defined()) fused = inner;
+  if (ParallelAllowed(target) && total >= knobs.min_parallel_elements) stage.parallel(fused);
+  return fused;
+}
+
+}  // namespace ops
+}  // namespace agate
+
+#include "core/ops/op_context.h"
+
+namespace agate {
+namespace ops {
+
+ir::IterVar ScheduleReductionStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                   const InjectiveKnobs& knobs) {
+  te::Stage stage = s[out];
+  auto* compute = static_cast<const te::ComputeOpNode*>(out.op().get());
+  size_t rank = compute->axis.size();
+  int64_t total = 1;
+  for (size_t i = 0; i < rank; ++i) total *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
+  int64_t reduce_total = 1;
+  for (size_t i = 0; i < compute->reduce_axis.size(); ++i)
+    reduce_total *= std::max<int64_t>(ConstExtent(stage.reduce_axis(i)), 1);
+  if (rank == 0) return ir::IterVar();
+  int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(target, out.dtype());
+  ir::IterVar inner = stage.axis(rank - 1);
+  int64_t inner_extent = ConstExtent(inner);
+  std::vector<ir::IterVar> outer;
+  for (size_t i = 0; i + 1 < rank; ++i) outer.push_back(stage.axis(i));
+  if (lanes > 1 && inner_extent > 0 && inner_extent % lanes == 0 && out->op->num_outputs() == 1) {
+    auto [io, ii] = stage.split(inner, lanes);
+    outer.push_back(io);
+    std::vector<ir::IterVar> order = outer;
+    for (size_t i = 0; i < compute->reduce_axis.size(); ++i) order.push_back(stage.reduce_axis(i));
+    order.push_back(ii);
+    stage.reorder(order);
+    stage.vectorize(ii);
+  } else {
+    outer.push_back(inner);
+  }
+  ir::IterVar fused = FuseRange(stage, outer);
+  if (ParallelAllowed(target) && total * reduce_total >= knobs.min_parallel_elements && total > 1) {
+    stage.parallel(fused);
+  }
+  return fused;
+}
+
+std::string ScheduleAnchorDefault(const ScheduleRequest& r, const std::string& what) {
+  te::Schedule s = r.schedule;
+  InjectiveKnobs knobs;
+  knobs.vector_lanes = r.options->vector_lanes;
+  if (!r.options->allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+  if (r.epilogue.defined()) {
+    ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, knobs);
+    if (at.defined()) s[r.anchor].compute_at(s[r.epilogue], at);
+    return what + ", epilogue inlined, computed at the output's outer loop";
+  }
+  for (const te::Tensor& out : r.outputs) {
+    auto* compute = static_cast<const te::ComputeOpNode*>(out.op().get());
+    if (compute->is_reduction()) {
+      ScheduleReductionStage(s, out, *r.target, knobs);
+    } else {
+      ScheduleInjectiveStage(s, out, *r.target, knobs);
+    }
+  }
+  return what;
+}
+
+}  // namespace ops
+}  // namespace agate

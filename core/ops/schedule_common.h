@@ -1,0 +1,66 @@
+// Schedules shared by every operator family: the injective schedule (for a
+// group with no anchor, and for epilogues) and the attachment of an anchor to
+// its fused epilogue.
+//
+// Why shared: every group ends in a root stage that writes the group's output
+// once; how that stage is parallelized and vectorized does not depend on the
+// operator that feeds it, only on its shape and the target's vector width.
+#ifndef AGATE_CORE_OPS_SCHEDULE_COMMON_H_
+#define AGATE_CORE_OPS_SCHEDULE_COMMON_H_
+
+#include <string>
+#include <vector>
+
+#include "core/schedule/schedule.h"
+#include "core/target/target.h"
+
+namespace agate {
+namespace ops {
+
+// Knobs of the generic schedules (an auto-tuner may set them).
+struct InjectiveKnobs {
+  int vector_lanes = 0;                 // 0: the target's native lanes for the dtype
+  int64_t min_parallel_elements = 16384;  // smaller outputs run on one thread
+};
+
+// Static extent of an IterVar's domain, or -1 when symbolic.
+int64_t ConstExtent(const ir::IterVar& iv);
+
+// Lanes for `dtype` on `target`, 1 for targets without SIMD (C / Cortex-M).
+int VectorLanes(const target::Target& target, ir::DType dtype);
+bool ParallelAllowed(const target::Target& target);
+
+// Schedules a root elementwise/injective stage: fuses the outer axes into one
+// parallel loop (large outputs only), vectorizes the innermost axis when the
+// lanes divide it. Returns the loop that a producer can be computed at (the
+// fused outer loop), or an undefined IterVar when the stage has rank 0.
+ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                   const InjectiveKnobs& knobs = {});
+
+// Fuses leaf loops [begin, end) of `stage` (adjacent, outermost first) into one; returns it.
+ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops);
+
+}  // namespace ops
+}  // namespace agate
+
+namespace agate {
+namespace ops {
+
+struct ScheduleRequest;
+
+// Schedules a root reduction stage: the data-parallel axes are fused into one
+// parallel loop; when the innermost data axis is a multiple of the lanes it is
+// split, moved inside the reduction loops and vectorized. Returns the fused loop.
+ir::IterVar ScheduleReductionStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                   const InjectiveKnobs& knobs = {});
+
+// The default schedule for an anchor without a specialized template: with an
+// epilogue, the epilogue gets the injective schedule and the anchor is computed
+// at its outer loop (one pass over the output); without, every output gets the
+// reduction or injective schedule. Returns the summary.
+std::string ScheduleAnchorDefault(const ScheduleRequest& request, const std::string& what);
+
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_SCHEDULE_COMMON_H_

@@ -1,0 +1,426 @@
+#include "core/ops/transform.h"
+
+#include <cmath>
+
+#include "core/graph/shape_rules.h"
+#include "core/ops/op_context.h"
+#include "core/ops/registry.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+
+using te::Expr;
+using te::Tensor;
+using te::Var;
+
+namespace {
+Expr I(int64_t v) { return Expr(v); }
+std::vector<Expr> Exprs(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
+}  // namespace
+
+Expr Ravel(const std::vector<Expr>& index, const graph::Shape& shape) {
+  Expr flat = I(0);
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+std::vector<Expr> Unravel(Expr flat, const graph::Shape& shape) {
+  std::vector<Expr> index(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    Expr q = stride == 1 ? flat : ir::floordiv(flat, I(stride));
+    index[d] = d == 0 ? q : ir::floormod(q, I(shape[d]));
+    stride *= shape[d];
+  }
+  return index;
+}
+
+Tensor Reshape(const Tensor& x, const graph::Shape& shape, const std::string& name) {
+  graph::Shape xs = StaticShape(x);
+  return te::compute(ToExprShape(shape), [&](const std::vector<Var>& o) {
+    return x(Unravel(Ravel(Exprs(o), shape), xs));
+  }, name, tag::kInjective);
+}
+
+Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm, const std::string& name) {
+  graph::Shape xs = StaticShape(x), out;
+  for (int64_t p : perm) out.push_back(xs[p]);
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    std::vector<Expr> idx(xs.size());
+    for (size_t d = 0; d < perm.size(); ++d) idx[perm[d]] = o[d];
+    return x(idx);
+  }, name, tag::kInjective);
+}
+
+namespace {
+
+Tensor InjectiveCompute(const OpContext& ctx, int output, const std::function<Expr(const std::vector<Var>&)>& f) {
+  return te::compute(ToExprShape(ctx.output_type(output).shape), f, ctx.node().outputs[output], tag::kInjective);
+}
+
+// An index read from an index tensor, wrapped for negative values and clamped into [0, dim).
+Expr WrapIndex(Expr index, int64_t dim) {
+  Expr i = ir::cast(ir::DType::Index(), index);
+  i = ir::select(i < I(0), i + I(dim), i);
+  return ir::min(ir::max(i, I(0)), I(dim - 1));
+}
+
+std::vector<Tensor> ReshapeLike(const OpContext& ctx) {
+  return {Reshape(ctx.input(0), ctx.output_type(0).shape, ctx.node().outputs[0])};
+}
+
+std::vector<Tensor> TransposeOp(const OpContext& ctx) {
+  int rank = static_cast<int>(ctx.input(0).ndim());
+  std::vector<int64_t> perm = ctx.attrs().GetInts("perm", {});
+  if (perm.empty())
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  return {Transpose(ctx.input(0), perm, ctx.node().outputs[0])};
+}
+
+std::vector<Tensor> ConcatOp(const OpContext& ctx) {
+  int rank = static_cast<int>(ctx.input(0).ndim());
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis"), rank, ctx.Describe());
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    // Nested selects from the last input backwards; each reads with a clamped offset.
+    std::vector<int64_t> starts;
+    int64_t start = 0;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      starts.push_back(start);
+      start += StaticShape(ctx.input(i))[axis];
+    }
+    Expr result;
+    for (int i = ctx.num_inputs() - 1; i >= 0; --i) {
+      int64_t extent = StaticShape(ctx.input(i))[axis];
+      if (extent == 0) continue;
+      std::vector<Expr> idx = Exprs(o);
+      idx[axis] = ir::min(ir::max(o[axis] - starts[i], I(0)), I(extent - 1));
+      Expr v = ctx.input(i)(idx);
+      result = result.defined() ? ir::select(o[axis] < I(starts[i] + extent), v, result) : v;
+    }
+    return result;
+  })};
+}
+
+std::vector<Tensor> SplitOp(const OpContext& ctx) {
+  int rank = static_cast<int>(ctx.input(0).ndim());
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 0), rank, ctx.Describe());
+  std::vector<Tensor> outs;
+  int64_t start = 0;
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    int64_t s = start;
+    outs.push_back(InjectiveCompute(ctx, i, [&](const std::vector<Var>& o) {
+      std::vector<Expr> idx = Exprs(o);
+      idx[axis] = o[axis] + s;
+      return ctx.input(0)(idx);
+    }));
+    start += ctx.output_type(i).shape[axis];
+  }
+  return outs;
+}
+
+std::vector<Tensor> SliceOp(const OpContext& ctx) {
+  graph::SliceSpec spec = graph::ComputeSlice(ctx.node(), StaticShape(ctx.input(0)));
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < o.size(); ++d) idx.push_back(o[d] * spec.step[d] + spec.start[d]);
+    return ctx.input(0)(idx);
+  })};
+}
+
+std::vector<Tensor> GatherOp(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  graph::Shape ds = StaticShape(data);
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 0), static_cast<int>(ds.size()), ctx.Describe());
+  size_t q = indices.ndim();
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<Expr> ii(o.begin() + axis, o.begin() + axis + q);
+    std::vector<Expr> idx(o.begin(), o.begin() + axis);
+    idx.push_back(WrapIndex(indices(ii), ds[axis]));
+    for (size_t d = axis + q; d < o.size(); ++d) idx.push_back(o[d]);
+    return data(idx);
+  })};
+}
+
+std::vector<Tensor> GatherElementsOp(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  graph::Shape ds = StaticShape(data);
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 0), static_cast<int>(ds.size()), ctx.Describe());
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<Expr> idx = Exprs(o);
+    idx[axis] = WrapIndex(indices(Exprs(o)), ds[axis]);
+    return data(idx);
+  })};
+}
+
+std::vector<Tensor> GatherNDOp(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  graph::Shape ds = StaticShape(data), is = StaticShape(indices);
+  int64_t batch = ctx.attrs().GetInt("batch_dims", 0);
+  int64_t last = is.back();
+  size_t tuple_rank = is.size() - 1;
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    // o = (index tuple position..., slice position...); the first `batch` axes are shared.
+    std::vector<Expr> idx;
+    for (int64_t d = 0; d < batch; ++d) idx.push_back(o[d]);
+    std::vector<Expr> tuple(o.begin(), o.begin() + tuple_rank);
+    for (int64_t j = 0; j < last; ++j) {
+      std::vector<Expr> ti = tuple;
+      ti.push_back(I(j));
+      idx.push_back(WrapIndex(indices(ti), ds[batch + j]));
+    }
+    for (size_t d = tuple_rank; d < o.size(); ++d) idx.push_back(o[d]);
+    return data(idx);
+  })};
+}
+
+std::vector<Tensor> TileOp(const OpContext& ctx) {
+  graph::Shape xs = StaticShape(ctx.input(0));
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < o.size(); ++d) idx.push_back(xs[d] == 1 ? I(0) : ir::floormod(o[d], I(xs[d])));
+    return ctx.input(0)(idx);
+  })};
+}
+
+std::vector<Tensor> PadOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  std::vector<int64_t> pads = ctx.attrs().GetInts("pads");
+  std::string mode = ctx.attrs().GetString("mode", "constant");
+  Expr value = ir::make_const(x.dtype(), ctx.attrs().GetFloat("value", 0.0));
+  size_t rank = xs.size();
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<Expr> idx;
+    Expr inside;
+    for (size_t d = 0; d < rank; ++d) {
+      Expr i = o[d] - pads[d];
+      if (pads[d] == 0 && pads[d + rank] <= 0) {
+        idx.push_back(i);
+        continue;
+      }
+      int64_t dim = xs[d];
+      if (mode == "constant") {
+        Expr ok = i >= I(0) && i < I(dim);
+        inside = inside.defined() ? (inside && ok) : ok;
+        idx.push_back(ir::min(ir::max(i, I(0)), I(dim - 1)));
+      } else if (mode == "edge" || dim == 1) {
+        idx.push_back(ir::min(ir::max(i, I(0)), I(dim - 1)));
+      } else {  // reflect without repeating the edge
+        int64_t period = 2 * (dim - 1);
+        Expr m = ir::floormod(i, I(period));
+        idx.push_back(ir::select(m >= I(dim), I(period) - m, m));
+      }
+    }
+    Expr v = x(idx);
+    return inside.defined() ? ir::select(inside, v, value) : v;
+  })};
+}
+
+std::vector<Tensor> DepthToSpaceOp(const OpContext& ctx) {
+  int64_t b = ctx.attrs().GetInt("blocksize");
+  bool crd = ctx.attrs().GetString("mode", "DCR") == "CRD";
+  int64_t c_out = ctx.output_type(0).shape[1];
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    Expr i = ir::floormod(o[2], I(b)), j = ir::floormod(o[3], I(b));
+    Expr c = crd ? o[1] * (b * b) + i * b + j : (i * b + j) * c_out + o[1];
+    return ctx.input(0)(o[0], c, ir::floordiv(o[2], I(b)), ir::floordiv(o[3], I(b)));
+  })};
+}
+
+std::vector<Tensor> SpaceToDepthOp(const OpContext& ctx) {
+  int64_t b = ctx.attrs().GetInt("blocksize");
+  int64_t c_in = StaticShape(ctx.input(0))[1];
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    Expr block = ir::floordiv(o[1], I(c_in)), c = ir::floormod(o[1], I(c_in));
+    return ctx.input(0)(o[0], c, o[2] * b + ir::floordiv(block, I(b)), o[3] * b + ir::floormod(block, I(b)));
+  })};
+}
+
+std::vector<Tensor> TriluOp(const OpContext& ctx) {
+  bool upper = ctx.attrs().GetInt("upper", 1) != 0;
+  int64_t k = ctx.attrs().GetInts("k", {0}).at(0);
+  const Tensor& x = ctx.input(0);
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    size_t r = o.size();
+    Expr diff = o[r - 1] - o[r - 2];
+    Expr keep = upper ? diff >= I(k) : diff <= I(k);
+    return ir::select(keep, x(Exprs(o)), ir::make_zero(x.dtype()));
+  })};
+}
+
+std::vector<Tensor> EyeLikeOp(const OpContext& ctx) {
+  int64_t k = ctx.attrs().GetInt("k", 0);
+  ir::DType dt = ctx.output_type(0).dtype;
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    return ir::select(o[1] - o[0] == I(k), ir::make_const(dt, 1), ir::make_zero(dt));
+  })};
+}
+
+std::vector<Tensor> OneHotOp(const OpContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& values = ctx.input(1);
+  int rank = static_cast<int>(ctx.output_type(0).shape.size());
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), rank, ctx.Describe());
+  int64_t depth = ctx.output_type(0).shape[axis];
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<Expr> ii;
+    for (int d = 0; d < rank; ++d)
+      if (d != axis) ii.push_back(o[d]);
+    Expr index = indices(ii);
+    if (index.dtype().is_float()) index = ir::floor(index);
+    index = ir::cast(ir::DType::Index(), index);
+    index = ir::select(index < I(0), index + I(depth), index);
+    return ir::select(index == o[axis], values(I(1)), values(I(0)));
+  })};
+}
+
+// ---- Resize: per-axis taps computed at compile time.
+
+double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, double roi_start,
+                        double roi_end) {
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  return out > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (out - 1)
+                 : 0.5 * (roi_start + roi_end) * (in - 1);
+}
+
+int64_t NearestIndex(const std::string& mode, double x) {
+  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  double f = std::floor(x);
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+std::vector<Tensor> ResizeOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  AGATE_REQUIRE(x.dtype().is_float(), kUnsupported) << ctx.Describe() << ": Resize of " << x.dtype();
+  graph::Shape xs = StaticShape(x), os = ctx.output_type(0).shape;
+  int rank = static_cast<int>(xs.size());
+  std::string mode = ctx.attrs().GetString("mode", "nearest");
+  std::string ct = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel");
+  std::string nearest_mode = ctx.attrs().GetString("nearest_mode", "round_prefer_floor");
+  double a = ctx.attrs().GetFloat("cubic_coeff_a", -0.75);
+  bool exclude_outside = ctx.attrs().GetInt("exclude_outside", 0) != 0;
+  double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
+  std::vector<double> roi = ctx.attrs().GetFloats("roi", {});
+  std::vector<double> scales = graph::ResizeScales(ctx.node(), xs, os);
+  int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  // Per resized axis: index table [out][taps] (int64), weight table [out][taps], inside flags [out].
+  struct Axis {
+    int dim;
+    Tensor index, weight, inside;
+  };
+  std::vector<Axis> axes;
+  for (int d = 0; d < rank; ++d) {
+    int64_t in = xs[d], out = os[d];
+    double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[d] : 0.0;
+    double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[d + rank] : 1.0;
+    graph::Tensor index(ir::DType::Int(64), {out, taps}), weight(x.dtype(), {out, taps}), inside(x.dtype(), {out});
+    bool identity = in == out;
+    for (int64_t o = 0; o < out; ++o) {
+      double s = SourceCoordinate(ct, static_cast<double>(o), scales[d], in, in * scales[d], rs, re);
+      inside.SetDouble(o, ct == "tf_crop_and_resize" && (s < 0 || s > in - 1) ? 0.0 : 1.0);
+      std::vector<std::pair<int64_t, double>> t;
+      if (mode == "nearest") {
+        t.push_back({std::clamp<int64_t>(NearestIndex(nearest_mode, s), 0, in - 1), 1.0});
+      } else if (mode == "linear") {
+        double c = std::clamp(s, 0.0, static_cast<double>(in - 1));
+        int64_t i0 = static_cast<int64_t>(std::floor(c));
+        int64_t i1 = std::min(i0 + 1, in - 1);
+        t.push_back({i0, 1.0 - (c - i0)});
+        t.push_back({i1, c - i0});
+      } else {
+        double f = std::floor(s), tt = s - f, total = 0;
+        auto w = [a](double dd) {
+          dd = std::fabs(dd);
+          if (dd <= 1) return ((a + 2) * dd - (a + 3)) * dd * dd + 1;
+          if (dd < 2) return ((a * dd - 5 * a) * dd + 8 * a) * dd - 4 * a;
+          return 0.0;
+        };
+        double ws[4] = {w(tt + 1), w(tt), w(1 - tt), w(2 - tt)};
+        for (int k = 0; k < 4; ++k) {
+          int64_t i = static_cast<int64_t>(f) - 1 + k;
+          if (exclude_outside && (i < 0 || i >= in)) ws[k] = 0;
+          total += ws[k];
+        }
+        for (int k = 0; k < 4; ++k) {
+          int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f) - 1 + k, 0, in - 1);
+          t.push_back({i, exclude_outside ? ws[k] / total : ws[k]});
+        }
+      }
+      for (int k = 0; k < taps; ++k) {
+        index.SetInt(o * taps + k, t[k].first);
+        weight.SetDouble(o * taps + k, t[k].second);
+        identity &= (k == 0 ? t[k].first == o && t[k].second == 1.0 : t[k].second == 0.0);
+      }
+      identity &= inside.GetDouble(o) == 1.0;
+    }
+    if (identity) continue;
+    std::string base = ctx.node().outputs[0] + "_axis" + std::to_string(d);
+    axes.push_back(Axis{d, ctx.AddConstant(base + "_index", index), ctx.AddConstant(base + "_weight", weight),
+                        ctx.AddConstant(base + "_inside", inside)});
+  }
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    // Sum over the product of the taps of the resized axes (statically unrolled).
+    Expr acc;
+    int combos = 1;
+    for (size_t i = 0; i < axes.size(); ++i) combos *= taps;
+    for (int c = 0; c < combos; ++c) {
+      std::vector<Expr> idx = Exprs(o);
+      Expr w;
+      int rest = c;
+      for (const Axis& ax : axes) {
+        int k = rest % taps;
+        rest /= taps;
+        idx[ax.dim] = ax.index(o[ax.dim], I(k));
+        if (taps > 1) {
+          Expr wk = ax.weight(o[ax.dim], I(k));
+          w = w.defined() ? w * wk : wk;
+        }
+      }
+      Expr term = w.defined() ? x(idx) * w : x(idx);
+      acc = acc.defined() ? acc + term : term;
+    }
+    if (ct == "tf_crop_and_resize") {
+      Expr inside;
+      for (const Axis& ax : axes) {
+        Expr in = ax.inside(o[ax.dim]);
+        inside = inside.defined() ? inside * in : in;
+      }
+      if (inside.defined()) acc = ir::select(inside > ir::make_zero(x.dtype()), acc, ir::make_const(x.dtype(), extrapolation));
+    }
+    return acc;
+  })};
+}
+
+}  // namespace
+
+void RegisterTransformOps(OpTable* t) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) t->Register(op, ReshapeLike);
+  t->Register("Transpose", TransposeOp);
+  t->Register("Concat", ConcatOp);
+  t->Register("Split", SplitOp);
+  t->Register("Slice", SliceOp);
+  t->Register("Gather", GatherOp);
+  t->Register("GatherElements", GatherElementsOp);
+  t->Register("GatherND", GatherNDOp);
+  t->Register("Tile", TileOp);
+  t->Register("Pad", PadOp);
+  t->Register("DepthToSpace", DepthToSpaceOp);
+  t->Register("SpaceToDepth", SpaceToDepthOp);
+  t->Register("Trilu", TriluOp);
+  t->Register("EyeLike", EyeLikeOp);
+  t->Register("OneHot", OneHotOp);
+  t->Register("Resize", ResizeOp);
+}
+
+}  // namespace ops
+}  // namespace agate

@@ -1,0 +1,127 @@
+// Data-movement operators (alone and fused into injective chains) and layout
+// transforms, against the reference.
+#include <gtest/gtest.h>
+
+#include "core/graph/testing.h"
+#include "core/ops/ops_testing.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::RandomTensor;
+using testing::CheckAgainstReference;
+
+const ir::DType kF32 = ir::DType::Float(32);
+using Attrs = std::vector<std::pair<std::string, Attribute>>;
+using Ints = std::vector<int64_t>;
+
+Graph OneOp(const std::string& op, graph::Shape x, Attrs attrs, int outputs = 1) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  std::vector<std::string> outs;
+  for (int i = 0; i < outputs; ++i) outs.push_back("y" + std::to_string(i));
+  Add(&g, op, "op", {"x"}, outs, attrs);
+  return Finish(g, outs);
+}
+
+TEST(TransformTest, ShapeOps) {
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Reshape", {2, 3, 8}, {{"shape", Attribute(Ints{4, -1, 2})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Flatten", {2, 3, 4, 5}, {{"axis", Attribute(int64_t{2})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Squeeze", {2, 1, 5, 1}, {{"axes", Attribute(Ints{1, 3})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Unsqueeze", {2, 5}, {{"axes", Attribute(Ints{0, 3})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Transpose", {2, 3, 4, 5}, {{"perm", Attribute(Ints{0, 3, 1, 2})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Transpose", {3, 17}, {})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Tile", {2, 3, 4}, {{"repeats", Attribute(Ints{2, 1, 3})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Expand", {3, 1}, {{"shape", Attribute(Ints{2, 3, 16})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Trilu", {2, 5, 6}, {{"upper", Attribute(int64_t{0})}, {"k", Attribute(Ints{1})}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("DepthToSpace", {1, 8, 3, 4}, {{"blocksize", Attribute(int64_t{2})}})));
+  EXPECT_TRUE(CheckAgainstReference(
+      OneOp("DepthToSpace", {1, 8, 3, 4}, {{"blocksize", Attribute(int64_t{2})}, {"mode", Attribute("CRD")}})));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("SpaceToDepth", {1, 2, 4, 6}, {{"blocksize", Attribute(int64_t{2})}})));
+}
+
+TEST(TransformTest, SliceSplitConcatPad) {
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Slice", {5, 12}, {{"starts", Attribute(Ints{1, -2})},
+                                                             {"ends", Attribute(Ints{4, 0})},
+                                                             {"axes", Attribute(Ints{0, 1})},
+                                                             {"steps", Attribute(Ints{2, -3})}})));
+  EXPECT_TRUE(CheckAgainstReference(
+      OneOp("Split", {4, 10}, {{"axis", Attribute(int64_t{1})}, {"split", Attribute(Ints{3, 7})}}, 2)));
+  for (const char* mode : {"constant", "reflect", "edge"}) {
+    EXPECT_TRUE(CheckAgainstReference(OneOp(
+        "Pad", {2, 5, 6}, {{"pads", Attribute(Ints{0, 2, 1, 0, 3, 2})}, {"mode", Attribute(mode)}, {"value", Attribute(1.5)}})))
+        << mode;
+  }
+  Graph g;
+  g.AddInput("a", TensorType{kF32, {2, 3, 4}});
+  g.AddInput("b", TensorType{kF32, {2, 5, 4}});
+  g.AddConstant("c", RandomTensor({2, 1, 4}, 9));
+  Add(&g, "Concat", "cat", {"a", "b", "c"}, {"y"}, {{"axis", Attribute(int64_t{1})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"})));
+}
+
+TEST(TransformTest, Gathers) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {5, 4, 3}});
+  g.AddConstant("i", graph::Tensor::FromInts(ir::DType::Int(64), {2, 2}, {0, -1, 3, 2}));
+  Add(&g, "Gather", "gather", {"x", "i"}, {"y"}, {{"axis", Attribute(int64_t{1})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"})));
+
+  Graph e;
+  e.AddInput("x", TensorType{kF32, {3, 4}});
+  e.AddConstant("i", graph::Tensor::FromInts(ir::DType::Int(64), {2, 4}, {0, 2, 1, -1, 2, 0, 0, 1}));
+  Add(&e, "GatherElements", "ge", {"x", "i"}, {"y"}, {{"axis", Attribute(int64_t{0})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(e, {"y"})));
+
+  Graph n;
+  n.AddInput("x", TensorType{kF32, {3, 4, 5}});
+  n.AddConstant("i", graph::Tensor::FromInts(ir::DType::Int(64), {2, 2}, {0, 1, 2, 3}));
+  Add(&n, "GatherND", "gnd", {"x", "i"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(n, {"y"})));
+}
+
+TEST(TransformTest, Resize) {
+  std::vector<Attrs> cases = {
+      {{"mode", Attribute("nearest")}, {"scales", Attribute(std::vector<double>{1, 1, 2, 1.5})}},
+      {{"mode", Attribute("linear")}, {"scales", Attribute(std::vector<double>{1, 1, 2, 2})}},
+      {{"mode", Attribute("linear")}, {"sizes", Attribute(Ints{1, 2, 3, 7})},
+       {"coordinate_transformation_mode", Attribute("align_corners")}},
+      {{"mode", Attribute("cubic")}, {"scales", Attribute(std::vector<double>{1, 1, 0.5, 2})}},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_TRUE(CheckAgainstReference(OneOp("Resize", {1, 2, 6, 5}, cases[i]))) << "case " << i;
+  }
+}
+
+// reshape -> transpose -> add -> relu: one injective kernel.
+TEST(TransformTest, InjectiveChain) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {2, 12, 16}});
+  g.AddConstant("b", RandomTensor({16, 1, 1}, 3));
+  Add(&g, "Reshape", "r", {"x"}, {"r"}, {{"shape", Attribute(Ints{2, 3, 4, 16})}});
+  Add(&g, "Transpose", "t", {"r"}, {"t"}, {{"perm", Attribute(Ints{0, 3, 1, 2})}});
+  Add(&g, "Add", "a", {"t", "b"}, {"a"});
+  Add(&g, "Relu", "relu", {"a"}, {"y"});
+  Graph finished = Finish(g, {"y"});
+  EXPECT_EQ(testing::Fuse(finished).groups.size(), 1u);
+  EXPECT_TRUE(CheckAgainstReference(finished));
+}
+
+TEST(TransformTest, LayoutTransforms) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 16, 3, 5}});
+  Add(&g, "LayoutTransform", "to", {"x"}, {"b"}, {{"src_layout", Attribute("NCHW")}, {"dst_layout", Attribute("NCHW8c")}});
+  Add(&g, "Relu", "relu", {"b"}, {"r"});
+  Add(&g, "LayoutTransform", "from", {"r"}, {"y"}, {{"src_layout", Attribute("NCHW8c")}, {"dst_layout", Attribute("NCHW")}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "b"})));
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

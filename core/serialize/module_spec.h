@@ -1,0 +1,116 @@
+// ModuleSpec: a compiled module described in plain C++, before serialization.
+//
+// Why: code generation, memory planning and the build driver fill one value
+// type without knowing FlatBuffers; SerializeModule (serialize_module.h) turns it
+// into the bytes every runtime profile reads (runtime_minimal/schema/module.fbs,
+// whose comments carry the format's compatibility rules). Kernels follow
+// runtime_minimal/include/agate/kernel_abi.h:
+//   int32_t f(void* const* args, const agate_kernel_ctx* ctx)
+// where args are the call's arguments in plan order.
+#ifndef AGATE_CORE_SERIALIZE_MODULE_SPEC_H_
+#define AGATE_CORE_SERIALIZE_MODULE_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/dtype.h"
+
+namespace agate {
+namespace serialize {
+
+// What executes the kernels, and so which payload the module carries.
+enum class TargetKind {
+  kHostCpu,  // ModuleSpec::host_object: a shared object exporting every kernel by name
+  kCuda,     // KernelSpec::cuda: PTX or a cubin per kernel
+  kMicro,    // names only, resolved against the firmware's static kernel table
+};
+
+// A model input or output: dense, row-major.
+struct TensorSpec {
+  std::string name;
+  ir::DType dtype;
+  std::vector<int64_t> shape;
+
+  // The tensor's size in bytes (bool takes a byte per element).
+  uint64_t bytes() const;
+};
+
+// A weight: stored `alignment`-aligned in the module so it is used in place.
+struct ConstantSpec {
+  std::vector<uint8_t> data;
+  uint32_t alignment = 64;  // a power of two, at most 4096
+};
+
+enum class CudaImageKind { kPtx, kCubin };
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// A CUDA kernel: its image (PTX text or cubin bytes, containing the entry `name`)
+// and launch geometry; its parameters are the call's arguments as CUdeviceptr.
+struct CudaKernelSpec {
+  CudaImageKind kind = CudaImageKind::kPtx;
+  std::vector<uint8_t> image;
+  Dim3 grid;
+  Dim3 block;
+  uint32_t shared_memory_bytes = 0;
+};
+
+struct KernelSpec {
+  std::string name;              // the exported symbol / CUDA entry / static table name
+  std::vector<uint64_t> param_bytes;  // bytes accessed through each parameter, in order
+  uint64_t workspace_bytes = 0;  // scratch in agate_kernel_ctx.workspace
+  bool has_cuda = false;         // required for kCuda modules
+  CudaKernelSpec cuda;
+};
+
+// One argument of a call.
+struct ArgSpec {
+  enum class Kind { kInput, kOutput, kArena, kConstant };
+  Kind kind = Kind::kArena;
+  uint32_t index = 0;   // input / output / constant index
+  uint64_t offset = 0;  // arena offset (kArena)
+  uint64_t bytes = 0;   // the bytes passed (for whole tensors: their size)
+
+  static ArgSpec Input(uint32_t i, uint64_t bytes) { return {Kind::kInput, i, 0, bytes}; }
+  static ArgSpec Output(uint32_t i, uint64_t bytes) { return {Kind::kOutput, i, 0, bytes}; }
+  static ArgSpec Arena(uint64_t offset, uint64_t bytes) { return {Kind::kArena, 0, offset, bytes}; }
+  static ArgSpec Constant(uint32_t i, uint64_t bytes) { return {Kind::kConstant, i, 0, bytes}; }
+};
+
+// One step of the execution plan: kernels[kernel](args...).
+struct CallSpec {
+  uint32_t kernel = 0;
+  std::vector<ArgSpec> args;
+};
+
+struct ModuleMetadata {
+  std::string compiler_version;
+  std::vector<std::pair<std::string, std::string>> options;  // creation options, in order given
+  // The content hash is not set here: SerializeModule computes it (content_hash.h).
+};
+
+struct ModuleSpec {
+  std::string target;  // e.g. "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake"
+  TargetKind target_kind = TargetKind::kHostCpu;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  uint64_t arena_bytes = 0;
+  uint32_t arena_alignment = 64;  // a power of two, at most 4096
+  std::vector<ConstantSpec> constants;
+  std::vector<KernelSpec> kernels;
+  std::vector<uint8_t> host_object;  // kHostCpu: ELF shared object bytes
+  std::vector<CallSpec> plan;
+  // Workspace shared by every call: at least the largest KernelSpec::workspace_bytes
+  // (SerializeModule raises it to that when smaller).
+  uint64_t workspace_bytes = 0;
+  ModuleMetadata metadata;
+};
+
+}  // namespace serialize
+}  // namespace agate
+
+#endif  // AGATE_CORE_SERIALIZE_MODULE_SPEC_H_

@@ -1,0 +1,164 @@
+#include "core/serialize/serialize_module.h"
+
+#include <cstring>
+
+#include "core/serialize/content_hash.h"
+#include "core/serialize/module_metadata.h"
+#include "agate/kernel_abi.h"
+#include "core/support/error.h"
+#include "runtime_minimal/core/message.h"
+#include "runtime_minimal/core/verify.h"
+#include "runtime_minimal/schema/module_generated.h"
+
+namespace agate {
+namespace serialize {
+namespace {
+
+constexpr char kHashPrefix[] = "fnv1a64:";
+constexpr char kHashPlaceholder[] = "fnv1a64:0000000000000000";
+
+bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+fb::DType ToFb(const ir::DType& d) {
+  return fb::DType(static_cast<fb::ElemCode>(d.code()), static_cast<uint8_t>(d.bits()), static_cast<uint16_t>(d.lanes()));
+}
+
+fb::ArgKind ToFb(ArgSpec::Kind kind) {
+  switch (kind) {
+    case ArgSpec::Kind::kInput: return fb::ArgKind::Input;
+    case ArgSpec::Kind::kOutput: return fb::ArgKind::Output;
+    case ArgSpec::Kind::kArena: return fb::ArgKind::Arena;
+    case ArgSpec::Kind::kConstant: return fb::ArgKind::Constant;
+  }
+  AGATE_THROW(kInternal) << "unknown ArgSpec kind";
+}
+
+fb::TargetKind ToFb(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::kHostCpu: return fb::TargetKind::HostCpu;
+    case TargetKind::kCuda: return fb::TargetKind::Cuda;
+    case TargetKind::kMicro: return fb::TargetKind::Micro;
+  }
+  AGATE_THROW(kInternal) << "unknown TargetKind";
+}
+
+// What FlatBuffers itself cannot encode (it would assert), checked up front.
+void RequireEncodable(const ModuleSpec& spec) {
+  for (size_t i = 0; i < spec.constants.size(); ++i) {
+    const uint32_t a = spec.constants[i].alignment;
+    AGATE_REQUIRE(IsPowerOfTwo(a) && a <= rt::kMaxAlignment, kInvalidArgument)
+        << "constant " << i << " alignment " << a << " is not a power of two up to " << rt::kMaxAlignment;
+  }
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>> BuildTensors(
+    flatbuffers::FlatBufferBuilder& b, const std::vector<TensorSpec>& tensors) {
+  std::vector<flatbuffers::Offset<fb::Tensor>> out;
+  for (const TensorSpec& t : tensors) {
+    const fb::DType dtype = ToFb(t.dtype);
+    out.push_back(fb::CreateTensor(b, b.CreateString(t.name), &dtype, b.CreateVector(t.shape)));
+  }
+  return b.CreateVector(out);
+}
+
+flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, const KernelSpec& k) {
+  flatbuffers::Offset<fb::CudaKernel> cuda = 0;
+  if (k.has_cuda) {
+    const fb::Dim3 grid(k.cuda.grid.x, k.cuda.grid.y, k.cuda.grid.z);
+    const fb::Dim3 block(k.cuda.block.x, k.cuda.block.y, k.cuda.block.z);
+    cuda = fb::CreateCudaKernel(
+        b, k.cuda.kind == CudaImageKind::kPtx ? fb::CudaImageKind::Ptx : fb::CudaImageKind::Cubin,
+        b.CreateVector(k.cuda.image), &grid, &block, k.cuda.shared_memory_bytes,
+        rt::Fnv1a64(k.cuda.image.data(), k.cuda.image.size()));
+  }
+  return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes));
+}
+
+// The metadata as its own FlatBuffer (nested in Module.metadata), with the hash placeholder.
+std::vector<uint8_t> BuildMetadata(const ModuleMetadata& metadata) {
+  flatbuffers::FlatBufferBuilder b(256);
+  std::vector<flatbuffers::Offset<fb::Option>> options;
+  for (const auto& kv : metadata.options) {
+    options.push_back(fb::CreateOption(b, b.CreateString(kv.first), b.CreateString(kv.second)));
+  }
+  b.Finish(fb::CreateMetadata(b, b.CreateString(metadata.compiler_version), b.CreateVector(options),
+                              b.CreateString(kHashPlaceholder)));
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+std::vector<uint8_t> Build(const ModuleSpec& spec) {
+  RequireEncodable(spec);
+  flatbuffers::FlatBufferBuilder b(1024);
+  // Scalars equal to their defaults are written too: every module has the same
+  // fields, and tools can patch a field in place.
+  b.ForceDefaults(true);
+  // Constants first, each aligned so that the module mapped at an aligned address
+  // holds them in place.
+  std::vector<flatbuffers::Offset<fb::Constant>> constants;
+  for (const ConstantSpec& c : spec.constants) {
+    b.ForceVectorAlignment(c.data.size(), 1, c.alignment);
+    constants.push_back(fb::CreateConstant(b, b.CreateVector(c.data), c.alignment));
+  }
+  flatbuffers::Offset<fb::HostObject> host_object = 0;
+  if (!spec.host_object.empty()) {
+    b.ForceVectorAlignment(spec.host_object.size(), 1, 16);
+    host_object = fb::CreateHostObject(b, fb::ObjectFormat::ElfSharedObject, b.CreateVector(spec.host_object),
+                                       rt::Fnv1a64(spec.host_object.data(), spec.host_object.size()));
+  }
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  uint64_t workspace_bytes = spec.workspace_bytes;
+  for (const KernelSpec& k : spec.kernels) {
+    kernels.push_back(BuildKernel(b, k));
+    if (k.workspace_bytes > workspace_bytes) workspace_bytes = k.workspace_bytes;
+  }
+  std::vector<flatbuffers::Offset<fb::Call>> plan;
+  for (const CallSpec& call : spec.plan) {
+    std::vector<fb::Arg> args;
+    for (const ArgSpec& a : call.args) args.emplace_back(ToFb(a.kind), a.index, a.offset, a.bytes);
+    plan.push_back(fb::CreateCall(b, call.kernel, b.CreateVectorOfStructs(args)));
+  }
+  const std::vector<uint8_t> metadata_bytes = BuildMetadata(spec.metadata);
+  b.ForceVectorAlignment(metadata_bytes.size(), 1, 8);
+  auto metadata = b.CreateVector(metadata_bytes);
+  auto inputs = BuildTensors(b, spec.inputs);
+  auto outputs = BuildTensors(b, spec.outputs);
+  auto module = fb::CreateModule(b, rt::kFormatMajor, rt::kFormatMinor, b.CreateString(spec.target),
+                                 ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
+                                 spec.arena_alignment, workspace_bytes, b.CreateVector(constants),
+                                 b.CreateVector(kernels), host_object, b.CreateVector(plan), metadata);
+  fb::FinishModuleBuffer(b, module);
+  std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+
+  // Replace the placeholder digits with the hash of the buffer that holds them.
+  const size_t digits = static_cast<size_t>(
+      reinterpret_cast<const uint8_t*>(ReadModuleMetadata(bytes)->content_hash()->c_str()) - bytes.data() +
+      strlen(kHashPrefix));
+  const std::string hash = ComputeContentHash(bytes);
+  std::memcpy(bytes.data() + digits, hash.data() + strlen(kHashPrefix), 16);
+  return bytes;
+}
+
+}  // namespace
+
+uint64_t TensorSpec::bytes() const {
+  uint64_t n = static_cast<uint64_t>(dtype.element_bytes()) * static_cast<uint64_t>(dtype.lanes());
+  for (int64_t extent : shape) n *= static_cast<uint64_t>(extent);
+  return n;
+}
+
+std::vector<uint8_t> SerializeModuleUnverifiedForTesting(const ModuleSpec& spec) { return Build(spec); }
+
+std::vector<uint8_t> SerializeModule(const ModuleSpec& spec) {
+  std::vector<uint8_t> bytes = Build(spec);
+  const fb::Module* module = nullptr;
+  rt::ModuleFacts facts;
+  const agate_status_t status = rt::VerifyModule(bytes.data(), bytes.size(), &module, &facts);
+  if (status != AGATE_OK) {
+    const StatusCode code = status == AGATE_OUT_OF_RANGE ? StatusCode::kOutOfRange : StatusCode::kInvalidArgument;
+    throw Error(code, std::string("module spec for target '") + spec.target + "' is invalid: " + rt::LastMessage());
+  }
+  return bytes;
+}
+
+}  // namespace serialize
+}  // namespace agate

@@ -1,0 +1,158 @@
+#include "core/serialize/serialize_module.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/serialize/content_hash.h"
+#include "core/serialize/module_metadata.h"
+#include "core/support/error.h"
+#include "runtime_minimal/schema/module_generated.h"
+
+namespace agate {
+namespace serialize {
+namespace {
+
+// A small micro-target module: y = relu(x + c), with an arena intermediate.
+ModuleSpec SmallSpec() {
+  ModuleSpec spec;
+  spec.target = "c -mcpu=cortex-m4";
+  spec.target_kind = TargetKind::kMicro;
+  spec.inputs = {TensorSpec{"x", ir::DType::Float(32), {2, 4}}};
+  spec.outputs = {TensorSpec{"y", ir::DType::Float(32), {2, 4}}};
+  spec.constants = {ConstantSpec{std::vector<uint8_t>(32, 1), 64}, ConstantSpec{std::vector<uint8_t>(3, 2), 4096}};
+  spec.kernels = {KernelSpec{"add", {32, 32, 32}}, KernelSpec{"relu", {32, 32}}};
+  spec.kernels[1].workspace_bytes = 128;
+  spec.arena_bytes = 64;
+  spec.plan = {CallSpec{0, {ArgSpec::Input(0, 32), ArgSpec::Constant(0, 32), ArgSpec::Arena(32, 32)}},
+               CallSpec{1, {ArgSpec::Arena(32, 32), ArgSpec::Output(0, 32)}}};
+  spec.metadata.compiler_version = "agate 0.1";
+  spec.metadata.options = {{"target", "c"}, {"opt_level", "2"}};
+  return spec;
+}
+
+TEST(SerializeModuleTest, RoundTripsEveryField) {
+  const std::vector<uint8_t> bytes = SerializeModule(SmallSpec());
+  ASSERT_TRUE(flatbuffers::BufferHasIdentifier(bytes.data(), "AGTM"));
+  const fb::Module* m = fb::GetModule(bytes.data());
+  EXPECT_EQ(m->format_major(), 1u);
+  EXPECT_EQ(m->target()->str(), "c -mcpu=cortex-m4");
+  EXPECT_EQ(m->target_kind(), fb::TargetKind::Micro);
+  ASSERT_EQ(m->inputs()->size(), 1u);
+  EXPECT_EQ(m->inputs()->Get(0)->name()->str(), "x");
+  EXPECT_EQ(m->inputs()->Get(0)->dtype()->code(), fb::ElemCode::Float);
+  EXPECT_EQ(m->inputs()->Get(0)->dtype()->bits(), 32);
+  EXPECT_EQ(m->inputs()->Get(0)->shape()->Get(1), 4);
+  EXPECT_EQ(m->arena_bytes(), 64u);
+  EXPECT_EQ(m->arena_alignment(), 64u);
+  EXPECT_EQ(m->workspace_bytes(), 128u);  // raised to the largest kernel workspace
+  ASSERT_EQ(m->plan()->size(), 2u);
+  const fb::Arg* arg = m->plan()->Get(0)->args()->Get(2);
+  EXPECT_EQ(arg->kind(), fb::ArgKind::Arena);
+  EXPECT_EQ(arg->offset(), 32u);
+  EXPECT_EQ(m->kernels()->Get(1)->name()->str(), "relu");
+  const fb::Metadata* metadata = ReadModuleMetadata(bytes);
+  ASSERT_NE(metadata, nullptr);
+  EXPECT_EQ(metadata->compiler_version()->str(), "agate 0.1");
+  EXPECT_EQ(metadata->options()->Get(1)->key()->str(), "opt_level");
+  EXPECT_EQ(metadata->options()->Get(1)->value()->str(), "2");
+}
+
+TEST(SerializeModuleTest, AlignsConstantsForUseInPlace) {
+  const std::vector<uint8_t> bytes = SerializeModule(SmallSpec());
+  const fb::Module* m = fb::GetModule(bytes.data());
+  for (const fb::Constant* c : *m->constants()) {
+    const size_t offset = static_cast<size_t>(c->data()->data() - bytes.data());
+    EXPECT_EQ(offset % c->alignment(), 0u) << "alignment " << c->alignment();
+  }
+  EXPECT_EQ(m->constants()->Get(1)->alignment(), 4096u);
+  EXPECT_EQ(bytes.size() % 4096, 0u);  // so an aligned mapping keeps every constant aligned
+}
+
+TEST(SerializeModuleTest, IsDeterministicAndHashesItsContent) {
+  const std::vector<uint8_t> a = SerializeModule(SmallSpec());
+  const std::vector<uint8_t> b = SerializeModule(SmallSpec());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(StoredContentHash(a), ComputeContentHash(a));
+  EXPECT_EQ(StoredContentHash(a).rfind("fnv1a64:", 0), 0u);
+  ModuleSpec changed = SmallSpec();
+  changed.constants[0].data[5] = 9;
+  EXPECT_NE(StoredContentHash(SerializeModule(changed)), StoredContentHash(a));
+}
+
+TEST(SerializeModuleTest, RefusesAnArenaArgumentOutsideTheArena) {
+  ModuleSpec spec = SmallSpec();
+  spec.plan[0].args[2] = ArgSpec::Arena(48, 32);
+  try {
+    SerializeModule(spec);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kOutOfRange);
+    EXPECT_NE(e.message().find("call 0 argument 2"), std::string::npos) << e.message();
+  }
+}
+
+TEST(SerializeModuleTest, RefusesInconsistentSpecsNamingTheFault) {
+  struct Case {
+    const char* what;
+    void (*mutate)(ModuleSpec&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"unknown kernel", [](ModuleSpec& s) { s.plan[1].kernel = 5; }, "call 1 names kernel 5"},
+      {"input bytes", [](ModuleSpec& s) { s.plan[0].args[0].bytes = 16; }, "call 0 argument 0"},
+      {"arity", [](ModuleSpec& s) { s.plan[1].args.pop_back(); }, "passes 1 arguments"},
+      {"unwritten output", [](ModuleSpec& s) { s.plan.pop_back(); }, "output 0 'y' is never written"},
+      {"duplicate names", [](ModuleSpec& s) { s.outputs[0].name = "x"; s.inputs.push_back(s.outputs[0]); },
+       "both named 'x'"},
+      {"constant index", [](ModuleSpec& s) { s.plan[0].args[1].index = 7; }, "constant 7 of 2"},
+  };
+  for (const Case& c : cases) {
+    ModuleSpec spec = SmallSpec();
+    c.mutate(spec);
+    try {
+      SerializeModule(spec);
+      ADD_FAILURE() << c.what << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(c.expected), std::string::npos) << c.what << ": " << e.message();
+    }
+  }
+}
+
+TEST(SerializeModuleTest, RefusesAnUnencodableAlignment) {
+  ModuleSpec spec = SmallSpec();
+  spec.constants[0].alignment = 48;
+  try {
+    SerializeModule(spec);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("constant 0 alignment 48"), std::string::npos) << e.message();
+  }
+}
+
+TEST(SerializeModuleTest, CudaModulesCarryAnImagePerKernel) {
+  ModuleSpec spec = SmallSpec();
+  spec.target = "cuda -arch=sm_90";
+  spec.target_kind = TargetKind::kCuda;
+  try {
+    SerializeModule(spec);
+    FAIL() << "a CUDA module without images must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("no CUDA image"), std::string::npos) << e.message();
+  }
+  for (KernelSpec& k : spec.kernels) {
+    k.has_cuda = true;
+    k.cuda.image = {'.', 'v', 'e', 'r', 's', 'i', 'o', 'n'};
+    k.cuda.grid = {4, 1, 1};
+    k.cuda.block = {128, 1, 1};
+  }
+  const std::vector<uint8_t> bytes = SerializeModule(spec);
+  const fb::Module* m = fb::GetModule(bytes.data());
+  EXPECT_EQ(m->kernels()->Get(0)->cuda()->grid()->x(), 4u);
+  EXPECT_EQ(m->kernels()->Get(1)->cuda()->block()->x(), 128u);
+}
+
+}  // namespace
+}  // namespace serialize
+}  // namespace agate

@@ -1,0 +1,164 @@
+#include "core/target/target.h"
+
+#include <gtest/gtest.h>
+
+#include "core/support/error.h"
+
+namespace agate {
+namespace target {
+namespace {
+
+// Expects Parse(text) to fail with kInvalidArgument and a message containing every fragment.
+void ExpectRejected(const std::string& text, const std::vector<std::string>& fragments) {
+  try {
+    Target::Parse(text);
+    ADD_FAILURE() << "'" << text << "' was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+    for (const auto& fragment : fragments) {
+      EXPECT_NE(e.message().find(fragment), std::string::npos) << "'" << fragment << "' missing from: " << e.message();
+    }
+  }
+}
+
+TEST(TargetTest, HostIsResolvedToAConcreteMachine) {
+  Target host = Target::Parse("llvm");
+  EXPECT_EQ(host.kind(), TargetKind::kLLVM);
+  EXPECT_FALSE(host.triple().empty());
+  EXPECT_NE(host.cpu(), "native");
+  EXPECT_EQ(host, Target::Parse("llvm -mcpu=native"));
+  EXPECT_EQ(host, Target::Host());
+  EXPECT_FALSE(host.is_bare_metal());
+#if defined(__x86_64__)
+  EXPECT_EQ(host.arch(), Arch::kX86_64);
+  EXPECT_TRUE(host.HasFeature("sse2"));
+#endif
+  // Whatever this machine has, the vector width follows the widest SIMD unit.
+#if defined(__AVX512F__)
+  EXPECT_TRUE(host.HasFeature("avx512f"));
+  EXPECT_EQ(host.vector_width_bits(), 512);
+#endif
+  if (host.HasFeature("avx512f")) {
+    EXPECT_EQ(host.vector_width_bits(), 512);
+    EXPECT_EQ(host.NativeLanes(ir::DType::Float(32)), 16);
+  } else if (host.HasFeature("avx2")) {
+    EXPECT_EQ(host.vector_width_bits(), 256);
+  }
+}
+
+TEST(TargetTest, PrintedFormRoundTrips) {
+  for (const char* text :
+       {"llvm", "llvm -mcpu=native -fast-math -num-threads=2", "llvm -mtriple=aarch64-linux-gnu",
+        "llvm -mtriple=aarch64-linux-gnu -mattr=+neon", "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72",
+        "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4", "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard",
+        "llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33", "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512",
+        "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3 -vector-width=128", "c", "c -mcpu=cortex-m4", "c -fast-math",
+        "cuda", "cuda -arch=sm_80 -fast-math", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7"}) {
+    Target target = Target::Parse(text);
+    Target again = Target::Parse(target.ToString());
+    EXPECT_EQ(target.ToString(), again.ToString()) << text;
+    EXPECT_EQ(target.vector_width_bits(), again.vector_width_bits()) << text;
+    EXPECT_EQ(target.features(), again.features()) << text;
+  }
+}
+
+TEST(TargetTest, CrossTargetsCarryTripleCPUAndWidth) {
+  Target a64 = Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  EXPECT_EQ(a64.arch(), Arch::kAArch64);
+  EXPECT_EQ(a64.triple(), "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(a64.cpu(), "generic");
+  EXPECT_TRUE(a64.HasFeature("neon"));
+  EXPECT_EQ(a64.vector_width_bits(), 128);
+  EXPECT_EQ(a64.ToString(), "llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=generic -mattr=+neon");
+
+  Target m4 = Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard");
+  EXPECT_EQ(m4.arch(), Arch::kARM);
+  EXPECT_TRUE(m4.is_bare_metal());
+  EXPECT_EQ(m4.float_abi(), FloatABI::kHard);
+  EXPECT_TRUE(m4.HasFeature("dsp"));
+  EXPECT_TRUE(m4.HasFeature("vfp4d16sp"));
+  EXPECT_FALSE(m4.HasFeature("neon"));
+  EXPECT_EQ(m4.vector_width_bits(), 32);
+  EXPECT_EQ(m4.NativeLanes(ir::DType::Int(8)), 4);
+  EXPECT_EQ(m4.NativeLanes(ir::DType::Float(32)), 1);
+
+  Target m33 = Target::Parse("llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33");
+  EXPECT_TRUE(m33.is_bare_metal());
+  EXPECT_TRUE(m33.HasFeature("dsp"));
+  EXPECT_EQ(m33.float_abi(), FloatABI::kDefault);
+
+  Target m55 = Target::Parse("llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55");
+  EXPECT_TRUE(m55.HasFeature("mve"));
+  EXPECT_EQ(m55.vector_width_bits(), 128);
+
+  Target skx = Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512");
+  EXPECT_TRUE(skx.HasFeature("avx512f"));
+  EXPECT_TRUE(skx.HasFeature("fma"));
+  EXPECT_EQ(skx.vector_width_bits(), 512);
+  Target hsw = Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
+  EXPECT_TRUE(hsw.HasFeature("avx2"));
+  EXPECT_FALSE(hsw.HasFeature("avx512f"));
+  EXPECT_EQ(hsw.vector_width_bits(), 256);
+  Target hsw_no_avx = Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -mattr=-avx");
+  EXPECT_FALSE(hsw_no_avx.HasFeature("avx2"));
+  EXPECT_EQ(hsw_no_avx.vector_width_bits(), 128);
+}
+
+TEST(TargetTest, OptionsAreRead) {
+  Target t = Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -fast-math -num-threads=4 -vector-width=128");
+  EXPECT_TRUE(t.fast_math());
+  EXPECT_EQ(t.num_threads(), 4);
+  EXPECT_EQ(t.vector_width_bits(), 128);
+  EXPECT_EQ(t.NativeLanes(ir::DType::Float(32)), 4);
+  EXPECT_FALSE(Target::Parse("llvm -mtriple=x86_64-linux-gnu").fast_math());
+  EXPECT_EQ(Target::Parse("llvm -mtriple=x86_64-linux-gnu").num_threads(), 0);
+}
+
+TEST(TargetTest, CTargets) {
+  Target c = Target::Parse("c");
+  EXPECT_EQ(c.kind(), TargetKind::kC);
+  EXPECT_EQ(c.triple(), "");
+  EXPECT_EQ(c.ToString(), "c");
+  EXPECT_EQ(c.vector_width_bits(), 128);
+  EXPECT_FALSE(c.is_bare_metal());
+  Target cm4 = Target::Parse("c -mcpu=cortex-m4");
+  EXPECT_EQ(cm4.arch(), Arch::kARM);
+  EXPECT_TRUE(cm4.is_bare_metal());
+  EXPECT_TRUE(cm4.HasFeature("dsp"));
+  EXPECT_EQ(cm4.vector_width_bits(), 32);
+  EXPECT_EQ(cm4.ToString(), "c -mcpu=cortex-m4");
+}
+
+TEST(TargetTest, CudaTarget) {
+  Target t = Target::Parse("cuda -arch=sm_80");
+  EXPECT_EQ(t.kind(), TargetKind::kCUDA);
+  EXPECT_EQ(t.arch(), Arch::kNVPTX);
+  EXPECT_EQ(t.cpu(), "sm_80");
+  EXPECT_EQ(Target::Parse("cuda").cpu(), "sm_70");
+}
+
+TEST(TargetTest, BadStringsNameTheProblemAndTheChoices) {
+  ExpectRejected("", {"unknown target kind", "llvm, c, cuda"});
+  ExpectRejected("opencl", {"'opencl'", "llvm, c, cuda"});
+  ExpectRejected("llvm -mcpu=cortex-m99 -mtriple=thumbv7em-none-eabi", {"cortex-m99", "cortex-m4"});
+  ExpectRejected("llvm -mtriple=mips-linux-gnu", {"mips-linux-gnu", "aarch64"});
+  ExpectRejected("llvm -foo=1", {"'-foo'", "-mtriple", "-vector-width"});
+  ExpectRejected("llvm -mattr=avx2", {"'avx2'", "+feature"});
+  ExpectRejected("llvm -mtriple=x86_64-linux-gnu -mattr=+avx521", {"avx521", "avx512f"});
+  ExpectRejected("llvm -mtriple=x86_64-linux-gnu -mfloat-abi=hard", {"-mfloat-abi", "32-bit Arm"});
+  ExpectRejected("llvm -mtriple=thumbv7em-none-eabi -mfloat-abi=fast", {"'fast'", "hard, soft, softfp"});
+  ExpectRejected("llvm -num-threads=0", {"-num-threads='0'", "1..1024"});
+  ExpectRejected("llvm -num-threads=two", {"'two'"});
+  ExpectRejected("llvm -vector-width=100", {"'100'", "power of two"});
+  ExpectRejected("llvm -fast-math=1", {"-fast-math", "flag"});
+  ExpectRejected("llvm -mcpu", {"-mcpu", "needs a value"});
+  ExpectRejected("llvm -mcpu=native -mcpu=native", {"given twice"});
+  ExpectRejected("c -mtriple=x86_64-linux-gnu", {"'-mtriple'", "kind 'c'", "-mcpu"});
+  ExpectRejected("c -mcpu=pentium9000", {"pentium9000", "cortex-m4"});
+  ExpectRejected("cuda -arch=compute_80", {"compute_80", "sm_80"});
+  ExpectRejected("llvm -mtriple=aarch64-linux-gnu -mcpu=native", {"native"});
+}
+
+}  // namespace
+}  // namespace target
+}  // namespace agate

@@ -1,0 +1,839 @@
+#include "frontends/onnx/importer.h"
+
+#include <algorithm>
+#include <deque>
+#include <sstream>
+
+#include "core/graph/op_registry.h"
+#include "core/graph/shape_rules.h"
+#include "core/graph/reference/interpreter.h"
+#include "core/graph/shape_inference.h"
+#include "core/support/error.h"
+#include "core/support/logging.h"
+#include "frontends/onnx/tensor_proto.h"
+
+namespace agate {
+namespace onnx_frontend {
+
+using graph::Attribute;
+using graph::Attributes;
+using graph::Graph;
+using graph::Node;
+using graph::OpDef;
+using graph::OpRegistry;
+using graph::Shape;
+using graph::Tensor;
+using graph::TensorType;
+
+namespace {
+
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::string NodeLabel(const onnx::NodeProto& node, int index) {
+  return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+}
+
+bool IsLegacyBroadcastOp(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Gemm" || op == "PRelu" ||
+         op == "And" || op == "Or" || op == "Xor" || op == "Equal" || op == "Greater" || op == "Less";
+}
+
+// The graph-IR operator an ONNX operator maps to at this opset.
+std::string GraphOp(const onnx::NodeProto& node) {
+  if (node.op_type() == "Upsample") return "Resize";
+  if (node.op_type() == "Scatter") return "ScatterElements";
+  return node.op_type();
+}
+
+Attribute ConvertAttribute(const onnx::AttributeProto& a, const std::string& where, const std::string& base_dir) {
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: return Attribute(static_cast<int64_t>(a.i()));
+    case onnx::AttributeProto::FLOAT: return Attribute(static_cast<double>(a.f()));
+    case onnx::AttributeProto::STRING: return Attribute(a.s());
+    case onnx::AttributeProto::INTS: return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case onnx::AttributeProto::FLOATS: return Attribute(std::vector<double>(a.floats().begin(), a.floats().end()));
+    case onnx::AttributeProto::STRINGS:
+      return Attribute(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case onnx::AttributeProto::TENSOR: return Attribute(TensorFromProto(a.t(), base_dir));
+    default: break;
+  }
+  AGATE_THROW(kUnsupported) << where << ": attribute '" << a.name() << "' of type "
+                            << onnx::AttributeProto::AttributeType_Name(a.type()) << " is not supported";
+}
+
+// The node translated to the graph IR's attribute conventions, before static
+// operands are resolved. Throws kUnsupported for attributes it cannot express.
+Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int opset, const std::string& base_dir) {
+  Node node;
+  node.name = name;
+  node.op = GraphOp(proto);
+  node.inputs.assign(proto.input().begin(), proto.input().end());
+  node.outputs.assign(proto.output().begin(), proto.output().end());
+  std::string where = node.Describe();
+  for (const auto& a : proto.attribute()) node.attrs.Set(a.name(), ConvertAttribute(a, where, base_dir));
+  const std::string& op = proto.op_type();
+  if (op == "Cast" && node.attrs.Has("to")) {
+    node.attrs.Set("to", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("to")), where).ToString());
+  }
+  bool has_output_dtype = op == "MelWeightMatrix" || (op.size() > 6 && op.compare(op.size() - 6, 6, "Window") == 0);
+  if (has_output_dtype && node.attrs.Has("output_datatype")) {
+    node.attrs.Set("output_datatype",
+                   DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("output_datatype")), where).ToString());
+  }
+  if (op == "EyeLike" && node.attrs.Has("dtype")) {
+    node.attrs.Set("dtype", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("dtype")), where).ToString());
+  }
+  if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {
+    node.attrs.Set("coerce_2d", int64_t{1});
+    if (!node.attrs.Has("axis")) node.attrs.Set("axis", int64_t{1});
+  }
+  if (op == "TopK" && node.attrs.Has("k")) node.attrs.Set("k", std::vector<int64_t>{node.attrs.GetInt("k")});
+  if (op == "Upsample" || (op == "Resize" && opset < 11)) {
+    // Upsample and Resize-10 index the input grid asymmetrically and round nearest down.
+    node.attrs.Set("coordinate_transformation_mode", "asymmetric");
+    if (node.attrs.GetString("mode", "nearest") == "nearest") node.attrs.Set("nearest_mode", "floor");
+  }
+  if ((op == "Dropout" || op == "BatchNormalization") && node.attrs.Has("is_test")) node.attrs.Erase("is_test");
+  if (opset < 7 && IsLegacyBroadcastOp(op)) {
+    // Opset < 7 broadcasting: `broadcast=1` with an optional `axis` where B's dims start in A.
+    node.attrs.Erase("broadcast");
+    if (node.attrs.Has("axis") && op != "Gemm") {
+      node.attrs.Set("legacy_broadcast_axis", node.attrs.GetInt("axis"));
+      node.attrs.Erase("axis");
+    }
+  }
+  if (op == "BatchNormalization" && node.attrs.GetInt("spatial", 1) == 1) node.attrs.Erase("spatial");
+  return node;
+}
+
+// Static operands of a node at this opset (legacy Resize-10/Upsample-9 keep scales at input 1).
+std::vector<graph::StaticOperand> StaticOperandsOf(const Node& node, const onnx::NodeProto& proto, int opset) {
+  if (proto.op_type() == "Upsample" || (proto.op_type() == "Resize" && opset < 11)) return {{1, "scales", true}};
+  if (proto.op_type() == "If") return {{0, ""}};  // the condition picks the branch to inline
+  if (proto.op_type() == "Loop") return {{0, ""}, {1, ""}};  // trip count and condition: unrolled
+  if (proto.op_type() == "Dropout") {
+    // The ratio matters only in training mode, where agate supports ratio 0 only.
+    return {{1, "ratio", true, true, false}, {2, "training_mode", false, true}};
+  }
+  const OpDef* def = OpRegistry::Global().Find(node.op);
+  return def ? def->static_operands : std::vector<graph::StaticOperand>{};
+}
+
+// Why a translated node is unsupported, or "" (attribute names and values only:
+// input counts are checked once static operands are resolved).
+std::string UnsupportedAttributes(const Node& node) {
+  const OpDef* def = OpRegistry::Global().Find(node.op);
+  if (def == nullptr) return "operator not supported";
+  if (!graph::reference::HasKernel(node.op)) return "operator has no reference kernel";
+  for (const auto& [name, value] : node.attrs.all()) {
+    if (name == "legacy_broadcast_axis") continue;  // resolved while importing
+    if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
+      return "attribute '" + name + "' not supported";
+    }
+  }
+  return def->check ? def->check(node) : "";
+}
+
+TensorType ValueInfoType(const onnx::ValueInfoProto& info, const ImportOptions& options) {
+  std::string where = "graph input '" + info.name() + "'";
+  AGATE_REQUIRE(info.type().has_tensor_type(), kUnsupported) << where << " is not a tensor (sequences, maps and "
+                                                                "optionals are not supported)";
+  const auto& tensor_type = info.type().tensor_type();
+  TensorType type;
+  type.dtype = DTypeFromOnnx(tensor_type.elem_type(), where);
+  auto override_it = options.input_shapes.find(info.name());
+  if (override_it != options.input_shapes.end()) {
+    type.shape = override_it->second;
+    if (tensor_type.has_shape() && tensor_type.shape().dim_size() != static_cast<int>(type.shape.size())) {
+      AGATE_LOG(WARNING) << where << " is declared with rank " << tensor_type.shape().dim_size()
+                         << "; using the overriding shape " << graph::ShapeToString(type.shape);
+    }
+    return type;
+  }
+  AGATE_REQUIRE(tensor_type.has_shape(), kInvalidArgument)
+      << where << " has no shape; give one with --input-shape " << info.name() << ":<dims>";
+  for (const auto& dim : tensor_type.shape().dim()) {
+    AGATE_REQUIRE(dim.has_dim_value() && dim.dim_value() >= 0, kInvalidArgument)
+        << where << " has a symbolic dimension '" << dim.dim_param() << "'; give a static shape with --input-shape "
+        << info.name() << ":<dims>";
+    type.shape.push_back(dim.dim_value());
+  }
+  return type;
+}
+
+// A node's inputs, including the outer values an If's branches read by name.
+std::vector<std::string> NodeInputs(const onnx::NodeProto& node) {
+  std::vector<std::string> inputs(node.input().begin(), node.input().end());
+  for (const auto& a : node.attribute()) {
+    if (a.type() != onnx::AttributeProto::GRAPH) continue;
+    std::set<std::string> local;
+    for (const auto& init : a.g().initializer()) local.insert(init.name());
+    for (const auto& in : a.g().input()) local.insert(in.name());
+    for (const auto& n : a.g().node()) local.insert(n.output().begin(), n.output().end());
+    for (const auto& n : a.g().node())
+      for (const std::string& in : NodeInputs(n))
+        if (!local.count(in)) inputs.push_back(in);
+    for (const auto& out : a.g().output())
+      if (!local.count(out.name())) inputs.push_back(out.name());
+  }
+  return inputs;
+}
+
+// Orders the nodes so each comes after the producers of its inputs. Throws when
+// a node reads a tensor nothing defines, or when the nodes form a cycle.
+std::vector<int> TopologicalOrder(const onnx::GraphProto& g, const std::set<std::string>& available) {
+  int n = g.node_size();
+  std::map<std::string, int> producer;
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& out : g.node(i).output()) {
+      if (out.empty()) continue;
+      AGATE_REQUIRE(!producer.count(out) && !available.count(out), kInvalidArgument)
+          << "node '" << NodeLabel(g.node(i), i) << "' (" << g.node(i).op_type() << ") redefines tensor '" << out << "'";
+      producer[out] = i;
+    }
+  }
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& in : NodeInputs(g.node(i))) {
+      if (in.empty() || available.count(in)) continue;
+      auto it = producer.find(in);
+      AGATE_REQUIRE(it != producer.end(), kInvalidArgument)
+          << "node '" << NodeLabel(g.node(i), i) << "' (" << g.node(i).op_type() << ") references tensor '" << in
+          << "', which no node, graph input or initializer defines";
+      ++pending[i];
+      users[it->second].push_back(i);
+    }
+  }
+  std::deque<int> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0) ready.push_back(u);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    std::ostringstream cycle;
+    int listed = 0;
+    for (int i = 0; i < n && listed < 8; ++i) {
+      if (pending[i] == 0) continue;
+      cycle << (listed++ ? ", " : "") << "'" << NodeLabel(g.node(i), i) << "' (" << g.node(i).op_type() << ")";
+    }
+    AGATE_THROW(kInvalidArgument) << "the graph has a cycle through nodes " << cycle.str();
+  }
+  return order;
+}
+
+// Moves static operands into attributes; throws kUnsupported when one is not a constant.
+void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& operands, const Graph& g) {
+  std::vector<bool> remove(node->inputs.size(), false);
+  for (const graph::StaticOperand& s : operands) {
+    if (s.input >= static_cast<int>(node->inputs.size()) || node->inputs[s.input].empty()) continue;
+    const std::string& value = node->inputs[s.input];
+    if (!s.required && !g.IsConstant(value)) {
+      remove[s.input] = true;
+      continue;
+    }
+    AGATE_REQUIRE(g.IsConstant(value), kUnsupported)
+        << node->Describe() << ": input " << s.input << " ('" << value
+        << "') must be a compile-time constant (it decides the output shape); it is computed at run time";
+    if (s.attribute.empty()) continue;  // the whole node folds; keep the input
+    const Tensor& t = g.ConstantOf(value);
+    if (s.scalar) {
+      AGATE_REQUIRE(t.numel() == 1, kInvalidArgument) << node->Describe() << ": input " << s.input << " must be a scalar";
+      if (s.as_floats) node->attrs.Set(s.attribute, t.GetDouble(0));
+      else node->attrs.Set(s.attribute, t.GetInt(0));
+    } else if (s.as_floats) node->attrs.Set(s.attribute, t.ToDoubles());
+    else node->attrs.Set(s.attribute, t.ToInts());
+    remove[s.input] = true;
+  }
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < node->inputs.size(); ++i)
+    if (!remove[i]) kept.push_back(node->inputs[i]);
+  // Trailing absent optional inputs carry no meaning.
+  while (!kept.empty() && kept.back().empty()) kept.pop_back();
+  node->inputs = kept;
+}
+
+Tensor ConstantNodeValue(const Node& node) {
+  const Attributes& a = node.attrs;
+  if (a.Has("value")) return a.GetTensor("value");
+  if (a.Has("value_float")) return Tensor::Scalar(ir::DType::Float(32), a.GetFloat("value_float"));
+  if (a.Has("value_int")) return Tensor::FromInts(ir::DType::Int(64), {}, {a.GetInt("value_int")});
+  if (a.Has("value_floats")) {
+    std::vector<double> v = a.GetFloats("value_floats");
+    return Tensor::FromDoubles(ir::DType::Float(32), {static_cast<int64_t>(v.size())}, v);
+  }
+  if (a.Has("value_ints")) {
+    std::vector<int64_t> v = a.GetInts("value_ints");
+    return Tensor::FromInts(ir::DType::Int(64), {static_cast<int64_t>(v.size())}, v);
+  }
+  AGATE_THROW(kUnsupported) << node.Describe() << ": only tensor, float(s) and int(s) constants are supported";
+}
+
+// Opset < 7 broadcasting aligned B's dims at `axis` of A (and PRelu's 1-D slope
+// at the channel axis); rewrite B with a Reshape so numpy broadcasting applies.
+void ApplyLegacyBroadcast(Node* node, Graph* g) {
+  bool has_axis = node->attrs.Has("legacy_broadcast_axis");
+  if (!has_axis && node->op != "PRelu") return;
+  if (node->inputs.size() < 2 || !g->HasValue(node->inputs[0]) || !g->HasValue(node->inputs[1])) return;
+  const TensorType& a = g->TypeOf(node->inputs[0]);
+  const TensorType& b = g->TypeOf(node->inputs[1]);
+  int64_t axis = has_axis ? node->attrs.GetInt("legacy_broadcast_axis") : 1;
+  node->attrs.Erase("legacy_broadcast_axis");
+  if (!has_axis && !(b.rank() == 1 && a.rank() > 2 && b.shape[0] == a.shape[1] && a.shape.back() != b.shape[0])) return;
+  if (axis < 0) axis += a.rank();
+  int64_t trailing = a.rank() - axis - b.rank();
+  if (trailing <= 0) return;
+  Node reshape;
+  reshape.name = g->FreshName(node->name + "_legacy_broadcast");
+  reshape.op = "Reshape";
+  reshape.inputs = {node->inputs[1]};
+  reshape.outputs = {g->FreshName(node->inputs[1] + "_aligned")};
+  Shape target = b.shape;
+  target.insert(target.end(), trailing, 1);
+  reshape.attrs.Set("shape", std::vector<int64_t>(target.begin(), target.end()));
+  if (g->IsConstant(node->inputs[1])) {
+    g->AddConstant(reshape.outputs[0], g->ConstantOf(node->inputs[1]).Reshaped(target));
+  } else {
+    g->types[reshape.outputs[0]] = TensorType{b.dtype, target};
+    g->AddNode(reshape);
+  }
+  node->inputs[1] = reshape.outputs[0];
+}
+
+bool AllInputsConstant(const Node& node, const Graph& g) {
+  for (const std::string& in : node.inputs)
+    if (!in.empty() && !g.IsConstant(in)) return false;
+  return true;
+}
+
+void FoldNode(const Node& node, Graph* g) {
+  std::vector<const Tensor*> args;
+  for (const std::string& in : node.inputs) args.push_back(in.empty() ? nullptr : &g->ConstantOf(in));
+  std::vector<Tensor> outs = graph::reference::EvaluateNode(node, args);
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (!node.outputs[i].empty()) g->AddConstant(node.outputs[i], outs[i]);
+}
+
+// Shape and Size of a value whose type is static: no need to know its contents.
+Tensor ShapeValue(const Node& node, const TensorType& type) {
+  if (node.op == "Size") return Tensor::FromInts(ir::DType::Int(64), {}, {type.numel()});
+  int64_t rank = type.rank();
+  int64_t start = node.attrs.GetInt("start", 0), end = node.attrs.GetInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) dims.push_back(type.shape[i]);
+  return Tensor::FromInts(ir::DType::Int(64), {static_cast<int64_t>(dims.size())}, dims);
+}
+
+void CheckDeclaredOutput(const onnx::ValueInfoProto& info, const Graph& g) {
+  if (!info.type().has_tensor_type()) return;
+  const auto& tt = info.type().tensor_type();
+  const TensorType& actual = g.TypeOf(info.name());
+  std::string where = "graph output '" + info.name() + "'";
+  if (tt.elem_type() != 0) {
+    ir::DType declared = DTypeFromOnnx(tt.elem_type(), where);
+    AGATE_REQUIRE(declared == actual.dtype, kInvalidArgument)
+        << where << " is declared " << declared << " but the graph computes " << actual.ToString();
+  }
+  if (!tt.has_shape()) return;
+  bool mismatch = tt.shape().dim_size() != actual.rank();
+  for (int i = 0; !mismatch && i < tt.shape().dim_size(); ++i) {
+    const auto& dim = tt.shape().dim(i);
+    if (dim.has_dim_value() && dim.dim_value() != actual.shape[i]) mismatch = true;
+  }
+  if (mismatch) {
+    std::ostringstream declared;
+    declared << "[";
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& dim = tt.shape().dim(i);
+      declared << (i ? "," : "") << (dim.has_dim_value() ? std::to_string(dim.dim_value()) : dim.dim_param());
+    }
+    declared << "]";
+    AGATE_THROW(kInvalidArgument) << "shape mismatch: " << where << " is declared " << declared.str()
+                                  << " but the graph computes " << actual.ToString();
+  }
+}
+
+}  // namespace
+
+int DefaultOpset(const onnx::ModelProto& model) {
+  for (const auto& op : model.opset_import())
+    if (IsDefaultDomain(op.domain())) return static_cast<int>(op.version());
+  std::string domains;
+  for (const auto& op : model.opset_import()) domains += (domains.empty() ? "'" : ", '") + op.domain() + "'";
+  AGATE_REQUIRE(!domains.empty(), kCorrupt) << "the model imports no opset";
+  AGATE_THROW(kUnsupported) << "the model uses only the operator domains " << domains
+                            << "; agate supports the default domain (ai.onnx)";
+}
+
+onnx::ModelProto ParseModel(const std::string& bytes, const std::string& where) {
+  onnx::ModelProto model;
+  AGATE_REQUIRE(!bytes.empty(), kCorrupt) << where << " is empty";
+  AGATE_REQUIRE(model.ParseFromString(bytes), kCorrupt)
+      << where << " is not a valid ONNX model (truncated or not a protobuf ModelProto)";
+  // Arbitrary bytes sometimes decode as a protobuf; a real model has a version and a graph.
+  AGATE_REQUIRE(model.ir_version() > 0 && model.has_graph() && model.opset_import_size() > 0, kCorrupt)
+      << where << " is not an ONNX model: it lacks "
+      << (model.ir_version() <= 0 ? "an ir_version" : !model.has_graph() ? "a graph" : "an opset_import");
+  return model;
+}
+
+Graph ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  onnx::ModelProto model = ParseModel(ReadFile(path), "'" + path + "'");
+  size_t slash = path.find_last_of('/');
+  return ImportOnnxModel(model, options, slash == std::string::npos ? "" : path.substr(0, slash));
+}
+
+namespace {
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir);
+}  // namespace
+
+Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
+  try {
+    return Import(model, options, base_dir);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A standard-library failure on malformed input (a number that does not parse, ...) is still the model's fault.
+    AGATE_THROW(kCorrupt) << "malformed model: " << e.what();
+  }
+}
+
+namespace {
+
+std::string CheckControlFlow(const onnx::NodeProto& proto, int opset, const std::string& base_dir);
+void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result);
+
+// Step 1: translates every node, or throws one kUnsupported error listing every
+// node that cannot be imported (name, op type, opset, reason).
+std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::string& base_dir) {
+  std::vector<Node> translated(g.node_size());
+  std::vector<std::string> problems;
+  std::set<std::string> used_names;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& proto = g.node(i);
+    std::string name = NodeLabel(proto, i);
+    if (!used_names.insert(name).second) {
+      name = name + "_" + std::to_string(i);
+      used_names.insert(name);
+    }
+    std::string reason;
+    if (!IsDefaultDomain(proto.domain())) {
+      reason = "domain '" + proto.domain() + "' not supported";
+    } else if (proto.op_type() == "If" || proto.op_type() == "Loop" || proto.op_type() == "Scan") {
+      reason = CheckControlFlow(proto, opset, base_dir);
+      translated[i].name = name;
+      translated[i].op = proto.op_type();
+      translated[i].inputs.assign(proto.input().begin(), proto.input().end());
+      translated[i].outputs.assign(proto.output().begin(), proto.output().end());
+      for (const auto& a : proto.attribute()) {
+        if (a.type() == onnx::AttributeProto::INT) translated[i].attrs.Set(a.name(), static_cast<int64_t>(a.i()));
+        if (a.type() == onnx::AttributeProto::INTS)
+          translated[i].attrs.Set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+      }
+    } else {
+      try {
+        translated[i] = TranslateNode(proto, name, opset, base_dir);
+        if (proto.op_type() != "Constant") reason = UnsupportedAttributes(translated[i]);
+      } catch (const Error& e) {
+        reason = e.message();
+      }
+    }
+    if (!reason.empty()) {
+      problems.push_back("  node '" + name + "' (" + proto.op_type() + ", opset " + std::to_string(opset) +
+                         "): " + reason);
+    }
+  }
+  if (!problems.empty()) {
+    std::ostringstream msg;
+    msg << problems.size() << " unsupported node" << (problems.size() == 1 ? "" : "s") << " in graph '" << g.name()
+        << "':";
+    for (const std::string& p : problems) msg << "\n" << p;
+    AGATE_THROW(kUnsupported) << msg.str();
+  }
+  return translated;
+}
+
+// Step 2: initializers and bound inputs become constants, the other inputs typed graph inputs.
+void AddInputsAndInitializers(const onnx::GraphProto& g, const ImportOptions& options, const std::string& base_dir,
+                              Graph* result) {
+  std::set<std::string> initializer_names;
+  for (const auto& init : g.initializer()) {
+    result->AddConstant(init.name(), TensorFromProto(init, base_dir));
+    initializer_names.insert(init.name());
+  }
+  for (const auto& init : g.sparse_initializer()) {
+    AGATE_THROW(kUnsupported) << "sparse initializer '" << init.values().name() << "' is not supported";
+  }
+  std::set<std::string> declared_inputs;
+  for (const auto& input : g.input()) declared_inputs.insert(input.name());
+  for (const auto& [name, shape] : options.input_shapes) {
+    AGATE_REQUIRE(declared_inputs.count(name), kNotFound)
+        << "--input-shape names '" << name << "', which is not an input of the model";
+  }
+  for (const auto& input : g.input()) {
+    if (initializer_names.count(input.name())) continue;  // IR < 4 lists initializers as inputs too
+    auto bound = options.input_values.find(input.name());
+    if (bound != options.input_values.end()) {
+      result->AddConstant(input.name(), bound->second);
+      continue;
+    }
+    result->AddInput(input.name(), ValueInfoType(input, options));
+  }
+}
+
+// "" when the subgraphs of an If, Loop or Scan hold only supported nodes and the
+// node's other attributes are understood, else why not.
+std::string CheckControlFlow(const onnx::NodeProto& proto, int opset, const std::string& base_dir) {
+  std::set<std::string> graphs, allowed;
+  if (proto.op_type() == "If") graphs = {"then_branch", "else_branch"};
+  if (proto.op_type() == "Loop") graphs = {"body"};
+  if (proto.op_type() == "Scan") {
+    if (opset < 9) return "Scan before opset 9 (with a batch axis) is not supported";
+    graphs = {"body"};
+    allowed = {"num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
+               "scan_output_directions"};
+  }
+  size_t found = 0;
+  for (const auto& a : proto.attribute()) {
+    if (allowed.count(a.name())) continue;
+    if (!graphs.count(a.name())) return "attribute '" + a.name() + "' not supported";
+    ++found;
+    try {
+      TranslateAll(a.g(), opset, base_dir);
+    } catch (const Error& e) {
+      return a.name() + ": " + e.message();
+    }
+  }
+  return found == graphs.size() ? "" : "a subgraph attribute is missing";
+}
+
+const onnx::GraphProto& SubgraphOf(const onnx::NodeProto& proto, const std::string& name) {
+  for (const auto& a : proto.attribute())
+    if (a.name() == name && a.type() == onnx::AttributeProto::GRAPH) return a.g();
+  AGATE_THROW(kInvalidArgument) << "node '" << proto.name() << "' (" << proto.op_type() << ") has no '" << name
+                                << "' subgraph";
+}
+
+// Appends a graph-IR node: folded when its inputs are constants, else shape-inferred.
+void AppendNode(Node node, Graph* result) {
+  if (AllInputsConstant(node, *result)) {
+    FoldNode(node, result);
+    return;
+  }
+  std::vector<TensorType> types = graph::InferNodeTypes(node, result->types, result->constants);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty()) result->types[node.outputs[i]] = types[i];
+  result->AddNode(node);
+}
+
+Node MakeNode(const Graph& g, const std::string& name, const std::string& op, std::vector<std::string> inputs,
+              std::vector<std::string> outputs) {
+  Node node;
+  node.name = g.FreshName(name);
+  node.op = op;
+  node.inputs = std::move(inputs);
+  node.outputs = std::move(outputs);
+  return node;
+}
+
+// Imports `body` in place: its inputs bound to outer values, its outputs written
+// to `outputs` (an empty name keeps a prefixed one), every other value of the body
+// prefixed with `prefix` so names never collide. Bodies read outer values by name.
+void InlineGraph(const onnx::GraphProto& body, const std::string& prefix,
+                 const std::map<std::string, std::string>& bindings, const std::vector<std::string>& outputs,
+                 int opset, const std::string& base_dir, Graph* result) {
+  AGATE_REQUIRE(body.output_size() == static_cast<int>(outputs.size()), kInvalidArgument)
+      << "subgraph '" << body.name() << "' has " << body.output_size() << " outputs, its node " << outputs.size();
+  std::map<std::string, std::string> rename = bindings;
+  for (const auto& init : body.initializer()) {
+    rename[init.name()] = prefix + init.name();
+    result->AddConstant(prefix + init.name(), TensorFromProto(init, base_dir));
+  }
+  for (const auto& n : body.node())
+    for (const std::string& out : n.output())
+      if (!out.empty()) rename[out] = prefix + out;
+  std::vector<std::string> targets(outputs.size());
+  std::set<std::string> produced_here;
+  for (int i = 0; i < body.output_size(); ++i) {
+    const std::string& out = body.output(i).name();
+    targets[i] = outputs[i].empty() ? prefix + "output_" + std::to_string(i) : outputs[i];
+    bool produced = false;
+    for (const auto& n : body.node())
+      for (const std::string& o : n.output()) produced |= o == out;
+    if (produced && !produced_here.count(out)) {
+      rename[out] = targets[i];
+      produced_here.insert(out);
+    }
+  }
+  onnx::GraphProto inlined;
+  auto resolve = [&rename](const std::string& v) { return rename.count(v) ? rename.at(v) : v; };
+  for (int i = 0; i < body.node_size(); ++i) {
+    onnx::NodeProto n = body.node(i);
+    n.set_name(prefix + NodeLabel(body.node(i), i));
+    for (std::string& in : *n.mutable_input()) in = resolve(in);
+    for (std::string& out : *n.mutable_output()) out = resolve(out);
+    *inlined.add_node() = n;
+  }
+  for (int i = 0; i < body.output_size(); ++i) {  // outputs that pass an input or outer value through
+    if (resolve(body.output(i).name()) == targets[i]) continue;
+    onnx::NodeProto* copy = inlined.add_node();
+    copy->set_op_type("Identity");
+    copy->set_name(prefix + "output_copy_" + std::to_string(i));
+    copy->add_input(resolve(body.output(i).name()));
+    copy->add_output(targets[i]);
+  }
+  std::vector<Node> translated = TranslateAll(inlined, opset, base_dir);
+  std::set<std::string> available;
+  for (const auto& [name, type] : result->types) available.insert(name);
+  for (int index : TopologicalOrder(inlined, available))
+    ImportNode(inlined.node(index), translated[index], opset, base_dir, result);
+}
+
+// If with a compile-time condition: the taken branch replaces the node.
+void InlineIf(const onnx::NodeProto& proto, const Node& node, int opset, const std::string& base_dir,
+              Graph* result) {
+  AGATE_REQUIRE(!node.inputs.empty() && result->IsConstant(node.inputs[0]), kUnsupported)
+      << node.Describe() << ": the condition must be a compile-time constant (agate inlines the taken branch)";
+  bool take_then = result->ConstantOf(node.inputs[0]).GetInt(0) != 0;
+  InlineGraph(SubgraphOf(proto, take_then ? "then_branch" : "else_branch"), node.name + "/", {}, node.outputs, opset,
+              base_dir, result);
+}
+
+// Stacks per-iteration values along `axis` (Unsqueeze each, then Concat) into `output`.
+void Stack(const std::vector<std::string>& values, int64_t axis, const std::string& output, const std::string& where,
+           Graph* result) {
+  AGATE_REQUIRE(!values.empty(), kUnsupported) << where << ": a scan output of zero iterations has no static shape";
+  std::vector<std::string> expanded;
+  for (const std::string& v : values) {
+    Node unsqueeze = MakeNode(*result, where + "/stack_unsqueeze", "Unsqueeze", {v}, {result->FreshName(v + "_1")});
+    unsqueeze.attrs.Set("axes", std::vector<int64_t>{axis});
+    expanded.push_back(unsqueeze.outputs[0]);
+    AppendNode(unsqueeze, result);
+  }
+  Node concat = MakeNode(*result, where + "/stack_concat", "Concat", expanded, {output});
+  concat.attrs.Set("axis", axis);
+  AppendNode(concat, result);
+}
+
+void CopyTo(const std::string& value, const std::string& output, const std::string& where, Graph* result) {
+  if (output.empty()) return;
+  AppendNode(MakeNode(*result, where + "/copy", "Identity", {value}, {output}), result);
+}
+
+// Loop with a compile-time trip count and/or condition: the body is unrolled.
+void UnrollLoop(const onnx::NodeProto& proto, const Node& node, int opset, const std::string& base_dir,
+                Graph* result) {
+  const onnx::GraphProto& body = SubgraphOf(proto, "body");
+  std::string where = node.Describe();
+  auto constant_input = [&](size_t i) -> const Tensor* {
+    if (i >= node.inputs.size() || node.inputs[i].empty()) return nullptr;
+    AGATE_REQUIRE(result->IsConstant(node.inputs[i]), kUnsupported)
+        << where << ": the trip count and condition must be compile-time constants (agate unrolls loops)";
+    return &result->ConstantOf(node.inputs[i]);
+  };
+  const Tensor* trip_count = constant_input(0);
+  const Tensor* condition = constant_input(1);
+  AGATE_REQUIRE(trip_count || condition, kUnsupported) << where << ": a loop without trip count or condition";
+  size_t carried = node.inputs.size() - 2;
+  AGATE_REQUIRE(body.input_size() == static_cast<int>(carried) + 2 && body.output_size() >= static_cast<int>(carried) + 1,
+                kInvalidArgument)
+      << where << ": the body's inputs and outputs do not match the loop's";
+  size_t scans = body.output_size() - 1 - carried;
+  std::vector<std::string> state(node.inputs.begin() + 2, node.inputs.end());
+  std::vector<std::vector<std::string>> scanned(scans);
+  bool keep_going = condition == nullptr || condition->GetInt(0) != 0;
+  constexpr int64_t kMaxIterations = 10000;
+  for (int64_t i = 0; keep_going && (trip_count == nullptr || i < trip_count->GetInt(0)); ++i) {
+    AGATE_REQUIRE(i < kMaxIterations, kUnsupported) << where << ": more than " << kMaxIterations << " iterations";
+    std::string prefix = node.name + "/iteration_" + std::to_string(i) + "/";
+    result->AddConstant(prefix + "iteration", Tensor::FromInts(ir::DType::Int(64), {}, {i}));
+    result->AddConstant(prefix + "condition", Tensor::FromInts(ir::DType::Bool(), {}, {1}));
+    std::map<std::string, std::string> bindings{{body.input(0).name(), prefix + "iteration"},
+                                                {body.input(1).name(), prefix + "condition"}};
+    std::vector<std::string> outputs{prefix + "condition_out"};
+    for (size_t k = 0; k < carried; ++k) {
+      bindings[body.input(2 + k).name()] = state[k];
+      outputs.push_back(prefix + "state_" + std::to_string(k));
+    }
+    for (size_t j = 0; j < scans; ++j) outputs.push_back(prefix + "scan_" + std::to_string(j));
+    InlineGraph(body, prefix, bindings, outputs, opset, base_dir, result);
+    AGATE_REQUIRE(result->IsConstant(outputs[0]), kUnsupported)
+        << where << ": the loop condition must fold to a constant in every iteration";
+    keep_going = result->ConstantOf(outputs[0]).GetInt(0) != 0;
+    for (size_t k = 0; k < carried; ++k) state[k] = outputs[1 + k];
+    for (size_t j = 0; j < scans; ++j) scanned[j].push_back(outputs[1 + carried + j]);
+  }
+  for (size_t k = 0; k < carried && k < node.outputs.size(); ++k) CopyTo(state[k], node.outputs[k], node.name, result);
+  for (size_t j = 0; j < scans && carried + j < node.outputs.size(); ++j) {
+    if (!node.outputs[carried + j].empty()) Stack(scanned[j], 0, node.outputs[carried + j], node.name, result);
+  }
+}
+
+// Scan (opset >= 9): the sequence length is static, so the body is unrolled.
+void UnrollScan(const onnx::NodeProto& proto, const Node& node, int opset, const std::string& base_dir,
+                Graph* result) {
+  const onnx::GraphProto& body = SubgraphOf(proto, "body");
+  std::string where = node.Describe();
+  int64_t scan_inputs = node.attrs.GetInt("num_scan_inputs");
+  int64_t states = static_cast<int64_t>(node.inputs.size()) - scan_inputs;
+  int64_t scan_outputs = body.output_size() - states;
+  AGATE_REQUIRE(states >= 0 && scan_inputs > 0 && scan_outputs >= 0 && body.input_size() == states + scan_inputs,
+                kInvalidArgument)
+      << where << ": the body's inputs and outputs do not match the scan's";
+  auto per = [&](const std::string& attr, int64_t n) {
+    std::vector<int64_t> v = node.attrs.GetInts(attr, std::vector<int64_t>(n, 0));
+    AGATE_REQUIRE(static_cast<int64_t>(v.size()) == n, kInvalidArgument) << where << ": " << attr << " needs " << n;
+    return v;
+  };
+  std::vector<int64_t> in_axes = per("scan_input_axes", scan_inputs), in_dirs = per("scan_input_directions", scan_inputs);
+  std::vector<int64_t> out_axes = per("scan_output_axes", scan_outputs);
+  std::vector<int64_t> out_dirs = per("scan_output_directions", scan_outputs);
+  int64_t length = -1;
+  for (int64_t s = 0; s < scan_inputs; ++s) {
+    const TensorType& t = result->TypeOf(node.inputs[states + s]);
+    in_axes[s] = graph::NormalizeAxis(in_axes[s], t.rank(), where);
+    AGATE_REQUIRE(length < 0 || t.shape[in_axes[s]] == length, kInvalidArgument)
+        << where << ": scan inputs have different lengths";
+    length = t.shape[in_axes[s]];
+  }
+  std::vector<std::string> state(node.inputs.begin(), node.inputs.begin() + states);
+  std::vector<std::vector<std::string>> scanned(scan_outputs);
+  for (int64_t t = 0; t < length; ++t) {
+    std::string prefix = node.name + "/step_" + std::to_string(t) + "/";
+    std::map<std::string, std::string> bindings;
+    for (int64_t k = 0; k < states; ++k) bindings[body.input(k).name()] = state[k];
+    for (int64_t s = 0; s < scan_inputs; ++s) {
+      std::string index = prefix + "index_" + std::to_string(s);
+      result->AddConstant(index, Tensor::FromInts(ir::DType::Int(64), {}, {in_dirs[s] ? length - 1 - t : t}));
+      Node gather = MakeNode(*result, prefix + "slice", "Gather", {node.inputs[states + s], index},
+                             {prefix + "element_" + std::to_string(s)});
+      gather.attrs.Set("axis", in_axes[s]);
+      AppendNode(gather, result);
+      bindings[body.input(states + s).name()] = gather.outputs[0];
+    }
+    std::vector<std::string> outputs;
+    for (int64_t k = 0; k < states; ++k) outputs.push_back(prefix + "state_" + std::to_string(k));
+    for (int64_t j = 0; j < scan_outputs; ++j) outputs.push_back(prefix + "scan_" + std::to_string(j));
+    InlineGraph(body, prefix, bindings, outputs, opset, base_dir, result);
+    for (int64_t k = 0; k < states; ++k) state[k] = outputs[k];
+    for (int64_t j = 0; j < scan_outputs; ++j) scanned[j].push_back(outputs[states + j]);
+  }
+  for (int64_t k = 0; k < states && k < static_cast<int64_t>(node.outputs.size()); ++k)
+    CopyTo(state[k], node.outputs[k], node.name, result);
+  for (int64_t j = 0; j < scan_outputs && states + j < static_cast<int64_t>(node.outputs.size()); ++j) {
+    const std::string& out = node.outputs[states + j];
+    if (out.empty()) continue;
+    std::vector<std::string> values = scanned[j];
+    if (out_dirs[j]) std::reverse(values.begin(), values.end());
+    int64_t rank = values.empty() ? 1 : result->TypeOf(values[0]).rank() + 1;
+    Stack(values, graph::NormalizeAxis(out_axes[j], static_cast<int>(rank), where), out, node.name, result);
+  }
+}
+
+// Step 3, one node: constants fold, the rest are shape-inferred and appended.
+void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result) {
+  if (proto.op_type() == "If") return InlineIf(proto, node, opset, base_dir, result);
+  if (proto.op_type() == "Loop") return UnrollLoop(proto, node, opset, base_dir, result);
+  if (proto.op_type() == "Scan") return UnrollScan(proto, node, opset, base_dir, result);
+  if (proto.op_type() == "Constant") {
+    AGATE_REQUIRE(node.outputs.size() == 1, kInvalidArgument) << node.Describe() << " must have one output";
+    result->AddConstant(node.outputs[0], ConstantNodeValue(node));
+    return;
+  }
+  ResolveStaticOperands(&node, StaticOperandsOf(node, proto, opset), *result);
+  ApplyLegacyBroadcast(&node, result);
+  if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
+  std::string reason = graph::UnsupportedReason(node);
+  AGATE_REQUIRE(reason.empty(), kUnsupported) << "node '" << node.name << "' (" << proto.op_type() << ", opset "
+                                              << opset << "): " << reason;
+  bool shape_only = (node.op == "Shape" || node.op == "Size") && result->HasValue(node.inputs[0]);
+  if (shape_only && !result->IsConstant(node.inputs[0])) {
+    result->AddConstant(node.outputs[0], ShapeValue(node, result->TypeOf(node.inputs[0])));
+    return;
+  }
+  AppendNode(node, result);
+}
+
+// Step 4: graph outputs, checked against their declared types.
+void AddOutputs(const onnx::GraphProto& g, Graph* result) {
+  for (const auto& output : g.output()) {
+    AGATE_REQUIRE(result->HasValue(output.name()), kInvalidArgument)
+        << "graph output '" << output.name() << "' is never computed";
+    CheckDeclaredOutput(output, *result);
+    result->outputs.push_back(output.name());
+  }
+}
+
+Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
+  int opset = DefaultOpset(model);
+  AGATE_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset, kUnsupported)
+      << "the model uses opset " << opset << "; agate supports opsets " << kMinOpset << " to " << kMaxOpset;
+  const onnx::GraphProto& g = model.graph();
+  std::vector<Node> translated = TranslateAll(g, opset, base_dir);
+  Graph result;
+  result.name = g.name().empty() ? "main" : g.name();
+  AddInputsAndInitializers(g, options, base_dir, &result);
+  std::set<std::string> available;
+  for (const auto& [name, type] : result.types) available.insert(name);
+  for (const auto& input : g.input()) available.insert(input.name());
+  for (int index : TopologicalOrder(g, available)) {
+    ImportNode(g.node(index), translated[index], opset, base_dir, &result);
+  }
+  AddOutputs(g, &result);
+  result.Verify();
+  AGATE_LOG(INFO) << "imported ONNX graph '" << result.name << "' (opset " << opset << "): " << result.nodes.size()
+                  << " nodes, " << result.constants.size() << " constants";
+  return result;
+}
+
+}  // namespace
+
+std::map<std::string, Shape> ParseInputShapes(const std::string& text) {
+  std::map<std::string, Shape> shapes;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    size_t colon = item.rfind(':');
+    AGATE_REQUIRE(colon != std::string::npos && colon > 0, kInvalidArgument)
+        << "--input-shape '" << item << "' must look like name:1x3x224x224";
+    Shape shape;
+    std::stringstream dims(item.substr(colon + 1));
+    std::string dim;
+    while (std::getline(dims, dim, 'x')) {
+      AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos, kInvalidArgument)
+          << "--input-shape '" << item << "': '" << dim << "' is not a dimension";
+      shape.push_back(std::stoll(dim));
+    }
+    shapes[item.substr(0, colon)] = shape;
+  }
+  return shapes;
+}
+
+std::set<std::string> StaticOperandInputs(const onnx::ModelProto& model) {
+  int opset = DefaultOpset(model);
+  std::set<std::string> inputs;
+  for (const auto& in : model.graph().input()) inputs.insert(in.name());
+  std::set<std::string> result;
+  for (const auto& proto : model.graph().node()) {
+    if (!IsDefaultDomain(proto.domain())) continue;
+    Node node;
+    node.op = GraphOp(proto);
+    for (const graph::StaticOperand& s : StaticOperandsOf(node, proto, opset)) {
+      if (s.input < proto.input_size() && inputs.count(proto.input(s.input))) result.insert(proto.input(s.input));
+    }
+  }
+  return result;
+}
+
+}  // namespace onnx_frontend
+}  // namespace agate

@@ -1,0 +1,76 @@
+// The executor: the mutable memory of one run, and the loop that runs the plan.
+//
+// Why precomputed call records: the plan is resolved once, when the executor is
+// created, into (kernel pointer, argument pointer array, workspace size) per call,
+// so running a call is one indirect call with no decoding; binding an input
+// patches the argument slots that name it. This keeps the executor's per-call
+// overhead near that of calling the kernels directly.
+#ifndef AGATE_RUNTIME_MINIMAL_CORE_EXECUTOR_H_
+#define AGATE_RUNTIME_MINIMAL_CORE_EXECUTOR_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agate/kernel_abi.h"
+#include "agate/runtime.h"
+#include "runtime_minimal/core/module.h"
+
+namespace agate {
+namespace rt {
+
+struct CallRecord {
+  agate_kernel_fn fn;
+  void** args;
+  uint64_t workspace_bytes;
+};
+
+}  // namespace rt
+}  // namespace agate
+
+struct agate_executor {
+  const agate_module* module;
+  agate::rt::CallRecord* calls;  // one per plan call
+  void** args;                   // every call's arguments, back to back
+  void** inputs;                 // bound input data, NULL until set
+  uint8_t* input_on_device;      // device modules: 1 when the bound input is device memory
+  uint8_t** outputs;             // output buffers (device pointers for device modules)
+  uint8_t* arena;
+  uint64_t arena_bytes;
+  uint8_t* workspace;
+  agate_kernel_ctx ctx;
+  // Set by the profile that allocated the executor (NULL when created in place).
+  void (*release)(agate_executor* executor);
+  void* owner;
+  void* device_state;
+};
+
+namespace agate {
+namespace rt {
+
+// Bytes of the executor struct and its tables (not arena, workspace or outputs).
+size_t ExecutorTablesBytes(const agate_module& module);
+
+// The caller memory agate_executor_create_in_place needs (tables + outputs +
+// arena + workspace, with alignment slack).
+size_t ExecutorInPlaceBytes(const agate_module& module);
+
+// Builds an executor in `tables` (ExecutorTablesBytes, 8-byte aligned) over the
+// given arena (module arena_bytes, arena_alignment), workspace (module
+// workspace_bytes, 64-byte aligned) and outputs block (facts.outputs_bytes,
+// 64-byte aligned). Parallel loops run serially until the caller replaces ctx.
+agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* arena, uint8_t* workspace,
+                             uint8_t* outputs_block);
+
+// Runs tasks 0..num_tasks-1 in order on the calling thread: the core profile's
+// agate_kernel_ctx.parallel_for.
+int32_t SerialParallelFor(void* pool, agate_parallel_task_fn task, void* closure, int32_t num_tasks);
+
+// Checks that `tensor` matches module tensor `info` exactly (dtype, shape,
+// compact strides, device). `role` and `index` name it in the message.
+agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
+                                  const char* role, uint32_t index);
+
+}  // namespace rt
+}  // namespace agate
+
+#endif  // AGATE_RUNTIME_MINIMAL_CORE_EXECUTOR_H_

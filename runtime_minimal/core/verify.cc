@@ -1,0 +1,352 @@
+#include "runtime_minimal/core/verify.h"
+
+#include <string.h>
+
+#include "agate/kernel_abi.h"
+#include "runtime_minimal/core/message.h"
+
+namespace agate {
+namespace rt {
+namespace {
+
+// Tensors, arena and constants stay below 2^62 bytes so sums of two never overflow.
+constexpr uint64_t kMaxBytes = uint64_t{1} << 62;
+// Model inputs or outputs per module; bounds the verifier's work and stack.
+constexpr uint32_t kMaxTensors = 1024;
+
+bool IsPowerOfTwo(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+const char* ArgKindName(fb::ArgKind kind) {
+  switch (kind) {
+    case fb::ArgKind::Input: return "input";
+    case fb::ArgKind::Output: return "output";
+    case fb::ArgKind::Arena: return "arena";
+    case fb::ArgKind::Constant: return "constant";
+  }
+  return "unknown";
+}
+
+// Writes the 4 identifier bytes printable, or as hex when they are not.
+void AppendIdentifier(Message& m, const uint8_t* id) {
+  bool printable = true;
+  for (int i = 0; i < 4; ++i) printable = printable && id[i] >= 0x20 && id[i] < 0x7f;
+  char text[12];
+  if (printable) {
+    memcpy(text, id, 4);
+    text[4] = '\0';
+    m << "'" << text << "'";
+    return;
+  }
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 4; ++i) {
+    text[2 * i] = kHex[id[i] >> 4];
+    text[2 * i + 1] = kHex[id[i] & 15];
+  }
+  text[8] = '\0';
+  m << "0x" << text;
+}
+
+// Reads format_major/minor after verifying only the root table and those two
+// fields, which never move (module.fbs), so any future module reaches here.
+agate_status_t CheckVersion(const uint8_t* data, size_t size) {
+  flatbuffers::Verifier verifier(data, size);
+  const flatbuffers::uoffset_t root = verifier.VerifyOffset(0);
+  if (root == 0) return Fail(AGATE_CORRUPT) << "module is corrupt: its root offset points outside its " << size << " bytes";
+  const auto* table = reinterpret_cast<const flatbuffers::Table*>(data + root);
+  if (!table->VerifyTableStart(verifier) ||
+      !table->VerifyField<uint32_t>(verifier, fb::Module::VT_FORMAT_MAJOR, 4) ||
+      !table->VerifyField<uint32_t>(verifier, fb::Module::VT_FORMAT_MINOR, 4)) {
+    return Fail(AGATE_CORRUPT) << "module is corrupt: its root table (format version) is not inside its " << size
+                               << " bytes";
+  }
+  const uint32_t major = table->GetField<uint32_t>(fb::Module::VT_FORMAT_MAJOR, 0);
+  const uint32_t minor = table->GetField<uint32_t>(fb::Module::VT_FORMAT_MINOR, 0);
+  if (major > kFormatMajor) {
+    return Fail(AGATE_VERSION_MISMATCH) << "module format " << major << "." << minor
+                                        << " is newer than this runtime (reads format major " << kOldestSupportedMajor
+                                        << ".." << kFormatMajor
+                                        << "); update the runtime or rebuild the module with an older compiler";
+  }
+  if (major < kOldestSupportedMajor) {
+    return Fail(AGATE_VERSION_MISMATCH) << "module format " << major << "." << minor
+                                        << " is older than this runtime reads (oldest major " << kOldestSupportedMajor
+                                        << "); recompile the model";
+  }
+  return AGATE_OK;
+}
+
+agate_status_t CheckTensor(const fb::Tensor& t, const char* role, uint32_t index) {
+  const fb::DType& d = *t.dtype();
+  const uint8_t code = static_cast<uint8_t>(d.code());
+  const uint8_t bits = d.bits();
+  const bool bits_ok = bits == 1 || bits == 8 || bits == 16 || bits == 32 || bits == 64;
+  if (code > static_cast<uint8_t>(fb::ElemCode::MAX) || !bits_ok || d.lanes() == 0 ||
+      (code == static_cast<uint8_t>(fb::ElemCode::Bool)) != (bits == 1)) {
+    return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has an invalid dtype (code "
+                               << code << ", bits " << bits << ", lanes " << d.lanes() << ")";
+  }
+  if (t.shape()->size() > 32) {
+    return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has " << t.shape()->size()
+                               << " dimensions (at most 32)";
+  }
+  uint64_t bytes = static_cast<uint64_t>(bits == 1 ? 1 : bits / 8) * d.lanes();
+  for (flatbuffers::uoffset_t axis = 0; axis < t.shape()->size(); ++axis) {
+    const int64_t extent = t.shape()->Get(axis);
+    if (extent < 0) {
+      return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has extent " << extent
+                                 << " on axis " << axis;
+    }
+    // Overflow check without a 64-bit division (a libgcc routine on 32-bit MCUs).
+    uint64_t product = 0;
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &product) || product > kMaxBytes) {
+      return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' is too large (axis "
+                                 << axis << ")";
+    }
+    bytes *= static_cast<uint64_t>(extent);
+  }
+  return AGATE_OK;
+}
+
+agate_status_t CheckTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>& tensors, const char* role,
+                            uint64_t* out_total_padded) {
+  if (tensors.size() > kMaxTensors) {
+    return Fail(AGATE_CORRUPT) << "module has " << tensors.size() << " " << role << "s (at most " << kMaxTensors << ")";
+  }
+  uint64_t total = 0;
+  for (flatbuffers::uoffset_t i = 0; i < tensors.size(); ++i) {
+    agate_status_t status = CheckTensor(*tensors.Get(i), role, i);
+    if (status != AGATE_OK) return status;
+    for (flatbuffers::uoffset_t j = 0; j < i; ++j) {
+      if (SameString(tensors.Get(i)->name()->c_str(), tensors.Get(j)->name()->c_str())) {
+        return Fail(AGATE_CORRUPT) << role << "s " << j << " and " << i << " are both named '"
+                                   << tensors.Get(i)->name()->c_str() << "'";
+      }
+    }
+    total += (TensorBytes(*tensors.Get(i)) + 63) & ~uint64_t{63};
+    if (total > kMaxBytes) return Fail(AGATE_CORRUPT) << "the " << role << "s are too large";
+  }
+  *out_total_padded = total;
+  return AGATE_OK;
+}
+
+agate_status_t CheckConstants(const uint8_t* data, const fb::Module& m, uint32_t* max_alignment) {
+  if (m.constants() == nullptr) return AGATE_OK;
+  for (flatbuffers::uoffset_t i = 0; i < m.constants()->size(); ++i) {
+    const fb::Constant& c = *m.constants()->Get(i);
+    if (!IsPowerOfTwo(c.alignment()) || c.alignment() > kMaxAlignment) {
+      return Fail(AGATE_CORRUPT) << "constant " << i << " asks for alignment " << c.alignment()
+                                 << " (a power of two up to " << kMaxAlignment << ")";
+    }
+    const size_t offset = static_cast<size_t>(c.data()->data() - data);
+    if (offset % c.alignment() != 0) {
+      return Fail(AGATE_CORRUPT) << "constant " << i << " is at byte " << offset << " of the module, not aligned to "
+                                 << c.alignment() << " bytes";
+    }
+    if (c.alignment() > *max_alignment) *max_alignment = c.alignment();
+  }
+  return AGATE_OK;
+}
+
+agate_status_t CheckKernels(const fb::Module& m) {
+  const auto& kernels = *m.kernels();
+  for (flatbuffers::uoffset_t k = 0; k < kernels.size(); ++k) {
+    const fb::Kernel& kernel = *kernels.Get(k);
+    if (kernel.name()->size() == 0) return Fail(AGATE_CORRUPT) << "kernel " << k << " has an empty name";
+    if (kernel.workspace_bytes() > m.workspace_bytes()) {
+      return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str() << "' needs "
+                                 << kernel.workspace_bytes() << " workspace bytes, more than the module's "
+                                 << m.workspace_bytes();
+    }
+    if (m.target_kind() == fb::TargetKind::Cuda) {
+      const fb::CudaKernel* cuda = kernel.cuda();
+      if (cuda == nullptr) {
+        return Fail(AGATE_NOT_FOUND) << "kernel " << k << " '" << kernel.name()->c_str()
+                                     << "' has no CUDA image in a CUDA module";
+      }
+      if (cuda->kind() > fb::CudaImageKind::MAX || cuda->image()->size() == 0) {
+        return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
+                                   << "' has an invalid CUDA image";
+      }
+      const fb::Dim3* g = cuda->grid();
+      const fb::Dim3* b = cuda->block();
+      if (g->x() == 0 || g->y() == 0 || g->z() == 0 || b->x() == 0 || b->y() == 0 || b->z() == 0) {
+        return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
+                                   << "' has an empty launch grid or block";
+      }
+    }
+  }
+  if (m.target_kind() == fb::TargetKind::HostCpu) {
+    if (m.host_object() == nullptr || m.host_object()->data()->size() == 0) {
+      if (kernels.size() != 0) return Fail(AGATE_NOT_FOUND) << "host module has kernels but no host object";
+    } else if (m.host_object()->format() != fb::ObjectFormat::ElfSharedObject) {
+      return Fail(AGATE_CORRUPT) << "host object has unknown format "
+                                 << static_cast<uint32_t>(m.host_object()->format());
+    }
+  }
+  return AGATE_OK;
+}
+
+// An argument that names a whole tensor or constant: offset 0 and its exact size.
+agate_status_t CheckWholeArg(const fb::Arg& arg, uint32_t call, uint32_t a, uint32_t count, uint64_t bytes_of_index,
+                             bool index_ok) {
+  if (!index_ok) {
+    return Fail(AGATE_OUT_OF_RANGE) << "call " << call << " argument " << a << " names " << ArgKindName(arg.kind())
+                                    << " " << arg.index() << " of " << count;
+  }
+  if (arg.offset() != 0 || arg.bytes() != bytes_of_index) {
+    return Fail(AGATE_CORRUPT) << "call " << call << " argument " << a << " (" << ArgKindName(arg.kind()) << " "
+                               << arg.index() << ") covers [" << arg.offset() << ", +" << arg.bytes()
+                               << ") but the tensor has " << bytes_of_index << " bytes";
+  }
+  return AGATE_OK;
+}
+
+agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
+  const auto& plan = *m.plan();
+  const uint32_t num_inputs = m.inputs()->size();
+  const uint32_t num_outputs = m.outputs()->size();
+  const uint32_t num_constants = m.constants() ? m.constants()->size() : 0;
+  uint64_t args_sum = 0;
+  uint32_t written[kMaxTensors / 32] = {};  // outputs some call writes
+  for (flatbuffers::uoffset_t c = 0; c < plan.size(); ++c) {
+    const fb::Call& call = *plan.Get(c);
+    if (call.kernel() >= m.kernels()->size()) {
+      return Fail(AGATE_OUT_OF_RANGE) << "call " << c << " names kernel " << call.kernel() << " of "
+                                      << m.kernels()->size();
+    }
+    const fb::Kernel& kernel = *m.kernels()->Get(call.kernel());
+    if (call.args()->size() != kernel.param_bytes()->size()) {
+      return Fail(AGATE_CORRUPT) << "call " << c << " passes " << call.args()->size() << " arguments to kernel '"
+                                 << kernel.name()->c_str() << "', which takes " << kernel.param_bytes()->size();
+    }
+    for (flatbuffers::uoffset_t a = 0; a < call.args()->size(); ++a) {
+      const fb::Arg& arg = *call.args()->Get(a);
+      if (arg.bytes() != kernel.param_bytes()->Get(a)) {
+        return Fail(AGATE_CORRUPT) << "call " << c << " argument " << a << " has " << arg.bytes()
+                                   << " bytes but kernel '" << kernel.name()->c_str() << "' parameter " << a
+                                   << " uses " << kernel.param_bytes()->Get(a);
+      }
+      const uint32_t i = arg.index();
+      agate_status_t status = AGATE_OK;
+      switch (arg.kind()) {
+        case fb::ArgKind::Input:
+          status = CheckWholeArg(arg, c, a, num_inputs, i < num_inputs ? TensorBytes(*m.inputs()->Get(i)) : 0,
+                                 i < num_inputs);
+          break;
+        case fb::ArgKind::Output:
+          status = CheckWholeArg(arg, c, a, num_outputs, i < num_outputs ? TensorBytes(*m.outputs()->Get(i)) : 0,
+                                 i < num_outputs);
+          if (status == AGATE_OK) written[i / 32] |= uint32_t{1} << (i % 32);
+          break;
+        case fb::ArgKind::Constant:
+          status = CheckWholeArg(arg, c, a, num_constants,
+                                 i < num_constants ? m.constants()->Get(i)->data()->size() : 0, i < num_constants);
+          break;
+        case fb::ArgKind::Arena:
+          if (arg.offset() > m.arena_bytes() || arg.bytes() > m.arena_bytes() - arg.offset()) {
+            return Fail(AGATE_OUT_OF_RANGE) << "call " << c << " argument " << a << " covers arena bytes ["
+                                            << arg.offset() << ", +" << arg.bytes() << ") outside the arena of "
+                                            << m.arena_bytes() << " bytes";
+          }
+          break;
+        default:
+          return Fail(AGATE_CORRUPT) << "call " << c << " argument " << a << " has unknown kind "
+                                     << static_cast<uint32_t>(arg.kind());
+      }
+      if (status != AGATE_OK) return status;
+    }
+    args_sum += call.args()->size();
+  }
+  if (args_sum > 0x7fffffff) return Fail(AGATE_CORRUPT) << "plan has " << args_sum << " arguments";
+  *total_args = static_cast<uint32_t>(args_sum);
+  // Every output must be written by some call, or the caller would read garbage.
+  for (uint32_t o = 0; o < num_outputs; ++o) {
+    if ((written[o / 32] & (uint32_t{1} << (o % 32))) == 0) {
+      return Fail(AGATE_CORRUPT) << "output " << o << " '" << m.outputs()->Get(o)->name()->c_str()
+                                 << "' is never written by the plan";
+    }
+  }
+  return AGATE_OK;
+}
+
+}  // namespace
+
+bool SameString(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) {
+    ++a;
+    ++b;
+  }
+  return *a == *b;
+}
+
+uint64_t Fnv1a64(const uint8_t* data, size_t size) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 0x100000001b3ull;
+  return hash;
+}
+
+uint64_t TensorBytes(const fb::Tensor& tensor) {
+  const fb::DType& d = *tensor.dtype();
+  uint64_t bytes = static_cast<uint64_t>(d.bits() == 1 ? 1 : d.bits() / 8) * d.lanes();
+  for (int64_t extent : *tensor.shape()) bytes *= static_cast<uint64_t>(extent);
+  return bytes;
+}
+
+agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module** out_module, ModuleFacts* out_facts) {
+  if (data == nullptr && size != 0) return Fail(AGATE_INVALID_ARGUMENT) << "module data is NULL";
+  if (size < 8) {
+    return Fail(AGATE_CORRUPT) << "module is " << size << " bytes: too short to be an agate module (at least 8)";
+  }
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return Fail(AGATE_CORRUPT) << "module is " << size << " bytes: larger than a FlatBuffer can be";
+  }
+  const char* identifier = fb::ModuleIdentifier();
+  if (data[4] != identifier[0] || data[5] != identifier[1] || data[6] != identifier[2] || data[7] != identifier[3]) {
+    Message m = Fail(AGATE_CORRUPT);
+    m << "not an agate module: file identifier ";
+    AppendIdentifier(m, data + 4);
+    return m << ", expected 'AGTM'";
+  }
+  agate_status_t status = CheckVersion(data, size);
+  if (status != AGATE_OK) return status;
+
+  flatbuffers::Verifier verifier(data, size);
+  // The identifier was checked above; VerifyBuffer(nullptr) skips the strncmp.
+  if (!verifier.VerifyBuffer<fb::Module>(nullptr)) {
+    return Fail(AGATE_CORRUPT) << "module is truncated or corrupt: FlatBuffers verification of its " << size
+                               << " bytes failed";
+  }
+  const fb::Module& m = *fb::GetModule(data);
+  if (m.kernel_abi_version() == 0 || m.kernel_abi_version() > AGATE_KERNEL_ABI_VERSION) {
+    return Fail(AGATE_VERSION_MISMATCH) << "module's kernels use kernel ABI " << m.kernel_abi_version()
+                                        << "; this runtime provides 1.." << AGATE_KERNEL_ABI_VERSION;
+  }
+  if (m.target_kind() > fb::TargetKind::MAX) {
+    return Fail(AGATE_CORRUPT) << "module has unknown target kind " << static_cast<uint32_t>(m.target_kind());
+  }
+  if (!IsPowerOfTwo(m.arena_alignment()) || m.arena_alignment() > kMaxAlignment) {
+    return Fail(AGATE_CORRUPT) << "arena alignment " << m.arena_alignment() << " is not a power of two up to "
+                               << kMaxAlignment;
+  }
+  if (m.arena_bytes() > kMaxBytes || m.workspace_bytes() > kMaxBytes || m.arena_bytes() > SIZE_MAX / 2 ||
+      m.workspace_bytes() > SIZE_MAX / 2) {
+    return Fail(AGATE_CORRUPT) << "arena (" << m.arena_bytes() << " bytes) or workspace (" << m.workspace_bytes()
+                               << " bytes) is too large for this machine";
+  }
+  ModuleFacts facts = {};
+  facts.num_calls = m.plan()->size();
+  facts.max_alignment = 8;
+  uint64_t inputs_bytes = 0;
+  if ((status = CheckTensors(*m.inputs(), "input", &inputs_bytes)) != AGATE_OK) return status;
+  if ((status = CheckTensors(*m.outputs(), "output", &facts.outputs_bytes)) != AGATE_OK) return status;
+  if (facts.outputs_bytes > SIZE_MAX / 2) return Fail(AGATE_CORRUPT) << "outputs are too large for this machine";
+  if ((status = CheckConstants(data, m, &facts.max_alignment)) != AGATE_OK) return status;
+  if ((status = CheckKernels(m)) != AGATE_OK) return status;
+  if ((status = CheckPlan(m, &facts.total_args)) != AGATE_OK) return status;
+  *out_module = &m;
+  *out_facts = facts;
+  return AGATE_OK;
+}
+
+}  // namespace rt
+}  // namespace agate

@@ -1,0 +1,73 @@
+// Module verification: nothing runs until a module passed it.
+//
+// Why: a module comes from disk, flash or the network and may be truncated,
+// corrupt, hostile or built for another runtime. The runtime trusts no byte of
+// it: first the format identifier and version (read from the two fields that
+// never move, so a future module gets a version message rather than "corrupt"),
+// then the FlatBuffers verifier (every offset and vector inside the buffer),
+// then the semantic checks the verifier cannot do: every plan argument inside
+// the arena or matching its tensor, every kernel index valid, payloads present
+// for the target, shapes and dtypes consistent. After VerifyModule succeeds the
+// executor indexes the module without further checks.
+//
+// The compatibility rules are written in runtime_minimal/schema/module.fbs.
+#ifndef AGATE_RUNTIME_MINIMAL_CORE_VERIFY_H_
+#define AGATE_RUNTIME_MINIMAL_CORE_VERIFY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agate/status.h"
+#include "flatbuffers/base.h"
+
+// FlatBuffers writes its 2 GiB limit as a 64-bit constant, so on 32-bit targets
+// its verifier divides 64-bit numbers: a 700-byte libgcc routine on a Cortex-M.
+// The same limit as a 32-bit constant (this header is included before the
+// generated one by every runtime source).
+#if UINTPTR_MAX == 0xffffffffu
+#undef FLATBUFFERS_MAX_BUFFER_SIZE
+#define FLATBUFFERS_MAX_BUFFER_SIZE 0x7fffffffu
+#endif
+
+#include "runtime_minimal/schema/module_generated.h"
+
+namespace agate {
+namespace rt {
+
+// The module format this runtime writes and reads (see module.fbs).
+constexpr uint32_t kFormatMajor = 1;
+constexpr uint32_t kFormatMinor = 0;
+// The oldest major this runtime still reads.
+constexpr uint32_t kOldestSupportedMajor = 1;
+// Largest alignment a constant or the arena may ask for (a page).
+constexpr uint32_t kMaxAlignment = 4096;
+
+// Facts about a verified module the loader and executor size their memory by.
+struct ModuleFacts {
+  uint32_t num_calls;
+  uint32_t total_args;      // the sum of every call's argument count
+  uint32_t max_alignment;   // the largest constant alignment (at least 8)
+  uint64_t outputs_bytes;   // the output tensors, each rounded up to 64 bytes
+};
+
+// Verifies data[0, size) as an agate module; on AGATE_OK writes *out_module (a
+// view into data) and *out_facts. Otherwise the status's message names the fault.
+agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module** out_module, ModuleFacts* out_facts);
+
+// strcmp(a, b) == 0 as a plain loop: newlib's optimized strcmp alone costs more
+// flash on a Cortex-M than the whole executor.
+bool SameString(const char* a, const char* b);
+
+// FNV-1a 64 of bytes: the checksum of executable payloads (host object, CUDA
+// images). The profile that executes a payload checks it just before loading it
+// (host_object.cc, cuda_backend.cc), so the core profile, which executes neither,
+// does not carry the check.
+uint64_t Fnv1a64(const uint8_t* data, size_t size);
+
+// The size in bytes of a verified tensor (VerifyModule checked it cannot overflow).
+uint64_t TensorBytes(const fb::Tensor& tensor);
+
+}  // namespace rt
+}  // namespace agate
+
+#endif  // AGATE_RUNTIME_MINIMAL_CORE_VERIFY_H_

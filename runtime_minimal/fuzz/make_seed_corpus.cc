@@ -1,0 +1,25 @@
+// Writes the fuzzer's seed corpus: valid modules of every kind the tests build.
+// Usage: make_seed_corpus OUT...  (one module per output, in the order below)
+#include <cstdio>
+
+#include "core/serialize/serialize_module.h"
+#include "core/serialize/write_file.h"
+#include "runtime_minimal/testing/test_modules.h"
+
+int main(int argc, char** argv) {
+  using agate::serialize::TargetKind;
+  namespace t = agate::testing;
+  const agate::serialize::ModuleSpec specs[] = {
+      t::MlpSpec(TargetKind::kMicro), t::WorkspaceSpec(TargetKind::kMicro), t::NoopChainSpec(TargetKind::kMicro, 8),
+      t::MlpSpec(TargetKind::kHostCpu),
+  };
+  const int count = sizeof(specs) / sizeof(specs[0]);
+  if (argc != count + 1) {
+    std::fprintf(stderr, "usage: make_seed_corpus OUT x %d\n", count);
+    return 2;
+  }
+  for (int i = 0; i < count; ++i) {
+    agate::serialize::WriteFileAtomically(argv[i + 1], agate::serialize::SerializeModule(specs[i]));
+  }
+  return 0;
+}

@@ -1,0 +1,242 @@
+// The [host] functions of agate/runtime.h: files, embedded kernels, threads, heap.
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "agate/runtime.h"
+#include "runtime_minimal/core/device.h"
+#include "runtime_minimal/core/executor.h"
+#include "runtime_minimal/core/message.h"
+#include "runtime_minimal/core/module.h"
+#include "runtime_minimal/host/device_registry.h"
+#include "runtime_minimal/host/host_object.h"
+#include "runtime_minimal/host/thread_pool.h"
+
+namespace rt = agate::rt;
+namespace fb = agate::fb;
+
+namespace {
+
+// What a host-loaded module owns besides its struct.
+struct HostModule {
+  void* copy = nullptr;  // aligned copy of the bytes (load_from_memory)
+  void* mapping = nullptr;  // the mapped file (load_from_file)
+  size_t mapping_bytes = 0;
+  void* object = nullptr;  // dlopen handle of the embedded kernels
+  void* memory = nullptr;  // the agate_module struct and kernel pointers
+};
+
+void ReleaseHostModule(HostModule* h) {
+  rt::CloseHostObject(h->object);
+  free(h->copy);
+  if (h->mapping != nullptr) munmap(h->mapping, h->mapping_bytes);
+  free(h->memory);
+  delete h;
+}
+
+void ReleaseModule(agate_module* module) { ReleaseHostModule(static_cast<HostModule*>(module->owner)); }
+
+const char* ErrnoText(int error, char* buffer, size_t size) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(error, buffer, size);
+#else
+  return strerror_r(error, buffer, size) == 0 ? buffer : "unknown error";
+#endif
+}
+
+// Verifies, opens the embedded kernels and builds the module; takes `owner`
+// (its bytes already set) and frees it on failure.
+agate_status_t LoadOwned(HostModule* owner, const uint8_t* data, size_t size, const agate_kernel_table* kernels,
+                         agate_module_t** out_module) {
+  const fb::Module* fbm = nullptr;
+  rt::ModuleFacts facts;
+  agate_status_t status = rt::VerifyModule(data, size, &fbm, &facts);
+  rt::KernelSource source = {};
+  const bool has_object = status == AGATE_OK && fbm->target_kind() == fb::TargetKind::HostCpu &&
+                          fbm->host_object() != nullptr && fbm->host_object()->data()->size() != 0;
+  if (has_object) {
+    status = rt::OpenHostObject(fbm->host_object()->data()->data(), fbm->host_object()->data()->size(),
+                                fbm->host_object()->fnv1a64(), &owner->object);
+    source = rt::HostObjectKernelSource(owner->object);
+  }
+  const size_t memory_bytes = status == AGATE_OK ? rt::ModuleInPlaceBytes(*fbm) : 0;
+  if (status == AGATE_OK) {
+    owner->memory = malloc(memory_bytes);
+    if (owner->memory == nullptr) status = rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the module";
+  }
+  agate_module* module = nullptr;
+  if (status == AGATE_OK) {
+    const rt::DeviceBackend* device = fbm->target_kind() == fb::TargetKind::Cuda ? rt::CudaBackend() : nullptr;
+    status = rt::BuildModule(data, size, fbm, facts, kernels, has_object ? &source : nullptr, device, owner->memory,
+                             memory_bytes, &module);
+  }
+  if (status != AGATE_OK) {
+    ReleaseHostModule(owner);
+    return status;
+  }
+  module->release = ReleaseModule;
+  module->owner = owner;
+  *out_module = module;
+  return AGATE_OK;
+}
+
+// What a heap executor owns besides its tables.
+struct HostExecutor {
+  void* tables = nullptr;
+  void* arena = nullptr;
+  void* workspace = nullptr;
+  void* outputs = nullptr;
+};
+
+void ReleaseHostExecutor(HostExecutor* h) {
+  free(h->arena);
+  free(h->workspace);
+  free(h->outputs);
+  free(h->tables);
+  delete h;
+}
+
+void ReleaseExecutor(agate_executor* executor) { ReleaseHostExecutor(static_cast<HostExecutor*>(executor->owner)); }
+
+// Exactly `bytes` (so sanitizers catch a kernel that runs past them), or NULL for 0.
+// Not cleared: the plan writes every byte before reading it, and untouched pages
+// of a large arena stay unbacked.
+agate_status_t AllocateExact(size_t bytes, size_t alignment, const char* what, void** out) {
+  *out = nullptr;
+  if (bytes == 0) return AGATE_OK;
+  if (posix_memalign(out, alignment < sizeof(void*) ? sizeof(void*) : alignment, bytes) != 0 || *out == nullptr) {
+    *out = nullptr;
+    return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate " << bytes << " bytes for the executor's " << what;
+  }
+  return AGATE_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+AGATE_API agate_status_t agate_module_load_from_memory(const void* data, size_t size, const agate_kernel_table* kernels,
+                                                       agate_module_t** out_module) {
+  if (out_module == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_module is NULL";
+  if (data == nullptr && size != 0) return rt::Fail(AGATE_INVALID_ARGUMENT) << "module data is NULL";
+  HostModule* owner = new (std::nothrow) HostModule();
+  if (owner == nullptr) return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the module";
+  // Page-aligned, so every constant alignment the format allows holds in place.
+  if (posix_memalign(&owner->copy, rt::kMaxAlignment, size == 0 ? 1 : size) != 0) {
+    owner->copy = nullptr;
+    ReleaseHostModule(owner);
+    return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate " << size << " bytes for the module";
+  }
+  if (size != 0) memcpy(owner->copy, data, size);
+  return LoadOwned(owner, static_cast<const uint8_t*>(owner->copy), size, kernels, out_module);
+}
+
+AGATE_API agate_status_t agate_module_load_from_file(const char* path, const agate_kernel_table* kernels,
+                                                     agate_module_t** out_module) {
+  if (out_module == nullptr || path == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "path or out_module is NULL";
+  char error_text[128];
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    return rt::Fail(error == ENOENT ? AGATE_NOT_FOUND : AGATE_IO)
+           << "cannot open module '" << path << "': " << ErrnoText(error, error_text, sizeof(error_text));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return rt::Fail(AGATE_IO) << "module '" << path << "' is not a regular file";
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    close(fd);
+    return rt::Fail(AGATE_CORRUPT) << "module '" << path << "' is empty";
+  }
+  void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_error = errno;
+  close(fd);
+  if (mapping == MAP_FAILED) {
+    return rt::Fail(AGATE_IO) << "cannot map module '" << path << "': " << ErrnoText(map_error, error_text, sizeof(error_text));
+  }
+  HostModule* owner = new (std::nothrow) HostModule();
+  if (owner == nullptr) {
+    munmap(mapping, size);
+    return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the module";
+  }
+  owner->mapping = mapping;
+  owner->mapping_bytes = size;
+  return LoadOwned(owner, static_cast<const uint8_t*>(mapping), size, kernels, out_module);
+}
+
+AGATE_API agate_status_t agate_executor_create(const agate_module_t* module, const agate_executor_options* options,
+                                               agate_executor_t** out_executor) {
+  if (module == nullptr || out_executor == nullptr) {
+    return rt::Fail(AGATE_INVALID_ARGUMENT) << "module or out_executor is NULL";
+  }
+  int32_t num_threads = 0;
+  if (options != nullptr) {
+    if (options->struct_size < sizeof(uint32_t)) {
+      return rt::Fail(AGATE_INVALID_ARGUMENT) << "agate_executor_options.struct_size is " << options->struct_size;
+    }
+    if (options->struct_size >= offsetof(agate_executor_options, num_threads) + sizeof(int32_t)) {
+      num_threads = options->num_threads;
+    }
+    if (num_threads < 0) return rt::Fail(AGATE_INVALID_ARGUMENT) << "num_threads is " << num_threads;
+  }
+  const fb::Module& m = *module->fb;
+  HostExecutor* h = new (std::nothrow) HostExecutor();
+  if (h == nullptr) return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the executor";
+  const bool on_device = module->device != nullptr;
+  agate_status_t status = AllocateExact(rt::ExecutorTablesBytes(*module), 64, "tables", &h->tables);
+  if (status == AGATE_OK && !on_device) {
+    status = AllocateExact(static_cast<size_t>(m.arena_bytes()), m.arena_alignment(), "arena", &h->arena);
+  }
+  if (status == AGATE_OK && !on_device) {
+    status = AllocateExact(static_cast<size_t>(m.workspace_bytes()), 64, "workspace", &h->workspace);
+  }
+  if (status == AGATE_OK && !on_device) {
+    status = AllocateExact(static_cast<size_t>(module->facts.outputs_bytes), 64, "outputs", &h->outputs);
+  }
+  if (status != AGATE_OK) {
+    ReleaseHostExecutor(h);
+    return status;
+  }
+  agate_executor* e = rt::InitExecutor(*module, h->tables, static_cast<uint8_t*>(h->arena),
+                                       static_cast<uint8_t*>(h->workspace), static_cast<uint8_t*>(h->outputs));
+  e->release = ReleaseExecutor;
+  e->owner = h;
+  if (num_threads != 1) {
+    e->ctx.parallel_for = rt::SharedParallelFor;
+    e->ctx.pool = rt::SharedPoolHandle();
+    e->ctx.num_threads = rt::SharedPoolThreads();
+  }
+  if (on_device) {
+    status = module->device->create_executor(e);
+    if (status != AGATE_OK) {
+      ReleaseHostExecutor(h);
+      return status;
+    }
+  }
+  *out_executor = e;
+  return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_runtime_set_num_threads(int32_t num_threads) {
+  if (num_threads < 0) return rt::Fail(AGATE_INVALID_ARGUMENT) << "num_threads is " << num_threads;
+  rt::SetSharedPoolThreads(num_threads);
+  return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_runtime_num_threads(int32_t* out_num_threads) {
+  if (out_num_threads == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_num_threads is NULL";
+  *out_num_threads = rt::SharedPoolThreads();
+  return AGATE_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,121 @@
+#include "runtime_minimal/host/host_object.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime_minimal/core/message.h"
+
+namespace agate {
+namespace rt {
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint16_t kThisMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kThisMachine = EM_AARCH64;
+#elif defined(__arm__)
+constexpr uint16_t kThisMachine = EM_ARM;
+#elif defined(__riscv)
+constexpr uint16_t kThisMachine = EM_RISCV;
+#else
+#error "unknown host machine: add its ELF e_machine"
+#endif
+
+agate_status_t CheckElfHeader(const uint8_t* bytes, size_t size) {
+  if (size < sizeof(ElfW(Ehdr)) || memcmp(bytes, ELFMAG, SELFMAG) != 0) {
+    return Fail(AGATE_CORRUPT) << "the module's host object is not an ELF file";
+  }
+  ElfW(Ehdr) header;
+  memcpy(&header, bytes, sizeof(header));
+  const unsigned char want_class = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+  if (header.e_ident[EI_CLASS] != want_class || header.e_machine != kThisMachine) {
+    return Fail(AGATE_VERSION_MISMATCH) << "the module's host object is for ELF machine " << header.e_machine
+                                        << " (class " << header.e_ident[EI_CLASS] << "); this runtime runs on machine "
+                                        << kThisMachine << ": compile the model for this target";
+  }
+  if (header.e_type != ET_DYN) {
+    return Fail(AGATE_CORRUPT) << "the module's host object is not a shared object (ELF type " << header.e_type << ")";
+  }
+  return AGATE_OK;
+}
+
+bool WriteAll(int fd, const uint8_t* bytes, size_t size) {
+  while (size > 0) {
+    const ssize_t n = write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// An anonymous file holding the object: memfd, else an unlinked temporary file.
+int AnonymousFile() {
+#if defined(MFD_CLOEXEC)
+  const int memfd = memfd_create("agate-kernels", MFD_CLOEXEC);
+  if (memfd >= 0) return memfd;
+#endif
+  const char* dir = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/agate-kernels-XXXXXX", dir != nullptr ? dir : "/tmp");
+  const int fd = mkstemp(path);
+  if (fd >= 0) unlink(path);
+  return fd;
+}
+
+agate_kernel_fn LookupSymbol(void* handle, const char* name) {
+  return reinterpret_cast<agate_kernel_fn>(dlsym(handle, name));
+}
+
+}  // namespace
+
+agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, void** out_handle) {
+  // A flipped bit in native code must be refused, never executed.
+  if (Fnv1a64(bytes, size) != fnv1a64) {
+    return Fail(AGATE_CORRUPT) << "host object does not match its checksum (corrupt module)";
+  }
+  agate_status_t status = CheckElfHeader(bytes, size);
+  if (status != AGATE_OK) return status;
+  const int fd = AnonymousFile();
+  if (fd < 0) {
+    return Fail(AGATE_IO) << "cannot create an in-memory file for the module's host object (errno " << errno << ")";
+  }
+  if (!WriteAll(fd, bytes, size)) {
+    const int error = errno;
+    close(fd);
+    return Fail(AGATE_IO) << "cannot write the module's host object (" << size << " bytes, errno " << error << ")";
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  close(fd);  // the loader keeps its own mapping
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return Fail(AGATE_CORRUPT) << "cannot load the module's host object: " << (error != nullptr ? error : "dlopen failed");
+  }
+  *out_handle = handle;
+  return AGATE_OK;
+}
+
+void CloseHostObject(void* handle) {
+  if (handle != nullptr) dlclose(handle);
+}
+
+KernelSource HostObjectKernelSource(void* handle) {
+  KernelSource source;
+  source.lookup = LookupSymbol;
+  source.self = handle;
+  source.description = "the module's host object";
+  return source;
+}
+
+}  // namespace rt
+}  // namespace agate

@@ -1,0 +1,70 @@
+// Runs ONNX's own backend conformance cases (Debian libonnx-testdata:
+// /usr/share/libonnx-testdata/data/node/<case>/model.onnx with
+// test_data_set_*/input_*.pb and output_*.pb) through agate and tallies the
+// results per operator.
+//
+// Each case: import (graph inputs that fix shapes, such as Reshape's shape, are
+// bound as compile-time constants from the test data), run the graph passes,
+// execute, compare with ONNX's tolerances (rtol 1e-3, atol 1e-7; exact for
+// integers and bools). A case agate rejects with kUnsupported counts as
+// unsupported; every other failure counts as failed. Nothing is skipped.
+#ifndef AGATE_TESTS_ONNX_CONFORMANCE_CONFORMANCE_H_
+#define AGATE_TESTS_ONNX_CONFORMANCE_CONFORMANCE_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace agate {
+namespace conformance {
+
+enum class Outcome { kPassed, kFailed, kUnsupported };
+const char* OutcomeName(Outcome outcome);
+
+struct CaseResult {
+  std::string name;    // directory name, e.g. test_conv_with_strides_padding
+  std::string op;      // the operator under test (the model's first node)
+  Outcome outcome = Outcome::kFailed;
+  std::string detail;  // why it failed or is unsupported
+};
+
+// How a case is executed once imported: transform (the pass pipeline) then run.
+struct Executor {
+  std::string label;  // printed in the report, e.g. "reference interpreter"
+  std::function<graph::Graph(const graph::Graph&)> transform;
+  std::function<std::map<std::string, graph::Tensor>(const graph::Graph&, const std::map<std::string, graph::Tensor>&)>
+      run;
+};
+
+// The case directories under `root` (sorted); without `include_expanded` the
+// *_expanded variants (function-expanded duplicates) are left out.
+std::vector<std::string> ListCases(const std::string& root, bool include_expanded);
+
+CaseResult RunCase(const std::string& case_dir, const Executor& executor);
+
+struct OpTally {
+  int passed = 0, failed = 0, unsupported = 0;
+  int total() const { return passed + failed + unsupported; }
+};
+
+struct SuiteReport {
+  std::vector<CaseResult> cases;
+  std::map<std::string, OpTally> by_op;
+  int passed = 0, failed = 0, unsupported = 0;
+  int total() const { return passed + failed + unsupported; }
+  double pass_rate() const { return total() ? static_cast<double>(passed) / total() : 0.0; }
+};
+
+SuiteReport Tally(std::vector<CaseResult> cases);
+
+// A per-operator table, then the failures and unsupported cases with their reasons, then the total.
+std::string FormatReport(const SuiteReport& report, const std::string& suite, const std::string& executor_label,
+                         bool list_cases);
+
+}  // namespace conformance
+}  // namespace agate
+
+#endif  // AGATE_TESTS_ONNX_CONFORMANCE_CONFORMANCE_H_

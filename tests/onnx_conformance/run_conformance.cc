@@ -1,0 +1,57 @@
+// Prints ONNX conformance pass rates per operator.
+//
+//   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
+//                                                          [--layout-block N]
+//
+// --list adds every failed and unsupported case with its reason.
+//
+// Executes with the graph pipeline and the reference interpreter (the compiled
+// path will replace the executor once kernels exist); the report says which.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/graph/reference/interpreter.h"
+#include "core/support/error.h"
+#include "core/graph/passes/pipeline.h"
+#include "tests/onnx_conformance/conformance.h"
+
+int main(int argc, char** argv) {
+  std::string suite = "/usr/share/libonnx-testdata/data/node";
+  bool expanded = false, list = false;
+  std::string fusion = "rule";
+  int layout_block = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--suite") && i + 1 < argc) suite = argv[++i];
+    else if (!std::strcmp(argv[i], "--expanded")) expanded = true;
+    else if (!std::strcmp(argv[i], "--list")) list = true;
+    else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
+    else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    agate::conformance::Executor executor;
+    executor.label = "reference interpreter (graph passes, fusion=" + fusion +
+                     (layout_block > 1 ? ", layout NCHW" + std::to_string(layout_block) + "c" : "") + ")";
+    agate::graph::PipelineOptions options;
+    options.layout_block = layout_block;
+    options.fusion = agate::fusion::ParseFusionPolicy(fusion);
+    executor.transform = [options](const agate::graph::Graph& g) {
+      return agate::graph::BuildPipeline(options).Run(g);
+    };
+    executor.run = agate::graph::reference::Interpret;
+    std::vector<agate::conformance::CaseResult> results;
+    for (const std::string& dir : agate::conformance::ListCases(suite, expanded))
+      results.push_back(agate::conformance::RunCase(dir, executor));
+    agate::conformance::SuiteReport report = agate::conformance::Tally(std::move(results));
+    std::fputs(agate::conformance::FormatReport(report, suite, executor.label, list).c_str(), stdout);
+  } catch (const agate::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

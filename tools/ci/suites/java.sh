@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The Java binding's suite: builds the runtime shared library, the JNI library
+# (//bindings/java:libagate_jni.so) and the fixture modules
+# (bindings/testdata/prepare.sh), compiles dev.agate (javac --release 8, what
+# Android accepts) and its JUnit 5 tests, and runs them with Debian's JUnit
+# console launcher under -Xcheck:jni. Prints the log; the LAST line is
+# "<passed> <failed>" ("0 1" when nothing could be built). Always exits 0.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+cd "$ROOT"
+JUNIT=/usr/share/java/junit-platform-console-standalone.jar
+BUILD="$ROOT/bindings/java/build"
+
+if ! bindings/testdata/prepare.sh //bindings/java:libagate_jni.so; then
+  echo "java suite: could not build the runtime, JNI library or fixtures"
+  echo "0 1"
+  exit 0
+fi
+rm -rf "$BUILD"
+mkdir -p "$BUILD/classes" "$BUILD/test-classes"
+if ! javac --release 8 -Xlint:all -Xlint:-options -d "$BUILD/classes" $(find bindings/java/src/main -name '*.java') ||
+   ! javac -Xlint:all -d "$BUILD/test-classes" -cp "$BUILD/classes:$JUNIT" $(find bindings/java/src/test -name '*.java'); then
+  echo "java suite: javac failed"
+  echo "0 1"
+  exit 0
+fi
+
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+AGATE_TESTDATA_DIR="$ROOT/bindings/testdata/out/modules" \
+  java -Xcheck:jni -Djava.library.path="$ROOT/bindings/testdata/out/lib" -jar "$JUNIT" \
+  --disable-banner --disable-ansi-colors --details=tree \
+  -cp "$BUILD/classes:$BUILD/test-classes" --select-package dev.agate 2>&1 | tee "$LOG"
+status=${PIPESTATUS[0]}
+
+# The launcher's summary: "[        23 tests successful      ]", "[         0 tests failed          ]".
+count() { awk -v what="$1" '$0 ~ "tests " what {gsub(/[^0-9]/, "", $2); n += $2} END {print n + 0}' "$LOG"; }
+passed=$(count successful)
+failed=$(( $(count failed) + $(count aborted) ))
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "java suite: the JUnit launcher exited $status without a failed test (crash or no tests run)"
+  failed=1
+fi
+echo "$passed $failed"

@@ -1,0 +1,43 @@
+// `agate`: the compiler's command line, in the spirit of TVM's tvmc.
+// The launcher ./agate at the repository root builds this binary and forwards to it.
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "core/support/error.h"
+#include "tools/cli/command.h"
+
+namespace {
+
+constexpr agate::cli::CommandRegistrar kCommands[] = {
+    &agate::cli::RegisterVersionCommand,
+};
+
+int Main(int argc, char** argv) {
+  CLI::App app{"agate: compile ONNX models into small, fast modules and run them", "agate"};
+  app.require_subcommand(1);
+  std::map<const CLI::App*, agate::cli::CommandRunner> runners;
+  for (auto registrar : kCommands) {
+    agate::cli::CommandRunner runner = registrar(app);
+    runners[app.get_subcommands({}).back()] = runner;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "agate: " << e.what() << "\n" << app.help() << std::flush;
+    return 2;
+  }
+  try {
+    for (const CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
+  } catch (const agate::Error& e) {
+    std::cerr << "agate: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }
