@@ -15,7 +15,7 @@
 
 #include "agate/runtime.h"
 #include "core/serialize/serialize_module.h"
-#include "core/serialize/write_file.h"
+#include "core/support/file.h"
 #include "runtime_minimal/host/thread_pool.h"
 #include "runtime_minimal/testing/test_kernels.h"
 #include "runtime_minimal/testing/test_modules.h"
@@ -46,7 +46,7 @@ void BM_LoadFromFile(benchmark::State& state) {
   const size_t constants = static_cast<size_t>(state.range(1));
   const std::string path = TempPath("load_" + std::to_string(calls) + "_" + std::to_string(constants) + ".agm");
   const std::vector<uint8_t> bytes = serialize::SerializeModule(LargeSpec(TargetKind::kHostCpu, calls, constants));
-  serialize::WriteFileAtomically(path, bytes);
+  WriteFileAtomically(path, bytes);
   for (auto _ : state) {
     agate_module_t* module = nullptr;
     Check(agate_module_load_from_file(path.c_str(), nullptr, &module), state);

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/serialize/serialize_module.h"
-#include "core/serialize/write_file.h"
+#include "core/support/file.h"
 #include "runtime_minimal/testing/test_modules.h"
 
 namespace {
@@ -20,10 +20,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   using agate::serialize::TargetKind;
-  agate::serialize::WriteFileAtomically(argv[1], agate::serialize::SerializeModule(
+  agate::WriteFileAtomically(argv[1], agate::serialize::SerializeModule(
                                                      agate::testing::MlpSpec(TargetKind::kHostCpu)));
   const std::vector<float> x = agate::testing::MlpInput(11);
-  agate::serialize::WriteFileAtomically(argv[2], Bytes(x));
-  agate::serialize::WriteFileAtomically(argv[3], Bytes(agate::testing::MlpReference(x)));
+  agate::WriteFileAtomically(argv[2], Bytes(x));
+  agate::WriteFileAtomically(argv[3], Bytes(agate::testing::MlpReference(x)));
   return 0;
 }

@@ -89,6 +89,9 @@ void WriteFileAtomically(const std::string& path, const void* data, size_t size)
   if (::fsync(fd.get()) != 0) fail("fsync");
   if (::close(fd.release()) != 0) fail("close");
   if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
+  // Make the rename itself durable: a crash now must not bring the old file back.
+  FileDescriptor dir(::open(ParentFolder(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() >= 0) ::fsync(dir.get());
 }
 
 }  // namespace agate

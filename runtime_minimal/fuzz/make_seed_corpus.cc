@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "core/serialize/serialize_module.h"
-#include "core/serialize/write_file.h"
+#include "core/support/file.h"
 #include "runtime_minimal/testing/test_modules.h"
 
 int main(int argc, char** argv) {
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (int i = 0; i < count; ++i) {
-    agate::serialize::WriteFileAtomically(argv[i + 1], agate::serialize::SerializeModule(specs[i]));
+    agate::WriteFileAtomically(argv[i + 1], agate::serialize::SerializeModule(specs[i]));
   }
   return 0;
 }

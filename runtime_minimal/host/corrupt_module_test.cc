@@ -9,7 +9,7 @@
 
 #include "agate/runtime.h"
 #include "core/serialize/serialize_module.h"
-#include "core/serialize/write_file.h"
+#include "core/support/file.h"
 #include "runtime_minimal/schema/module_generated.h"
 #include "runtime_minimal/testing/test_kernels.h"
 #include "runtime_minimal/testing/test_modules.h"
@@ -195,13 +195,13 @@ TEST(CorruptModuleTest, MissingAndEmptyFilesAreRefused) {
   EXPECT_EQ(agate_module_load_from_file("/nonexistent/m.agm", nullptr, &module), AGATE_NOT_FOUND);
   EXPECT_NE(Message().find("cannot open module '/nonexistent/m.agm'"), std::string::npos) << Message();
   const std::string empty = std::string(std::getenv("TEST_TMPDIR")) + "/empty.agm";
-  serialize::WriteFileAtomically(empty, {});
+  WriteFileAtomically(empty, {});
   EXPECT_EQ(agate_module_load_from_file(empty.c_str(), nullptr, &module), AGATE_CORRUPT);
   EXPECT_NE(Message().find("is empty"), std::string::npos) << Message();
   const std::string truncated = std::string(std::getenv("TEST_TMPDIR")) + "/truncated.agm";
   std::vector<uint8_t> bytes = HostMlp();
   bytes.resize(bytes.size() / 2);
-  serialize::WriteFileAtomically(truncated, bytes);
+  WriteFileAtomically(truncated, bytes);
   EXPECT_EQ(agate_module_load_from_file(truncated.c_str(), nullptr, &module), AGATE_CORRUPT);
   EXPECT_EQ(module, nullptr);
 }

@@ -11,7 +11,7 @@
 
 #include "agate/runtime.h"
 #include "core/serialize/serialize_module.h"
-#include "core/serialize/write_file.h"
+#include "core/support/file.h"
 #include "runtime_minimal/testing/test_kernels.h"
 #include "runtime_minimal/testing/test_modules.h"
 
@@ -24,7 +24,7 @@ std::string Message() { return agate_last_error_message(); }
 
 std::string WriteModule(const std::string& name, const serialize::ModuleSpec& spec) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
-  serialize::WriteFileAtomically(path, serialize::SerializeModule(spec));
+  WriteFileAtomically(path, serialize::SerializeModule(spec));
   return path;
 }
 

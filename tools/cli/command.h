@@ -16,6 +16,10 @@ namespace cli {
 using CommandRunner = std::function<int()>;
 using CommandRegistrar = CommandRunner (*)(CLI::App& app);
 
+CommandRunner RegisterCompileCommand(CLI::App& app);
+CommandRunner RegisterDemoCommand(CLI::App& app);
+CommandRunner RegisterInspectCommand(CLI::App& app);
+CommandRunner RegisterRunCommand(CLI::App& app);
 CommandRunner RegisterVersionCommand(CLI::App& app);
 
 }  // namespace cli

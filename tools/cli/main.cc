@@ -10,7 +10,8 @@
 namespace {
 
 constexpr agate::cli::CommandRegistrar kCommands[] = {
-    &agate::cli::RegisterVersionCommand,
+    &agate::cli::RegisterDemoCommand,   &agate::cli::RegisterCompileCommand, &agate::cli::RegisterRunCommand,
+    &agate::cli::RegisterInspectCommand, &agate::cli::RegisterVersionCommand,
 };
 
 int Main(int argc, char** argv) {

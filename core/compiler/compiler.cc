@@ -1,0 +1,280 @@
+#include "core/compiler/compiler.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "core/codegen/c/codegen_c.h"
+#include "core/codegen/llvm/build_llvm.h"
+#include "core/graph/passes/pipeline.h"
+#include "core/ir/buffer.h"
+#include "core/ir/printer.h"
+#include "core/ops/lower_group.h"
+#include "core/serialize/serialize_module.h"
+#include "core/support/error.h"
+#include "core/support/file.h"
+#include "core/support/logging.h"
+#include "core/support/version.h"
+#include "core/target/target.h"
+#include "frontends/onnx/importer.h"
+
+namespace agate {
+namespace compiler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// A C identifier for a kernel: "k3_conv" from group 3 whose anchor is a Conv.
+std::string KernelName(int index, const std::string& op) {
+  std::string name = "k" + std::to_string(index) + "_";
+  for (char c : op) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  return name;
+}
+
+serialize::TensorSpec TensorSpecOf(const graph::Graph& graph, const std::string& value) {
+  const graph::TensorType& type = graph.TypeOf(value);
+  return serialize::TensorSpec{value, type.dtype, type.shape};
+}
+
+int IndexOf(const std::vector<std::string>& values, const std::string& value) {
+  auto it = std::find(values.begin(), values.end(), value);
+  return it == values.end() ? -1 : static_cast<int>(it - values.begin());
+}
+
+// Assigns module constants: each graph constant once, each kernel-made constant once.
+class ConstantTable {
+ public:
+  uint32_t IndexOfGraphConstant(const graph::Graph& graph, const std::string& value, serialize::ModuleSpec* spec) {
+    auto it = graph_constants_.find(value);
+    if (it != graph_constants_.end()) return it->second;
+    uint32_t index = Add(graph.ConstantOf(value), spec);
+    graph_constants_[value] = index;
+    return index;
+  }
+  uint32_t Add(const graph::Tensor& tensor, serialize::ModuleSpec* spec) {
+    serialize::ConstantSpec constant;
+    const uint8_t* bytes = static_cast<const uint8_t*>(tensor.raw_data());
+    constant.data.assign(bytes, bytes + tensor.nbytes());
+    constant.alignment = 64;
+    spec->constants.push_back(std::move(constant));
+    return static_cast<uint32_t>(spec->constants.size() - 1);
+  }
+
+ private:
+  std::map<std::string, uint32_t> graph_constants_;
+};
+
+// Where a graph value lives at run time: a model input or output, a constant, or the arena.
+serialize::ArgSpec ArgForValue(const graph::Graph& graph, const std::map<std::string, const graph::BufferAssignment*>& arena,
+                               const std::string& value, ConstantTable* constants, serialize::ModuleSpec* spec,
+                               const std::string& kernel) {
+  uint64_t bytes = static_cast<uint64_t>(graph.TypeOf(value).bytes());
+  int output = IndexOf(graph.outputs, value);
+  if (output >= 0) return serialize::ArgSpec::Output(static_cast<uint32_t>(output), bytes);
+  int input = IndexOf(graph.inputs, value);
+  if (input >= 0) return serialize::ArgSpec::Input(static_cast<uint32_t>(input), bytes);
+  if (graph.IsConstant(value)) {
+    return serialize::ArgSpec::Constant(constants->IndexOfGraphConstant(graph, value, spec), bytes);
+  }
+  auto it = arena.find(value);
+  AGATE_CHECK(it != arena.end()) << "value '" << value << "' used by kernel " << kernel
+                                 << " has no place: not an input, output, constant or planned buffer";
+  AGATE_CHECK(static_cast<uint64_t>(it->second->bytes) >= bytes) << "planned buffer of '" << value << "' too small";
+  return serialize::ArgSpec::Arena(static_cast<uint64_t>(it->second->offset), bytes);
+}
+
+void DumpKernel(const std::string& dir, const std::string& name, const std::string& text) {
+  if (dir.empty()) return;
+  std::string folder = dir + "/kernels";
+  ::mkdir(dir.c_str(), 0755);
+  ::mkdir(folder.c_str(), 0755);
+  WriteFileAtomically(folder + "/" + name + ".txt", text.data(), text.size());
+}
+
+// Model inputs and outputs are the caller's memory, which the runtime only requires to be aligned
+// to the element size (runtime.h, agate_executor_set_input); arena and constant buffers are
+// 64-byte aligned by the module. The kernel must not assume more than that for a caller's buffer.
+void RelaxCallerBufferAlignment(ir::LoweredFunc* func, size_t param) {
+  const ir::Buffer& buffer = func->params[param];
+  int element = buffer->dtype.element_bytes();
+  if (buffer->alignment <= element) return;
+  auto relaxed = std::make_shared<ir::BufferNode>(*buffer.get());
+  relaxed->alignment = element;
+  // Codegen keys alignment facts by the data variable, which stays the same, so the body's
+  // loads and stores see the relaxed alignment without being rewritten.
+  func->params[param] = ir::Buffer(std::move(relaxed));
+}
+
+std::string NodeLabel(const graph::Node& node) { return node.name + " (" + node.op + ")"; }
+
+// Every graph output must be written by some kernel; the runtime has no other way to fill it.
+void RequireOutputsProduced(const graph::Graph& graph) {
+  std::set<std::string> produced;
+  for (const graph::FusedGroup& group : graph.groups)
+    for (const std::string& out : group.outputs) produced.insert(out);
+  for (const std::string& out : graph.outputs) {
+    if (produced.count(out)) continue;
+    const char* what = graph.IsConstant(out) ? "a constant (the whole model folds away)" : "a model input passed through";
+    AGATE_THROW(kUnsupported) << "model output '" << out << "' is " << what
+                              << "; agate compiles models whose outputs are computed by at least one operator";
+  }
+}
+
+}  // namespace
+
+uint64_t CompileResult::constant_bytes() const {
+  uint64_t total = 0;
+  for (const serialize::ConstantSpec& c : spec.constants) total += c.data.size();
+  return total;
+}
+
+std::string CompileResult::Summary() const {
+  std::ostringstream os;
+  os << "target: " << spec.target << "\n";
+  os << "kernels: " << kernels.size() << " (from " << graph.nodes.size() << " graph nodes)\n";
+  for (const KernelSummary& k : kernels) {
+    os << "  " << k.name << ": ";
+    for (size_t i = 0; i < k.nodes.size(); ++i) os << (i ? " + " : "") << k.nodes[i];
+    if (!k.schedule.empty()) os << "  [" << k.schedule << "]";
+    if (k.workspace_bytes) os << "  workspace " << k.workspace_bytes << " B";
+    os << "\n";
+  }
+  os << "arena: " << spec.arena_bytes << " bytes (one buffer per intermediate would need "
+     << graph.memory_plan.total_intermediate_bytes << ")\n";
+  os << "constants: " << constant_bytes() << " bytes in " << spec.constants.size() << " tensors\n";
+  os << "workspace: " << spec.workspace_bytes << " bytes\n";
+  os << "module: " << module.size() << " bytes\n";
+  os << "compile time:";
+  double total = 0;
+  for (const PhaseTiming& t : timings) {
+    os << " " << t.phase << " " << static_cast<int64_t>(t.milliseconds + 0.5) << " ms;";
+    total += t.milliseconds;
+  }
+  os << " total " << static_cast<int64_t>(total + 0.5) << " ms\n";
+  return os.str();
+}
+
+CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions& options) {
+  CompileResult result;
+  target::Target target = target::Target::Parse(options.target);
+  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
+      << "target '" << options.target << "': the CUDA backend is not part of this compiler yet; use an llvm or c target";
+
+  // Graph passes.
+  auto t0 = Clock::now();
+  graph::PipelineOptions pipeline;
+  pipeline.fusion = options.opt_level == 0 ? fusion::FusionPolicy::kNone : options.fusion;
+  pipeline.dump_dir = options.dump_ir_dir;
+  graph::PassManager passes = graph::BuildPipeline(pipeline);
+  result.graph = passes.Run(input_graph);
+  result.pass_timing_report = passes.TimingReport();
+  result.timings.push_back({"graph passes", MsSince(t0)});
+  const graph::Graph& graph = result.graph;
+  RequireOutputsProduced(graph);
+
+  // One kernel per fused group.
+  t0 = Clock::now();
+  std::vector<ops::GroupKernel> kernels;
+  for (size_t i = 0; i < graph.groups.size(); ++i) {
+    const graph::FusedGroup& group = graph.groups[i];
+    int anchor = group.anchor >= 0 ? group.anchor : group.nodes.front();
+    std::string name = KernelName(static_cast<int>(i), graph.nodes[anchor].op);
+    kernels.push_back(ops::LowerGroup(graph, group, target, name));
+    DumpKernel(options.dump_ir_dir, name, ir::ToString(kernels.back().func));
+  }
+  result.timings.push_back({"kernels", MsSince(t0)});
+
+  // The module: signature, constants, plan.
+  serialize::ModuleSpec& spec = result.spec;
+  spec.target = target.ToString();
+  bool has_os = target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
+  spec.target_kind = has_os ? serialize::TargetKind::kHostCpu : serialize::TargetKind::kMicro;
+  for (const std::string& in : graph.inputs) spec.inputs.push_back(TensorSpecOf(graph, in));
+  for (const std::string& out : graph.outputs) spec.outputs.push_back(TensorSpecOf(graph, out));
+  spec.arena_bytes = static_cast<uint64_t>(graph.memory_plan.arena_bytes);
+  spec.arena_alignment = 64;
+  std::map<std::string, const graph::BufferAssignment*> arena;
+  for (const graph::BufferAssignment& b : graph.memory_plan.buffers) arena[b.value] = &b;
+  ConstantTable constants;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    ops::GroupKernel& kernel = kernels[i];
+    serialize::KernelSpec kspec;
+    kspec.name = kernel.func.name;
+    kspec.workspace_bytes = static_cast<uint64_t>(kernel.func.workspace_bytes);
+    serialize::CallSpec call;
+    call.kernel = static_cast<uint32_t>(i);
+    AGATE_CHECK(kernel.params.size() == kernel.func.params.size())
+        << "kernel " << kernel.func.name << " binds " << kernel.params.size() << " of " << kernel.func.params.size()
+        << " parameters";
+    for (size_t p = 0; p < kernel.params.size(); ++p) {
+      const ops::KernelParam& param = kernel.params[p];
+      serialize::ArgSpec arg;
+      if (param.kind == ops::KernelParam::Kind::kConstant) {
+        arg = serialize::ArgSpec::Constant(constants.Add(param.constant, &spec), param.constant.nbytes());
+      } else {
+        arg = ArgForValue(graph, arena, param.value, &constants, &spec, kernel.func.name);
+      }
+      if (arg.kind == serialize::ArgSpec::Kind::kInput || arg.kind == serialize::ArgSpec::Kind::kOutput) {
+        RelaxCallerBufferAlignment(&kernel.func, p);
+      }
+      kspec.param_bytes.push_back(arg.bytes);
+      call.args.push_back(arg);
+    }
+    spec.workspace_bytes = std::max(spec.workspace_bytes, kspec.workspace_bytes);
+    spec.kernels.push_back(std::move(kspec));
+    spec.plan.push_back(std::move(call));
+
+    KernelSummary summary;
+    summary.name = kernel.func.name;
+    for (int n : graph.groups[i].nodes) summary.nodes.push_back(NodeLabel(graph.nodes[n]));
+    summary.schedule = kernel.schedule_summary;
+    summary.workspace_bytes = static_cast<uint64_t>(kernel.func.workspace_bytes);
+    result.kernels.push_back(std::move(summary));
+  }
+
+  // Machine code: host CPUs get a shared object inside the module; microcontrollers link
+  // the kernels into their firmware and the module names them.
+  t0 = Clock::now();
+  std::vector<ir::LoweredFunc> funcs;
+  for (const ops::GroupKernel& k : kernels) funcs.push_back(k.func);
+  if (has_os) {
+    std::string object = codegen::BuildLLVMSharedObject(funcs, target);
+    spec.host_object.assign(object.begin(), object.end());
+  } else if (target.kind() == target::TargetKind::kC) {
+    result.firmware_kernels = codegen::GenerateC(funcs, target);
+    result.firmware_kernels_suffix = ".c";
+  } else {
+    result.firmware_kernels = codegen::BuildLLVMObject(funcs, target).object;
+    result.firmware_kernels_suffix = ".o";
+  }
+  result.timings.push_back({"codegen", MsSince(t0)});
+
+  spec.metadata.compiler_version = AGATE_VERSION_STRING;
+  spec.metadata.options = options.recorded_options;
+  t0 = Clock::now();
+  result.module = serialize::SerializeModule(spec);
+  result.timings.push_back({"serialize", MsSince(t0)});
+  AGATE_LOG(INFO) << "compiled " << kernels.size() << " kernels, module " << result.module.size() << " bytes";
+  return result;
+}
+
+CompileResult CompileOnnxFile(const std::string& path, const CompileOptions& options) {
+  auto t0 = Clock::now();
+  onnx_frontend::ImportOptions import;
+  import.input_shapes = options.input_shapes;
+  graph::Graph graph = onnx_frontend::ImportOnnxFile(path, import);
+  double import_ms = MsSince(t0);
+  CompileResult result = CompileGraph(graph, options);
+  result.timings.insert(result.timings.begin(), PhaseTiming{"import", import_ms});
+  return result;
+}
+
+}  // namespace compiler
+}  // namespace agate

@@ -1,0 +1,73 @@
+// The compiler driver: a graph in, a compiled module out.
+//
+// Why a driver: every layer below is a pure function of its input (graph passes,
+// one kernel per fused group through tensor expressions, LLVM code generation,
+// module serialization); this file is the one place that strings them together
+// in the fixed order the architecture prescribes, collects what each stage decided
+// (fused groups, kernels, arena bytes, timings) for `agate inspect` and the compile
+// summary, and refuses at compile time what the target runtime could not run.
+#ifndef AGATE_CORE_COMPILER_COMPILER_H_
+#define AGATE_CORE_COMPILER_COMPILER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/fusion/fusion.h"
+#include "core/graph/graph.h"
+#include "core/serialize/module_spec.h"
+
+namespace agate {
+namespace compiler {
+
+struct CompileOptions {
+  std::string target = "llvm";  // TVM-style target string (core/target/target.h)
+  fusion::FusionPolicy fusion = fusion::FusionPolicy::kRule;
+  int opt_level = 3;            // 0: no graph simplification or folding beyond what lowering needs
+  std::map<std::string, graph::Shape> input_shapes;  // overrides of the model's input shapes
+  std::string dump_ir_dir;      // --dump-ir: every graph pass and every kernel's lowering, one file each
+  std::vector<std::pair<std::string, std::string>> recorded_options;  // written into the module's metadata
+};
+
+// One kernel of the compiled module, for summaries.
+struct KernelSummary {
+  std::string name;
+  std::vector<std::string> nodes;  // "name (Op)" of every graph node fused into it
+  std::string schedule;            // what the operator library chose
+  uint64_t workspace_bytes = 0;
+};
+
+struct PhaseTiming {
+  std::string phase;
+  double milliseconds = 0;
+};
+
+struct CompileResult {
+  graph::Graph graph;                   // after every graph pass (groups and memory plan filled)
+  serialize::ModuleSpec spec;           // what the module holds
+  std::vector<uint8_t> module;          // the serialized, verified module
+  std::vector<KernelSummary> kernels;   // in execution order
+  std::vector<PhaseTiming> timings;     // import, graph passes, kernels, codegen, serialize
+  std::string pass_timing_report;       // per graph pass
+  // Microcontroller targets (c, bare-metal llvm): the kernels to link into the firmware, named
+  // as the module's plan names them: C99 source (suffix ".c") or an ELF object (".o").
+  // Empty for targets with an OS, whose kernels are embedded in the module.
+  std::string firmware_kernels;
+  std::string firmware_kernels_suffix;
+
+  uint64_t constant_bytes() const;
+  // A human-readable summary: groups, kernels, arena/constant bytes, timings.
+  std::string Summary() const;
+};
+
+// Compiles an imported graph. Throws agate::Error naming the node, op and shape at fault.
+CompileResult CompileGraph(const graph::Graph& graph, const CompileOptions& options);
+
+// Imports an ONNX file (frontends/onnx) and compiles it.
+CompileResult CompileOnnxFile(const std::string& path, const CompileOptions& options);
+
+}  // namespace compiler
+}  // namespace agate
+
+#endif  // AGATE_CORE_COMPILER_COMPILER_H_

@@ -1,0 +1,73 @@
+// agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
+//               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR]
+#include <iostream>
+
+#include "core/compiler/compiler.h"
+#include "core/support/error.h"
+#include "core/support/file.h"
+#include "frontends/onnx/importer.h"
+#include "tools/cli/command.h"
+
+namespace agate {
+namespace cli {
+namespace {
+
+struct CompileFlags {
+  std::string model;
+  std::string output;
+  std::string target = "llvm -mcpu=native";
+  std::string fusion = "rule";
+  int opt_level = 3;
+  std::string input_shape;
+  std::string dump_ir;
+};
+
+int RunCompile(const CompileFlags& flags) {
+  compiler::CompileOptions options;
+  options.target = flags.target;
+  options.fusion = fusion::ParseFusionPolicy(flags.fusion);
+  options.opt_level = flags.opt_level;
+  if (!flags.input_shape.empty()) options.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
+  options.dump_ir_dir = flags.dump_ir;
+  options.recorded_options = {{"target", flags.target},
+                              {"fusion", flags.fusion},
+                              {"opt-level", std::to_string(flags.opt_level)},
+                              {"input-shape", flags.input_shape}};
+  compiler::CompileResult result = compiler::CompileOnnxFile(flags.model, options);
+  // Written only after everything succeeded, atomically: a failed compile leaves no file.
+  if (!result.firmware_kernels.empty()) {
+    WriteFileAtomically(flags.output + ".kernels" + result.firmware_kernels_suffix, result.firmware_kernels.data(),
+                        result.firmware_kernels.size());
+  }
+  WriteFileAtomically(flags.output, result.module);
+  std::cout << result.Summary();
+  if (!result.firmware_kernels.empty()) {
+    std::cout << "firmware kernels: " << flags.output << ".kernels" << result.firmware_kernels_suffix
+              << " (link them into the firmware; the module names them)\n";
+  }
+  std::cout << "wrote " << flags.output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner RegisterCompileCommand(CLI::App& app) {
+  auto flags = std::make_shared<CompileFlags>();
+  CLI::App* cmd = app.add_subcommand("compile", "compile an ONNX model into a module");
+  cmd->add_option("model", flags->model, "the ONNX model")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", flags->output, "the module to write (.agm)")->required();
+  cmd->add_option("--target", flags->target, "target, e.g. \"llvm -mcpu=native\", \"llvm -mtriple=aarch64-linux-gnu\", \"c\"")
+      ->capture_default_str();
+  cmd->add_option("--fusion", flags->fusion, "operator fusion policy")
+      ->check(CLI::IsMember({"rule", "none", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--opt-level", flags->opt_level, "0: no fusion; 1-3: every graph pass")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  cmd->add_option("--input-shape", flags->input_shape, "override input shapes: name:1x3x224x224[,name2:...]");
+  cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
+  return [flags] { return RunCompile(*flags); };
+}
+
+}  // namespace cli
+}  // namespace agate

@@ -1,0 +1,164 @@
+#include "tools/cli/module_runner.h"
+
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "agate/runtime.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace cli {
+namespace {
+
+// Turns a runtime status into the compiler's error type, with the runtime's message.
+void Check(agate_status_t status, const std::string& what) {
+  if (status == AGATE_OK) return;
+  throw Error(static_cast<StatusCode>(status), what + ": " + agate_last_error_message());
+}
+
+ir::DType FromDLPack(const DLDataType& t) {
+  switch (t.code) {
+    case kDLInt: return ir::DType::Int(t.bits, t.lanes);
+    case kDLUInt:  // DLPack 0.6 spells bool as uint1 (as TVM does)
+      return t.bits == 1 ? ir::DType::Bool(t.lanes) : ir::DType::UInt(t.bits, t.lanes);
+    case kDLFloat: return ir::DType::Float(t.bits, t.lanes);
+    case kDLBfloat: return ir::DType::BFloat16(t.lanes);
+  }
+  AGATE_THROW(kUnsupported) << "DLPack type code " << int(t.code);
+}
+
+DLDataType ToDLPack(const ir::DType& d) {
+  DLDataType t;
+  t.bits = static_cast<uint8_t>(d.bits());
+  t.lanes = static_cast<uint16_t>(d.lanes());
+  switch (d.code()) {
+    case ir::TypeCode::kInt: t.code = kDLInt; break;
+    case ir::TypeCode::kUInt: t.code = kDLUInt; break;
+    case ir::TypeCode::kFloat: t.code = kDLFloat; break;
+    case ir::TypeCode::kBFloat: t.code = kDLBfloat; break;
+    case ir::TypeCode::kBool: t.code = kDLUInt; break;  // uint1, as the runtime describes bool
+    default: AGATE_THROW(kUnsupported) << "dtype " << d << " cannot cross the runtime API";
+  }
+  return t;
+}
+
+TensorDescription Describe(const agate_tensor_info& info) {
+  TensorDescription d;
+  d.name = info.name;
+  d.dtype = FromDLPack(info.dtype);
+  d.shape.assign(info.shape, info.shape + info.ndim);
+  return d;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+ModuleRunner::ModuleRunner(const std::string& path, int num_threads) {
+  if (num_threads > 0) Check(agate_runtime_set_num_threads(num_threads), "setting the thread count");
+  Check(agate_module_load_from_file(path.c_str(), nullptr, &module_), "cannot load module '" + path + "'");
+  uint32_t n = 0;
+  Check(agate_module_num_inputs(module_, &n), "module inputs");
+  for (uint32_t i = 0; i < n; ++i) {
+    agate_tensor_info info;
+    Check(agate_module_input_info(module_, i, &info), "module input");
+    inputs_.push_back(Describe(info));
+  }
+  Check(agate_module_num_outputs(module_, &n), "module outputs");
+  for (uint32_t i = 0; i < n; ++i) {
+    agate_tensor_info info;
+    Check(agate_module_output_info(module_, i, &info), "module output");
+    outputs_.push_back(Describe(info));
+  }
+  Check(agate_executor_create(module_, nullptr, &executor_), "cannot create an executor");
+}
+
+ModuleRunner::~ModuleRunner() {
+  if (executor_) agate_executor_free(executor_);
+  if (module_) agate_module_free(module_);
+}
+
+std::string ModuleRunner::target() const {
+  const char* target = nullptr;
+  Check(agate_module_target(module_, &target), "module target");
+  return target;
+}
+
+uint64_t ModuleRunner::arena_bytes() const {
+  uint64_t bytes = 0;
+  Check(agate_executor_arena_bytes(executor_, &bytes), "executor arena");
+  return bytes;
+}
+
+void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays) {
+  std::set<std::string> bound;
+  for (const npz::Array& array : arrays) {
+    uint32_t index = 0;
+    if (agate_module_find_input(module_, array.name.c_str(), &index) != AGATE_OK) {
+      std::string names;
+      for (const auto& in : inputs_) names += (names.empty() ? "" : ", ") + in.name;
+      AGATE_THROW(kInvalidArgument) << "the inputs file has '" << array.name
+                                    << "', which is not an input of the module (inputs: " << names << ")";
+    }
+    const TensorDescription& want = inputs_[index];
+    AGATE_REQUIRE(array.dtype == want.dtype && array.shape == want.shape, kInvalidArgument)
+        << "input '" << array.name << "' is " << array.dtype << ShapeText(array.shape) << ", the module expects "
+        << want.dtype << ShapeText(want.shape);
+    DLTensor tensor;
+    std::memset(&tensor, 0, sizeof(tensor));
+    tensor.data = const_cast<uint8_t*>(array.data.data());
+    tensor.device = DLDevice{kDLCPU, 0};
+    tensor.ndim = static_cast<int32_t>(array.shape.size());
+    tensor.dtype = ToDLPack(array.dtype);
+    tensor.shape = const_cast<int64_t*>(array.shape.data());
+    Check(agate_executor_set_input(executor_, index, &tensor), "input '" + array.name + "'");
+    bound.insert(array.name);
+  }
+  for (const TensorDescription& in : inputs_) {
+    AGATE_REQUIRE(bound.count(in.name), kInvalidArgument)
+        << "input '" << in.name << "' (" << in.dtype << ShapeText(in.shape) << ") is missing from the inputs";
+  }
+}
+
+void ModuleRunner::Run() { Check(agate_executor_run(executor_), "run failed"); }
+
+std::vector<npz::Array> ModuleRunner::Outputs() const {
+  std::vector<npz::Array> out;
+  for (uint32_t i = 0; i < outputs_.size(); ++i) {
+    DLTensor tensor;
+    Check(agate_executor_get_output(executor_, i, &tensor), "output '" + outputs_[i].name + "'");
+    npz::Array array{outputs_[i].name, outputs_[i].dtype, outputs_[i].shape, {}};
+    const uint8_t* bytes = static_cast<const uint8_t*>(tensor.data) + tensor.byte_offset;
+    array.data.assign(bytes, bytes + array.num_elements() * array.dtype.element_bytes());
+    out.push_back(std::move(array));
+  }
+  return out;
+}
+
+std::vector<npz::Array> ModuleRunner::RandomInputs(uint64_t seed) const {
+  std::mt19937_64 rng(seed);
+  std::vector<npz::Array> arrays;
+  for (const TensorDescription& in : inputs_) {
+    npz::Array array{in.name, in.dtype, in.shape, {}};
+    int64_t n = array.num_elements();
+    array.data.resize(n * in.dtype.element_bytes());
+    if (in.dtype == ir::DType::Float(32)) {
+      std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+      float* p = reinterpret_cast<float*>(array.data.data());
+      for (int64_t i = 0; i < n; ++i) p[i] = dist(rng);
+    } else {
+      // Integers and booleans: small non-negative values valid as indices and flags.
+      for (int64_t i = 0; i < n; ++i) array.data[i * in.dtype.element_bytes()] = static_cast<uint8_t>(rng() % 2);
+    }
+    arrays.push_back(std::move(array));
+  }
+  return arrays;
+}
+
+}  // namespace cli
+}  // namespace agate

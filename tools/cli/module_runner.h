@@ -1,0 +1,61 @@
+// The command line's use of the minimal runtime: load a module file through the C ABI
+// (agate/runtime.h), bind .npz arrays to its inputs, run, read outputs back as arrays.
+//
+// Why through the C ABI and not the runtime's C++ internals: `agate run` and `agate demo`
+// must exercise exactly what users link, so what works here works for them.
+#ifndef AGATE_TOOLS_CLI_MODULE_RUNNER_H_
+#define AGATE_TOOLS_CLI_MODULE_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/npz/npz.h"
+
+struct agate_module;
+struct agate_executor;
+
+namespace agate {
+namespace cli {
+
+struct TensorDescription {
+  std::string name;
+  ir::DType dtype;
+  std::vector<int64_t> shape;
+};
+
+class ModuleRunner {
+ public:
+  // Loads and verifies the module (mmap, zero-copy constants). Throws agate::Error with the
+  // runtime's status and message.
+  ModuleRunner(const std::string& path, int num_threads);
+  ~ModuleRunner();
+  ModuleRunner(const ModuleRunner&) = delete;
+  ModuleRunner& operator=(const ModuleRunner&) = delete;
+
+  const std::vector<TensorDescription>& inputs() const { return inputs_; }
+  const std::vector<TensorDescription>& outputs() const { return outputs_; }
+  std::string target() const;
+  uint64_t arena_bytes() const;
+
+  // Binds arrays to inputs by name. Every input must be given once, with its exact dtype
+  // and shape; an unknown name, a missing input or a mismatch is kInvalidArgument naming it.
+  // The arrays are borrowed until the last Run() that uses them.
+  void BindInputs(const std::vector<npz::Array>& arrays);
+  void Run();
+  std::vector<npz::Array> Outputs() const;
+
+  // Random inputs of the right shapes and dtypes (uniform [0, 1) for floats), deterministic in `seed`.
+  std::vector<npz::Array> RandomInputs(uint64_t seed) const;
+
+ private:
+  agate_module* module_ = nullptr;
+  agate_executor* executor_ = nullptr;
+  std::vector<TensorDescription> inputs_;
+  std::vector<TensorDescription> outputs_;
+};
+
+}  // namespace cli
+}  // namespace agate
+
+#endif  // AGATE_TOOLS_CLI_MODULE_RUNNER_H_
