@@ -93,7 +93,7 @@ TEST(Conv2dTest, BlockedLayoutConvs) {
     for (size_t i = 0; i < cases.size(); ++i) {
       Graph g = graph::TransformLayout(ConvGraph(cases[i]), block);
       bool blocked = false;
-      for (const graph::Node& n : g.nodes) blocked |= n.op == "Conv" && n.attrs.Has("layout");
+      for (const graph::Node& n : g.nodes) blocked |= n.op == "Conv" && n.attrs.Has("data_layout");
       ASSERT_TRUE(blocked) << "the layout pass did not block case " << i;
       EXPECT_TRUE(CheckAgainstReference(g)) << "case " << i << " block " << block;
     }
@@ -201,7 +201,7 @@ TEST(Conv2dTest, BlockedDepthwise) {
     g.AddConstant("b", RandomTensor({32}, 6));
     Add(&g, "LayoutTransform", "to", {"x"}, {"xb"}, {{"src_layout", Attribute("NCHW")}, {"dst_layout", Attribute("NCHW16c")}});
     Add(&g, "Conv", "dw", {"xb", "w", "b"}, {"c"},
-        {{"group", Attribute(int64_t{32})}, {"layout", Attribute("NCHW16c")}, {"strides", Attribute(Ints{stride == 3 ? 1 : stride, stride == 3 ? 1 : stride})},
+        {{"group", Attribute(int64_t{32})}, {"data_layout", Attribute("NCHW16c")}, {"strides", Attribute(Ints{stride == 3 ? 1 : stride, stride == 3 ? 1 : stride})},
          {"pads", Attribute(Ints{1, 1, 1, 1})}});
     Add(&g, "Relu", "relu", {"c"}, {"r"});
     Add(&g, "LayoutTransform", "from", {"r"}, {"y"}, {{"src_layout", Attribute("NCHW16c")}, {"dst_layout", Attribute("NCHW")}});

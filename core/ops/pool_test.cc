@@ -63,7 +63,7 @@ TEST(PoolTest, BlockedPoolsAfterConv) {
   Add(&g, "GlobalAveragePool", "gap", {"a"}, {"y"});
   Graph blocked = graph::TransformLayout(Finish(g, {"y"}), 8);
   int blocked_pools = 0;
-  for (const graph::Node& n : blocked.nodes) blocked_pools += n.op.find("Pool") != std::string::npos && n.attrs.Has("layout");
+  for (const graph::Node& n : blocked.nodes) blocked_pools += n.op.find("Pool") != std::string::npos && n.attrs.Has("data_layout");
   EXPECT_EQ(blocked_pools, 3);
   EXPECT_TRUE(CheckAgainstReference(blocked));
 }

@@ -9,7 +9,7 @@ namespace ops {
 using te::Expr;
 
 int64_t LayoutBlock(const graph::Node& node) {
-  std::string layout = node.attrs.GetString("layout", "NCHW");
+  std::string layout = node.attrs.GetString("data_layout", "NCHW");
   if (layout == "NCHW") return 0;
   AGATE_REQUIRE(layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c', kUnsupported)
       << node.Describe() << ": layout '" << layout << "'";

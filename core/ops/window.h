@@ -18,7 +18,7 @@
 namespace agate {
 namespace ops {
 
-// Channel block of the node's "layout" attribute: 0 for NCHW, c for NCHW<c>c.
+// Channel block of the node's "data_layout" attribute: 0 for NCHW, c for NCHW<c>c.
 int64_t LayoutBlock(const graph::Node& node);
 
 // x read at `index` (physical rank of x) where the spatial axes [first_spatial,

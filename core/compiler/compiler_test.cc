@@ -1,0 +1,185 @@
+// End to end through every layer: ONNX ModelProto -> compiler -> module bytes -> the minimal
+// runtime's C ABI -> outputs, compared with the graph reference interpreter, for every fusion
+// policy. Also the driver's compile-time refusals.
+#include "core/compiler/compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "agate/runtime.h"
+#include "core/graph/reference/interpreter.h"
+#include "core/support/error.h"
+#include "frontends/onnx/importer.h"
+#include "frontends/onnx/model_builder.h"
+
+namespace agate {
+namespace compiler {
+namespace {
+
+using graph::Graph;
+using graph::Tensor;
+using onnx_frontend::ModelBuilder;
+
+constexpr int kFloat = 1;  // onnx::TensorProto::FLOAT
+
+Tensor RandomTensor(const graph::Shape& shape, uint32_t seed, double scale = 1.0) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-scale, scale);
+  std::vector<double> values(graph::NumElements(shape));
+  for (double& v : values) v = dist(rng);
+  return Tensor::FromDoubles(graph::DType::Float(32), shape, values);
+}
+
+// conv -> batchnorm -> relu -> (+ residual) -> relu -> global pool -> gemm -> softmax.
+Graph ResidualBlockModel() {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {1, 8, 12, 12});
+  b.Initializer("w", RandomTensor({8, 8, 3, 3}, 1, 0.2));
+  b.Initializer("scale", RandomTensor({8}, 2));
+  b.Initializer("shift", RandomTensor({8}, 3));
+  b.Initializer("mean", RandomTensor({8}, 4, 0.1));
+  b.Initializer("var", Tensor::FromDoubles(graph::DType::Float(32), {8}, std::vector<double>(8, 0.9)));
+  b.Initializer("fc_w", RandomTensor({5, 8}, 5));
+  b.Initializer("fc_b", RandomTensor({5}, 6));
+  b.Node("Conv", {"x", "w"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+  b.Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"bn"}, {}, "bn");
+  b.Node("Relu", {"bn"}, {"r1"}, {}, "relu1");
+  b.Node("Add", {"r1", "x"}, {"sum"}, {}, "add");
+  b.Node("Relu", {"sum"}, {"r2"}, {}, "relu2");
+  b.Node("GlobalAveragePool", {"r2"}, {"pool"}, {}, "pool");
+  b.Node("Flatten", {"pool"}, {"flat"}, {}, "flatten");
+  b.Node("Gemm", {"flat", "fc_w", "fc_b"}, {"logits"}, {{"transB", int64_t{1}}}, "fc");
+  b.Node("Softmax", {"logits"}, {"probs"}, {}, "softmax");
+  b.Output("probs", kFloat, {1, 5}, true);
+  b.Output("r2", kFloat, {1, 8, 12, 12}, true);
+  return onnx_frontend::ImportOnnxModel(b.Build());
+}
+
+std::string RuntimeError() { return agate_last_error_message(); }
+
+// Loads `module` through the public C ABI, runs it on `inputs`, returns the outputs by name.
+std::map<std::string, std::vector<float>> RunModule(const std::vector<uint8_t>& module,
+                                                    const std::map<std::string, Tensor>& inputs) {
+  agate_module_t* m = nullptr;
+  EXPECT_EQ(agate_module_load_from_memory(module.data(), module.size(), nullptr, &m), AGATE_OK) << RuntimeError();
+  agate_executor_t* e = nullptr;
+  EXPECT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  for (const auto& [name, tensor] : inputs) {
+    uint32_t index = 0;
+    EXPECT_EQ(agate_module_find_input(m, name.c_str(), &index), AGATE_OK) << RuntimeError();
+    std::vector<int64_t> shape = tensor.shape();
+    DLTensor dl;
+    std::memset(&dl, 0, sizeof(dl));
+    dl.data = const_cast<void*>(tensor.raw_data());
+    dl.device = DLDevice{kDLCPU, 0};
+    dl.ndim = static_cast<int32_t>(shape.size());
+    dl.dtype = DLDataType{kDLFloat, 32, 1};
+    dl.shape = shape.data();
+    EXPECT_EQ(agate_executor_set_input(e, index, &dl), AGATE_OK) << RuntimeError();
+  }
+  EXPECT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
+  std::map<std::string, std::vector<float>> outputs;
+  uint32_t count = 0;
+  agate_module_num_outputs(m, &count);
+  for (uint32_t i = 0; i < count; ++i) {
+    agate_tensor_info info;
+    agate_module_output_info(m, i, &info);
+    DLTensor out;
+    EXPECT_EQ(agate_executor_get_output(e, i, &out), AGATE_OK) << RuntimeError();
+    const float* data = static_cast<const float*>(out.data);
+    outputs[info.name].assign(data, data + info.bytes / sizeof(float));
+  }
+  agate_executor_free(e);
+  agate_module_free(m);
+  return outputs;
+}
+
+void ExpectClose(const std::vector<float>& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.size(), static_cast<size_t>(want.numel())) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double w = want.GetDouble(static_cast<int64_t>(i));
+    ASSERT_NEAR(got[i], w, 1e-4 + 1e-4 * std::fabs(w)) << what << " element " << i;
+  }
+}
+
+class CompilerPolicyTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CompilerPolicyTest, ModuleMatchesReferenceThroughTheRuntime) {
+  Graph model = ResidualBlockModel();
+  std::map<std::string, Tensor> inputs = {{"x", RandomTensor({1, 8, 12, 12}, 42)}};
+  std::map<std::string, Tensor> reference = graph::reference::Interpret(model, inputs);
+
+  CompileOptions options;
+  options.fusion = fusion::ParseFusionPolicy(GetParam());
+  CompileResult result = CompileGraph(model, options);
+  EXPECT_FALSE(result.module.empty());
+  EXPECT_EQ(result.spec.plan.size(), result.kernels.size());
+  EXPECT_NE(result.Summary().find("kernels:"), std::string::npos);
+
+  std::map<std::string, std::vector<float>> outputs = RunModule(result.module, inputs);
+  ExpectClose(outputs.at("probs"), reference.at("probs"), std::string("probs, fusion ") + GetParam());
+  ExpectClose(outputs.at("r2"), reference.at("r2"), std::string("r2, fusion ") + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPolicies, CompilerPolicyTest, ::testing::Values("rule", "none", "all"));
+
+TEST(CompilerTest, FusionPoliciesGiveTheExpectedKernelCounts) {
+  Graph model = ResidualBlockModel();
+  auto kernels = [&](const char* policy) {
+    CompileOptions options;
+    options.fusion = fusion::ParseFusionPolicy(policy);
+    return CompileGraph(model, options).kernels.size();
+  };
+  size_t none = kernels("none"), rule = kernels("rule"), all = kernels("all");
+  // Batch norm folds into the conv before fusion: 8 operators remain.
+  EXPECT_EQ(none, 8u);
+  EXPECT_LT(rule, none);
+  EXPECT_LE(all, rule);
+}
+
+TEST(CompilerTest, BadTargetIsAClearError) {
+  CompileOptions options;
+  options.target = "llvm -mcpu=not-a-cpu -bogus";
+  try {
+    CompileGraph(ResidualBlockModel(), options);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+  }
+}
+
+TEST(CompilerTest, MicrocontrollerTargetsGetFirmwareKernels) {
+  CompileOptions options;
+  options.target = "c -mcpu=cortex-m4";
+  CompileResult result = CompileGraph(ResidualBlockModel(), options);
+  EXPECT_EQ(result.spec.target_kind, serialize::TargetKind::kMicro);
+  EXPECT_TRUE(result.spec.host_object.empty());
+  EXPECT_EQ(result.firmware_kernels_suffix, ".c");
+  for (const KernelSummary& k : result.kernels) {
+    EXPECT_NE(result.firmware_kernels.find(k.name + "("), std::string::npos) << k.name;
+  }
+}
+
+TEST(CompilerTest, OutputThatIsAConstantIsRefusedAtCompileTime) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2});
+  b.Initializer("c", RandomTensor({2}, 1));
+  b.Node("Identity", {"c"}, {"y"}, {}, "id");
+  b.Node("Relu", {"x"}, {"z"}, {}, "relu");
+  b.Output("y", kFloat, {2}, true);
+  b.Output("z", kFloat, {2}, true);
+  try {
+    CompileGraph(onnx_frontend::ImportOnnxModel(b.Build()), CompileOptions());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    EXPECT_NE(e.message().find("'y'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace compiler
+}  // namespace agate

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The command line as a user meets it: compile, run, inspect on the bundled model, and every
+# kind of bad input giving a one-line error, the right exit code, and no partial output file.
+# Prints one "ok"/"FAIL" line per check; exits non-zero if any failed.
+set -u
+AGATE="$1"
+MODEL="$2"
+STEM="${MODEL%.onnx}"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+check() {  # check NAME EXPECTED_RC COMMAND...
+  local name="$1" want="$2"
+  shift 2
+  "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    echo "ok   $name"
+  else
+    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/     /' "$TMP/out.txt" "$TMP/err.txt" | head -20
+    failures=$((failures + 1))
+  fi
+}
+expect_in() {  # expect_in NAME FILE TEXT
+  if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
+}
+
+check "compile the demo model" 0 "$AGATE" compile "$MODEL" -o "$TMP/demo.agm" --fusion rule
+expect_in "compile prints the kernels" "$TMP/out.txt" "kernels:"
+check "run with the reference inputs" 0 "$AGATE" run "$TMP/demo.agm" --inputs "$STEM.inputs.npz" --outputs "$TMP/out.npz" --print-time --repeat 3
+expect_in "run prints tvmc-style timing" "$TMP/out.txt" "median (ms)"
+check "run --json" 0 "$AGATE" run "$TMP/demo.agm" --json --repeat 2 --number 2
+expect_in "json line" "$TMP/out.txt" '"median_ms"'
+check "run with random inputs" 0 "$AGATE" run "$TMP/demo.agm" --seed 3
+check "inspect the module" 0 "$AGATE" inspect "$TMP/demo.agm"
+expect_in "inspect lists the plan" "$TMP/out.txt" "kernel calls"
+check "inspect the model with --dot" 0 "$AGATE" inspect "$MODEL" --dot "$TMP/g.dot"
+expect_in "dot file is Graphviz" "$TMP/g.dot" "digraph"
+check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
+[ -s "$TMP/micro.agm.kernels.c" ] && echo "ok   firmware kernels written" || { echo "FAIL no firmware kernels"; failures=$((failures + 1)); }
+
+# Bad input: exit 1, one error line, no partial file, an existing file untouched.
+printf 'not a model' > "$TMP/bad.onnx"
+cp "$TMP/demo.agm" "$TMP/keep.agm"
+check "malformed model is exit 1" 1 "$AGATE" compile "$TMP/bad.onnx" -o "$TMP/keep.agm"
+expect_in "malformed model is named" "$TMP/err.txt" "bad.onnx"
+cmp -s "$TMP/demo.agm" "$TMP/keep.agm" && echo "ok   existing module untouched" || { echo "FAIL existing module changed"; failures=$((failures + 1)); }
+head -c 1000 "$MODEL" > "$TMP/truncated.onnx"
+check "truncated model is exit 1" 1 "$AGATE" compile "$TMP/truncated.onnx" -o "$TMP/t.agm"
+[ ! -e "$TMP/t.agm" ] && ls "$TMP" | grep -q "t.agm.tmp" && { echo "FAIL temporary left"; failures=$((failures + 1)); } || echo "ok   no partial file"
+check "bad target is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "llvm -mtriple=nonsense-arch"
+check "unknown flag is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --bogus
+check "bad fusion value is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --fusion sideways
+check "unknown command is exit 2" 2 "$AGATE" frobnicate
+head -c 2000 "$TMP/demo.agm" > "$TMP/cut.agm"
+check "truncated module is exit 1" 1 "$AGATE" run "$TMP/cut.agm"
+expect_in "truncated module is named" "$TMP/err.txt" "cut.agm"
+"$AGATE" version >/dev/null && echo "ok   version" || { echo "FAIL version"; failures=$((failures + 1)); }
+/usr/bin/python3 - "$TMP" <<'PY' || failures=$((failures + 1))
+import sys, numpy as np
+d = sys.argv[1]
+np.savez(d + "/wrong_name.npz", nope=np.zeros((1, 3, 32, 32), np.float32))
+np.savez(d + "/wrong_shape.npz", input=np.zeros((1, 3, 16, 16), np.float32))
+np.savez(d + "/wrong_dtype.npz", input=np.zeros((1, 3, 32, 32), np.float64))
+PY
+check "wrong input name is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TMP/wrong_name.npz"
+expect_in "wrong input name is named" "$TMP/err.txt" "nope"
+check "wrong input shape is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TMP/wrong_shape.npz"
+expect_in "wrong shape is described" "$TMP/err.txt" "expects"
+check "wrong input dtype is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TMP/wrong_dtype.npz"
+check "missing module is exit 2" 2 "$AGATE" run "$TMP/none.agm"
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
