@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/support/error.h"
+#include "core/support/file.h"
 
 namespace agate {
 namespace onnx_frontend {
@@ -47,12 +48,8 @@ int OnnxFromDType(DType dtype) {
 }
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  AGATE_REQUIRE(file.good(), kIo) << "cannot open '" << path << "'";
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  AGATE_REQUIRE(!file.bad(), kIo) << "cannot read '" << path << "'";
-  return bytes.str();
+  std::vector<uint8_t> bytes = agate::ReadFile(path);  // kNotFound / kIo naming the path
+  return std::string(bytes.begin(), bytes.end());
 }
 
 namespace {

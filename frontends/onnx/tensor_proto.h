@@ -33,7 +33,7 @@ onnx::TensorProto TensorToProto(const graph::Tensor& tensor, const std::string& 
 graph::Tensor LoadTensorFile(const std::string& path);
 
 // Reads a whole file; throws kIo naming the path.
-std::string ReadFile(const std::string& path);
+std::string ReadFile(const std::string& path);  // core/support/file.h ReadFile, as a string
 
 }  // namespace onnx_frontend
 }  // namespace agate

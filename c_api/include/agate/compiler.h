@@ -8,10 +8,10 @@
  * what. Compiler errors (agate::Error) are caught at this boundary and become
  * their StatusCode, which equals the agate_status_t value.
  *
- * IMPLEMENTATION STATUS: this header is the agreed contract only. Its
- * implementation needs the compiler (graph IR, scheduling, code generation) and
- * is wired by the compiler side of the project (libagate_compiler.so); the
- * runtime library (libagate_runtime.so) does not export these functions.
+ * Implemented by libagate_compiler.so (c_api/compiler/compiler_c_api.cc over
+ * core/compiler); options: "target", "fusion" (rule, none, all), "opt_level" (0-3),
+ * "input_shape" ("name:1x3x224x224,..."). The runtime library (libagate_runtime.so)
+ * does not export these functions: a deployed app links only the runtime.
  *
  * C99.
  */
