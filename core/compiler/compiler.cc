@@ -114,16 +114,38 @@ void RelaxCallerBufferAlignment(ir::LoweredFunc* func, size_t param) {
 
 std::string NodeLabel(const graph::Node& node) { return node.name + " (" + node.op + ")"; }
 
-// Every graph output must be written by some kernel; the runtime has no other way to fill it.
-void RequireOutputsProduced(const graph::Graph& graph) {
+// Every graph output must be written by some kernel: the runtime has no other way to fill it.
+// An output that constant folding turned into a constant (a model that computes a fixed tensor,
+// or a shape) gets a copy kernel from a module constant; an output that is a model input passed
+// straight through is refused, since the runtime's inputs and outputs are distinct tensors.
+void EnsureOutputsProduced(graph::Graph* graph) {
   std::set<std::string> produced;
-  for (const graph::FusedGroup& group : graph.groups)
+  for (const graph::FusedGroup& group : graph->groups)
     for (const std::string& out : group.outputs) produced.insert(out);
-  for (const std::string& out : graph.outputs) {
+  for (const std::string& out : graph->outputs) {
     if (produced.count(out)) continue;
-    const char* what = graph.IsConstant(out) ? "a constant (the whole model folds away)" : "a model input passed through";
-    AGATE_THROW(kUnsupported) << "model output '" << out << "' is " << what
-                              << "; agate compiles models whose outputs are computed by at least one operator";
+    AGATE_REQUIRE(graph->IsConstant(out), kUnsupported)
+        << "model output '" << out << "' is the model input of the same name passed through unchanged; "
+        << "agate compiles models whose outputs are computed by at least one operator";
+    AGATE_REQUIRE(graph->ConstantOf(out).numel() > 0, kUnsupported)
+        << "model output '" << out << "' is an empty constant (shape " << graph->TypeOf(out).ToString()
+        << "); agate modules have no zero-element outputs";
+    std::string source = graph->FreshName(out + "_constant");
+    graph->AddConstant(source, graph->ConstantOf(out));
+    graph->constants.erase(out);
+    graph::Node copy;
+    copy.name = graph->FreshName(out + "_copy");
+    copy.op = "Identity";
+    copy.inputs = {source};
+    copy.outputs = {out};
+    graph->AddNode(copy);
+    graph::FusedGroup group;
+    group.nodes = {static_cast<int>(graph->nodes.size() - 1)};
+    group.kind = graph::OpKind::kElemWise;
+    group.inputs = {source};
+    group.outputs = {out};
+    graph->groups.push_back(std::move(group));
+    produced.insert(out);
   }
 }
 
@@ -176,8 +198,8 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   result.graph = passes.Run(input_graph);
   result.pass_timing_report = passes.TimingReport();
   result.timings.push_back({"graph passes", MsSince(t0)});
+  EnsureOutputsProduced(&result.graph);
   const graph::Graph& graph = result.graph;
-  RequireOutputsProduced(graph);
 
   // One kernel per fused group.
   t0 = Clock::now();

@@ -5,8 +5,9 @@
 //
 // --list adds every failed and unsupported case with its reason.
 //
-// Executes with the graph pipeline and the reference interpreter (the compiled
-// path will replace the executor once kernels exist); the report says which.
+// --compiled compiles every case to a module and runs it in the minimal runtime (what a
+// user's model goes through); without it, the graph pipeline and the reference interpreter.
+// The report says which.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,21 +16,23 @@
 #include "core/graph/reference/interpreter.h"
 #include "core/support/error.h"
 #include "core/graph/passes/pipeline.h"
+#include "tests/onnx_conformance/compiled_executor.h"
 #include "tests/onnx_conformance/conformance.h"
 
 int main(int argc, char** argv) {
   std::string suite = "/usr/share/libonnx-testdata/data/node";
-  bool expanded = false, list = false;
+  bool expanded = false, list = false, compiled = false;
   std::string fusion = "rule";
   int layout_block = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--suite") && i + 1 < argc) suite = argv[++i];
     else if (!std::strcmp(argv[i], "--expanded")) expanded = true;
     else if (!std::strcmp(argv[i], "--list")) list = true;
+    else if (!std::strcmp(argv[i], "--compiled")) compiled = true;
     else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
     else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
       return 2;
     }
   }
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
       return agate::graph::BuildPipeline(options).Run(g);
     };
     executor.run = agate::graph::reference::Interpret;
+    if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
     std::vector<agate::conformance::CaseResult> results;
     for (const std::string& dir : agate::conformance::ListCases(suite, expanded))
       results.push_back(agate::conformance::RunCase(dir, executor));

@@ -699,6 +699,11 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     if (from.is_bool()) {
       return to.is_float() ? builder_.CreateUIToFP(v, type) : builder_.CreateZExt(v, type);
     }
+    if (from.is_float() && from.bits() == 64 && to.is_float() && to.bits() == 16) {
+      // x86 has no f64->f16 instruction and LLVM 14 would call __truncdfhf2, whose libgcc and
+      // compiler-rt versions disagree on the return register; go through float32 (F16C).
+      return CastValue(CastValue(v, from, DType::Float(32, lanes)), DType::Float(32, lanes), to);
+    }
     if (from.is_float() && to.is_float()) return builder_.CreateFPCast(v, type);
     if (from.is_float()) return to.is_uint() ? builder_.CreateFPToUI(v, type) : builder_.CreateFPToSI(v, type);
     if (to.is_float()) return from.is_uint() ? builder_.CreateUIToFP(v, type) : builder_.CreateSIToFP(v, type);
