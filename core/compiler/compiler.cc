@@ -194,6 +194,11 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   graph::PipelineOptions pipeline;
   pipeline.fusion = options.opt_level == 0 ? fusion::FusionPolicy::kNone : options.fusion;
   pipeline.dump_dir = options.dump_ir_dir;
+  // Blocked NCHW{c}c layout, c = the target's float32 SIMD lanes, so convolution kernels load and
+  // store whole vectors of channels (TVM's NCHWc for CPUs). Microcontroller targets keep NCHW.
+  int lanes = target.NativeLanes(ir::DType::Float(32));
+  bool has_os = target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
+  if (options.opt_level >= 2 && has_os && lanes >= 4) pipeline.layout_block = lanes;
   graph::PassManager passes = graph::BuildPipeline(pipeline);
   result.graph = passes.Run(input_graph);
   result.pass_timing_report = passes.TimingReport();
@@ -216,7 +221,6 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   // The module: signature, constants, plan.
   serialize::ModuleSpec& spec = result.spec;
   spec.target = target.ToString();
-  bool has_os = target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
   spec.target_kind = has_os ? serialize::TargetKind::kHostCpu : serialize::TargetKind::kMicro;
   for (const std::string& in : graph.inputs) spec.inputs.push_back(TensorSpecOf(graph, in));
   for (const std::string& out : graph.outputs) spec.outputs.push_back(TensorSpecOf(graph, out));
