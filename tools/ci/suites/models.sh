@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end models: torchvision models exported to ONNX with PyTorch's outputs (tools/zoo),
 # compiled with ./agate for the host under every fusion policy, run in the minimal runtime,
-# and compared with PyTorch (rtol 1e-4, atol 1e-4). ResNet-18 always; the four seed models
-# (ResNet-50, VGG-16, Inception-v3, MobileNetV2) when AGATE_SEED_MODELS=1.
+# and compared with PyTorch: |agate - pytorch| <= 1e-4 * (1 + |pytorch|) scaled by the output's
+# magnitude (atol = 1e-4 * max(1, max|pytorch|)): untrained networks reach logits of 1e3 (ResNet-50)
+# to 1e13 (Inception-v3), where fp32 sums in another order differ by more than an absolute 1e-4.
+# ResNet-18 and the four seed models (ResNet-50, VGG-16, Inception-v3, MobileNetV2);
+# AGATE_SEED_MODELS=0 keeps ResNet-18 only.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -11,7 +14,7 @@ ZOO="${AGATE_ZOO:-$HOME/.cache/agate/zoo}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 models=(resnet18)
-[ "${AGATE_SEED_MODELS:-0}" = 1 ] && models+=(resnet50 vgg16 inception_v3 mobilenet_v2)
+[ "${AGATE_SEED_MODELS:-1}" = 1 ] && models+=(resnet50 vgg16 inception_v3 mobilenet_v2)
 passed=0
 failed=0
 
@@ -39,9 +42,11 @@ got, want = np.load(sys.argv[1]), np.load(sys.argv[2])
 ok = True
 for key in want.files:
     diff = float(np.abs(got[key] - want[key]).max())
-    close = np.allclose(got[key], want[key], rtol=1e-4, atol=1e-4)
+    scale = max(1.0, float(np.abs(want[key]).max()))
+    close = np.allclose(got[key], want[key], rtol=1e-4, atol=1e-4 * scale)
     ok = ok and close
-    print(f"{'ok  ' if close else 'FAIL'} {sys.argv[3]}: {key} max |diff| {diff:.2e}, median {sys.argv[4]} ms")
+    print(f"{'ok  ' if close else 'FAIL'} {sys.argv[3]}: {key} max |diff| {diff:.2e} (max |pytorch| {scale:.2e}), "
+          f"median {sys.argv[4]} ms")
 sys.exit(0 if ok else 1)
 PY
     then passed=$((passed + 1)); else failed=$((failed + 1)); fi
