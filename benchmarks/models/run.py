@@ -29,6 +29,7 @@ def main():
     p.add_argument("--models", nargs="+", default=["resnet50", "vgg16", "inception_v3", "mobilenet_v2"])
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--fusion", nargs="+", default=["none", "rule", "all"], choices=["none", "rule", "all"])
     p.add_argument("--no-ort", action="store_true")
     a = p.parse_args()
     run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), *a.models])
@@ -38,7 +39,7 @@ def main():
     for model in a.models:
         onnx = os.path.join(ZOO, model + ".onnx")
         agate = {}
-        for fusion in ("none", "rule", "all"):
+        for fusion in a.fusion:
             out = os.path.join("/tmp", f"agate-bench-{model}-{fusion}.agm")
             summary = run([AGATE, "compile", onnx, "-o", out, "--fusion", fusion])
             line = [l for l in summary.splitlines() if l.startswith("compile time")][0]
@@ -62,12 +63,12 @@ def main():
             eager = torch[("pytorch_eager", t)]
             cells = [model, str(t), f"{eager:.1f}", f"{torch[('pytorch_torchscript_frozen', t)]:.1f}",
                      f"{ort[t]:.1f}" if t in ort else "-"]
-            for fusion in ("none", "rule", "all"):
+            for fusion in a.fusion:
                 ms = agate[(fusion, t)]
                 cells.append(f"{ms:.1f} ({eager / ms:.2f}x)")
             rows.append(cells)
-    header = ["model", "threads", "PyTorch eager ms", "TorchScript frozen ms", "ONNX Runtime ms",
-              "agate none ms (vs eager)", "agate rule ms (vs eager)", "agate all ms (vs eager)"]
+    header = ["model", "threads", "PyTorch eager ms", "TorchScript frozen ms", "ONNX Runtime ms"] + [
+        f"agate {f} ms (vs eager)" for f in a.fusion]
     print("| " + " | ".join(header) + " |")
     print("|" + " --- |" * len(header))
     for r in rows:
