@@ -66,5 +66,20 @@ std::string UnsupportedReason(const Node& node) {
   return "";
 }
 
+OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
+          InferFn infer, std::vector<StaticOperand> static_operands) {
+  OpDef def;
+  def.op = op;
+  def.kind = kind;
+  def.min_inputs = min_inputs;
+  def.max_inputs = max_inputs;
+  def.attributes = std::move(attrs);
+  def.infer = std::move(infer);
+  def.static_operands = std::move(static_operands);
+  return def;
+}
+
+std::string Where(const InferContext& ctx) { return ctx.node().Describe(); }
+
 }  // namespace graph
 }  // namespace agate

@@ -72,6 +72,13 @@ struct OpDef {
   std::function<OpKind(const Node&)> node_kind;
 };
 
+// An OpDef from its parts: the op tables in ops_*.cc register one line per operator.
+OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
+          InferFn infer, std::vector<StaticOperand> static_operands = {});
+
+// "node 'name' (Op)": how shape rules name the node in their errors.
+std::string Where(const InferContext& ctx);
+
 // The fusion kind of a node: its OpDef's kind (or node_kind), kOpaque for unknown operators.
 OpKind KindOf(const Node& node);
 

@@ -43,18 +43,6 @@ InferFn SameDTypeBroadcasting(bool bool_result, int first_checked = 0) {
   };
 }
 
-OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
-          InferFn infer) {
-  OpDef def;
-  def.op = op;
-  def.kind = kind;
-  def.min_inputs = min_inputs;
-  def.max_inputs = max_inputs;
-  def.attributes = std::move(attrs);
-  def.infer = std::move(infer);
-  return def;
-}
-
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry* r) {

@@ -12,20 +12,6 @@ namespace {
 
 using Types = std::vector<TensorType>;
 
-OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
-          InferFn infer) {
-  OpDef def;
-  def.op = op;
-  def.kind = kind;
-  def.min_inputs = min_inputs;
-  def.max_inputs = max_inputs;
-  def.attributes = std::move(attrs);
-  def.infer = std::move(infer);
-  return def;
-}
-
-std::string Where(const InferContext& ctx) { return ctx.node().Describe(); }
-
 void RequireFloat(const InferContext& ctx, int input) {
   AGATE_REQUIRE(ctx.input(input).dtype.is_float(), kUnsupported)
       << Where(ctx) << ": input " << input << " is " << ctx.input(input).dtype << " (only floating point is supported)";

@@ -16,21 +16,6 @@ namespace {
 
 using Types = std::vector<TensorType>;
 
-OpDef Def(const std::string& op, OpKind kind, int min_inputs, int max_inputs, std::vector<std::string> attrs,
-          InferFn infer, std::vector<StaticOperand> static_operands = {}) {
-  OpDef def;
-  def.op = op;
-  def.kind = kind;
-  def.min_inputs = min_inputs;
-  def.max_inputs = max_inputs;
-  def.attributes = std::move(attrs);
-  def.infer = std::move(infer);
-  def.static_operands = std::move(static_operands);
-  return def;
-}
-
-std::string Where(const InferContext& ctx) { return ctx.node().Describe(); }
-
 Types ReshapeInfer(const InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   std::vector<int64_t> target = ctx.attrs().GetInts("shape");
