@@ -292,20 +292,13 @@ int Main(int argc, char** argv) {
     graph::Tensor w = RandomTensor({l.oc, l.c / l.group, l.k, l.k}, 2);
     graph::Tensor b = RandomTensor({l.oc}, 3);
     std::vector<std::unique_ptr<AgateConv>> variants;
-    // codegen::DynamicLibrary::Load dlopens "/proc/self/fd/N" and closes N, so a second
-    // library loaded while the first is alive gets the same path and dlopen hands back
-    // the first one. Holding a spare descriptor after each load keeps the paths distinct.
-    std::vector<int> spare_fds;
-    auto hold_fd = [&] { spare_fds.push_back(open("/dev/null", O_RDONLY)); };
     for (int oc : oc_variants) {
       ops::LowerGroupOptions options;
       options.conv_oc_block = oc;
       variants.push_back(BuildAgate(l, x, w, b, options, false, l.name + "_v" + std::to_string(variants.size())));
-      hold_fd();
     }
     if (l.group > 1 && l.c % 16 == 0) {
       variants.push_back(BuildAgate(l, x, w, b, {}, /*blocked_depthwise=*/true, l.name + "_blocked"));
-      hold_fd();
     }
     for (int threads : threads_list) {
       rt::ThreadPool pool(threads);
@@ -345,7 +338,6 @@ int Main(int argc, char** argv) {
       }
     }
     variants.clear();
-    for (int fd : spare_fds) close(fd);
   }
   table.Print();
   for (int t = 1; t <= 2; ++t) {

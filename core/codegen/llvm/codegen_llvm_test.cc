@@ -144,6 +144,27 @@ TEST(CodeGenLLVMTest, HalfAndBFloat16Conversions) {
   }
 }
 
+// Two libraries alive at once, each exporting a kernel of the same name with different code:
+// each must run its own (the loader keys loaded libraries by path, so paths must not repeat).
+TEST(CodeGenLLVMTest, LibrariesLoadedTogetherKeepTheirOwnCode) {
+  using namespace ir;  // NOLINT
+  auto fill_kernel = [](float value) {
+    Buffer y = CreateBuffer("Y", DType::Float(32), {Expr(4)});
+    Var i("i");
+    Stmt body = For::make(i, 0, 4, ForKind::kSerial, Store::make(y, Expr(value), i));
+    return LoweredFunc{"fill", {y}, body, 0};
+  };
+  std::vector<HostKernels> libraries;
+  for (float value : {1.0f, 2.0f, 3.0f}) libraries.push_back(HostKernels::Build({fill_kernel(value)}));
+  testing::TestContext context(1, 0);
+  for (int k = 0; k < 3; ++k) {
+    float out[4] = {0, 0, 0, 0};
+    void* args[1] = {out};
+    ASSERT_EQ(libraries[k].Get("fill")(args, &context.ctx), 0);
+    EXPECT_EQ(out[3], static_cast<float>(k + 1)) << "library " << k << " ran another library's code";
+  }
+}
+
 TEST(CodeGenLLVMTest, HostKernelsRefuseFeaturesTheHostLacks) {
   target::Target host = target::Target::Host();
   if (host.arch() != target::Arch::kX86_64 || host.HasFeature("avx512fp16")) {

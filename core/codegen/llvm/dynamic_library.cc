@@ -25,26 +25,33 @@ DynamicLibrary DynamicLibrary::Load(const std::string& shared_object) {
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);  // the mapping keeps the contents alive
   if (handle == nullptr) {
+    close(fd);
     const char* error = dlerror();
     AGATE_THROW(kCorrupt) << "the loader rejected the shared object: " << (error ? error : "unknown reason");
   }
-  return DynamicLibrary(handle);
+  return DynamicLibrary(handle, fd);
 }
 
-DynamicLibrary::DynamicLibrary(DynamicLibrary&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+DynamicLibrary::DynamicLibrary(DynamicLibrary&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)), fd_(std::exchange(other.fd_, -1)) {}
 
 DynamicLibrary& DynamicLibrary::operator=(DynamicLibrary&& other) noexcept {
   if (this != &other) {
-    if (handle_) dlclose(handle_);
+    Release();
     handle_ = std::exchange(other.handle_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
 }
 
-DynamicLibrary::~DynamicLibrary() {
+DynamicLibrary::~DynamicLibrary() { Release(); }
+
+void DynamicLibrary::Release() {
   if (handle_) dlclose(handle_);
+  if (fd_ >= 0) close(fd_);
+  handle_ = nullptr;
+  fd_ = -1;
 }
 
 void* DynamicLibrary::FindSymbol(const std::string& name) const {

@@ -30,8 +30,13 @@ class DynamicLibrary {
   void* FindSymbol(const std::string& name) const;
 
  private:
-  explicit DynamicLibrary(void* handle) : handle_(handle) {}
+  DynamicLibrary(void* handle, int fd) : handle_(handle), fd_(fd) {}
+  void Release();
   void* handle_ = nullptr;
+  // The memory file the library was loaded from, open for as long as the library is: glibc
+  // recognises an already-loaded library by its path, so a closed descriptor number reused by
+  // the next Load would hand back this library instead of the new one.
+  int fd_ = -1;
 };
 
 }  // namespace codegen
