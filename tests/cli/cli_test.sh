@@ -24,6 +24,9 @@ expect_in() {  # expect_in NAME FILE TEXT
   if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
 }
 
+mkdir -p "$TMP/demo"
+check "demo matches PyTorch" 0 "$AGATE" demo --model "$MODEL" --output-dir "$TMP/demo"
+expect_in "demo checks the answer" "$TMP/out.txt" "demo passed"
 check "compile the demo model" 0 "$AGATE" compile "$MODEL" -o "$TMP/demo.agm" --fusion rule
 expect_in "compile prints the kernels" "$TMP/out.txt" "kernels:"
 check "run with the reference inputs" 0 "$AGATE" run "$TMP/demo.agm" --inputs "$STEM.inputs.npz" --outputs "$TMP/out.npz" --print-time --repeat 3

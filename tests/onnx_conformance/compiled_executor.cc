@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "agate/runtime.h"
+#include "c_api/dlpack_dtype.h"
 #include "core/compiler/compiler.h"
 #include "core/support/error.h"
 
@@ -13,21 +14,6 @@ namespace {
 
 void Check(agate_status_t status, const char* what) {
   if (status != AGATE_OK) throw Error(static_cast<StatusCode>(status), std::string(what) + ": " + agate_last_error_message());
-}
-
-DLDataType ToDLPack(const ir::DType& d) {
-  DLDataType t;
-  t.bits = static_cast<uint8_t>(d.bits());
-  t.lanes = 1;
-  switch (d.code()) {
-    case ir::TypeCode::kInt: t.code = kDLInt; break;
-    case ir::TypeCode::kUInt: t.code = kDLUInt; break;
-    case ir::TypeCode::kFloat: t.code = kDLFloat; break;
-    case ir::TypeCode::kBFloat: t.code = kDLBfloat; break;
-    case ir::TypeCode::kBool: t.code = kDLUInt; break;  // the runtime spells bool uint1
-    default: AGATE_THROW(kUnsupported) << "dtype " << d << " cannot cross the runtime API";
-  }
-  return t;
 }
 
 struct ModuleDeleter {

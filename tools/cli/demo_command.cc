@@ -67,7 +67,9 @@ int RunDemo(const DemoFlags& flags) {
   ModuleRunner runner(module_path, 0);
   std::cout << "3. loaded it in the minimal runtime (target " << runner.target() << ", arena " << runner.arena_bytes()
             << " bytes)\n";
-  runner.BindInputs(npz::Load(Stem(flags.model) + ".inputs.npz"));
+  // The runtime borrows input memory until the runs that read it: keep the arrays alive.
+  std::vector<npz::Array> inputs = npz::Load(Stem(flags.model) + ".inputs.npz");
+  runner.BindInputs(inputs);
   runner.Run();
   std::vector<npz::Array> outputs = runner.Outputs();
   std::vector<npz::Array> reference = npz::Load(Stem(flags.model) + ".reference.npz");

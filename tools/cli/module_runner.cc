@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agate/runtime.h"
+#include "c_api/dlpack_dtype.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -15,32 +16,6 @@ namespace {
 void Check(agate_status_t status, const std::string& what) {
   if (status == AGATE_OK) return;
   throw Error(static_cast<StatusCode>(status), what + ": " + agate_last_error_message());
-}
-
-ir::DType FromDLPack(const DLDataType& t) {
-  switch (t.code) {
-    case kDLInt: return ir::DType::Int(t.bits, t.lanes);
-    case kDLUInt:  // DLPack 0.6 spells bool as uint1 (as TVM does)
-      return t.bits == 1 ? ir::DType::Bool(t.lanes) : ir::DType::UInt(t.bits, t.lanes);
-    case kDLFloat: return ir::DType::Float(t.bits, t.lanes);
-    case kDLBfloat: return ir::DType::BFloat16(t.lanes);
-  }
-  AGATE_THROW(kUnsupported) << "DLPack type code " << int(t.code);
-}
-
-DLDataType ToDLPack(const ir::DType& d) {
-  DLDataType t;
-  t.bits = static_cast<uint8_t>(d.bits());
-  t.lanes = static_cast<uint16_t>(d.lanes());
-  switch (d.code()) {
-    case ir::TypeCode::kInt: t.code = kDLInt; break;
-    case ir::TypeCode::kUInt: t.code = kDLUInt; break;
-    case ir::TypeCode::kFloat: t.code = kDLFloat; break;
-    case ir::TypeCode::kBFloat: t.code = kDLBfloat; break;
-    case ir::TypeCode::kBool: t.code = kDLUInt; break;  // uint1, as the runtime describes bool
-    default: AGATE_THROW(kUnsupported) << "dtype " << d << " cannot cross the runtime API";
-  }
-  return t;
 }
 
 TensorDescription Describe(const agate_tensor_info& info) {
