@@ -17,26 +17,18 @@ void RequireFloat(const InferContext& ctx, int input) {
       << Where(ctx) << ": input " << input << " is " << ctx.input(input).dtype << " (only floating point is supported)";
 }
 
-// Channels-blocked layout "NCHW<c>c" -> c, or 0 for plain NCHW.
-int64_t BlockOf(const Node& node) {
-  std::string layout = node.attrs.GetString("data_layout", "NCHW");
-  if (layout == "NCHW") return 0;
-  AGATE_REQUIRE(layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c', kUnsupported)
-      << node.Describe() << ": layout '" << layout << "'";
-  return std::stoll(layout.substr(4, layout.size() - 5));
-}
-
 // The logical NCHW shape of a possibly blocked activation.
 Shape LogicalShape(const Node& node, const Shape& shape) {
-  int64_t block = BlockOf(node);
+  int64_t block = InputLayoutBlock(node);
   if (block == 0) return shape;
   AGATE_REQUIRE(shape.size() == 5 && shape[4] == block, kInvalidArgument)
       << node.Describe() << ": " << ShapeToString(shape) << " is not in layout NCHW" << block << "c";
   return {shape[0], shape[1] * block, shape[2], shape[3]};
 }
 
+// The physical shape of a windowed op's output (OutputLayoutBlock).
 Shape PhysicalShape(const Node& node, const Shape& logical) {
-  int64_t block = BlockOf(node);
+  int64_t block = OutputLayoutBlock(node);
   if (block == 0) return logical;
   AGATE_REQUIRE(logical[1] % block == 0, kInvalidArgument)
       << node.Describe() << ": " << logical[1] << " channels are not a multiple of the block " << block;
@@ -202,7 +194,7 @@ void RegisterNnOps(OpRegistry* r) {
     base.insert(base.end(), more.begin(), more.end());
     return base;
   };
-  r->Register(Def("Conv", OpKind::kOutEWiseFusable, 2, 3, with(window, {"group", "data_layout"}), ConvInfer));
+  r->Register(Def("Conv", OpKind::kOutEWiseFusable, 2, 3, with(window, {"group", "data_layout", "out_layout"}), ConvInfer));
   r->Register(Def("ConvTranspose", OpKind::kOutEWiseFusable, 2, 3,
                   with(window, {"group", "output_padding", "output_shape"}), ConvTransposeInfer));
   r->Register(Def("Gemm", OpKind::kOutEWiseFusable, 2, 3, {"alpha", "beta", "transA", "transB"}, GemmInfer));

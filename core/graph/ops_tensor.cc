@@ -314,27 +314,26 @@ Types CumSumInfer(const InferContext& ctx) {
 
 Types SameAsFirst(const InferContext& ctx) { return {ctx.input(0)}; }
 
-// LayoutTransform between NCHW and the blocked NCHW{c}c layout (inserted by the layout pass).
+// LayoutTransform between NCHW and the blocked NCHW{c}c layouts, or between two
+// block sizes (inserted by the layout pass).
 Types LayoutTransformInfer(const InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   std::string src = ctx.attrs().GetString("src_layout");
   std::string dst = ctx.attrs().GetString("dst_layout");
-  auto block_of = [&](const std::string& layout) -> int64_t {
-    if (layout == "NCHW") return 0;
-    AGATE_REQUIRE(layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c', kUnsupported)
-        << Where(ctx) << ": layout '" << layout << "' (supported: NCHW, NCHW<n>c)";
-    return std::stoll(layout.substr(4, layout.size() - 5));
-  };
-  int64_t src_block = block_of(src), dst_block = block_of(dst);
-  AGATE_REQUIRE((src_block == 0) != (dst_block == 0), kUnsupported) << Where(ctx) << ": " << src << " -> " << dst;
-  if (dst_block > 0) {
-    AGATE_REQUIRE(in.rank() == 4 && in.shape[1] % dst_block == 0, kInvalidArgument)
-        << Where(ctx) << ": " << in.ToString() << " cannot be blocked by " << dst_block << " channels";
-    return {TensorType{in.dtype, {in.shape[0], in.shape[1] / dst_block, in.shape[2], in.shape[3], dst_block}}};
+  int64_t src_block = ParseLayoutBlock(src, Where(ctx)), dst_block = ParseLayoutBlock(dst, Where(ctx));
+  AGATE_REQUIRE(src_block != dst_block, kUnsupported) << Where(ctx) << ": " << src << " -> " << dst;
+  Shape logical = in.shape;
+  if (src_block > 0) {
+    AGATE_REQUIRE(in.rank() == 5 && in.shape[4] == src_block, kInvalidArgument)
+        << Where(ctx) << ": " << in.ToString() << " is not in layout " << src;
+    logical = {in.shape[0], in.shape[1] * src_block, in.shape[2], in.shape[3]};
+  } else {
+    AGATE_REQUIRE(in.rank() == 4, kInvalidArgument) << Where(ctx) << ": " << in.ToString() << " is not NCHW";
   }
-  AGATE_REQUIRE(in.rank() == 5 && in.shape[4] == src_block, kInvalidArgument)
-      << Where(ctx) << ": " << in.ToString() << " is not in layout " << src;
-  return {TensorType{in.dtype, {in.shape[0], in.shape[1] * src_block, in.shape[2], in.shape[3]}}};
+  if (dst_block == 0) return {TensorType{in.dtype, logical}};
+  AGATE_REQUIRE(logical[1] % dst_block == 0, kInvalidArgument)
+      << Where(ctx) << ": " << logical[1] << " channels cannot be blocked by " << dst_block;
+  return {TensorType{in.dtype, {logical[0], logical[1] / dst_block, logical[2], logical[3], dst_block}}};
 }
 
 }  // namespace

@@ -48,6 +48,26 @@ void RequireSize(const Node& node, const std::string& what, size_t got, size_t w
 
 }  // namespace
 
+int64_t ParseLayoutBlock(const std::string& layout, const std::string& where) {
+  if (layout == "NCHW") return 0;
+  bool digits = layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c' &&
+                layout.find_first_not_of("0123456789", 4) == layout.size() - 1;
+  AGATE_REQUIRE(digits && layout.size() < 12, kUnsupported)
+      << where << ": layout '" << layout << "' (supported: NCHW, NCHW<n>c)";
+  int64_t block = std::stoll(layout.substr(4, layout.size() - 5));
+  AGATE_REQUIRE(block > 0, kUnsupported) << where << ": layout '" << layout << "' has an empty block";
+  return block;
+}
+
+int64_t InputLayoutBlock(const Node& node) {
+  return ParseLayoutBlock(node.attrs.GetString("data_layout", "NCHW"), node.Describe());
+}
+
+int64_t OutputLayoutBlock(const Node& node) {
+  if (!node.attrs.Has("out_layout")) return InputLayoutBlock(node);
+  return ParseLayoutBlock(node.attrs.GetString("out_layout"), node.Describe());
+}
+
 WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
   AGATE_REQUIRE(input.size() >= 3, kInvalidArgument)
       << node.Describe() << ": input must be N x C x spatial..., got " << ShapeToString(input);

@@ -35,6 +35,17 @@ struct WindowGeometry {
   std::vector<int64_t> out;        // output spatial extents
 };
 
+// Channels per block of a layout name: "NCHW" -> 0, "NCHW16c" -> 16; anything
+// else is kUnsupported naming `where`.
+int64_t ParseLayoutBlock(const std::string& layout, const std::string& where);
+
+// The block of a windowed op's input (attribute data_layout, set by the layout
+// pass; 0 when absent) and of its output: a Conv may re-block (out_layout, e.g.
+// 144 channels in 16-channel blocks to 24 in 8-channel blocks), other ops keep
+// data_layout.
+int64_t InputLayoutBlock(const Node& node);
+int64_t OutputLayoutBlock(const Node& node);
+
 // Geometry of Conv/MaxPool/AveragePool/LpPool: reads kernel_shape (or `kernel` when
 // given), strides, dilations, pads, auto_pad and ceil_mode from the node.
 WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel);

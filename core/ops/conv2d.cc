@@ -71,7 +71,9 @@ Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g
 
 Tensor ConvNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeometry& g, const std::string& name) {
   graph::Shape xs = StaticShape(x), ws = StaticShape(packed_w);
-  int64_t ib = xs[4], ob = ws[5];
+  // A 4-D (NCHW) input is read as NCHW1c: one input channel per block.
+  bool nchw = xs.size() == 4;
+  int64_t ib = nchw ? 1 : xs[4], ob = ws[5];
   Tensor padded = PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
   ir::IterVar icc = te::reduce_axis({Expr(int64_t{0}), Expr(xs[1])}, "icc");
   ir::IterVar kh = te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[0])}, "kh");
@@ -83,17 +85,20 @@ Tensor ConvNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeo
       [&](const std::vector<Var>& o) {
         Expr h = o[2] * g.strides[0] + kh * g.dilations[0];
         Expr w = o[3] * g.strides[1] + kw * g.dilations[1];
-        return te::sum(padded(o[0], icc, h, w, ibi) * packed_w(o[1], icc, kh, kw, ibi, o[4]), {icc, kh, kw, ibi});
+        Expr in = nchw ? padded(o[0], icc + ibi, h, w) : padded(o[0], icc, h, w, ibi);
+        return te::sum(in * packed_w(o[1], icc, kh, kw, ibi, o[4]), {icc, kh, kw, ibi});
       },
       name, tag::kConv2dNCHWc);
 }
 
-graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t block) {
+graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t in_block, int64_t out_block) {
   const graph::Shape& s = w.shape();
-  AGATE_REQUIRE(s.size() == 4 && s[0] % block == 0 && s[1] % block == 0, kInvalidArgument)
-      << "weights " << graph::ShapeToString(s) << " cannot be packed by " << block;
+  AGATE_REQUIRE(s.size() == 4 && in_block > 0 && out_block > 0 && s[0] % out_block == 0 && s[1] % in_block == 0,
+                kInvalidArgument)
+      << "weights " << graph::ShapeToString(s) << " cannot be packed by " << in_block << " input and " << out_block
+      << " output channels";
   int64_t oc = s[0], ic = s[1], kh = s[2], kw = s[3];
-  graph::Tensor packed(w.dtype(), {oc / block, ic / block, kh, kw, block, block});
+  graph::Tensor packed(w.dtype(), {oc / out_block, ic / in_block, kh, kw, in_block, out_block});
   AGATE_REQUIRE(w.dtype() == ir::DType::Float(32), kUnsupported) << "weights of dtype " << w.dtype();
   const float* src = w.data<float>();
   float* dst = packed.mutable_data<float>();
@@ -101,8 +106,8 @@ graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t block) {
     for (int64_t i = 0; i < ic; ++i)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x) {
-          int64_t d = ((((o / block) * (ic / block) + i / block) * kh + y) * kw + x) * block * block +
-                      (i % block) * block + o % block;
+          int64_t d = ((((o / out_block) * (ic / in_block) + i / in_block) * kh + y) * kw + x) * in_block * out_block +
+                      (i % in_block) * out_block + o % out_block;
           dst[d] = src[((o * ic + i) * kh + y) * kw + x];
         }
   return packed;
@@ -165,6 +170,10 @@ NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOp
     t.oc_blocks = o.conv_oc_block / block;
   } else if (lanes >= 16 && block == lanes && oc_chunks % 2 == 0) {
     t.oc_blocks = 2;
+  } else if (block < lanes) {
+    // Blocks narrower than the registers (8 channels on AVX-512): up to two
+    // registers' worth of channels per tile, e.g. 24 = 3 blocks of 8.
+    t.oc_blocks = DivisorAtMost(oc_chunks, std::max<int64_t>(1, 2 * lanes / block));
   }
   int64_t limit = o.conv_ow_block > 0 ? o.conv_ow_block : (t.oc_blocks >= 2 ? 8 : (lanes >= 16 ? 14 : 8));
   t.ow_block = DivisorAtMost(ow, limit);
@@ -328,6 +337,19 @@ Tensor DepthwiseConv(const Tensor& x, const Tensor& w, const graph::WindowGeomet
   }, name, tag::kDepthwise);
 }
 
+// Computes the conv's padding stage (if any) at the output's `row` loop, vectorized
+// along the channel lanes; false when the conv reads its input unpadded.
+bool PadRowsAt(te::Schedule& s, const Tensor& conv, te::Stage& out, const ir::IterVar& row, int lanes) {
+  for (const Tensor& in : conv.op()->InputTensors()) {
+    if (in.op()->tag != tag::kPad) continue;
+    te::Stage pad = s[in];
+    pad.compute_at(out, row);
+    if (lanes > 1 && in.ndim() == 5) pad.vectorize(pad.axis(4));
+    return true;
+  }
+  return false;
+}
+
 // Depthwise conv in the blocked layout: each channel block is one vector, so
 // every tap is a contiguous vector load times a vector of per-channel weights
 // (pre-packed to [C/b, KH, KW, b]), with an (ow_block x b) register tile.
@@ -348,7 +370,6 @@ std::string ScheduleDepthwiseNCHWc(const ScheduleRequest& r, const Tensor& conv)
   te::Schedule s = r.schedule;
   TileStages t;
   if (!PrepareTile(r, &t)) return ScheduleAnchorDefault(r, "depthwise_nchwc (default schedule)");
-  SchedulePadRoot(s, conv, *r.target, *r.options);
   graph::Shape os = StaticShape(t.out);
   int lanes = VectorLanes(*r.target, t.out.dtype());
   int64_t limit = r.options->conv_ow_block > 0 ? r.options->conv_ow_block : 8;
@@ -360,13 +381,18 @@ std::string ScheduleDepthwiseNCHWc(const ScheduleRequest& r, const Tensor& conv)
   ir::IterVar fused = out.fuse(out.fuse(out.axis(0), out.axis(1)), out.axis(2));
   if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
   if (lanes > 1) out.vectorize(out.axis(4));
+  // The padded input rows one output row reads (KH rows of one channel block) are
+  // built at the row loop, in L1, instead of a padded copy of the whole input:
+  // depthwise convs do ~KH*KW FMAs per input element, so a full copy would double
+  // their memory traffic, which is what bounds them.
+  bool row_pad = PadRowsAt(s, conv, out, fused, lanes);
   te::Stage acc = s[t.accum];
   acc.compute_at(out, owo);
   acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.axis(3), acc.axis(4)});
   acc.unroll(acc.axis(3));
   if (lanes > 1) acc.vectorize(acc.axis(4));
   std::ostringstream text;
-  text << "depthwise_nchwc block=" << os[4] << " ow_block=" << ow_block
+  text << "depthwise_nchwc block=" << os[4] << " ow_block=" << ow_block << (row_pad ? ", padding per row" : "")
        << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
   return text.str();
 }
@@ -385,12 +411,13 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   int64_t groups = ctx.attrs().GetInt("group", 1);
-  int64_t block = LayoutBlock(ctx.node());
+  int64_t block = LayoutBlock(ctx.node()), out_block = graph::OutputLayoutBlock(ctx.node());
   graph::Shape xs = StaticShape(x), ws = StaticShape(w);
   AGATE_REQUIRE(x.dtype() == ir::DType::Float(32) && w.dtype() == x.dtype(), kUnsupported)
       << ctx.Describe() << ": only float32 convolutions are implemented";
   std::string name = ctx.node().outputs[0];
-  if (block && groups > 1 && xs.size() == 5 && groups == xs[1] * block && ws[0] == groups && ws[1] == 1) {
+  if (block && block == out_block && groups > 1 && xs.size() == 5 && groups == xs[1] * block && ws[0] == groups &&
+      ws[1] == 1) {
     graph::Shape logical{xs[0], xs[1] * block, xs[2], xs[3]};
     graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
     // Weights [C, 1, KH, KW] -> [C/b, KH, KW, b], at compile time when constant.
@@ -411,24 +438,29 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
     ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDepthwiseNCHWc(r, conv); }, conv);
     return {AddBias(ctx, conv, block)};
   }
-  if (block) {
-    AGATE_REQUIRE(groups == 1 && xs.size() == 5 && ws.size() == 4 && ws[0] % block == 0, kUnsupported)
-        << ctx.Describe() << ": blocked layout needs a group-1 2-D conv with output channels divisible by " << block;
-    graph::Shape logical{xs[0], xs[1] * block, xs[2], xs[3]};
+  if (block || out_block) {
+    // Blocked output; the input blocked by `block`, or NCHW (read as one channel per block).
+    int64_t ib = block ? block : 1;
+    AGATE_REQUIRE(out_block && groups == 1 && xs.size() == (block ? 5u : 4u) && ws.size() == 4 &&
+                      ws[0] % out_block == 0 && ws[1] % ib == 0,
+                  kUnsupported)
+        << ctx.Describe() << ": blocked layout needs a group-1 2-D conv with output channels divisible by "
+        << out_block << " and input channels by " << ib;
+    graph::Shape logical{xs[0], xs[1] * (block ? block : 1), xs[2], xs[3]};
     graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
     Tensor packed;
     if (const graph::Tensor* wc = ctx.constant(1)) {
-      packed = ctx.AddConstant(name + "_packed_w", PackConvWeightsNCHWc(*wc, block));
+      packed = ctx.AddConstant(name + "_packed_w", PackConvWeightsNCHWc(*wc, ib, out_block));
     } else {
-      packed = te::compute(ToExprShape({ws[0] / block, ws[1] / block, ws[2], ws[3], block, block}),
+      packed = te::compute(ToExprShape({ws[0] / out_block, ws[1] / ib, ws[2], ws[3], ib, out_block}),
                            [&](const std::vector<Var>& i) {
-                             return w(i[0] * block + i[5], i[1] * block + i[4], i[2], i[3]);
+                             return w(i[0] * out_block + i[5], i[1] * ib + i[4], i[2], i[3]);
                            }, name + "_pack_w", tag::kInjective);
     }
     Tensor conv = ConvNCHWc(x, packed, g, ctx.has_input(2) ? name + "_conv" : name);
     int64_t kh = ws[2], kw = ws[3];
     ctx.SetSchedule([conv, kh, kw](const ScheduleRequest& r) { return ScheduleNCHWc(r, conv, kh, kw); }, conv);
-    return {AddBias(ctx, conv, block)};
+    return {AddBias(ctx, conv, out_block)};
   }
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, kernel);

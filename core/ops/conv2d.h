@@ -3,8 +3,10 @@
 // NCHW<c>c convolution the layout pass selects for group-1 2-D convs.
 //
 // Schedule selection (SelectConvSchedule):
-//   * NCHW<c>c input (layout attribute set), group 1: conv2d_nchwc. Weights
-//     are pre-packed once at compile time into [OC/c, IC/c, KH, KW, c, c] (a
+//   * NCHW<c>c input or output (layout attributes set), group 1: conv2d_nchwc.
+//     Input and output blocks may differ (out_layout), and an NCHW input is
+//     read as one channel per block (first layers). Weights are pre-packed
+//     once at compile time into [OC/co, IC/ci, KH, KW, ci, co] (a
 //     kConstant kernel parameter) so the inner loop reads contiguous vectors
 //     of output channels per input channel; the accumulator tile (oc_tile x
 //     ow_block: two channel blocks x 7-8 columns on AVX-512, knobs
@@ -36,12 +38,13 @@ namespace ops {
 te::Tensor ConvNCHW(const te::Tensor& x, const te::Tensor& w, const graph::WindowGeometry& g, int64_t groups,
                     const std::string& name);
 
-// x: [N, IC/b, H, W, b], packed w: [OC/b, IC/b, KH, KW, b, b] -> [N, OC/b, OH, OW, b].
+// x: [N, IC/bi, H, W, bi] (or NCHW, read as bi = 1), packed w: [OC/bo, IC/bi, KH, KW, bi, bo]
+// -> [N, OC/bo, OH, OW, bo]. Input and output blocks may differ.
 te::Tensor ConvNCHWc(const te::Tensor& x, const te::Tensor& packed_w, const graph::WindowGeometry& g,
                      const std::string& name);
 
-// OIHW weights -> [OC/b, IC/b, KH, KW, b_in, b_out] (compile-time packing).
-graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t block);
+// OIHW weights -> [OC/b_out, IC/b_in, KH, KW, b_in, b_out] (compile-time packing).
+graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t in_block, int64_t out_block);
 
 }  // namespace ops
 }  // namespace agate

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/graph/passes/layout_transformation.h"
+#include "core/graph/printer.h"
+#include "core/graph/shape_rules.h"
 #include "core/graph/testing.h"
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
@@ -97,6 +99,27 @@ TEST(Conv2dTest, BlockedLayoutConvs) {
       ASSERT_TRUE(blocked) << "the layout pass did not block case " << i;
       EXPECT_TRUE(CheckAgainstReference(g)) << "case " << i << " block " << block;
     }
+  }
+}
+
+// The layout pass re-blocks between convs whose channels the preferred block
+// does not divide (24 = 3 x 8 with a preferred 16) and lets a 3-channel first
+// layer read NCHW and write blocked: both kernels must match the reference.
+TEST(Conv2dTest, MixedBlocksAndNCHWInput) {
+  std::vector<ConvCase> cases = {
+      {{1, 32, 6, 7}, {24, 32, 1, 1}, {}, {}, {}},                    // 16c in, 8c out
+      {{1, 24, 6, 7}, {32, 24, 3, 3}, {}, {}, {1, 1, 1, 1}},          // 8c in, 16c out
+      {{1, 3, 15, 17}, {32, 3, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}},      // NCHW in, 16c out
+      {{1, 3, 12, 12}, {16, 3, 7, 7}, {2, 2}, {}, {3, 3, 3, 3}, 1, false},  // 7x7/s2 stem
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Graph g = graph::TransformLayout(ConvGraph(cases[i]), 16);
+    const graph::Node* conv = nullptr;
+    for (const graph::Node& n : g.nodes)
+      if (n.op == "Conv") conv = &n;
+    ASSERT_NE(conv, nullptr);
+    EXPECT_NE(graph::InputLayoutBlock(*conv), graph::OutputLayoutBlock(*conv)) << graph::PrintGraph(g);
+    EXPECT_TRUE(CheckAgainstReference(g)) << "case " << i;
   }
 }
 

@@ -17,6 +17,8 @@ namespace ops {
 te::Tensor ToBlocked(const te::Tensor& x, int64_t block, const std::string& name);
 // [N, C/b, H, W, b] -> [N, C, H, W].
 te::Tensor FromBlocked(const te::Tensor& x, const std::string& name);
+// [N, C/a, H, W, a] -> [N, C/b, H, W, b]: between the blocks of two convs.
+te::Tensor Reblock(const te::Tensor& x, int64_t block, const std::string& name);
 
 }  // namespace ops
 }  // namespace agate

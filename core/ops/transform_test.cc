@@ -122,6 +122,18 @@ TEST(TransformTest, LayoutTransforms) {
   EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "b"})));
 }
 
+TEST(TransformTest, ReblockBetweenBlockSizes) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 24, 3, 5}});
+  Add(&g, "LayoutTransform", "to", {"x"}, {"b8"}, {{"src_layout", Attribute("NCHW")}, {"dst_layout", Attribute("NCHW8c")}});
+  Add(&g, "LayoutTransform", "reblock", {"b8"}, {"b4"},
+      {{"src_layout", Attribute("NCHW8c")}, {"dst_layout", Attribute("NCHW4c")}});
+  Add(&g, "LayoutTransform", "from", {"b4"}, {"y"}, {{"src_layout", Attribute("NCHW4c")}, {"dst_layout", Attribute("NCHW")}});
+  Graph finished = Finish(g, {"y", "b4"});
+  EXPECT_EQ(finished.TypeOf("b4").shape, (graph::Shape{1, 6, 3, 5, 4}));
+  EXPECT_TRUE(CheckAgainstReference(finished));
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate

@@ -8,13 +8,7 @@ namespace ops {
 
 using te::Expr;
 
-int64_t LayoutBlock(const graph::Node& node) {
-  std::string layout = node.attrs.GetString("data_layout", "NCHW");
-  if (layout == "NCHW") return 0;
-  AGATE_REQUIRE(layout.size() > 5 && layout.compare(0, 4, "NCHW") == 0 && layout.back() == 'c', kUnsupported)
-      << node.Describe() << ": layout '" << layout << "'";
-  return std::stoll(layout.substr(4, layout.size() - 5));
-}
+int64_t LayoutBlock(const graph::Node& node) { return graph::InputLayoutBlock(node); }
 
 Expr PaddedRead(const te::Tensor& x, const std::vector<Expr>& index, size_t first_spatial,
                 const std::vector<int64_t>& in, Expr pad_value) {

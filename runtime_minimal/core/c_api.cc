@@ -39,30 +39,6 @@ int32_t DeviceTypeOf(const agate_module& module) {
   return module.device != nullptr ? module.device->device_type : static_cast<int32_t>(kDLCPU);
 }
 
-agate_status_t RunOnCpu(agate_executor* e) {
-  const fb::Module& m = *e->module->fb;
-  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
-    if (e->inputs[i] == nullptr) {
-      return rt::Fail(AGATE_INVALID_ARGUMENT) << "input " << i << " '" << m.inputs()->Get(i)->name()->c_str()
-                                              << "' is not bound (agate_executor_set_input)";
-    }
-  }
-  agate_kernel_ctx* ctx = &e->ctx;
-  const uint32_t num_calls = e->module->facts.num_calls;
-  for (uint32_t c = 0; c < num_calls; ++c) {
-    const rt::CallRecord& call = e->calls[c];
-    ctx->workspace_bytes = call.workspace_bytes;
-    ctx->workspace = call.workspace_bytes != 0 ? e->workspace : nullptr;
-    const int32_t rc = call.fn(call.args, ctx);
-    if (rc != 0) {
-      const uint32_t k = m.plan()->Get(c)->kernel();
-      return rt::Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(k)->name()->c_str() << "' (plan call " << c
-                                      << ") failed with code " << rc;
-    }
-  }
-  return AGATE_OK;
-}
-
 }  // namespace
 
 #define AGATE_REQUIRE_ARG(cond, what) \
@@ -226,7 +202,7 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
 AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor) {
   AGATE_REQUIRE_ARG(executor != nullptr, "executor is NULL");
   if (executor->module->device != nullptr) return executor->module->device->run(executor);
-  return RunOnCpu(executor);
+  return rt::RunPlanOnCpu(executor, nullptr, nullptr);
 }
 
 AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, uint32_t index, DLTensor* out) {

@@ -150,5 +150,31 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
   return AGATE_OK;
 }
 
+agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t* out_call_ns) {
+  const fb::Module& m = *e->module->fb;
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+    if (e->inputs[i] == nullptr) {
+      return Fail(AGATE_INVALID_ARGUMENT) << "input " << i << " '" << m.inputs()->Get(i)->name()->c_str()
+                                              << "' is not bound (agate_executor_set_input)";
+    }
+  }
+  agate_kernel_ctx* ctx = &e->ctx;
+  const uint32_t num_calls = e->module->facts.num_calls;
+  for (uint32_t c = 0; c < num_calls; ++c) {
+    const CallRecord& call = e->calls[c];
+    ctx->workspace_bytes = call.workspace_bytes;
+    ctx->workspace = call.workspace_bytes != 0 ? e->workspace : nullptr;
+    const uint64_t start = clock_ns != nullptr ? clock_ns() : 0;
+    const int32_t rc = call.fn(call.args, ctx);
+    if (clock_ns != nullptr) out_call_ns[c] = clock_ns() - start;
+    if (rc != 0) {
+      const uint32_t k = m.plan()->Get(c)->kernel();
+      return Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(k)->name()->c_str() << "' (plan call " << c
+                                      << ") failed with code " << rc;
+    }
+  }
+  return AGATE_OK;
+}
+
 }  // namespace rt
 }  // namespace agate

@@ -65,6 +65,12 @@ agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* 
 // agate_kernel_ctx.parallel_for.
 int32_t SerialParallelFor(void* pool, agate_parallel_task_fn task, void* closure, int32_t num_tasks);
 
+// Runs the plan's calls in order on the CPU (every input must be bound). When
+// `clock_ns` is not NULL, call c's wall time (clock_ns() after minus before) is
+// written to out_call_ns[c] (num_calls entries): the host profile's profiler;
+// the core profile passes NULL and pays one untaken branch per call.
+agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t* out_call_ns);
+
 // Checks that `tensor` matches module tensor `info` exactly (dtype, shape,
 // compact strides, device). `role` and `index` name it in the message.
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <new>
@@ -23,6 +24,12 @@ namespace rt = agate::rt;
 namespace fb = agate::fb;
 
 namespace {
+
+uint64_t MonotonicNs() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
 
 // What a host-loaded module owns besides its struct.
 struct HostModule {
@@ -237,6 +244,39 @@ AGATE_API agate_status_t agate_runtime_num_threads(int32_t* out_num_threads) {
   if (out_num_threads == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_num_threads is NULL";
   *out_num_threads = rt::SharedPoolThreads();
   return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_module_num_calls(const agate_module_t* module, uint32_t* out_count) {
+  if (module == nullptr || out_count == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "module or out_count is NULL";
+  *out_count = module->facts.num_calls;
+  return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_module_call_kernel_name(const agate_module_t* module, uint32_t index,
+                                                       const char** out_name) {
+  if (module == nullptr || out_name == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "module or out_name is NULL";
+  if (index >= module->facts.num_calls) {
+    return rt::Fail(AGATE_OUT_OF_RANGE) << "call " << index << " of " << module->facts.num_calls;
+  }
+  const fb::Module& m = *module->fb;
+  *out_name = m.kernels()->Get(m.plan()->Get(index)->kernel())->name()->c_str();
+  return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_executor_run_profiled(agate_executor_t* executor, uint64_t* out_call_ns,
+                                                     uint32_t count) {
+  if (executor == nullptr || out_call_ns == nullptr) {
+    return rt::Fail(AGATE_INVALID_ARGUMENT) << "executor or out_call_ns is NULL";
+  }
+  const uint32_t num_calls = executor->module->facts.num_calls;
+  if (count != num_calls) {
+    return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_call_ns holds " << count << " entries; the plan has " << num_calls
+                                            << " calls";
+  }
+  if (executor->module->device != nullptr) {
+    return rt::Fail(AGATE_UNSUPPORTED) << "per-call profiling of device modules is not implemented";
+  }
+  return rt::RunPlanOnCpu(executor, MonotonicNs, out_call_ns);
 }
 
 }  // extern "C"

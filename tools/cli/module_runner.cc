@@ -102,6 +102,26 @@ void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays) {
 
 void ModuleRunner::Run() { Check(agate_executor_run(executor_), "run failed"); }
 
+std::vector<std::string> ModuleRunner::CallKernelNames() const {
+  uint32_t count = 0;
+  Check(agate_module_num_calls(module_, &count), "plan length");
+  std::vector<std::string> names;
+  for (uint32_t c = 0; c < count; ++c) {
+    const char* name = nullptr;
+    Check(agate_module_call_kernel_name(module_, c, &name), "kernel of plan call " + std::to_string(c));
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<uint64_t> ModuleRunner::RunProfiled() {
+  uint32_t count = 0;
+  Check(agate_module_num_calls(module_, &count), "plan length");
+  std::vector<uint64_t> ns(count);
+  Check(agate_executor_run_profiled(executor_, ns.data(), count), "profiled run failed");
+  return ns;
+}
+
 std::vector<npz::Array> ModuleRunner::Outputs() const {
   std::vector<npz::Array> out;
   for (uint32_t i = 0; i < outputs_.size(); ++i) {

@@ -43,6 +43,11 @@ class ModuleRunner {
   // The arrays are borrowed until the last Run() that uses them.
   void BindInputs(const std::vector<npz::Array>& arrays);
   void Run();
+
+  // The kernel each plan call runs, in plan order.
+  std::vector<std::string> CallKernelNames() const;
+  // One run with per-call wall times (ns, plan order): agate_executor_run_profiled.
+  std::vector<uint64_t> RunProfiled();
   std::vector<npz::Array> Outputs() const;
 
   // Random inputs of the right shapes and dtypes (uniform [0, 1) for floats), deterministic in `seed`.

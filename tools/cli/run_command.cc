@@ -1,5 +1,5 @@
 // agate run MODEL.agm [--inputs in.npz] [--outputs out.npz] [--repeat N] [--number M]
-//           [--print-time] [--json] [--seed S] [--threads T]
+//           [--print-time] [--json] [--profile] [--seed S] [--threads T]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,6 +24,7 @@ struct RunFlags {
   int number = 1;
   bool print_time = false;
   bool json = false;
+  bool profile = false;
   uint64_t seed = 0;
   int threads = 0;
 };
@@ -40,7 +41,12 @@ int RunRun(const RunFlags& flags) {
   } else if (flags.print_time) {
     std::cout << stats.ToTable();
   }
-  if (!flags.json && flags.outputs.empty()) {
+  if (flags.profile) {
+    std::vector<std::vector<uint64_t>> runs;
+    for (int r = 0; r < flags.repeat; ++r) runs.push_back(runner.RunProfiled());
+    std::cout << ProfileTable(runner.CallKernelNames(), runs);
+  }
+  if (!flags.json && !flags.profile && flags.outputs.empty()) {
     for (const npz::Array& out : runner.Outputs()) std::cout << DescribeArray(out) << "\n";
   }
   return 0;
@@ -61,6 +67,7 @@ CommandRunner RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--number", flags->number, "runs per measurement")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--print-time", flags->print_time, "print mean/median/min/max/std in ms");
   cmd->add_flag("--json", flags->json, "print one JSON line with the timing figures");
+  cmd->add_flag("--profile", flags->profile, "print each kernel's median time over --repeat profiled runs");
   cmd->add_option("--seed", flags->seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--threads", flags->threads, "threads (default: AGATE_NUM_THREADS or the physical cores)")
       ->check(CLI::NonNegativeNumber);

@@ -45,6 +45,39 @@ std::string RunStatistics::ToJson() const {
   return buffer;
 }
 
+std::string ProfileTable(const std::vector<std::string>& call_kernels, const std::vector<std::vector<uint64_t>>& runs) {
+  struct Row {
+    std::string kernel;
+    int calls = 0;
+    double ms = 0;
+  };
+  std::vector<Row> rows;
+  double total = 0;
+  for (size_t c = 0; c < call_kernels.size(); ++c) {
+    RunStatistics call;
+    for (const std::vector<uint64_t>& run : runs) call.ms.push_back(run[c] * 1e-6);
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.kernel == call_kernels[c]; });
+    if (it == rows.end()) it = rows.insert(rows.end(), Row{call_kernels[c]});
+    it->calls += 1;
+    it->ms += call.median();
+    total += call.median();
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "Per-kernel profile (median of %zu runs, %zu calls):\n%10s %7s %6s  %s\n",
+                runs.size(), call_kernels.size(), "ms", "share", "calls", "kernel");
+  out << line;
+  for (const Row& r : rows) {
+    std::snprintf(line, sizeof line, "%10.4f %6.1f%% %6d  %s\n", r.ms, total > 0 ? 100 * r.ms / total : 0.0, r.calls,
+                  r.kernel.c_str());
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "%10.4f %6.1f%% %6zu  (total)\n", total, 100.0, call_kernels.size());
+  out << line;
+  return out.str();
+}
+
 RunStatistics MeasureRuns(const std::function<void()>& fn, int repeat, int number) {
   RunStatistics stats;
   stats.number = number;

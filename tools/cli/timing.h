@@ -26,6 +26,11 @@ struct RunStatistics {
 // `repeat` measurements, each timing `number` consecutive calls of fn.
 RunStatistics MeasureRuns(const std::function<void()>& fn, int repeat, int number);
 
+// `agate run --profile`: per-kernel medians over `runs` profiled runs (each a
+// vector of per-call ns in plan order), calls of one kernel summed, sorted by
+// time, with each kernel's share of the total: TVM's debug-executor report.
+std::string ProfileTable(const std::vector<std::string>& call_kernels, const std::vector<std::vector<uint64_t>>& runs);
+
 // "name: float32[1x10] = [0.0901, 0.0833, ...]".
 std::string DescribeArray(const npz::Array& array, int max_values = 6);
 

@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define AGATE_RUNTIME_ABI_VERSION_MAJOR 1
-#define AGATE_RUNTIME_ABI_VERSION_MINOR 0
+#define AGATE_RUNTIME_ABI_VERSION_MINOR 1
 #define AGATE_RUNTIME_ABI_VERSION ((AGATE_RUNTIME_ABI_VERSION_MAJOR << 16) | AGATE_RUNTIME_ABI_VERSION_MINOR)
 
 /* ------------------------------------------------------------------------- */
@@ -246,6 +246,27 @@ AGATE_API agate_status_t agate_executor_arena_bytes(const agate_executor_t* exec
 /* [core] Frees an executor and what the runtime allocated for it (nothing, for
  * one created in place). NULL is allowed and does nothing. */
 AGATE_API agate_status_t agate_executor_free(agate_executor_t* executor);
+
+/* ------------------------------------------------------------------------- */
+/* Profiling [host] (ABI 1.1)                                                 */
+
+/* The number of kernel calls one agate_executor_run makes (the plan's length). */
+AGATE_API agate_status_t agate_module_num_calls(const agate_module_t* module, uint32_t* out_count);
+
+/* The kernel plan call `index` runs. *out_name is borrowed from the module
+ * (valid until agate_module_free); kernels of a fused group are named after it.
+ * AGATE_OUT_OF_RANGE when index >= agate_module_num_calls. */
+AGATE_API agate_status_t agate_module_call_kernel_name(const agate_module_t* module, uint32_t index,
+                                                       const char** out_name);
+
+/* Runs the plan once, like agate_executor_run, and writes each call's wall time
+ * in nanoseconds (monotonic clock, parallel loops included) to
+ * out_call_ns[0 .. count). `count` must equal agate_module_num_calls; the
+ * caller owns the array. Per-call timing adds two clock reads per call, so the
+ * sum is a little above an unprofiled run. CPU modules only: AGATE_UNSUPPORTED
+ * for device modules. */
+AGATE_API agate_status_t agate_executor_run_profiled(agate_executor_t* executor, uint64_t* out_call_ns,
+                                                     uint32_t count);
 
 /* ------------------------------------------------------------------------- */
 /* Threads [host]                                                             */

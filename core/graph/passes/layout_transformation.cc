@@ -13,15 +13,18 @@ namespace {
 
 class LayoutRewriter {
  public:
-  LayoutRewriter(const Graph& graph, int64_t block)
-      : source_(graph), result_(WithoutNodes(graph)), block_(block), layout_("NCHW" + std::to_string(block) + "c") {}
+  LayoutRewriter(const Graph& graph, int64_t block) : source_(graph), result_(WithoutNodes(graph)) {
+    // The preferred block, then halves down to 8: a layer whose channels the
+    // preferred block does not divide (MobileNetV2's 24) still runs blocked.
+    for (int64_t b = block; b >= 2 && (b == block || b >= 8); b /= 2) candidates_.push_back(b);
+  }
 
   Graph Run() {
     for (const Node& node : source_.nodes) {
-      if (Anchors(node)) {
-        EmitBlocked(node);
-      } else if (FollowsBlocked(node)) {
-        EmitBlocked(node);
+      if (node.op == "Conv" && AnchorsConv(node)) {
+        EmitConv(node);
+      } else if (AnchorsPool(node) || FollowsBlocked(node)) {
+        EmitBlocked(node, HomeBlock(node.inputs[FirstBlockedInput(node)]));
       } else {
         Node copy = node;
         for (std::string& in : copy.inputs)
@@ -34,128 +37,177 @@ class LayoutRewriter {
   }
 
  private:
-  bool IsBlockable4D(const std::string& value) const {
-    const TensorType& t = source_.TypeOf(value);
-    return t.rank() == 4 && t.shape[1] % block_ == 0 && t.shape[1] > 0;
+  static std::string LayoutName(int64_t block) { return block ? "NCHW" + std::to_string(block) + "c" : "NCHW"; }
+
+  // The largest candidate block dividing `channels`, or 0.
+  int64_t BlockFor(int64_t channels) const {
+    for (int64_t b : candidates_)
+      if (channels > 0 && channels % b == 0) return b;
+    return 0;
   }
 
-  // Ops that start a blocked region.
-  bool Anchors(const Node& node) const {
-    bool windowed = node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool" ||
-                    node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool";
-    if (!windowed || node.attrs.GetString("data_layout", "NCHW") != "NCHW") return false;
-    if (node.op == "Conv") {
-      return node.attrs.GetInt("group", 1) == 1 && IsBlockable4D(node.inputs[0]) && IsBlockable4D(node.outputs[0]);
-    }
-    if (node.op == "MaxPool" || node.op == "AveragePool") {
-      return node.outputs.size() == 1 && IsBlockable4D(node.inputs[0]) && blocked_.count(node.inputs[0]);
-    }
-    if (node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool") {
-      return IsBlockable4D(node.inputs[0]) && blocked_.count(node.inputs[0]);
-    }
-    return false;
+  Shape ShapeOf(const std::string& value) const { return source_.TypeOf(value).shape; }
+  bool IsBlocked(const std::string& value) const { return home_.count(value) != 0; }
+  int64_t HomeBlock(const std::string& value) const { return home_.at(value); }
+
+  // The block a 2-D conv's input is read in: the block it was produced in, or
+  // the best block for its channels (0: NCHW, the conv reads one channel at a
+  // time, e.g. an RGB image).
+  int64_t ConvInputBlock(const Node& node) const {
+    const std::string& x = node.inputs[0];
+    return IsBlocked(x) ? HomeBlock(x) : BlockFor(ShapeOf(x)[1]);
+  }
+
+  // A depthwise conv with one filter per channel: blocked, each channel block is
+  // one vector and every tap a contiguous load (ops' depthwise_nchwc).
+  bool IsDepthwise(const Node& node) const {
+    int64_t groups = node.attrs.GetInt("group", 1);
+    const Shape& in = ShapeOf(node.inputs[0]);
+    const Shape& w = ShapeOf(node.inputs[1]);
+    return groups > 1 && in[1] == groups && w.size() == 4 && w[0] == groups && w[1] == 1;
+  }
+
+  // 2-D convs whose output channels block start (or continue) a region; a
+  // depthwise conv keeps its input's block.
+  bool AnchorsConv(const Node& node) const {
+    if (node.attrs.GetString("data_layout", "NCHW") != "NCHW") return false;
+    if (ShapeOf(node.inputs[0]).size() != 4 || ShapeOf(node.outputs[0]).size() != 4) return false;
+    if (BlockFor(ShapeOf(node.outputs[0])[1]) == 0) return false;
+    if (node.attrs.GetInt("group", 1) == 1) return true;
+    return IsDepthwise(node) && ConvInputBlock(node) != 0;
+  }
+
+  // Pools continue a region whose input is already blocked.
+  bool AnchorsPool(const Node& node) const {
+    bool pool = node.op == "MaxPool" || node.op == "AveragePool" || node.op == "GlobalAveragePool" ||
+                node.op == "GlobalMaxPool";
+    if (!pool || node.attrs.GetString("data_layout", "NCHW") != "NCHW") return false;
+    return node.outputs.size() == 1 && ShapeOf(node.inputs[0]).size() == 4 && IsBlocked(node.inputs[0]);
+  }
+
+  size_t FirstBlockedInput(const Node& node) const {
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (!node.inputs[i].empty() && IsBlocked(node.inputs[i])) return i;
+    return 0;
   }
 
   // A constant of shape [C,1,1] or [1,C,1,1]: one value per channel of a C-channel activation.
   bool IsPerChannelConstant(const std::string& value, int64_t channels) const {
     if (!source_.IsConstant(value)) return false;
-    Shape shape = source_.TypeOf(value).shape;
+    Shape shape = ShapeOf(value);
     if (shape.size() == 4 && shape[0] == 1) shape.erase(shape.begin());
     return shape == Shape{channels, 1, 1};
   }
 
-  // Elementwise ops continue a region when every operand is blocked, a scalar, or a per-channel constant.
+  // Elementwise ops continue a region when every operand is blocked (all in one
+  // block), a scalar, or a per-channel constant.
   bool FollowsBlocked(const Node& node) const {
     if (KindOf(node) > OpKind::kBroadcast || node.outputs.size() != 1) return false;
     if (node.op == "BatchNormalization" || node.op == "PRelu" || node.op == "Dropout") return false;
-    bool any_blocked = false;
+    int64_t block = 0;
     for (const std::string& in : node.inputs) {
       if (in.empty()) continue;
-      if (blocked_.count(in)) {
-        if (source_.TypeOf(in).shape != source_.TypeOf(node.outputs[0]).shape) return false;
-        any_blocked = true;
+      if (IsBlocked(in)) {
+        if (ShapeOf(in) != ShapeOf(node.outputs[0])) return false;
+        if (block != 0 && HomeBlock(in) != block) return false;
+        block = HomeBlock(in);
       } else if (source_.TypeOf(in).numel() != 1 && !IsPerChannelConstant(in, OutputChannels(node))) {
         return false;
       }
     }
-    return any_blocked;
+    return block != 0;
   }
 
   int64_t OutputChannels(const Node& node) const {
-    const Shape& shape = source_.TypeOf(node.outputs[0]).shape;
+    const Shape& shape = ShapeOf(node.outputs[0]);
     return shape.size() == 4 ? shape[1] : -1;
   }
 
   // A per-channel constant laid out as [1, C/block, 1, 1, block], which broadcasts against blocked activations.
-  std::string BlockedConstant(const std::string& value) {
-    auto it = blocked_.find(value);
-    if (it != blocked_.end()) return it->second;
+  std::string BlockedConstant(const std::string& value, int64_t block) {
+    std::string& twin = twins_[value][block];
+    if (!twin.empty()) return twin;
     const Tensor& plain = source_.ConstantOf(value);
     int64_t channels = plain.numel();
-    Tensor blocked(plain.dtype(), {1, channels / block_, 1, 1, block_});
+    Tensor blocked(plain.dtype(), {1, channels / block, 1, 1, block});
     for (int64_t c = 0; c < channels; ++c) blocked.SetDouble(c, plain.GetDouble(c));  // same linear order
-    std::string name = result_.FreshName(value + "_" + layout_);
-    result_.AddConstant(name, blocked);
-    blocked_[value] = name;
-    plain_ready_.insert(value);
-    return name;
+    twin = result_.FreshName(value + "_" + LayoutName(block));
+    result_.AddConstant(twin, blocked);
+    return twin;
   }
 
-  // The blocked twin of a value, inserting NCHW -> blocked at a region's entry.
-  std::string Blocked(const std::string& value) {
-    auto it = blocked_.find(value);
-    if (it != blocked_.end()) return it->second;
-    std::string name = result_.FreshName(value + "_" + layout_);
-    Node transform;
-    transform.name = result_.FreshName("to_" + layout_ + "_" + value);
-    transform.op = "LayoutTransform";
-    transform.inputs = {value};
-    transform.outputs = {name};
-    transform.attrs.Set("src_layout", "NCHW");
-    transform.attrs.Set("dst_layout", layout_);
-    Emit(transform);
-    blocked_[value] = name;
-    plain_ready_.insert(value);
-    return name;
+  // The blocked twin of an NCHW value, inserting NCHW -> blocked at a region's entry.
+  std::string Blocked(const std::string& value, int64_t block) {
+    std::string& twin = twins_[value][block];
+    if (!twin.empty()) return twin;
+    twin = result_.FreshName(value + "_" + LayoutName(block));
+    std::string twin_name = twin;  // Transform() may grow twins_
+    Transform(Plain(value), twin_name, "NCHW", LayoutName(block));
+    return twin_name;
   }
 
   // The NCHW form of a value, inserting blocked -> NCHW at a region's exit.
   std::string Plain(const std::string& value) {
-    auto it = blocked_.find(value);
-    if (it == blocked_.end() || plain_ready_.count(value)) return value;
-    Node transform;
-    transform.name = result_.FreshName("from_" + layout_ + "_" + value);
-    transform.op = "LayoutTransform";
-    transform.inputs = {it->second};
-    transform.outputs = {value};
-    transform.attrs.Set("src_layout", layout_);
-    transform.attrs.Set("dst_layout", "NCHW");
-    Emit(transform);
+    if (!IsBlocked(value) || plain_ready_.count(value)) return value;
+    int64_t block = HomeBlock(value);
+    Transform(twins_[value][block], value, LayoutName(block), "NCHW");
     plain_ready_.insert(value);
     return value;
   }
 
-  void EmitBlocked(const Node& node) {
+  void Transform(const std::string& from, const std::string& to, const std::string& src, const std::string& dst) {
+    Node transform;
+    transform.name = result_.FreshName((dst == "NCHW" ? "from_" + src : "to_" + dst) + "_" + from);
+    transform.op = "LayoutTransform";
+    transform.inputs = {from};
+    transform.outputs = {to};
+    transform.attrs.Set("src_layout", src);
+    transform.attrs.Set("dst_layout", dst);
+    Emit(transform);
+  }
+
+  void EmitConv(const Node& node) {
+    int64_t in_block = ConvInputBlock(node);
+    int64_t out_block = IsDepthwise(node) ? in_block : BlockFor(ShapeOf(node.outputs[0])[1]);
     Node copy = node;
-    bool is_anchor = node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool" ||
-                     node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool";
+    if (in_block) copy.inputs[0] = IsBlocked(node.inputs[0]) && HomeBlock(node.inputs[0]) == in_block
+                                       ? twins_[node.inputs[0]][in_block]
+                                       : Blocked(node.inputs[0], in_block);
+    else copy.inputs[0] = Plain(node.inputs[0]);
+    for (size_t i = 1; i < copy.inputs.size(); ++i)
+      if (!copy.inputs[i].empty()) copy.inputs[i] = Plain(copy.inputs[i]);
+    copy.attrs.Set("data_layout", LayoutName(in_block));
+    if (out_block != in_block) copy.attrs.Set("out_layout", LayoutName(out_block));
+    EmitWithBlockedOutput(copy, node.outputs[0], out_block);
+  }
+
+  // A pool or elementwise op of a region, computed in `block`.
+  void EmitBlocked(const Node& node, int64_t block) {
+    Node copy = node;
+    bool pool = AnchorsPool(node);
     for (size_t i = 0; i < copy.inputs.size(); ++i) {
       std::string& in = copy.inputs[i];
       if (in.empty()) continue;
-      if (is_anchor) {
-        if (i == 0) in = Blocked(in);
-      } else if (source_.IsConstant(in) && !blocked_.count(in) && source_.TypeOf(in).numel() != 1) {
-        in = BlockedConstant(in);
-      } else if (blocked_.count(in) || source_.TypeOf(in).numel() != 1) {
-        in = Blocked(in);
+      if (pool && i > 0) {
+        in = Plain(in);
+      } else if (IsBlocked(in)) {
+        in = twins_[in][block];
+      } else if (source_.IsConstant(in) && source_.TypeOf(in).numel() != 1) {
+        in = BlockedConstant(in, block);
+      } else if (source_.TypeOf(in).numel() != 1) {
+        in = Blocked(in, block);
       }
     }
-    if (is_anchor) copy.attrs.Set("data_layout", layout_);
-    std::string out = node.outputs[0];
-    std::string blocked_name = result_.FreshName(out + "_" + layout_);
-    copy.outputs[0] = blocked_name;
-    Emit(copy);
-    blocked_[out] = blocked_name;
+    if (pool) copy.attrs.Set("data_layout", LayoutName(block));
+    EmitWithBlockedOutput(copy, node.outputs[0], block);
+  }
+
+  void EmitWithBlockedOutput(Node node, const std::string& out, int64_t block) {
+    std::string twin = result_.FreshName(out + "_" + LayoutName(block));
+    node.outputs[0] = twin;
+    Emit(node);
+    twins_[out][block] = twin;
+    home_[out] = block;
   }
 
   void Emit(const Node& node) {
@@ -167,10 +219,10 @@ class LayoutRewriter {
 
   const Graph& source_;
   Graph result_;
-  int64_t block_;
-  std::string layout_;
-  std::map<std::string, std::string> blocked_;  // NCHW value -> its blocked twin
-  std::set<std::string> plain_ready_;           // NCHW values that exist in the result
+  std::vector<int64_t> candidates_;                              // blocks to try, largest first
+  std::map<std::string, std::map<int64_t, std::string>> twins_;  // NCHW value -> block -> its blocked twin
+  std::map<std::string, int64_t> home_;                          // values produced blocked -> their block
+  std::set<std::string> plain_ready_;                            // blocked values whose NCHW form exists
 };
 
 }  // namespace

@@ -193,6 +193,34 @@ TEST(LayoutTransformationTest, PerChannelConstantsStayInsideTheRegion) {
   EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 8, 4, 4}, 30)}}), 1e-6);
 }
 
+// An inverted-residual chain with 24 channels between 32-channel layers, as in
+// MobileNetV2: with a preferred block of 16 the 24-channel values run in 8-channel
+// blocks, so the whole chain is one region with transforms only at its ends, and
+// the 3-channel input is read NCHW by the first conv (no transform at all).
+TEST(LayoutTransformationTest, NarrowerBlocksKeepChannelsThePreferredBlockDoesNotDivide) {
+  Graph g;
+  g.AddInput("x", F32({1, 3, 8, 8}));
+  g.AddConstant("w0", RandomTensor({32, 3, 3, 3}, 31, -0.2, 0.2));
+  g.AddConstant("w1", RandomTensor({24, 32, 1, 1}, 32, -0.2, 0.2));
+  g.AddConstant("w2", RandomTensor({24, 24, 1, 1}, 33, -0.2, 0.2));
+  g.AddConstant("w3", RandomTensor({32, 24, 1, 1}, 34, -0.2, 0.2));
+  g.AddConstant("dw", RandomTensor({32, 1, 3, 3}, 35, -0.2, 0.2));
+  std::vector<std::pair<std::string, Attribute>> pads{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Add(&g, "Conv", "stem", {"x", "w0"}, {"s"}, pads);
+  Add(&g, "Conv", "project", {"s", "w1"}, {"p"});
+  Add(&g, "Conv", "mix", {"p", "w2"}, {"m"});
+  Add(&g, "Add", "residual", {"m", "p"}, {"r"});
+  Add(&g, "Conv", "expand", {"r", "w3"}, {"e"});
+  Add(&g, "Conv", "depthwise", {"e", "dw"}, {"y"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t{32}}});
+  g = Finish(g, {"y"});
+  Graph blocked = TransformLayout(g, 16);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 1) << PrintGraph(blocked);  // only the exit to NCHW
+  EXPECT_EQ(blocked.TypeOf("p_NCHW8c").shape, (Shape{1, 3, 8, 8, 8}));
+  EXPECT_EQ(blocked.TypeOf("r_NCHW8c").shape, (Shape{1, 3, 8, 8, 8}));
+  EXPECT_EQ(blocked.TypeOf("y_NCHW16c").shape, (Shape{1, 2, 8, 8, 16}));
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 3, 8, 8}, 36)}}), 1e-5);
+}
+
 TEST(DeadCodeEliminationTest, RemovesUnusedNodesAndConstants) {
   Graph g;
   g.AddInput("x", F32({3}));

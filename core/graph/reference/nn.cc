@@ -14,10 +14,7 @@ namespace {
 
 using Tensors = std::vector<Tensor>;
 
-int64_t BlockOf(const Node& node) {
-  std::string layout = node.attrs.GetString("data_layout", "NCHW");
-  return layout == "NCHW" ? 0 : std::stoll(layout.substr(4, layout.size() - 5));
-}
+int64_t BlockOf(const Node& node) { return InputLayoutBlock(node); }
 
 // NCHW{c}c <-> NCHW conversions of a whole tensor, for the blocked-layout variants.
 Tensor Unblock(const Tensor& x, int64_t block) {
@@ -101,9 +98,9 @@ void Conv2D(const std::vector<double>& x, const std::vector<double>& w, const Sh
 }
 
 Tensors Conv(const KernelContext& ctx) {
-  int64_t block = BlockOf(ctx.node);
+  int64_t block = BlockOf(ctx.node), out_block = OutputLayoutBlock(ctx.node);
   Tensor x_t = block ? Unblock(ctx.in(0), block) : ctx.in(0);
-  TensorType out_type = LogicalType(ctx.outputs[0], block);
+  TensorType out_type = LogicalType(ctx.outputs[0], out_block);
   std::vector<double> x = x_t.ToDoubles(), w = ctx.in(1).ToDoubles();
   const Shape& xs = x_t.shape();
   const Shape& ws = ctx.in(1).shape();
@@ -116,7 +113,7 @@ Tensors Conv(const KernelContext& ctx) {
   if (xs.size() == 4) {
     Conv2D(x, w, xs, ws, g, group, ctx.has(2) ? &ctx.in(2) : nullptr, &out);
     Tensor result = Tensor::FromDoubles(out_type.dtype, out_type.shape, out);
-    return {block ? Block(result, block) : result};
+    return {out_block ? Block(result, out_block) : result};
   }
   std::vector<int64_t> in_idx(in_spatial.size());
   for (int64_t n = 0; n < n_batch; ++n) {
@@ -137,7 +134,7 @@ Tensors Conv(const KernelContext& ctx) {
     }
   }
   Tensor result = Tensor::FromDoubles(out_type.dtype, out_type.shape, out);
-  return {block ? Block(result, block) : result};
+  return {out_block ? Block(result, out_block) : result};
 }
 
 Tensors ConvTranspose(const KernelContext& ctx) {

@@ -114,6 +114,13 @@ TEST(ReferenceTest, LayoutTransformRoundTrips) {
   Node back = MakeNode("LayoutTransform", 1, {{"src_layout", "NCHW4c"}, {"dst_layout", "NCHW"}});
   std::vector<const Tensor*> args2{&blocked};
   EXPECT_TRUE(BitwiseEqual(EvaluateNode(back, args2)[0], x));
+  // NCHW4c -> NCHW2c -> NCHW is the identity too.
+  Node reblock = MakeNode("LayoutTransform", 1, {{"src_layout", "NCHW4c"}, {"dst_layout", "NCHW2c"}});
+  Tensor two = EvaluateNode(reblock, args2)[0];
+  EXPECT_EQ(two.shape(), (Shape{1, 4, 2, 3, 2}));
+  Node unblock2 = MakeNode("LayoutTransform", 1, {{"src_layout", "NCHW2c"}, {"dst_layout", "NCHW"}});
+  std::vector<const Tensor*> args3{&two};
+  EXPECT_TRUE(BitwiseEqual(EvaluateNode(unblock2, args3)[0], x));
 }
 
 TEST(ReferenceTest, IntegerArithmeticStaysExact) {

@@ -260,15 +260,16 @@ Tensors Trilu(const KernelContext& ctx) {
 Tensors LayoutTransform(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   std::vector<int64_t> strides = RowMajorStrides(x.shape());
-  if (x.rank() == 4) {  // NCHW -> NCHW{c}c: out[n, cb, h, w, c] = in[n, cb*block + c, h, w]
-    int64_t block = ctx.outputs[0].shape[4];
-    return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& o) {
-      return o[0] * strides[0] + (o[1] * block + o[4]) * strides[1] + o[2] * strides[2] + o[3] * strides[3];
-    })};
-  }
-  int64_t block = x.shape()[4];  // NCHW{c}c -> NCHW
+  int64_t src_block = x.rank() == 5 ? x.shape()[4] : 0;
+  int64_t dst_block = ctx.outputs[0].rank() == 5 ? ctx.outputs[0].shape[4] : 0;
+  // The input offset of logical element (n, channel, h, w).
+  auto offset = [&](int64_t n, int64_t channel, int64_t h, int64_t w) {
+    if (src_block == 0) return n * strides[0] + channel * strides[1] + h * strides[2] + w * strides[3];
+    return n * strides[0] + (channel / src_block) * strides[1] + h * strides[2] + w * strides[3] + channel % src_block;
+  };
   return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& o) {
-    return o[0] * strides[0] + (o[1] / block) * strides[1] + o[2] * strides[2] + o[3] * strides[3] + (o[1] % block);
+    int64_t channel = dst_block ? o[1] * dst_block + o[4] : o[1];
+    return offset(o[0], channel, o[2], o[3]);
   })};
 }
 
