@@ -16,7 +16,7 @@ namespace {
 
 constexpr char kSuite[] = "/usr/share/libonnx-testdata/data/node";
 // Committed threshold: raise it when support grows, never lower it silently.
-constexpr double kMinimumPassRate = 0.76;
+constexpr double kMinimumPassRate = 0.77;  // 625 of 810 (77.2%) pass
 
 // Known differences, each with its reason. Float32 -> bfloat16: Cast-13 leaves the rounding of
 // float -> float conversions unspecified (onnx/onnx#3876, #5004). ONNX 1.12's test data
