@@ -114,10 +114,12 @@ void RelaxCallerBufferAlignment(ir::LoweredFunc* func, size_t param) {
 
 std::string NodeLabel(const graph::Node& node) { return node.name + " (" + node.op + ")"; }
 
-// Every graph output must be written by some kernel: the runtime has no other way to fill it.
-// An output that constant folding turned into a constant (a model that computes a fixed tensor,
-// or a shape) gets a copy kernel from a module constant; an output that is a model input passed
-// straight through is refused, since the runtime's inputs and outputs are distinct tensors.
+// Every graph output with elements must be written by some kernel: the runtime has no other way
+// to fill it. An output that constant folding turned into a constant (a model that computes a
+// fixed tensor, or a shape) gets a copy kernel from a module constant; an output that is a model
+// input passed straight through is refused, since the runtime's inputs and outputs are distinct
+// tensors. A zero-element output has nothing to write: it needs no kernel (the runtime's verifier
+// accepts an unwritten output of 0 bytes), so it is left as it is.
 void EnsureOutputsProduced(graph::Graph* graph) {
   std::set<std::string> produced;
   for (const graph::FusedGroup& group : graph->groups)
@@ -127,9 +129,7 @@ void EnsureOutputsProduced(graph::Graph* graph) {
     AGATE_REQUIRE(graph->IsConstant(out), kUnsupported)
         << "model output '" << out << "' is the model input of the same name passed through unchanged; "
         << "agate compiles models whose outputs are computed by at least one operator";
-    AGATE_REQUIRE(graph->ConstantOf(out).numel() > 0, kUnsupported)
-        << "model output '" << out << "' is an empty constant (shape " << graph->TypeOf(out).ToString()
-        << "); agate modules have no zero-element outputs";
+    if (graph->ConstantOf(out).numel() == 0) continue;
     std::string source = graph->FreshName(out + "_constant");
     graph->AddConstant(source, graph->ConstantOf(out));
     graph->constants.erase(out);
@@ -270,7 +270,9 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   t0 = Clock::now();
   std::vector<ir::LoweredFunc> funcs;
   for (const ops::GroupKernel& k : kernels) funcs.push_back(k.func);
-  if (has_os) {
+  if (has_os && funcs.empty()) {
+    // Nothing to link (every output is a zero-element constant): the module carries no host object.
+  } else if (has_os) {
     std::string object = codegen::BuildLLVMSharedObject(funcs, target);
     spec.host_object.assign(object.begin(), object.end());
   } else if (target.kind() == target::TargetKind::kC) {

@@ -185,6 +185,67 @@ TEST(CompilerTest, OutputThatFoldsToAConstantIsCopiedByAKernel) {
   EXPECT_EQ(outputs.at("z")[0], std::max(0.0f, static_cast<float>(x.GetDouble(0))));
 }
 
+// A zero-element output has nothing to write: no copy kernel, and the runtime hands back an
+// empty tensor instead of refusing the module (ONNX's ConstantOfShape of shape [0] is one).
+TEST(CompilerTest, ZeroElementConstantOutputIsAnEmptyTensor) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2});
+  b.Initializer("empty", RandomTensor({0}, 1));
+  b.Node("Identity", {"empty"}, {"y"}, {}, "id");
+  b.Node("Relu", {"x"}, {"z"}, {}, "relu");
+  b.Output("y", kFloat, {0}, true);
+  b.Output("z", kFloat, {2}, true);
+  CompileResult result = CompileGraph(onnx_frontend::ImportOnnxModel(b.Build()), CompileOptions());
+  EXPECT_EQ(result.kernels.size(), 1u) << result.Summary();  // the Relu only
+  Tensor x = RandomTensor({2}, 9);
+  std::map<std::string, std::vector<float>> outputs = RunModule(result.module, {{"x", x}});
+  EXPECT_TRUE(outputs.at("y").empty());
+  EXPECT_EQ(outputs.at("z")[1], std::max(0.0f, static_cast<float>(x.GetDouble(1))));
+}
+
+// A module whose only output is empty has no kernels (and no host object); a zero-element input
+// may come without storage (DLPack data NULL), and copying an empty output copies nothing.
+TEST(CompilerTest, ModuleWithOnlyEmptyTensorsRuns) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {0, 3});
+  b.Initializer("empty", RandomTensor({0}, 1));
+  b.Node("Identity", {"empty"}, {"y"}, {}, "id");
+  b.Output("y", kFloat, {0}, true);
+  CompileResult result = CompileGraph(onnx_frontend::ImportOnnxModel(b.Build()), CompileOptions());
+  EXPECT_TRUE(result.kernels.empty());
+  EXPECT_TRUE(result.spec.host_object.empty());
+  agate_module_t* m = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+      << RuntimeError();
+  agate_executor_t* e = nullptr;
+  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  uint32_t num_inputs = 0;
+  agate_module_num_inputs(m, &num_inputs);
+  int64_t x_shape[2] = {0, 3};
+  DLTensor x;
+  std::memset(&x, 0, sizeof(x));
+  x.device = DLDevice{kDLCPU, 0};
+  x.ndim = 2;
+  x.dtype = DLDataType{kDLFloat, 32, 1};
+  x.shape = x_shape;  // data stays NULL: no storage for no elements
+  for (uint32_t i = 0; i < num_inputs; ++i) EXPECT_EQ(agate_executor_set_input(e, i, &x), AGATE_OK) << RuntimeError();
+  EXPECT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
+  DLTensor y;
+  ASSERT_EQ(agate_executor_get_output(e, 0, &y), AGATE_OK) << RuntimeError();
+  ASSERT_EQ(y.ndim, 1);
+  EXPECT_EQ(y.shape[0], 0);
+  int64_t y_shape[1] = {0};
+  DLTensor dst = x;
+  dst.ndim = 1;
+  dst.shape = y_shape;
+  EXPECT_EQ(agate_executor_copy_output(e, 0, &dst), AGATE_OK) << RuntimeError();
+  agate_tensor_info info;
+  agate_module_output_info(m, 0, &info);
+  EXPECT_EQ(info.bytes, 0u);
+  agate_executor_free(e);
+  agate_module_free(m);
+}
+
 TEST(CompilerTest, PassThroughInputAsOutputIsRefused) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {2});

@@ -88,9 +88,23 @@ std::string ScheduleNorm(const ScheduleRequest& r, const std::vector<Tensor>& st
   return what + ": statistics at the row loop";
 }
 
-std::vector<Tensor> BatchNormOp(const OpContext& ctx) {
-  AGATE_REQUIRE(ctx.num_outputs() == 1 && ctx.attrs().GetInt("training_mode", 0) == 0, kUnsupported)
-      << ctx.Describe() << ": training-mode BatchNormalization";
+// Scale, bias, mean and variance hold one value per channel (axis 1 of x). Shape inference
+// checks this for graphs; operators built directly (LowerGroup on a hand-made group) get the
+// same error instead of reading out of bounds.
+void CheckPerChannelInputs(const OpContext& ctx) {
+  graph::Shape xs = StaticShape(ctx.input(0));
+  AGATE_REQUIRE(xs.size() >= 2, kInvalidArgument)
+      << ctx.Describe() << ": input " << graph::ShapeToString(xs) << " needs rank >= 2 (N, C, ...)";
+  for (int i = 1; i < 5; ++i) {
+    graph::Shape s = StaticShape(ctx.input(i));
+    AGATE_REQUIRE(s == graph::Shape{xs[1]}, kInvalidArgument)
+        << ctx.Describe() << ": input " << i << " is " << graph::ShapeToString(s) << ", expected [" << xs[1]
+        << "] (one value per channel of x " << graph::ShapeToString(xs) << ")";
+  }
+}
+
+// Inference: the stored statistics make it a per-channel affine map, fused like any broadcast op.
+std::vector<Tensor> BatchNormInference(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
   const Tensor &scale = ctx.input(1), &bias = ctx.input(2), &mean = ctx.input(3), &var = ctx.input(4);
@@ -99,6 +113,58 @@ std::vector<Tensor> BatchNormOp(const OpContext& ctx) {
     Expr k = scale(c) * ir::rsqrt(var(c) + ir::make_const(x.dtype(), eps));
     return (x(Exprs(o)) - mean(c)) * k + bias(c);
   }, ctx.node().outputs[0], tag::kBroadcast)};
+}
+
+// Training (ONNX opset 14+): Y is normalized with the batch's own mean and population variance
+// over every axis but the channel; the optional outputs blend them into the running statistics:
+// running = input * momentum + batch * (1 - momentum).
+std::vector<Tensor> BatchNormTraining(const OpContext& ctx) {
+  AGATE_REQUIRE(ctx.num_outputs() <= 3, kUnsupported)
+      << ctx.Describe() << ": " << ctx.num_outputs()
+      << " outputs; training mode gives Y, running_mean, running_var (the saved statistics of opset < 14 are not "
+         "supported)";
+  const Tensor& x = ctx.input(0);
+  ir::DType dt = x.dtype();
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  double momentum = ctx.attrs().GetFloat("momentum", 0.9);
+  std::vector<int> axes = {0};
+  for (size_t d = 2; d < x.ndim(); ++d) axes.push_back(static_cast<int>(d));
+  std::string name = ctx.node().outputs[0];
+  Moments m = ComputeMoments(x, axes, name);
+  Tensor inv_std = te::compute(m.var.shape(), [&](const std::vector<Var>& o) {
+    return ir::rsqrt(m.var(Exprs(o)) + ir::make_const(dt, eps));
+  }, name + "_inv_std", tag::kElemwise);
+  const Tensor &scale = ctx.input(1), &bias = ctx.input(2);
+  Tensor y = te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    std::vector<Expr> si = StatIndex(o, axes);
+    return (x(Exprs(o)) - m.mean(si)) * inv_std(si) * scale(o[1]) + bias(o[1]);
+  }, name, tag::kOpaque);
+  std::vector<Tensor> outs{y};
+  for (int i = 1; i < ctx.num_outputs(); ++i) {
+    if (ctx.node().outputs[i].empty()) {  // an absent optional output
+      outs.emplace_back();
+      continue;
+    }
+    const Tensor& batch = i == 1 ? m.mean : m.var;
+    const Tensor& running = ctx.input(i + 2);
+    outs.push_back(te::compute(running.shape(), [&](const std::vector<Var>& c) {
+      std::vector<Expr> si(x.ndim(), Expr(int64_t{0}));
+      si[1] = c[0];
+      return running(c[0]) * ir::make_const(dt, momentum) + batch(si) * ir::make_const(dt, 1.0 - momentum);
+    }, ctx.node().outputs[i], tag::kElemwise));
+  }
+  std::vector<Tensor> stats = {m.sum, m.sq_dev, inv_std};
+  size_t rank = x.ndim();
+  ctx.SetSchedule([stats, axes, rank](const ScheduleRequest& r) {
+    return ScheduleNorm(r, stats, axes, rank, "batch_norm_training");
+  }, y);
+  return outs;
+}
+
+std::vector<Tensor> BatchNormOp(const OpContext& ctx) {
+  CheckPerChannelInputs(ctx);
+  if (ctx.attrs().GetInt("training_mode", 0) != 0) return BatchNormTraining(ctx);
+  return BatchNormInference(ctx);
 }
 
 std::vector<Tensor> InstanceNormOp(const OpContext& ctx) {

@@ -1,5 +1,6 @@
 // Normalizations: BatchNormalization (inference: a per-channel affine map,
-// fused like any broadcast op), InstanceNormalization, LayerNormalization (with
+// fused like any broadcast op; training: batch statistics over N and the spatial
+// axes, with the running mean/variance outputs), InstanceNormalization, LayerNormalization (with
 // its optional Mean / InvStdDev outputs), MeanVarianceNormalization and LRN.
 //
 // Why statistics as separate reduction stages: mean and variance are

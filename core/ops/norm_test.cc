@@ -3,6 +3,8 @@
 
 #include "core/graph/testing.h"
 #include "core/ops/ops_testing.h"
+#include "core/support/error.h"
+#include "core/target/target.h"
 
 namespace agate {
 namespace ops {
@@ -28,6 +30,65 @@ TEST(NormTest, BatchNormInferenceFusesAsBroadcast) {
   Add(&g, "BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, {"n"});
   Add(&g, "Relu", "relu", {"n"}, {"y"});
   EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"})));
+}
+
+Graph TrainingBatchNorm(graph::Shape x, std::vector<std::string> outputs, double momentum = 0.9) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  int64_t c = x[1];
+  g.AddConstant("s", RandomTensor({c}, 1));
+  g.AddConstant("b", RandomTensor({c}, 2));
+  g.AddConstant("m", RandomTensor({c}, 3));
+  g.AddConstant("v", RandomTensor({c}, 4, 0.5, 1.5));
+  Add(&g, "BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, outputs,
+      {{"training_mode", Attribute(int64_t{1})}, {"momentum", Attribute(momentum)}, {"epsilon", Attribute(1e-3)}});
+  return Finish(g, outputs);
+}
+
+// Training mode normalizes with the batch's statistics and updates the running ones.
+TEST(NormTest, BatchNormTrainingMode) {
+  EXPECT_TRUE(CheckAgainstReference(TrainingBatchNorm({3, 4, 5, 6}, {"y", "running_mean", "running_var"})));
+  EXPECT_TRUE(CheckAgainstReference(TrainingBatchNorm({2, 3, 7}, {"y", "running_mean", "running_var"}, 0.5)));
+  EXPECT_TRUE(CheckAgainstReference(TrainingBatchNorm({4, 5}, {"y", "running_mean", "running_var"}, 0.1)));
+  EXPECT_TRUE(CheckAgainstReference(TrainingBatchNorm({2, 8, 4, 4}, {"y"})));  // Y alone
+}
+
+// Y then an elementwise consumer, with the running statistics still leaving the kernel.
+TEST(NormTest, BatchNormTrainingModeWithAConsumer) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {2, 4, 3, 8}});
+  for (const char* p : {"s", "b", "m"}) g.AddConstant(p, RandomTensor({4}, p[0]));
+  g.AddConstant("v", RandomTensor({4}, 9, 0.5, 1.5));
+  Add(&g, "BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, {"n", "rm", "rv"}, {{"training_mode", Attribute(int64_t{1})}});
+  Add(&g, "Relu", "relu", {"n"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "rm", "rv"})));
+}
+
+// A per-channel input of the wrong length is named with its shape, at graph level and when the
+// operator library is called on a group whose types were never inferred.
+TEST(NormTest, BatchNormWrongChannelCountIsNamed) {
+  Graph g = TrainingBatchNorm({2, 4, 3, 3}, {"y", "running_mean", "running_var"});
+  g.types["s"] = TensorType{kF32, {3}};
+  Graph fused = testing::Fuse(g);
+  try {
+    LowerGroup(fused, fused.groups.at(0), target::Target::Host(), "k");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("BatchNormalization 'bn'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("input 1 is [3], expected [4]"), std::string::npos) << e.message();
+  }
+  Graph bad;
+  bad.AddInput("x", TensorType{kF32, {2, 4, 3, 3}});
+  for (const char* p : {"s", "b", "m", "v"}) bad.AddConstant(p, RandomTensor({std::string(p) == "v" ? 5 : 4}, 1));
+  Add(&bad, "BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, {"y"}, {{"training_mode", Attribute(int64_t{1})}});
+  try {
+    Finish(bad, {"y"});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("bn"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("[5]"), std::string::npos) << e.message();
+  }
 }
 
 TEST(NormTest, InstanceNorm) {

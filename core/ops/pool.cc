@@ -22,6 +22,18 @@ Expr CountValid(Expr base, int64_t kernel, int64_t dil, int64_t lo, int64_t hi) 
   return ir::max(kmax - kmin, Expr(int64_t{0}));
 }
 
+// True where every spatial index lies inside the input (undefined when no index can leave it).
+Expr InsideInput(const std::vector<Expr>& idx, const graph::WindowGeometry& g) {
+  Expr inside;
+  for (size_t d = 0; d < g.in.size(); ++d) {
+    int64_t last = (g.out[d] - 1) * g.strides[d] + (g.kernel[d] - 1) * g.dilations[d] - g.pad_begin[d];
+    if (g.pad_begin[d] == 0 && last < g.in[d]) continue;  // every window lies inside (ceil_mode may overhang)
+    Expr ok = idx[2 + d] >= Expr(int64_t{0}) && idx[2 + d] < Expr(g.in[d]);
+    inside = inside.defined() ? (inside && ok) : ok;
+  }
+  return inside;
+}
+
 }  // namespace
 
 Tensor Pool(const Tensor& x, const graph::WindowGeometry& g, PoolType type, bool count_include_pad, int p,
@@ -51,6 +63,55 @@ Tensor Pool(const Tensor& x, const graph::WindowGeometry& g, PoolType type, bool
       name, tag::kPool);
 }
 
+MaxPoolOutputs MaxPoolWithIndices(const Tensor& x, const graph::WindowGeometry& g, bool column_major,
+                                  const std::string& values_name, const std::string& indices_name) {
+  graph::Shape xs = StaticShape(x);
+  size_t nsp = g.kernel.size();
+  graph::Shape out = xs;
+  for (size_t d = 0; d < nsp; ++d) out[2 + d] = g.out[d];
+  std::vector<ir::IterVar> k;
+  for (size_t d = 0; d < nsp; ++d) k.push_back(te::reduce_axis({Expr(int64_t{0}), Expr(g.kernel[d])}, "k" + std::to_string(d)));
+  ir::DType i64 = ir::DType::Int(64);
+  std::vector<Tensor> tuple = te::compute_multi(
+      ToExprShape(out),
+      [&](const std::vector<Var>& o) {
+        std::vector<Expr> idx(o.begin(), o.end());
+        for (size_t d = 0; d < nsp; ++d) idx[2 + d] = o[2 + d] * g.strides[d] + k[d] * g.dilations[d] - g.pad_begin[d];
+        // Row-major offset of the element in the whole input (meaningful only where it is inside).
+        // Offsets grow in window order, so the reducer's "smaller index wins a tie" picks the first
+        // maximum in window order; column-major offsets are derived afterwards so that storage_order
+        // never changes which element wins.
+        Expr flat = ir::cast(i64, idx[0]);
+        for (size_t d = 1; d < xs.size(); ++d) flat = flat * Expr(xs[d]) + ir::cast(i64, idx[d]);
+        Expr v = PaddedRead(x, idx, 2, g.in, ir::min_value(x.dtype()));
+        return te::argmax(flat, v, k, InsideInput(idx, g));
+      },
+      values_name + "_argmax", tag::kPool);
+  const Tensor& arg = tuple[0];
+  const Tensor& max = tuple[1];
+  Tensor values = te::compute(max.shape(), [&](const std::vector<Var>& o) {
+    return max(std::vector<Expr>(o.begin(), o.end()));
+  }, values_name, tag::kElemwise);
+  int64_t plane = 1;
+  for (size_t d = 0; d < nsp; ++d) plane *= g.in[d];
+  Tensor indices = te::compute(arg.shape(), [&](const std::vector<Var>& o) {
+    Expr r = arg(std::vector<Expr>(o.begin(), o.end()));
+    if (!column_major) return r;
+    // Split the spatial offset into coordinates (row-major), then recombine them column-major.
+    Expr spatial = ir::floormod(r, Expr(plane));
+    std::vector<Expr> coord(nsp);
+    for (size_t d = nsp; d-- > 0;) {
+      coord[d] = ir::floormod(spatial, Expr(g.in[d]));
+      spatial = ir::floordiv(spatial, Expr(g.in[d]));
+    }
+    Expr col = coord[nsp - 1];
+    for (size_t d = nsp - 1; d-- > 0;) col = col * Expr(g.in[d]) + coord[d];
+    // -1 (a window wholly in the padding: nothing was a candidate) stays -1.
+    return ir::select(r >= Expr(int64_t{0}), r - ir::floormod(r, Expr(plane)) + col, r);
+  }, indices_name, tag::kElemwise);
+  return {values, indices, arg};
+}
+
 Tensor GlobalPool(const Tensor& x, size_t spatial_axes, bool is_max, const std::string& name) {
   graph::Shape xs = StaticShape(x);
   graph::Shape out = xs;
@@ -71,8 +132,26 @@ Tensor GlobalPool(const Tensor& x, size_t spatial_axes, bool is_max, const std::
 
 namespace {
 
+// MaxPool with its Indices output (the layout pass leaves such a node in NCHW).
+std::vector<Tensor> MaxPoolIndicesOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  AGATE_REQUIRE(LayoutBlock(ctx.node()) == 0, kUnsupported)
+      << ctx.Describe() << ": the Indices output of MaxPool in a channel-blocked layout";
+  graph::Shape xs = StaticShape(x);
+  AGATE_REQUIRE(xs.size() >= 3, kInvalidArgument)
+      << ctx.Describe() << ": input " << graph::ShapeToString(xs) << " needs rank >= 3 (N, C, spatial...)";
+  graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, ctx.attrs().GetInts("kernel_shape"));
+  int64_t storage_order = ctx.attrs().GetInt("storage_order", 0);
+  AGATE_REQUIRE(storage_order == 0 || storage_order == 1, kInvalidArgument)
+      << ctx.Describe() << ": storage_order " << storage_order << " (0: row-major, 1: column-major)";
+  MaxPoolOutputs outs = MaxPoolWithIndices(x, g, storage_order == 1, ctx.node().outputs[0], ctx.node().outputs[1]);
+  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "max_pool_indices"); }, outs.argmax);
+  return {outs.values, outs.indices};
+}
+
 std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
-  AGATE_REQUIRE(ctx.num_outputs() == 1, kUnsupported) << ctx.Describe() << ": the Indices output of MaxPool";
+  bool wants_indices = ctx.num_outputs() > 1 && !ctx.node().outputs[1].empty();
+  if (type == PoolType::kMax && wants_indices) return MaxPoolIndicesOp(ctx);
   const Tensor& x = ctx.input(0);
   int64_t block = LayoutBlock(ctx.node());
   graph::Shape xs = StaticShape(x);
@@ -105,6 +184,7 @@ std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
     }, name, tag::kElemwise);
   }
   ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "pool"); }, acc);
+  if (ctx.num_outputs() > 1) return {out, Tensor()};  // an unnamed (absent) Indices output
   return {out};
 }
 

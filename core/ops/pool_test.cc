@@ -2,6 +2,8 @@
 // count_include_pad, global) in NCHW and blocked NCHW<c>c, against the reference.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph/testing.h"
 #include "core/ops/ops_testing.h"
@@ -42,6 +44,77 @@ TEST(PoolTest, WindowPools) {
     EXPECT_TRUE(CheckAgainstReference(PoolGraph(cases[i].first, {2, 3, 9, 16}, cases[i].second))) << "case " << i;
   }
   EXPECT_TRUE(CheckAgainstReference(PoolGraph("MaxPool", {1, 2, 11}, {{"kernel_shape", Attribute(Ints{3})}})));
+}
+
+Graph MaxPoolIndicesGraph(graph::Shape x, Attrs attrs, bool ties = false) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  std::string in = "x";
+  if (ties) {  // floor(2x) of x in [-1, 1): four distinct values, so most windows hold equal maxima
+    g.AddConstant("two", graph::Tensor::Scalar(kF32, 2.0));
+    Add(&g, "Mul", "mul", {"x", "two"}, {"x2"});
+    Add(&g, "Floor", "floor", {"x2"}, {"xf"});
+    in = "xf";
+  }
+  Add(&g, "MaxPool", "pool", {in}, {"y", "indices"}, attrs);
+  return Finish(g, {"y", "indices"});
+}
+
+TEST(PoolTest, MaxPoolIndices) {
+  std::vector<Attrs> cases = {
+      {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}},
+      {{"kernel_shape", Attribute(Ints{2, 2})}, {"strides", Attribute(Ints{2, 2})}, {"storage_order", Attribute(int64_t{1})}},
+      {{"kernel_shape", Attribute(Ints{3, 2})}, {"pads", Attribute(Ints{1, 0, 2, 1})}, {"storage_order", Attribute(int64_t{1})}},
+      {{"kernel_shape", Attribute(Ints{2, 3})}, {"dilations", Attribute(Ints{2, 1})}, {"pads", Attribute(Ints{0, 1, 1, 0})}},
+      {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"ceil_mode", Attribute(int64_t{1})}},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_TRUE(CheckAgainstReference(MaxPoolIndicesGraph({2, 3, 9, 10}, cases[i]))) << "case " << i;
+    EXPECT_TRUE(CheckAgainstReference(MaxPoolIndicesGraph({2, 3, 9, 10}, cases[i], true))) << "case " << i << ", ties";
+  }
+  // One and three spatial axes, both storage orders.
+  for (int64_t order : {0, 1}) {
+    EXPECT_TRUE(CheckAgainstReference(MaxPoolIndicesGraph(
+        {1, 2, 11}, {{"kernel_shape", Attribute(Ints{3})}, {"storage_order", Attribute(order)}}, true)));
+    EXPECT_TRUE(CheckAgainstReference(MaxPoolIndicesGraph(
+        {1, 2, 4, 5, 6}, {{"kernel_shape", Attribute(Ints{2, 2, 3})}, {"pads", Attribute(Ints{1, 0, 1, 0, 1, 1})},
+                          {"storage_order", Attribute(order)}})))
+        << "3-D, storage_order " << order;
+  }
+}
+
+// A window of -inf still has a maximum (the first -inf), not the reducer's "no candidate".
+TEST(PoolTest, MaxPoolIndicesOverMinusInfinity) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 2, 4, 4}});
+  std::vector<double> c(32, 0.0);
+  for (int i = 0; i < 16; ++i) c[i] = -std::numeric_limits<double>::infinity();  // channel 0
+  g.AddConstant("c", graph::Tensor::FromDoubles(kF32, {1, 2, 4, 4}, c));
+  Add(&g, "Add", "add", {"x", "c"}, {"s"});
+  Add(&g, "MaxPool", "pool", {"s"}, {"y", "indices"}, {{"kernel_shape", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 0, 0})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "indices"})));
+}
+
+// The values output feeds an epilogue while the indices leave the kernel as they are.
+TEST(PoolTest, MaxPoolIndicesWithAFusedConsumer) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 4, 8, 8}});
+  Add(&g, "MaxPool", "pool", {"x"}, {"p", "indices"}, {{"kernel_shape", Attribute(Ints{2, 2})}, {"strides", Attribute(Ints{2, 2})}});
+  Add(&g, "Relu", "relu", {"p"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "indices"})));
+  testing::CheckOptions one_group;
+  one_group.one_group = true;
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "indices"}), one_group));
+}
+
+TEST(PoolTest, MaxPoolIndicesRefusesAnUnknownStorageOrder) {
+  Graph g = MaxPoolIndicesGraph({1, 1, 4, 4}, {{"kernel_shape", Attribute(Ints{2, 2})}, {"storage_order", Attribute(int64_t{2})}});
+  testing::CheckOptions llvm_only;
+  llvm_only.eval = false;
+  ::testing::AssertionResult r = CheckAgainstReference(g, llvm_only);
+  ASSERT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("MaxPool 'pool'"), std::string::npos) << r.message();
+  EXPECT_NE(std::string(r.message()).find("storage_order 2"), std::string::npos) << r.message();
 }
 
 TEST(PoolTest, GlobalPools) {

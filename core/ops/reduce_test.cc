@@ -1,6 +1,8 @@
 // Reductions, ArgMax/ArgMin and the softmax family, against the reference.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/graph/testing.h"
 #include "core/ops/ops_testing.h"
 
@@ -53,6 +55,24 @@ TEST(ReduceTest, ArgMaxArgMin) {
           {{"axis", Attribute(int64_t{1})}, {"keepdims", Attribute(int64_t{0})}, {"select_last_index", Attribute(last)}});
       EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << op << " last=" << last;
     }
+  }
+}
+
+// Infinite elements are candidates like any other: a row of -inf has its argmax at 0 (and of
+// +inf its argmin), not at the reducer's "no candidate" index -1.
+TEST(ReduceTest, ArgMaxArgMinOverInfinities) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    double fill = std::string(op) == "ArgMax" ? -inf : inf;
+    std::vector<double> c(4 * 6, 0.0);
+    for (int j = 0; j < 6; ++j) c[j] = fill;         // row 0: all infinite
+    for (int j = 0; j < 6; j += 2) c[6 + j] = fill;  // row 1: some
+    Graph g;
+    g.AddInput("x", TensorType{kF32, {4, 6}});
+    g.AddConstant("c", graph::Tensor::FromDoubles(kF32, {4, 6}, c));
+    Add(&g, "Add", "add", {"x", "c"}, {"s"});
+    Add(&g, op, "arg", {"s"}, {"y"}, {{"axis", Attribute(int64_t{1})}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << op;
   }
 }
 

@@ -119,6 +119,16 @@ TEST(SerializeModuleTest, RefusesInconsistentSpecsNamingTheFault) {
   }
 }
 
+// A zero-element output has no bytes a caller could read: the plan need not write it.
+TEST(SerializeModuleTest, AcceptsAnUnwrittenZeroElementOutput) {
+  ModuleSpec spec = SmallSpec();
+  spec.outputs.push_back(TensorSpec{"empty", ir::DType::Float(32), {3, 0}});
+  const std::vector<uint8_t> bytes = SerializeModule(spec);
+  const fb::Module* m = fb::GetModule(bytes.data());
+  ASSERT_EQ(m->outputs()->size(), 2u);
+  EXPECT_EQ(m->outputs()->Get(1)->shape()->Get(1), 0);
+}
+
 TEST(SerializeModuleTest, RefusesAnUnencodableAlignment) {
   ModuleSpec spec = SmallSpec();
   spec.constants[0].alignment = 48;

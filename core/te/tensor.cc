@@ -292,8 +292,12 @@ std::vector<Expr> argmax(const Expr& index, const Expr& value, const std::vector
   ir::CommReducer r = MakeCommReducer(
       {index.dtype(), value.dtype()},
       [](const std::vector<Var>& l, const std::vector<Var>& rr) {
-        // Take rhs when its value is larger, or equal with a smaller index.
-        Expr take_rhs = rr[1] > l[1] || (rr[1] == l[1] && rr[0] < l[0]);
+        // Take rhs when its value is larger, or equal with a smaller index. The identity's index
+        // -1 means "no candidate yet" and loses to any candidate: its value (the dtype's lowest
+        // finite number) would otherwise beat an element that is -inf, and report index -1.
+        Expr zero = ir::make_zero(l[0].dtype());
+        Expr better = rr[1] > l[1] || (rr[1] == l[1] && rr[0] < l[0]);
+        Expr take_rhs = rr[0] >= zero && (l[0] < zero || better);
         return std::vector<Expr>{ir::select(take_rhs, rr[0], l[0]), ir::select(take_rhs, rr[1], l[1])};
       },
       {ir::make_const(index.dtype(), -1), ir::min_value(value.dtype())});

@@ -197,8 +197,9 @@ ir::CommReducer MakeCommReducer(
     const std::vector<Expr>& identity);
 ReducerFn comm_reducer(const ir::CommReducer& reducer);
 
-// argmax over axis of `value` with index expression `index`: a tuple reduction
-// yielding (index, value), ties resolved to the smaller index.
+// argmax over axis of `value` with index expression `index` (>= 0): a tuple reduction
+// yielding (index, value), ties resolved to the smaller index. Every counted element is a
+// candidate, -inf included; the result is (-1, lowest) only when no element is counted.
 std::vector<Expr> argmax(const Expr& index, const Expr& value, const std::vector<IterVar>& axis,
                          const Expr& condition = Expr());
 

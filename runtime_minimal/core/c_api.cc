@@ -183,7 +183,10 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
       rt::CheckTensorMatches(info, tensor, host_tensor_ok ? static_cast<int32_t>(kDLCPU) : DeviceTypeOf(module),
                              "input", index);
   if (status != AGATE_OK) return status;
-  void* data = static_cast<uint8_t*>(tensor->data) + tensor->byte_offset;
+  // A NULL input slot means "not bound" (RunOnCpu); a zero-element tensor without storage is
+  // bound to a byte that no kernel reads (its loops have no iterations).
+  static uint8_t no_storage = 0;
+  void* data = tensor->data != nullptr ? static_cast<uint8_t*>(tensor->data) + tensor->byte_offset : &no_storage;
   executor->inputs[index] = data;
   if (module.device != nullptr) {  // the backend binds device arguments at run time
     executor->input_on_device[index] = tensor->device.device_type != kDLCPU;
@@ -234,7 +237,9 @@ AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, 
   if (status != AGATE_OK) return status;
   void* target = static_cast<uint8_t*>(dst->data) + dst->byte_offset;
   if (executor->module->device != nullptr) return executor->module->device->copy_output(executor, index, target);
-  memcpy(target, executor->outputs[index], static_cast<size_t>(rt::TensorBytes(info)));
+  // A zero-element output may have no storage on either side (NULL): memcpy must not see it.
+  const size_t bytes = static_cast<size_t>(rt::TensorBytes(info));
+  if (bytes != 0) memcpy(target, executor->outputs[index], bytes);
   return AGATE_OK;
 }
 

@@ -143,7 +143,10 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
   }
   const uintptr_t address = reinterpret_cast<uintptr_t>(tensor->data) + tensor->byte_offset;
   const uint32_t element = want.bits <= 8 ? 1 : want.bits / 8;
-  if (tensor->data == nullptr || address % element != 0) {
+  // DLPack producers may give a zero-element tensor no storage (data NULL); nothing is ever read
+  // or written through it, so only a tensor with elements needs a pointer.
+  const bool needs_data = TensorBytes(info) != 0;
+  if ((tensor->data == nullptr && needs_data) || address % element != 0) {
     return Fail(AGATE_INVALID_ARGUMENT) << role << " " << index << " '" << name
                                         << "' data is NULL or not aligned to its " << element << "-byte elements";
   }

@@ -259,9 +259,10 @@ agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
   }
   if (args_sum > 0x7fffffff) return Fail(AGATE_CORRUPT) << "plan has " << args_sum << " arguments";
   *total_args = static_cast<uint32_t>(args_sum);
-  // Every output must be written by some call, or the caller would read garbage.
+  // Every output must be written by some call, or the caller would read garbage. A zero-element
+  // output has no bytes to read, so it needs no writer (a model may output an empty tensor).
   for (uint32_t o = 0; o < num_outputs; ++o) {
-    if ((written[o / 32] & (uint32_t{1} << (o % 32))) == 0) {
+    if ((written[o / 32] & (uint32_t{1} << (o % 32))) == 0 && TensorBytes(*m.outputs()->Get(o)) != 0) {
       return Fail(AGATE_CORRUPT) << "output " << o << " '" << m.outputs()->Get(o)->name()->c_str()
                                  << "' is never written by the plan";
     }

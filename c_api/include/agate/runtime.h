@@ -219,7 +219,8 @@ AGATE_API agate_status_t agate_executor_create(const agate_module_t* module, con
  * unchanged until the agate_executor_run that reads it has returned, or bind
  * another tensor. The tensor must match the module's input exactly: dtype,
  * ndim, shape, compact row-major strides (or NULL), device kDLCPU (or kDLCUDA
- * for CUDA modules), data aligned to the element size.
+ * for CUDA modules), data aligned to the element size (data may be NULL only
+ * for a zero-element tensor, which nothing reads).
  * AGATE_INVALID_ARGUMENT names the input and what differs. */
 AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);
 
@@ -230,7 +231,8 @@ AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor);
 /* [core] Describes output `index` as a DLTensor view of executor memory (device
  * kDLCPU; kDLCUDA for CUDA modules). out->data and out->shape are borrowed: data
  * until the next agate_executor_run or agate_executor_free, shape until
- * agate_module_free. out->strides is NULL (compact). The caller owns the
+ * agate_module_free. out->strides is NULL (compact). A zero-element output
+ * has no storage: its out->data may be NULL. The caller owns the
  * DLTensor struct itself. */
 AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, uint32_t index, DLTensor* out);
 
