@@ -54,6 +54,58 @@ bool Inlinable(const te::Operation& op) {
          op->tag == tag::kPad;
 }
 
+// True when `out` reaches the operation `target` without passing through one of
+// `stops` (other group outputs, which are materialized).
+bool ReachesAvoiding(const te::Tensor& out, const te::OperationNode* target,
+                     const std::set<const te::OperationNode*>& stops) {
+  std::set<const te::OperationNode*> seen;
+  std::vector<te::Operation> stack{out.op()};
+  while (!stack.empty()) {
+    te::Operation op = stack.back();
+    stack.pop_back();
+    if (op.get() == target) return true;
+    if (!seen.insert(op.get()).second) continue;
+    for (const te::Tensor& in : op->InputTensors())
+      if (!stops.count(in.op().get()) || in.op().get() == target) stack.push_back(in.op());
+  }
+  return false;
+}
+
+// The stage the anchor's tiled schedule writes: the last stage (in topological
+// order) in the anchor's shape that the anchor feeds, such that every group
+// output is that stage or reads the anchor only through its materialized
+// buffer with no reduction of its own. Those other outputs become root
+// injective stages over it. Why: a group may end in ops that change the shape
+// (a layout transform, a concat: `all` fusion) or have several outputs (a value
+// used inside and outside the group); scheduling the anchor at such an output's
+// loops would recompute the conv per output element. Undefined when no stage
+// qualifies (the anchor's default schedule).
+te::Tensor TiledStage(const te::Schedule& s, const std::vector<te::Tensor>& outputs, const te::Tensor& anchor) {
+  if (!anchor.defined()) return te::Tensor();
+  std::set<const te::OperationNode*> output_ops;
+  for (const te::Tensor& t : outputs) output_ops.insert(t.op().get());
+  te::Tensor chosen;
+  for (const te::Stage& stage : s->stages) {
+    const te::Operation& op = stage->origin_op;
+    if (op->kind != te::OpKind::kCompute || op->num_outputs() != 1) continue;
+    te::Tensor candidate = op->output(0);
+    if (StaticShape(candidate) != StaticShape(anchor)) continue;
+    bool is_anchor = op.get() == anchor.op().get();
+    if (!is_anchor && (!Inlinable(op) && !output_ops.count(op.get()))) continue;
+    if (!is_anchor && !ReachesAvoiding(candidate, anchor.op().get(), {})) continue;
+    bool others_read_it = true;
+    for (const te::Tensor& out : outputs) {
+      if (out.op().get() == op.get()) continue;
+      auto* compute = out.op()->kind == te::OpKind::kCompute ? static_cast<const te::ComputeOpNode*>(out.op().get())
+                                                             : nullptr;
+      others_read_it = others_read_it && compute && !compute->is_reduction() && out.op().get() != anchor.op().get() &&
+                       !ReachesAvoiding(out, anchor.op().get(), {op.get()});
+    }
+    if (others_read_it) chosen = candidate;
+  }
+  return chosen;
+}
+
 }  // namespace
 
 bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op) != nullptr; }
@@ -129,9 +181,14 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   te::Schedule s = te::create_schedule(outputs);
   std::set<const te::OperationNode*> output_ops;
   for (const te::Tensor& t : outputs) output_ops.insert(t.op().get());
+  bool single_tiled_output = outputs.size() == 1 && anchor_tensor.defined() &&
+                             (outputs[0].op().get() == anchor_tensor.op().get() ||
+                              StaticShape(outputs[0]) == StaticShape(anchor_tensor));
+  te::Tensor tiled = anchor_schedule && !single_tiled_output ? TiledStage(s, outputs, anchor_tensor) : te::Tensor();
   for (const te::Stage& stage : s->stages) {
     if (output_ops.count(stage->origin_op.get())) continue;
     if (anchor_tensor.defined() && stage->origin_op.get() == anchor_tensor.op().get()) continue;
+    if (tiled.defined() && stage->origin_op.get() == tiled.op().get()) continue;
     if (Inlinable(stage->origin_op)) te::Stage(stage).compute_inline();
   }
 
@@ -143,10 +200,24 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     request.outputs = outputs;
     request.target = &target;
     request.options = &options;
-    if (outputs.size() == 1 && anchor_tensor.defined() && outputs[0].op().get() != anchor_tensor.op().get()) {
-      request.epilogue = outputs[0];
+    if (tiled.defined()) request.outputs = {tiled};
+    const te::Tensor& main = request.outputs[0];
+    if (request.outputs.size() == 1 && anchor_tensor.defined() && main.op().get() != anchor_tensor.op().get()) {
+      request.epilogue = main;
     }
     summary = anchor_schedule(request);
+    if (tiled.defined()) {
+      InjectiveKnobs knobs;
+      knobs.vector_lanes = options.vector_lanes;
+      if (!options.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+      size_t others = 0;
+      for (const te::Tensor& out : outputs) {
+        if (out.op().get() == tiled.op().get()) continue;
+        ScheduleInjectiveStage(s, out, target, knobs);
+        ++others;
+      }
+      summary += "; " + std::to_string(others) + " output(s) computed from its buffer";
+    }
   } else {
     InjectiveKnobs knobs;
     knobs.vector_lanes = options.vector_lanes;
