@@ -170,3 +170,37 @@ func (e *Executor) finalize() {
 	finalizedForTesting.executors.Add(1)
 	e.Close()
 }
+
+// CallTime is one kernel call of a profiled run.
+type CallTime struct {
+	Kernel      string // the kernel the call ran
+	Nanoseconds uint64 // its wall time (monotonic clock, parallel loops included)
+}
+
+// RunProfiled runs the module once, like Run, timing every kernel call, and
+// returns the calls in plan order. Outputs are the same as after Run. CPU
+// modules only (StatusUnsupported for device modules). Runtime ABI 1.1.
+func (e *Executor) RunProfiled() ([]CallTime, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return nil, err
+	}
+	// e.module.handle stays valid while this executor is open.
+	names, err := callKernelNames(e.module.handle)
+	if err != nil {
+		return nil, err
+	}
+	ns := make([]uint64, len(names)+1) // never empty, so the pointer is never NULL
+	err = call(func() C.agate_status_t {
+		return C.agate_executor_run_profiled(e.handle, (*C.uint64_t)(unsafe.Pointer(&ns[0])), C.uint32_t(len(names)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	calls := make([]CallTime, len(names))
+	for i, name := range names {
+		calls[i] = CallTime{Kernel: name, Nanoseconds: ns[i]}
+	}
+	return calls, nil
+}

@@ -217,3 +217,34 @@ func (m *Module) finalize() {
 	finalizedForTesting.modules.Add(1)
 	m.Close()
 }
+
+// callKernelNames lists the kernel of every plan call; handle must be live.
+func callKernelNames(handle *C.agate_module_t) ([]string, error) {
+	var count C.uint32_t
+	if err := call(func() C.agate_status_t { return C.agate_module_num_calls(handle, &count) }); err != nil {
+		return nil, err
+	}
+	names := make([]string, count)
+	for i := range names {
+		var name *C.char
+		if err := call(func() C.agate_status_t {
+			return C.agate_module_call_kernel_name(handle, C.uint32_t(i), &name)
+		}); err != nil {
+			return nil, err
+		}
+		names[i] = C.GoString(name)
+	}
+	return names, nil
+}
+
+// CallKernelNames lists the kernel every plan call runs, in execution order (a
+// kernel called several times appears once per call; kernels of a fused group
+// are named after it). Runtime ABI 1.1. StatusInvalidArgument after Close.
+func (m *Module) CallKernelNames() ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, newError(StatusInvalidArgument, "the Module is closed")
+	}
+	return callKernelNames(m.handle)
+}

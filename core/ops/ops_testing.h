@@ -46,7 +46,8 @@ struct CheckOptions {
 // Fuses, lowers, runs and compares with the reference interpreter.
 ::testing::AssertionResult CheckAgainstReference(const graph::Graph& graph, const CheckOptions& options = {});
 
-// Compares two tensors of the same type within `tolerance` (relative and absolute).
+// Compares two tensors of the same type within `tolerance` (relative and absolute); NaN
+// matches NaN and an infinity only the same infinity.
 ::testing::AssertionResult TensorsClose(const graph::Tensor& got, const graph::Tensor& want, double tolerance);
 
 }  // namespace testing

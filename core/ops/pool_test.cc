@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/graph/passes/layout_transformation.h"
+#include "core/graph/reference/interpreter.h"
 #include "core/graph/testing.h"
 #include "core/ops/ops_testing.h"
 
@@ -93,6 +94,50 @@ TEST(PoolTest, MaxPoolIndicesOverMinusInfinity) {
   Add(&g, "Add", "add", {"x", "c"}, {"s"});
   Add(&g, "MaxPool", "pool", {"s"}, {"y", "indices"}, {{"kernel_shape", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 0, 0})}});
   EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "indices"})));
+}
+
+// Windows whose elements are all -inf have the maximum -inf (not the lowest finite float), in
+// MaxPool and GlobalMaxPool, NCHW and blocked NCHW8c. The -inf comes from a constant added to the
+// input, so that constant folding leaves the pools to the compiled code.
+Graph MaxOverMinusInfinityGraph(const std::string& op, graph::Shape x, Attrs attrs, const std::string& layout) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  int64_t n = graph::NumElements(x);
+  std::vector<double> c(n, 0.0);
+  // The first third of the elements: -inf (whole planes, and in blocked layouts the top rows of
+  // every channel of a block); the rest: a mix of -inf and 0.
+  for (int64_t i = 0; i < n; ++i) c[i] = i < n / 3 || i % 3 == 0 ? -inf : 0.0;
+  g.AddConstant("c", graph::Tensor::FromDoubles(kF32, x, c));
+  Add(&g, "Add", "add", {"x", "c"}, {"s"});
+  if (!layout.empty()) attrs.push_back({"data_layout", Attribute(layout)});
+  Add(&g, op, "pool", {"s"}, {"y"}, attrs);
+  return Finish(g, {"y"});
+}
+
+TEST(PoolTest, MaxOverMinusInfinity) {
+  Attrs window = {{"kernel_shape", Attribute(Ints{2, 2})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 0, 0})}};
+  EXPECT_TRUE(CheckAgainstReference(MaxOverMinusInfinityGraph("MaxPool", {1, 3, 6, 6}, window, "")));
+  EXPECT_TRUE(CheckAgainstReference(MaxOverMinusInfinityGraph("GlobalMaxPool", {1, 3, 6, 6}, {}, "")));
+  EXPECT_TRUE(CheckAgainstReference(MaxOverMinusInfinityGraph("MaxPool", {1, 2, 6, 6, 8}, window, "NCHW8c")));
+  EXPECT_TRUE(CheckAgainstReference(MaxOverMinusInfinityGraph("GlobalMaxPool", {1, 2, 6, 6, 8}, {}, "NCHW8c")));
+  // The reference's answer really is -inf (a plane of -inf).
+  Graph g = MaxOverMinusInfinityGraph("GlobalMaxPool", {1, 3, 6, 6}, {}, "");
+  std::map<std::string, graph::Tensor> want =
+      graph::reference::Interpret(g, testing::RandomInputs(g, 1));
+  EXPECT_EQ(want.at("y").GetDouble(0), -std::numeric_limits<double>::infinity());
+}
+
+// Integer pools keep starting from the dtype's lowest value.
+TEST(PoolTest, IntegerMaxPools) {
+  for (ir::DType dt : {ir::DType::Int(8), ir::DType::UInt(8), ir::DType::Int(32)}) {
+    Graph g;
+    g.AddInput("x", TensorType{dt, {1, 2, 5, 5}});
+    Add(&g, "MaxPool", "pool", {"x"}, {"p"},
+        {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
+    Add(&g, "GlobalMaxPool", "gmp", {"x"}, {"y"});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"p", "y"}))) << dt;
+  }
 }
 
 // The values output feeds an epilogue while the indices leave the kernel as they are.

@@ -36,12 +36,12 @@ struct HostModule {
   void* copy = nullptr;  // aligned copy of the bytes (load_from_memory)
   void* mapping = nullptr;  // the mapped file (load_from_file)
   size_t mapping_bytes = 0;
-  void* object = nullptr;  // dlopen handle of the embedded kernels
+  rt::HostObject object;  // the embedded kernels, loaded
   void* memory = nullptr;  // the agate_module struct and kernel pointers
 };
 
 void ReleaseHostModule(HostModule* h) {
-  rt::CloseHostObject(h->object);
+  rt::CloseHostObject(&h->object);
   free(h->copy);
   if (h->mapping != nullptr) munmap(h->mapping, h->mapping_bytes);
   free(h->memory);

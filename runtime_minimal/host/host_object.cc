@@ -77,7 +77,7 @@ agate_kernel_fn LookupSymbol(void* handle, const char* name) {
 
 }  // namespace
 
-agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, void** out_handle) {
+agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, HostObject* out) {
   // A flipped bit in native code must be refused, never executed.
   if (Fnv1a64(bytes, size) != fnv1a64) {
     return Fail(AGATE_CORRUPT) << "host object does not match its checksum (corrupt module)";
@@ -96,23 +96,28 @@ agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a6
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd);  // the loader keeps its own mapping
   if (handle == nullptr) {
+    close(fd);
     const char* error = dlerror();
     return Fail(AGATE_CORRUPT) << "cannot load the module's host object: " << (error != nullptr ? error : "dlopen failed");
   }
-  *out_handle = handle;
+  // The file stays open until CloseHostObject (host_object.h says why).
+  out->library = handle;
+  out->fd = fd;
   return AGATE_OK;
 }
 
-void CloseHostObject(void* handle) {
-  if (handle != nullptr) dlclose(handle);
+void CloseHostObject(HostObject* object) {
+  if (object->library != nullptr) dlclose(object->library);
+  if (object->fd >= 0) close(object->fd);
+  object->library = nullptr;
+  object->fd = -1;
 }
 
-KernelSource HostObjectKernelSource(void* handle) {
+KernelSource HostObjectKernelSource(const HostObject& object) {
   KernelSource source;
   source.lookup = LookupSymbol;
-  source.self = handle;
+  source.self = object.library;
   source.description = "the module's host object";
   return source;
 }

@@ -19,13 +19,24 @@
 namespace agate {
 namespace rt {
 
-// Checks the object against its checksum (HostObject.fnv1a64) and this machine,
-// then loads it; *out_handle is a dlopen handle (close with CloseHostObject).
-agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, void** out_handle);
-void CloseHostObject(void* handle);
+// A loaded object: the dlopen handle and the in-memory file it was loaded from.
+// The file stays open for as long as the library is loaded: glibc recognises an
+// already-loaded library by its path ("/proc/self/fd/N"), so a descriptor closed
+// after dlopen could be reused by the next module's file, and that module's
+// dlopen of the same path would return this library instead of its own.
+struct HostObject {
+  void* library = nullptr;
+  int fd = -1;
+};
+
+// Checks the object against its checksum (HostObject.fnv1a64 in the schema) and
+// this machine, then loads it into *out (release with CloseHostObject).
+agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a64, HostObject* out);
+// dlclose, then close the file; leaves *object empty (safe on an empty one).
+void CloseHostObject(HostObject* object);
 
 // A KernelSource that finds kernels with dlsym in an open object.
-KernelSource HostObjectKernelSource(void* handle);
+KernelSource HostObjectKernelSource(const HostObject& object);
 
 }  // namespace rt
 }  // namespace agate

@@ -34,6 +34,9 @@ expect_in "run prints tvmc-style timing" "$TMP/out.txt" "median (ms)"
 check "run --json" 0 "$AGATE" run "$TMP/demo.agm" --json --repeat 2 --number 2
 expect_in "json line" "$TMP/out.txt" '"median_ms"'
 check "run with random inputs" 0 "$AGATE" run "$TMP/demo.agm" --seed 3
+check "run --profile" 0 "$AGATE" run "$TMP/demo.agm" --profile --repeat 3
+expect_in "profile prints the per-kernel table" "$TMP/out.txt" "Per-kernel profile (median of 3 runs"
+expect_in "profile ends with a total line" "$TMP/out.txt" "100.0%.*(total)"
 check "inspect the module" 0 "$AGATE" inspect "$TMP/demo.agm"
 expect_in "inspect lists the plan" "$TMP/out.txt" "kernel calls"
 check "inspect the model with --dot" 0 "$AGATE" inspect "$MODEL" --dot "$TMP/g.dot"

@@ -16,6 +16,11 @@ namespace conformance {
 namespace fs = std::filesystem;
 using graph::Tensor;
 
+const std::set<std::string>& KnownFailures() {
+  static const std::set<std::string> known = {"test_cast_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16"};
+  return known;
+}
+
 const char* OutcomeName(Outcome outcome) {
   switch (outcome) {
     case Outcome::kPassed: return "passed";

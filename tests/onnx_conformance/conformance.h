@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct Executor {
 std::vector<std::string> ListCases(const std::string& root, bool include_expanded);
 
 CaseResult RunCase(const std::string& case_dir, const Executor& executor);
+
+// Cases whose expected output agate deliberately does not reproduce, on the reference and the
+// compiled path alike (each conformance test lets them fail, and only them). Float32 ->
+// bfloat16 (test_cast_FLOAT_to_BFLOAT16, test_castlike_FLOAT_to_BFLOAT16): Cast-13 leaves the
+// rounding of float -> float conversions unspecified (onnx/onnx#3876, #5004). ONNX 1.12's test
+// data truncates; later ONNX test data (numpy/ml_dtypes astype), ONNX Runtime and the hardware
+// conversions round to nearest even, and so do agate's code generators and its reference
+// interpreter (one semantics, so constant folding agrees with run time): a deliberate choice of
+// the unbiased rounding, not a bug (core/ops/elementwise_test.cc and
+// core/graph/reference/reference_test.cc state it bit by bit).
+const std::set<std::string>& KnownFailures();
 
 struct OpTally {
   int passed = 0, failed = 0, unsupported = 0;

@@ -112,6 +112,25 @@ impl Executor {
         check(unsafe { sys::agate_executor_run(self.raw.as_ptr()) })
     }
 
+    /// Runs the module once, like [`run`](Self::run), timing every kernel call:
+    /// returns, in plan order, each call's kernel name (as
+    /// [`Module::call_kernel_name`](crate::Module::call_kernel_name) gives it) and
+    /// its wall time in nanoseconds (monotonic clock, parallel loops included).
+    /// Outputs are the same as after `run`. CPU modules only
+    /// (`Status::Unsupported` for device modules).
+    pub fn run_profiled(&mut self) -> Result<Vec<(String, u64)>> {
+        let mut count = 0u32;
+        // SAFETY: live module, valid out pointer.
+        check(unsafe { sys::agate_module_num_calls(self.module.raw.as_ptr(), &mut count) })?;
+        let names = (0..count).map(|index| self.module.call_kernel_name(index)).collect::<Result<Vec<_>>>()?;
+        // At least one element, so the pointer is never NULL, also for an empty plan.
+        let mut ns = vec![0u64; count.max(1) as usize];
+        // SAFETY: live executor used by this thread only (&mut self); ns holds at
+        // least `count` entries, which is all the runtime writes.
+        check(unsafe { sys::agate_executor_run_profiled(self.raw.as_ptr(), ns.as_mut_ptr(), count) })?;
+        Ok(names.into_iter().zip(ns).collect())
+    }
+
     /// A view of output `name`, valid until the next `run` (enforced by the borrow).
     pub fn output(&self, name: &str) -> Result<TensorView<'_>> {
         let index = self.output_index(name)?;

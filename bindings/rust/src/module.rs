@@ -185,6 +185,26 @@ impl Module {
         self.handle.outputs.iter().find(|t| t.name == name)
     }
 
+    /// The number of kernel calls one run makes (the plan's length).
+    pub fn num_calls(&self) -> Result<u32> {
+        let mut count = 0u32;
+        // SAFETY: live module, valid out pointer.
+        check(unsafe { sys::agate_module_num_calls(self.handle.raw.as_ptr(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// The kernel that plan call `index` runs (kernels of a fused group are named
+    /// after it). `Status::OutOfRange` when `index >= num_calls()`.
+    pub fn call_kernel_name(&self, index: u32) -> Result<String> {
+        self.handle.call_kernel_name(index)
+    }
+
+    /// The kernel of every plan call, in execution order (a kernel called
+    /// several times appears once per call).
+    pub fn call_kernel_names(&self) -> Result<Vec<String>> {
+        (0..self.num_calls()?).map(|index| self.call_kernel_name(index)).collect()
+    }
+
     /// A new executor whose parallel loops use the runtime's shared thread pool.
     pub fn executor(&self) -> Result<Executor> {
         Executor::new(self.handle.clone(), ExecutorOptions::default())
@@ -197,6 +217,14 @@ impl Module {
 }
 
 impl ModuleHandle {
+    pub(crate) fn call_kernel_name(&self, index: u32) -> Result<String> {
+        let mut name = ptr::null();
+        // SAFETY: live module, valid out pointer; the runtime checks the index.
+        check(unsafe { sys::agate_module_call_kernel_name(self.raw.as_ptr(), index, &mut name) })?;
+        // SAFETY: the name is borrowed from the live module and copied here.
+        Ok(unsafe { owned_string(name) })
+    }
+
     pub(crate) fn inputs(&self) -> &[TensorInfo] {
         &self.inputs
     }

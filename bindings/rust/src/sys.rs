@@ -3,8 +3,8 @@
 
 pub const AGATE_KERNEL_ABI_VERSION: u32 = 1;
 pub const AGATE_RUNTIME_ABI_VERSION_MAJOR: u32 = 1;
-pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 0;
-pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65536;
+pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 1;
+pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65537;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -944,6 +944,26 @@ extern "C" {
 }
 extern "C" {
     pub fn agate_executor_free(executor: *mut agate_executor_t) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_num_calls(
+        module: *const agate_module_t,
+        out_count: *mut u32,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_call_kernel_name(
+        module: *const agate_module_t,
+        index: u32,
+        out_name: *mut *const ::std::os::raw::c_char,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_executor_run_profiled(
+        executor: *mut agate_executor_t,
+        out_call_ns: *mut u64,
+        count: u32,
+    ) -> agate_status_t;
 }
 extern "C" {
     pub fn agate_runtime_set_num_threads(num_threads: i32) -> agate_status_t;

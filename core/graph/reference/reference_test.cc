@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "core/graph/op_registry.h"
 #include "core/graph/testing.h"
@@ -131,6 +133,44 @@ TEST(ReferenceTest, IntegerArithmeticStaysExact) {
   EXPECT_EQ(sum.GetInt(0), (int64_t{1} << 60) + 1);
   Tensor mod = EvaluateNode(MakeNode("Mod", 2), args)[0];
   EXPECT_EQ(mod.GetInt(1), 1);  // Python-style: -7 mod 2 = 1
+}
+
+// Float32 -> bfloat16 rounds to nearest even, NaN stays NaN: the compiled kernels' rounding
+// (core/ops/elementwise_test.cc), so constant folding (which runs this kernel) agrees with them.
+TEST(ReferenceTest, CastFloatToBFloat16RoundsToNearestEven) {
+  struct Case {
+    uint32_t in;
+    uint16_t want;
+  };
+  const Case cases[] = {
+      {0x3EF5EEB0u, 0x3EF6u},  // 0.48033667 (ONNX's test_cast_FLOAT_to_BFLOAT16): truncation would give 0x3EF5
+      {0x3F808000u, 0x3F80u},  // exactly halfway, even mantissa: stays
+      {0x3F818000u, 0x3F82u},  // exactly halfway, odd mantissa: up to even
+      {0x3F80C000u, 0x3F81u},  // above halfway: up
+      {0x3F807FFFu, 0x3F80u},  // below halfway: down
+      {0xBF818000u, 0xBF82u},  // negative halfway, odd: away from zero to even
+      {0x7F800000u, 0x7F80u},  // +inf
+      {0xFF800000u, 0xFF80u},  // -inf
+      {0x7F7FFFFFu, 0x7F80u},  // the largest float rounds up to +inf
+      {0x00000001u, 0x0000u},  // the smallest subnormal rounds to zero
+      {0x7FC00000u, 0x7FC0u},  // quiet NaN
+      {0x7F800001u, 0x7FC0u},  // signalling NaN, payload only in the low bits: still NaN (rounding would give inf)
+      {0x7FFFFFFFu, 0x7FFFu},  // NaN with every payload bit: rounding would carry into the sign
+      {0xFFC00001u, 0xFFC0u},  // negative NaN
+  };
+  const int n = static_cast<int>(sizeof(cases) / sizeof(cases[0]));
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {n}});
+  Add(&g, "Cast", "to_bf16", {"x"}, {"y"}, {{"to", Attribute("bfloat16")}});
+  g = Finish(g, {"y"});
+  Tensor x(DType::Float(32), {n});
+  for (int i = 0; i < n; ++i) std::memcpy(static_cast<uint32_t*>(x.mutable_raw_data()) + i, &cases[i].in, 4);
+  Tensor y = Interpret(g, {{"x", x}}).at("y");
+  ASSERT_EQ(y.dtype(), DType::BFloat16());
+  for (int i = 0; i < n; ++i) {
+    uint16_t got = static_cast<const uint16_t*>(y.raw_data())[i];
+    EXPECT_EQ(got, cases[i].want) << "case " << i << std::hex << ": 0x" << cases[i].in;
+  }
 }
 
 TEST(ReferenceTest, InterpretRunsAGraphAndChecksInputs) {
