@@ -214,7 +214,7 @@ namespace agate {
 namespace ops {
 namespace {
 
-// Depthwise convs in NCHW<c>c (the layout pass does not block them yet; the graph is built by hand).
+// Depthwise convs in NCHW<c>c, the graph built by hand (every stride).
 TEST(Conv2dTest, BlockedDepthwise) {
   using Ints = std::vector<int64_t>;
   for (int64_t stride : {1, 2, 3}) {
@@ -230,6 +230,30 @@ TEST(Conv2dTest, BlockedDepthwise) {
     Add(&g, "LayoutTransform", "from", {"r"}, {"y"}, {{"src_layout", Attribute("NCHW16c")}, {"dst_layout", Attribute("NCHW")}});
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "stride " << stride;
   }
+}
+
+// A group that ends in a shape-changing op and also exports a value from inside
+// (what `all` fusion builds): the conv is tiled into its last blocked stage
+// and both outputs are computed from that buffer, not by recomputing the conv
+// per output element.
+TEST(Conv2dTest, GroupEndingInALayoutTransformIsTiled) {
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 2, 6, 9, 16}});
+  g.AddConstant("w", RandomTensor({32, 32, 3, 3}, 7));
+  g.AddConstant("b", RandomTensor({32}, 8));
+  Add(&g, "Conv", "conv", {"x", "w", "b"}, {"c"}, {{"data_layout", Attribute("NCHW16c")}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Add(&g, "Relu", "relu", {"c"}, {"r"});
+  Add(&g, "LayoutTransform", "from", {"r"}, {"y"}, {{"src_layout", Attribute("NCHW16c")}, {"dst_layout", Attribute("NCHW")}});
+  Graph finished = Finish(g, {"y", "r"});
+  CheckOptions one;
+  one.one_group = true;
+  EXPECT_TRUE(CheckAgainstReference(finished, one));
+  Graph fused = testing::Fuse(finished, true);
+  ASSERT_EQ(fused.groups.size(), 1u);
+  GroupKernel k = LowerGroup(fused, fused.groups[0], target::Target::Host(), "conv_relu_from");
+  EXPECT_NE(k.schedule_summary.find("conv2d_nchwc 3x3"), std::string::npos) << k.schedule_summary;
+  EXPECT_NE(k.schedule_summary.find("computed from its buffer"), std::string::npos) << k.schedule_summary;
 }
 
 }  // namespace

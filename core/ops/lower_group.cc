@@ -124,6 +124,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
 
   std::vector<CreatedConstant> created;
   ScheduleFn anchor_schedule;
+  std::set<const te::OperationNode*> anchor_node_ops;  // what the anchor node itself built
   te::Tensor anchor_tensor;
   for (int index : group.nodes) {
     const graph::Node& node = graph.nodes.at(index);
@@ -160,6 +161,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     if (index == group.anchor || (group.anchor < 0 && node_schedule.fn)) {
       anchor_schedule = node_schedule.fn;
       anchor_tensor = node_schedule.anchor.defined() ? node_schedule.anchor : outs.at(0);
+      for (const te::Tensor& t : outs) anchor_node_ops.insert(t.op().get());
     }
   }
 
@@ -184,7 +186,13 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   bool single_tiled_output = outputs.size() == 1 && anchor_tensor.defined() &&
                              (outputs[0].op().get() == anchor_tensor.op().get() ||
                               StaticShape(outputs[0]) == StaticShape(anchor_tensor));
-  te::Tensor tiled = anchor_schedule && !single_tiled_output ? TiledStage(s, outputs, anchor_tensor) : te::Tensor();
+  // An operator with several outputs of its own (LayerNormalization's Y, Mean,
+  // InvStdDev) schedules them itself.
+  bool only_anchor_outputs = true;
+  for (const te::Tensor& t : outputs) only_anchor_outputs = only_anchor_outputs && anchor_node_ops.count(t.op().get());
+  te::Tensor tiled = anchor_schedule && !single_tiled_output && !only_anchor_outputs
+                         ? TiledStage(s, outputs, anchor_tensor)
+                         : te::Tensor();
   for (const te::Stage& stage : s->stages) {
     if (output_ops.count(stage->origin_op.get())) continue;
     if (anchor_tensor.defined() && stage->origin_op.get() == anchor_tensor.op().get()) continue;
