@@ -53,6 +53,15 @@ int64_t DivisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
+// Output columns per register tile (and per packed panel of a constant B):
+// two vectors when N allows, else one, else 8 or 4 columns.
+int64_t DenseNBlock(int64_t n, int lanes, const LowerGroupOptions& o) {
+  if (o.dense_n_block > 0 && n % o.dense_n_block == 0) return o.dense_n_block;
+  for (int64_t v : {int64_t{2} * lanes, int64_t{lanes}, int64_t{8}, int64_t{4}})
+    if (v > 1 && v <= 2 * lanes && n % v == 0) return v;
+  return 1;
+}
+
 // Register-tiled schedule of a 2-D (or batched) product: the output tile
 // (m_block x n_block) accumulates in a local buffer over k, then the epilogue
 // writes it once.
@@ -72,13 +81,7 @@ std::string ScheduleDense(const ScheduleRequest& r) {
   size_t rank = os.size();
   int lanes = VectorLanes(*r.target, out.dtype());
   int64_t n = os[rank - 1], m = os[rank - 2];
-  int64_t nb = 1;
-  for (int64_t v : {int64_t{2} * lanes, int64_t{lanes}, int64_t{8}, int64_t{4}})
-    if (v > 1 && v <= 2 * lanes && n % v == 0) {
-      nb = v;
-      break;
-    }
-  if (r.options->dense_n_block > 0 && n % r.options->dense_n_block == 0) nb = r.options->dense_n_block;
+  int64_t nb = DenseNBlock(n, lanes, *r.options);
   int64_t mb = DivisorAtMost(m, r.options->dense_m_block > 0 ? r.options->dense_m_block : (lanes >= 16 ? 6 : 4));
   te::Stage o = s[out];
   auto t = o.tile(o.axis(rank - 2), o.axis(rank - 1), Expr(mb), Expr(nb));
@@ -102,23 +105,43 @@ std::string ScheduleDense(const ScheduleRequest& r) {
   return text.str();
 }
 
-// B as [K, N]: a constant stored as [N, K] (transB) is transposed at compile time.
+// B as [K, N] (a [N, K] operand with transB is read transposed).
 Tensor RightOperand(const OpContext& ctx, bool trans_b) {
   const Tensor& b = ctx.input(1);
   if (!trans_b) return b;
   graph::Shape bs = StaticShape(b);
-  if (const graph::Tensor* c = ctx.constant(1)) {
-    if (c->dtype() == ir::DType::Float(32)) {
-      graph::Tensor t(c->dtype(), {bs[1], bs[0]});
-      const float* src = c->data<float>();
-      float* dst = t.mutable_data<float>();
-      for (int64_t i = 0; i < bs[0]; ++i)
-        for (int64_t j = 0; j < bs[1]; ++j) dst[j * bs[0] + i] = src[i * bs[1] + j];
-      return ctx.AddConstant(ctx.node().outputs[0] + "_b_kn", t);
-    }
-  }
   return te::compute(ToExprShape({bs[1], bs[0]}), [&](Var k, Var n) { return b(n, k); },
                      ctx.node().outputs[0] + "_bt", tag::kInjective);
+}
+
+// A constant float32 B packed at compile time into [N/nb, K, nb] panels, nb
+// the schedule's column tile: each output tile then streams one contiguous
+// panel instead of nb columns strided by N. Why: with batch-1 inference the
+// dense layers are matrix-vector products bound by reading B (VGG-16's first
+// FC layer reads 411 MB); strided rows touch a new page per k and run at a
+// fraction of the memory bandwidth. Undefined when B is not such a constant.
+Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
+  const graph::Tensor* c = ctx.constant(1);
+  if (c == nullptr || c->dtype() != ir::DType::Float(32) || c->shape().size() != 2 || nb <= 1) return Tensor();
+  int64_t k = trans_b ? c->shape()[1] : c->shape()[0], n = trans_b ? c->shape()[0] : c->shape()[1];
+  if (n % nb != 0) return Tensor();
+  graph::Tensor packed(c->dtype(), {n / nb, k, nb});
+  const float* src = c->data<float>();
+  float* dst = packed.mutable_data<float>();
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t row = 0; row < k; ++row)
+      dst[((col / nb) * k + row) * nb + col % nb] = trans_b ? src[col * k + row] : src[row * n + col];
+  return ctx.AddConstant(ctx.node().outputs[0] + "_b_panels", packed);
+}
+
+// a [M, K] x B packed as [N/nb, K, nb] -> [M, N].
+Tensor DenseWithPanels(const Tensor& a, const Tensor& panels, const std::string& name) {
+  graph::Shape as = StaticShape(a), ps = StaticShape(panels);
+  int64_t nb = ps[2];
+  ir::IterVar rk = te::reduce_axis({Expr(int64_t{0}), Expr(ps[1])}, "k");
+  return te::compute(ToExprShape({as[0], ps[0] * nb}), [&](Var m, Var n) {
+    return te::sum(a(m, rk) * panels(ir::floordiv(n, Expr(nb)), rk, ir::floormod(n, Expr(nb))), {rk});
+  }, name, tag::kDense);
 }
 
 std::vector<Tensor> GemmOp(const OpContext& ctx) {
@@ -133,9 +156,11 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
     a = te::compute(ToExprShape({as[1], as[0]}), [&](Var i, Var k) { return orig(k, i); }, name + "_at",
                     tag::kInjective);
   }
-  Tensor b = RightOperand(ctx, tb);
   bool has_c = ctx.has_input(2) && beta != 0.0;
-  Tensor prod = BatchMatmul(a, b, has_c || alpha != 1.0 ? name + "_mm" : name);
+  std::string prod_name = has_c || alpha != 1.0 ? name + "_mm" : name;
+  int64_t n = ctx.output_type(0).shape[1];
+  Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
+  Tensor prod = panels.defined() ? DenseWithPanels(a, panels, prod_name) : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
   Tensor out = prod;
   if (has_c || alpha != 1.0) {
     Tensor c = has_c ? ctx.input(2) : Tensor();
@@ -164,7 +189,11 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
     b = te::compute(ToExprShape({bs[0], 1}), [&](Var k, Var) { return orig(k); }, name + "_b2", tag::kInjective);
   }
   bool reshape = a_vec || b_vec;
-  Tensor prod = BatchMatmul(a, b, reshape ? name + "_mm" : name);
+  Tensor panels;
+  if (as.size() == 2 && bs.size() == 2) {
+    panels = PackedRightOperand(ctx, false, DenseNBlock(bs[1], VectorLanes(ctx.target(), a.dtype()), ctx.options()));
+  }
+  Tensor prod = panels.defined() ? DenseWithPanels(a, panels, name) : BatchMatmul(a, b, reshape ? name + "_mm" : name);
   Tensor out = prod;
   if (reshape) {
     graph::Shape ps = StaticShape(prod);

@@ -58,6 +58,30 @@ TEST(DenseTest, MatMulShapes) {
   }
 }
 
+// Constant weights (FC layers, transB or not; MatMul) are packed at compile
+// time into [N/nb, K, nb] column panels that each output tile streams.
+TEST(DenseTest, ConstantWeightsArePackedIntoPanels) {
+  for (int tb : {0, 1}) {
+    for (const char* op : {"Gemm", "MatMul"}) {
+      if (std::string(op) == "MatMul" && tb) continue;
+      Graph g;
+      g.AddInput("a", TensorType{kF32, {1, 40}});
+      g.AddConstant("b", RandomTensor(tb ? graph::Shape{64, 40} : graph::Shape{40, 64}, 9));
+      std::vector<std::pair<std::string, Attribute>> attrs;
+      if (std::string(op) == "Gemm") attrs.push_back({"transB", Attribute(int64_t{tb})});
+      Add(&g, op, "fc", {"a", "b"}, {"y"}, attrs);
+      Graph finished = Finish(g, {"y"});
+      EXPECT_TRUE(CheckAgainstReference(finished)) << op << " transB=" << tb;
+      Graph fused = testing::Fuse(finished);
+      GroupKernel k = LowerGroup(fused, fused.groups[0], target::Target::Host(), "fc");
+      bool panels = false;
+      for (const KernelParam& p : k.params)
+        panels |= p.kind == KernelParam::Kind::kConstant && p.constant.shape().size() == 3 && p.constant.shape()[1] == 40;
+      EXPECT_TRUE(panels) << op << " transB=" << tb << ": " << k.schedule_summary;
+    }
+  }
+}
+
 TEST(DenseTest, FusedDenseBiasGelu) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {6, 24}});
