@@ -106,28 +106,16 @@ struct AgateConv {
 
 std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, const graph::Tensor& w,
                                       const graph::Tensor& b, const ops::LowerGroupOptions& options,
-                                      bool blocked_depthwise = false, const std::string& kernel_name = "conv") {
+                                      const std::string& kernel_name = "conv") {
   graph::Graph g;
   g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, l.c, l.h, l.w}});
   std::string conv_input = "x";
-  if (blocked_depthwise) {  // what the layout pass would emit if it blocked depthwise convs
-    graph::Node to;
-    to.name = "to_blocked";
-    to.op = "LayoutTransform";
-    to.inputs = {"x"};
-    to.outputs = {"xb"};
-    to.attrs.Set("src_layout", graph::Attribute("NCHW"));
-    to.attrs.Set("dst_layout", graph::Attribute("NCHW16c"));
-    g.AddNode(to);
-    conv_input = "xb";
-  }
   g.AddConstant("w", w);
   g.AddConstant("b", b);
   graph::Node conv;
   conv.name = "conv";
   conv.op = "Conv";
   conv.inputs = {conv_input, "w", "b"};
-  if (blocked_depthwise) conv.attrs.Set("layout", graph::Attribute("NCHW16c"));
   conv.outputs = {"y"};
   conv.attrs.Set("strides", graph::Attribute(std::vector<int64_t>{l.stride, l.stride}));
   conv.attrs.Set("pads", graph::Attribute(std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}));
@@ -135,7 +123,7 @@ std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, co
   g.AddNode(conv);
   g.outputs = {"y"};
   g = graph::InferShapes(g);
-  if (!blocked_depthwise) g = graph::TransformLayout(g, 16);
+  g = graph::TransformLayout(g, 16);  // blocks group-1 and depthwise convs (NCHW16c)
   g = fusion::FuseOperators(g, fusion::FusionPolicy::kRule);
   const graph::FusedGroup* group = nullptr;
   for (const graph::FusedGroup& fg : g.groups)
@@ -295,10 +283,7 @@ int Main(int argc, char** argv) {
     for (int oc : oc_variants) {
       ops::LowerGroupOptions options;
       options.conv_oc_block = oc;
-      variants.push_back(BuildAgate(l, x, w, b, options, false, l.name + "_v" + std::to_string(variants.size())));
-    }
-    if (l.group > 1 && l.c % 16 == 0) {
-      variants.push_back(BuildAgate(l, x, w, b, {}, /*blocked_depthwise=*/true, l.name + "_blocked"));
+      variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
     }
     for (int threads : threads_list) {
       rt::ThreadPool pool(threads);
