@@ -23,7 +23,7 @@ class LayoutRewriter {
     for (const Node& node : source_.nodes) {
       if (node.op == "Conv" && AnchorsConv(node)) {
         EmitConv(node);
-      } else if (AnchorsPool(node) || FollowsBlocked(node)) {
+      } else if (AnchorsPool(node) || FollowsBlocked(node) || ConcatsBlockedChannels(node)) {
         EmitBlocked(node, HomeBlock(node.inputs[FirstBlockedInput(node)]));
       } else {
         Node copy = node;
@@ -118,6 +118,21 @@ class LayoutRewriter {
     return block != 0;
   }
 
+  // A channel concat of values blocked in one block (each input's channels a
+  // multiple of it) is the same concat along the 5-D layout's channel-chunk
+  // axis: Inception's branch concats stay inside the region.
+  bool ConcatsBlockedChannels(const Node& node) const {
+    if (node.op != "Concat" || node.outputs.size() != 1 || ShapeOf(node.outputs[0]).size() != 4) return false;
+    int64_t axis = node.attrs.GetInt("axis", 0);
+    if (axis != 1 && axis != -3) return false;
+    int64_t block = 0;
+    for (const std::string& in : node.inputs) {
+      if (in.empty() || !IsBlocked(in) || (block != 0 && HomeBlock(in) != block)) return false;
+      block = HomeBlock(in);
+    }
+    return block != 0;
+  }
+
   int64_t OutputChannels(const Node& node) const {
     const Shape& shape = ShapeOf(node.outputs[0]);
     return shape.size() == 4 ? shape[1] : -1;
@@ -199,6 +214,7 @@ class LayoutRewriter {
       }
     }
     if (pool) copy.attrs.Set("data_layout", LayoutName(block));
+    if (node.op == "Concat") copy.attrs.Set("axis", int64_t{1});  // channel chunks (a negative axis would shift)
     EmitWithBlockedOutput(copy, node.outputs[0], block);
   }
 

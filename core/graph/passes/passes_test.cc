@@ -74,6 +74,36 @@ TEST(SimplificationTest, RemovesIdentityDropoutAndCancellingTransposes) {
   EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({2, 3, 4}, 3)}}), 0.0);
 }
 
+// PyTorch exports avg_pool2d(padding=1) as Pad + AveragePool: the zero pad folds
+// into the pool (counting the padding) and into a conv; a pad with a non-zero
+// value, of the channel axis, or with a second reader stays.
+TEST(SimplificationTest, FoldsZeroSpatialPadsIntoPoolsAndConvs) {
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", F32({1, 4, 6, 7}));
+  g.AddConstant("w", RandomTensor({4, 4, 3, 3}, 40, -0.3, 0.3));
+  Add(&g, "Pad", "pad1", {"x"}, {"p1"}, {{"pads", Ints{0, 0, 1, 1, 0, 0, 1, 2}}});
+  Add(&g, "AveragePool", "pool", {"p1"}, {"a"}, {{"kernel_shape", Ints{3, 3}}});
+  Add(&g, "Pad", "pad2", {"a"}, {"p2"}, {{"pads", Ints{0, 0, 2, 0, 0, 0, 1, 1}}});
+  Add(&g, "Conv", "conv", {"p2", "w"}, {"c"});
+  Add(&g, "Pad", "pad3", {"c"}, {"p3"}, {{"pads", Ints{0, 0, 1, 1, 0, 0, 1, 1}}, {"value", 1.5}});
+  Add(&g, "AveragePool", "pool3", {"p3"}, {"y"}, {{"kernel_shape", Ints{2, 2}}});
+  Add(&g, "Pad", "pad4", {"c"}, {"p4"}, {{"pads", Ints{0, 1, 0, 0, 0, 0, 0, 0}}});
+  Add(&g, "Conv", "conv4", {"p4", "w5"}, {"z"});
+  g.AddConstant("w5", RandomTensor({2, 5, 1, 1}, 41));
+  g = Finish(g, {"y", "z"});
+  Graph s = Simplify(g);
+  EXPECT_EQ(Count(s, "Pad"), 2) << PrintGraph(s);  // pad3 (value 1.5) and pad4 (channels) stay
+  for (const Node& n : s.nodes) {
+    if (n.name == "pool") {
+      EXPECT_EQ(n.attrs.GetInts("pads"), (Ints{1, 1, 1, 2}));
+      EXPECT_EQ(n.attrs.GetInt("count_include_pad"), 1);
+    }
+    if (n.name == "conv") EXPECT_EQ(n.attrs.GetInts("pads"), (Ints{2, 0, 1, 1}));
+  }
+  EXPECT_LT(Difference(g, s, {{"x", RandomTensor({1, 4, 6, 7}, 42)}}), 1e-6);
+}
+
 TEST(SimplificationTest, ComposesTransposesAndCollapsesReshapeChains) {
   Graph g;
   g.AddInput("x", F32({2, 3, 4}));
@@ -219,6 +249,28 @@ TEST(LayoutTransformationTest, NarrowerBlocksKeepChannelsThePreferredBlockDoesNo
   EXPECT_EQ(blocked.TypeOf("r_NCHW8c").shape, (Shape{1, 3, 8, 8, 8}));
   EXPECT_EQ(blocked.TypeOf("y_NCHW16c").shape, (Shape{1, 2, 8, 8, 16}));
   EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 3, 8, 8}, 36)}}), 1e-5);
+}
+
+// Inception's branch concat: blocked inputs in one block concatenate along the
+// channel-chunk axis inside the region (also with a negative axis); inputs in
+// different blocks leave the region.
+TEST(LayoutTransformationTest, ChannelConcatsOfBlockedBranchesStayBlocked) {
+  for (int64_t axis : {1, -3}) {
+    Graph g;
+    g.AddInput("x", F32({1, 16, 5, 5}));
+    g.AddConstant("wa", RandomTensor({16, 16, 1, 1}, 43, -0.3, 0.3));
+    g.AddConstant("wb", RandomTensor({32, 16, 3, 3}, 44, -0.3, 0.3));
+    g.AddConstant("wc", RandomTensor({16, 48, 1, 1}, 45, -0.3, 0.3));
+    Add(&g, "Conv", "a", {"x", "wa"}, {"ya"});
+    Add(&g, "Conv", "b", {"x", "wb"}, {"yb"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Add(&g, "Concat", "cat", {"ya", "yb"}, {"cat"}, {{"axis", axis}});
+    Add(&g, "Conv", "c", {"cat", "wc"}, {"y"});
+    g = Finish(g, {"y"});
+    Graph blocked = TransformLayout(g, 16);
+    EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);  // x in, y out
+    EXPECT_EQ(blocked.TypeOf("cat_NCHW16c").shape, (Shape{1, 3, 5, 5, 16}));
+    EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 16, 5, 5}, 46)}}), 1e-5);
+  }
 }
 
 TEST(DeadCodeEliminationTest, RemovesUnusedNodesAndConstants) {

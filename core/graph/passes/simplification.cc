@@ -34,6 +34,30 @@ bool IsNoOp(const Node& node, const Graph& g) {
   return false;
 }
 
+// A zero constant Pad of only the spatial axes of an NCHW tensor, feeding a Conv
+// or an AveragePool that pads nothing itself: the consumer can pad instead
+// (AveragePool counting the padding, as the explicit zeros were counted).
+// Returns the consumer's new pads, or empty when the fold does not apply.
+std::vector<int64_t> FoldablePadding(const Node& pad, const Node& consumer, const Graph& g) {
+  if (pad.op != "Pad" || (consumer.op != "Conv" && consumer.op != "AveragePool")) return {};
+  if (pad.attrs.GetString("mode", "constant") != "constant" || pad.attrs.GetFloat("value", 0.0) != 0.0) return {};
+  if (pad.inputs.size() > 1 && !pad.inputs[1].empty()) return {};  // a runtime pads/value input
+  int rank = g.TypeOf(pad.inputs[0]).rank();
+  std::vector<int64_t> pads = pad.attrs.GetInts("pads", {});
+  if (rank < 3 || static_cast<int>(pads.size()) != 2 * rank) return {};
+  if (pads[0] || pads[1] || pads[rank] || pads[rank + 1]) return {};
+  for (int64_t p : pads)
+    if (p < 0) return {};
+  std::string auto_pad = consumer.attrs.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" || consumer.attrs.GetInt("ceil_mode", 0) != 0) return {};
+  for (int64_t p : consumer.attrs.GetInts("pads", {}))
+    if (p != 0) return {};
+  std::vector<int64_t> folded;
+  for (int i = 2; i < rank; ++i) folded.push_back(pads[i]);
+  for (int i = 2; i < rank; ++i) folded.push_back(pads[rank + i]);
+  return folded;
+}
+
 // One sweep over the nodes; sets *changed when anything was rewritten.
 Graph SimplifyOnce(const Graph& graph, bool* changed) {
   Graph result = WithoutNodes(graph);
@@ -75,6 +99,12 @@ Graph SimplifyOnce(const Graph& graph, bool* changed) {
         node.inputs[0] = inner.inputs[0];
         node.attrs.Set("shape", std::vector<int64_t>(target.begin(), target.end()));
         node.attrs.Set("allowzero", int64_t{1});
+        *changed = true;
+      } else if (std::vector<int64_t> pads = FoldablePadding(inner, node, result);
+                 !pads.empty() && consumers[inner.outputs[0]].size() == 1 && !graph.IsGraphOutput(inner.outputs[0])) {
+        node.inputs[0] = inner.inputs[0];
+        node.attrs.Set("pads", pads);
+        if (node.op == "AveragePool") node.attrs.Set("count_include_pad", int64_t{1});
         *changed = true;
       } else if (node.op == "Transpose" && inner.op == "Transpose") {
         int rank = result.TypeOf(node.inputs[0]).rank();

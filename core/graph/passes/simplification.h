@@ -1,7 +1,8 @@
 // Algebraic simplification of the graph: removes Identity and inference-mode
 // Dropout, collapses chains of reshapes (Reshape/Flatten/Squeeze/Unsqueeze
 // followed by Reshape) into one Reshape, drops reshapes to the same shape, and
-// merges consecutive Transposes (removing both when they cancel).
+// merges consecutive Transposes (removing both when they cancel), and folds a
+// zero Pad of the spatial axes into the Conv or AveragePool it feeds.
 //
 // Why: exporters leave these everywhere (a PyTorch flatten becomes
 // Shape/Gather/Unsqueeze/Concat/Reshape; attention blocks transpose back and
