@@ -89,7 +89,12 @@ std::string ScheduleDense(const ScheduleRequest& r) {
   for (size_t i = 0; i + 2 < rank; ++i) outer.push_back(o.axis(i));
   outer.push_back(t[0]);
   ir::IterVar fused = FuseRange(o, outer);
-  if (ParallelAllowed(*r.target) && r.options->allow_parallel && m * n >= 4096) o.parallel(fused);
+  // Parallel when there is enough work (multiply-adds, not outputs: a batch-1
+  // FC layer has few outputs but reads megabytes of weights).
+  int64_t k = ConstExtent(s[acc].reduce_axis(0));
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel && m * n * std::max<int64_t>(k, 1) >= 65536) {
+    o.parallel(fused);
+  }
   if (nb > 1) o.vectorize(t[3]);
   te::Stage a = s[acc];
   a.compute_at(o, t[1]);
