@@ -1,0 +1,191 @@
+// Winograd F(m x m, 3x3) convolution (core/ops/winograd.h): the transform
+// matrices against the direct 1-D filter, and forced-on blocked convs against
+// the reference interpreter (loop-IR interpreter and LLVM), including tiles
+// that overhang the output, padding 0 and 1, batch 2, both channel blocks, and
+// the fused bias + relu + residual add epilogue.
+//
+// Tolerance: Winograd trades multiplies for transforms whose coefficients
+// (up to 8 in A^T and 5 in B^T for F(4,3) with points 0, +-1, +-2) amplify
+// fp32 rounding; with inputs and weights in [-1, 1) and up to 32 x 9 products
+// per output the observed error is ~1e-5 absolute, so the checks use 1e-3
+// relative-and-absolute (|got - want| <= 1e-3 * (1 + |want|)) instead of the
+// direct convs' 1e-4.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/graph/passes/layout_transformation.h"
+#include "core/graph/printer.h"
+#include "core/graph/testing.h"
+#include "core/ops/lower_group.h"
+#include "core/ops/ops_testing.h"
+#include "core/ops/winograd.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::RandomTensor;
+using testing::CheckAgainstReference;
+using testing::CheckOptions;
+
+const ir::DType kF32 = ir::DType::Float(32);
+constexpr double kWinogradTolerance = 1e-3;
+
+// y_i = sum_k g_k d_(i+k) through A^T [(G g) (.) (B^T d)], in double.
+TEST(WinogradTest, MatricesComputeTheFilter) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int m : {2, 4, 6}) {
+    WinogradMatrices w = MakeWinogradMatrices(m, 3);
+    ASSERT_EQ(w.alpha, m + 2);
+    for (int trial = 0; trial < 10; ++trial) {
+      std::vector<double> d(w.alpha), g(3);
+      for (double& v : d) v = u(rng);
+      for (double& v : g) v = u(rng);
+      std::vector<double> prod(w.alpha);
+      for (int e = 0; e < w.alpha; ++e) {
+        double gg = 0, dd = 0;
+        for (int k = 0; k < 3; ++k) gg += w.G(e, k) * g[k];
+        for (int k = 0; k < w.alpha; ++k) dd += w.BT(e, k) * d[k];
+        prod[e] = gg * dd;
+      }
+      for (int i = 0; i < m; ++i) {
+        double want = 0, got = 0;
+        for (int k = 0; k < 3; ++k) want += g[k] * d[i + k];
+        for (int e = 0; e < w.alpha; ++e) got += w.AT(i, e) * prod[e];
+        EXPECT_NEAR(got, want, 1e-9) << "m=" << m << " i=" << i;
+      }
+    }
+  }
+  // F(4, 3) with points 0, +-1, +-2 gives Lavin & Gray's integral B^T.
+  WinogradMatrices w = MakeWinogradMatrices(4, 3);
+  std::vector<double> row0{4, 0, -5, 0, 1, 0}, row5{0, 4, 0, -5, 0, 1};
+  for (int j = 0; j < 6; ++j) {
+    EXPECT_EQ(w.BT(0, j), row0[j]);
+    EXPECT_EQ(w.BT(5, j), row5[j]);
+  }
+  EXPECT_DOUBLE_EQ(w.G(0, 0), 0.25);
+}
+
+struct Case {
+  graph::Shape x, w;
+  int64_t pad = 1;
+  bool bias = true, relu = true;
+};
+
+Graph ConvGraph(const Case& c, int64_t stride = 1) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, c.x});
+  g.AddConstant("w", RandomTensor(c.w, 5));
+  std::vector<std::string> inputs{"x", "w"};
+  if (c.bias) {
+    g.AddConstant("b", RandomTensor({c.w[0]}, 6));
+    inputs.push_back("b");
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs{
+      {"pads", Attribute(std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad})},
+      {"strides", Attribute(std::vector<int64_t>{stride, stride})}};
+  Add(&g, "Conv", "conv", inputs, {c.relu ? "c" : "y"}, attrs);
+  if (c.relu) Add(&g, "Relu", "relu", {"c"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+// The schedule summaries of every conv group of `g` lowered with `o`.
+std::vector<std::string> ConvSummaries(const Graph& g, const LowerGroupOptions& o) {
+  Graph fused = testing::Fuse(g);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < fused.groups.size(); ++i) {
+    const graph::FusedGroup& group = fused.groups[i];
+    if (group.anchor < 0 || fused.nodes[group.anchor].op != "Conv") continue;
+    out.push_back(LowerGroup(fused, group, target::Target::Host(), "k" + std::to_string(i), o).schedule_summary);
+  }
+  return out;
+}
+
+CheckOptions Forced(int tile = 0) {
+  CheckOptions o;
+  o.tolerance = kWinogradTolerance;
+  o.lower.conv_winograd = 1;
+  o.lower.winograd_tile = tile;
+  return o;
+}
+
+TEST(WinogradTest, ForcedBlockedConvsMatchReference) {
+  std::vector<Case> cases = {
+      {{1, 16, 8, 8}, {16, 16, 3, 3}},                 // whole tiles
+      {{1, 32, 9, 11}, {16, 32, 3, 3}},                // tiles overhang both edges
+      {{1, 16, 10, 7}, {32, 16, 3, 3}, 0},             // no padding: 8 x 5 output
+      {{2, 16, 6, 5}, {16, 16, 3, 3}, 1, false, false},  // batch 2, no bias/relu
+  };
+  for (int64_t block : {16, 8}) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Graph g = graph::TransformLayout(ConvGraph(cases[i]), block);
+      for (const std::string& s : ConvSummaries(g, Forced().lower))
+        EXPECT_NE(s.find("conv2d_winograd F(4x4,3x3)"), std::string::npos) << s;
+      EXPECT_TRUE(CheckAgainstReference(g, Forced())) << "case " << i << " block " << block;
+    }
+  }
+}
+
+TEST(WinogradTest, TwoByTwoTiles) {
+  Graph g = graph::TransformLayout(ConvGraph({{1, 16, 7, 9}, {16, 16, 3, 3}}), 16);
+  for (const std::string& s : ConvSummaries(g, Forced(2).lower))
+    EXPECT_NE(s.find("conv2d_winograd F(2x2,3x3)"), std::string::npos) << s;
+  EXPECT_TRUE(CheckAgainstReference(g, Forced(2)));
+}
+
+// conv + bias + relu, conv + bias + residual add + relu: the second conv's group
+// applies its epilogue at the Winograd output tile.
+Graph ResidualBlock() {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 16, 9, 10}});
+  g.AddConstant("w1", RandomTensor({16, 16, 3, 3}, 11));
+  g.AddConstant("b1", RandomTensor({16}, 12));
+  g.AddConstant("w2", RandomTensor({16, 16, 3, 3}, 13));
+  g.AddConstant("b2", RandomTensor({16}, 14));
+  std::vector<std::pair<std::string, Attribute>> pad1{{"pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})}};
+  Add(&g, "Conv", "conv1", {"x", "w1", "b1"}, {"c1"}, pad1);
+  Add(&g, "Relu", "relu1", {"c1"}, {"r1"});
+  Add(&g, "Conv", "conv2", {"r1", "w2", "b2"}, {"c2"}, pad1);
+  Add(&g, "Add", "add", {"c2", "x"}, {"s"});
+  Add(&g, "Relu", "relu2", {"s"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+TEST(WinogradTest, FusedBiasReluAddEpilogue) {
+  Graph blocked = graph::TransformLayout(ResidualBlock(), 16);
+  std::vector<std::string> summaries = ConvSummaries(blocked, Forced().lower);
+  ASSERT_EQ(summaries.size(), 2u);
+  for (const std::string& s : summaries) {
+    EXPECT_NE(s.find("conv2d_winograd"), std::string::npos) << s;
+    EXPECT_NE(s.find("epilogue at the output tile"), std::string::npos) << s;
+  }
+  EXPECT_TRUE(CheckAgainstReference(blocked, Forced()));
+  CheckOptions two = Forced();
+  two.eval = false;
+  two.threads = 2;
+  EXPECT_TRUE(CheckAgainstReference(blocked, two));
+}
+
+// Forcing never applies Winograd where it does not compute the conv (stride 2),
+// and 0 turns it off.
+TEST(WinogradTest, KnobAndApplicability) {
+  Graph strided = graph::TransformLayout(ConvGraph({{1, 16, 8, 8}, {16, 16, 3, 3}}, 2), 16);
+  for (const std::string& s : ConvSummaries(strided, Forced().lower))
+    EXPECT_EQ(s.find("winograd"), std::string::npos) << s;
+  Graph g = graph::TransformLayout(ConvGraph({{1, 16, 8, 8}, {16, 16, 3, 3}}), 16);
+  LowerGroupOptions off;
+  off.conv_winograd = 0;
+  for (const std::string& s : ConvSummaries(g, off)) EXPECT_NE(s.find("conv2d_nchwc 3x3"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate
