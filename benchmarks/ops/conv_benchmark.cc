@@ -6,7 +6,13 @@
 // the 2-core machine is shared with other builds), the agate/oneDNN ratio and
 // the max difference of the outputs.
 //
+// 3x3 stride-1 layers (where Winograd applies) also time agate's two variants
+// side by side, whatever the automatic choice: direct (conv_winograd=0) and
+// Winograd (conv_winograd=1); their GFLOP/s count the direct conv's
+// multiply-adds (2 * OC * OH * OW * IC * 9), so they compare as speed.
+//
 //   bazel run -c opt //benchmarks/ops:conv_benchmark [-- --threads=1,2 --filter=res2 --min_run_ms=2 --rounds=5]
+//       [--winograd=0 (skip the side-by-side variants) --winograd_tile=2 --winograd_tile_block=8]
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -257,6 +263,8 @@ int Main(int argc, char** argv) {
   double min_run_ms = 2.0;
   int rounds = 5;
   std::vector<int> oc_variants{0};  // LowerGroupOptions::conv_oc_block per agate variant (0: default)
+  bool winograd_columns = true;
+  int winograd_tile = 0, winograd_tile_block = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--threads=", 0) == 0) threads_list = ParseList(arg.substr(10));
@@ -264,6 +272,9 @@ int Main(int argc, char** argv) {
     if (arg.rfind("--min_run_ms=", 0) == 0) min_run_ms = std::stod(arg.substr(13));
     if (arg.rfind("--rounds=", 0) == 0) rounds = std::stoi(arg.substr(9));
     if (arg.rfind("--oc_variants=", 0) == 0) oc_variants = ParseList(arg.substr(14));
+    if (arg.rfind("--winograd=", 0) == 0) winograd_columns = std::stoi(arg.substr(11)) != 0;
+    if (arg.rfind("--winograd_tile=", 0) == 0) winograd_tile = std::stoi(arg.substr(16));
+    if (arg.rfind("--winograd_tile_block=", 0) == 0) winograd_tile_block = std::stoi(arg.substr(22));
   }
   std::vector<double> peaks = bench::PrintMachine();
   std::printf("load average at start: ");
@@ -272,7 +283,8 @@ int Main(int argc, char** argv) {
   if (f && std::fgets(load, sizeof(load), f)) std::printf("%s", load);
   if (f) std::fclose(f);
   bench::Table table({"layer", "threads", "agate GFLOP/s", "oneDNN GFLOP/s", "agate/oneDNN", "agate % peak",
-                      "max |diff|", "agate schedule"});
+                      "max |diff|", "direct GFLOP/s", "Winograd GFLOP/s", "Winograd/direct", "Winograd |diff|",
+                      "agate schedule"});
   std::vector<double> ratios_resnet[3];
   for (const Layer& l : Layers()) {
     if (!filter.empty() && l.name.find(filter) == std::string::npos) continue;
@@ -283,7 +295,21 @@ int Main(int argc, char** argv) {
     for (int oc : oc_variants) {
       ops::LowerGroupOptions options;
       options.conv_oc_block = oc;
+      options.winograd_tile = winograd_tile;
+      options.winograd_tile_block = winograd_tile_block;
       variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
+    }
+    // Side by side on Winograd-eligible layers: the last two variants are direct and Winograd.
+    size_t num_default = variants.size();
+    bool side_by_side = winograd_columns && l.k == 3 && l.stride == 1 && l.group == 1;
+    if (side_by_side) {
+      for (int forced : {0, 1}) {
+        ops::LowerGroupOptions options;
+        options.conv_winograd = forced;
+        options.winograd_tile = winograd_tile;
+        options.winograd_tile_block = winograd_tile_block;
+        variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
+      }
     }
     for (int threads : threads_list) {
       rt::ThreadPool pool(threads);
@@ -312,14 +338,22 @@ int Main(int argc, char** argv) {
       }
       double gd = Flops(l) / best_d * 1e-6;
       double peak = peaks.size() >= static_cast<size_t>(threads) ? peaks[threads - 1] : 0;
-      for (size_t v = 0; v < variants.size(); ++v) {
+      for (size_t v = 0; v < variants.size(); ++v)
         if (status[v] != 0) std::printf("%s: agate kernel returned %d\n", l.name.c_str(), status[v]);
+      std::vector<std::string> wino{"-", "-", "-", "-"};
+      if (side_by_side) {
+        double gdir = Flops(l) / best[num_default] * 1e-6, gwin = Flops(l) / best[num_default + 1] * 1e-6;
+        wino = {bench::Fixed(gdir, 1), bench::Fixed(gwin, 1), bench::Fixed(gwin / gdir, 2),
+                bench::Fixed(MaxDiff(*variants[num_default + 1], *d, l), 5)};
+      }
+      for (size_t v = 0; v < num_default; ++v) {
         double ga = Flops(l) / best[v] * 1e-6;
         if (v == 0 && l.name.rfind("res", 0) == 0 && threads <= 2) ratios_resnet[threads].push_back(ga / gd);
         table.AddRow({l.name + (variants[v]->summary.find("depthwise_nchwc") != std::string::npos ? " (NCHW16c)" : ""),
                       std::to_string(threads), bench::Fixed(ga, 1), bench::Fixed(gd, 1),
                       bench::Fixed(ga / gd, 2), peak > 0 ? bench::Fixed(100 * ga / peak, 0) : "-",
-                      bench::Fixed(MaxDiff(*variants[v], *d, l), 5), variants[v]->summary});
+                      bench::Fixed(MaxDiff(*variants[v], *d, l), 5), wino[0], wino[1], wino[2], wino[3],
+                      variants[v]->summary});
       }
     }
     variants.clear();

@@ -50,8 +50,8 @@ struct LowerGroupOptions {
   // Winograd F(m x m, 3x3) for 3x3 stride-1 blocked convs with constant weights
   // (core/ops/winograd.h): -1 automatic (WinogradByShape), 0 never, 1 whenever it applies.
   int conv_winograd = -1;
-  int winograd_tile = 0;        // m: 4 (default) or 2
-  int winograd_tile_block = 0;  // tiles per GEMM register tile (0: 7 with two output blocks, else 12)
+  int winograd_tile = 0;        // output tile m: 4 or 2 (0: by shape, WinogradTileSize)
+  int winograd_tile_block = 0;  // tiles per GEMM register tile (0: 8 with two output blocks, else 12)
   bool allow_parallel = true;
 };
 

@@ -89,12 +89,33 @@ bool WinogradApplies(const graph::WindowGeometry& g, const graph::Shape& x, cons
          out_block > 0 && w[0] % out_block == 0 && w[1] == x[1] * x[4];
 }
 
-// The automatic rule. TODO(measured): filled in from benchmarks/ops/conv_benchmark.
+namespace {
+
+int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, int64_t m) {
+  return x[0] * ((g.out[0] + m - 1) / m) * ((g.out[1] + m - 1) / m);
+}
+
+// Tiles per point below which the batched GEMM cannot amortize reading the
+// transformed weights (alpha^2 / 9 times the direct conv's: 4x for m = 4,
+// 1.8x for m = 2), each U element being used once per tile.
+constexpr int64_t kMinTiles = 16;
+
+}  // namespace
+
+// Measured with benchmarks/ops/conv_benchmark on the ResNet-50 3x3 stride-1
+// layers (AVX-512, 1 and 2 threads; speed relative to agate's direct NCHW16c conv):
+//   56x56x64, 28x28x128: m = 4 2.8-3.2x, m = 2 1.4-2.0x;
+//   14x14x256 (16 tiles of 4x4): m = 4 2.0-2.4x, m = 2 2.0x;
+//   7x7x512 (4 tiles of 4x4, 16 of 2x2): m = 4 0.7-0.8x (slower), m = 2 1.2x.
+// So: the largest m in {4, 2} with at least kMinTiles tiles, else the direct conv.
+int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob) {
+  if (knob == 2 || knob == 4) return knob;
+  return Tiles(x, g, 4) >= kMinTiles ? 4 : 2;
+}
+
 bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g) {
-  (void)x;
   (void)w;
-  (void)g;
-  return false;
+  return Tiles(x, g, 2) >= kMinTiles;
 }
 
 bool UseWinograd(const OpContext& ctx, const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w,
@@ -192,7 +213,7 @@ std::string ScheduleWinograd(const ScheduleRequest& r, const WinogradStages& w) 
   graph::Shape ms = StaticShape(w.m);  // [alpha, alpha, P, OC/ob, ob]
   int64_t ob = ms[4];
   int64_t oc_blocks = (ob >= lanes && ms[3] % 2 == 0) ? 2 : 1;
-  int64_t tile_limit = o.winograd_tile_block > 0 ? o.winograd_tile_block : (oc_blocks == 2 ? 7 : 12);
+  int64_t tile_limit = o.winograd_tile_block > 0 ? o.winograd_tile_block : (oc_blocks == 2 ? 8 : 12);
   int64_t tb = DivisorAtMost(ms[2], tile_limit);
   {
     Tensor mloc = s.cache_write(w.m, ir::MemoryScope::kLocal);
@@ -240,7 +261,7 @@ Tensor ConvWinogradNCHWc(const OpContext& ctx, const Tensor& x, const graph::Ten
                          const graph::WindowGeometry& g, int64_t out_block, const std::string& name) {
   graph::Shape xs = StaticShape(x);
   const graph::Shape& ws = weights.shape();
-  int64_t m = ctx.options().winograd_tile == 2 ? 2 : 4;
+  int64_t m = WinogradTileSize(xs, g, ctx.options().winograd_tile);
   WinogradMatrices t = MakeWinogradMatrices(static_cast<int>(m), 3);
   int64_t alpha = t.alpha, ib = xs[4], ob = out_block, ic = ws[1], oc = ws[0];
   int64_t oh = g.out[0], ow = g.out[1];

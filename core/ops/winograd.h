@@ -66,8 +66,12 @@ WinogradMatrices MakeWinogradMatrices(int m, int r, std::vector<double> points =
 // blocked (5-D) input, output channels divisible by the output block.
 bool WinogradApplies(const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w, int64_t groups,
                      int64_t out_block);
-// The automatic choice by shape (measured on the machine the rule was tuned on).
+// The automatic choice by shape (measured on the machine the rule was tuned on;
+// see winograd.cc): Winograd when the output has at least 16 tiles of 2x2.
 bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g);
+// The output tile m: the knob (LowerGroupOptions::winograd_tile) when it is 2 or
+// 4, else 4 when the output has at least 16 tiles of 4x4, else 2.
+int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob);
 // The decision for one conv: the conv_winograd knob, else WinogradByShape.
 bool UseWinograd(const OpContext& ctx, const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w,
                  int64_t groups, int64_t out_block);
