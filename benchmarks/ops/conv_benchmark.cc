@@ -184,7 +184,10 @@ struct OneDnnConv {
   dnnl::reorder to_plain;
 };
 
-std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph::Tensor& w, graph::Tensor& b) {
+// `algorithm`: convolution_direct, or convolution_winograd (nullptr when oneDNN has
+// no Winograd implementation for the layer on this machine).
+std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph::Tensor& w, graph::Tensor& b,
+                                        dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   auto d = std::make_unique<OneDnnConv>();
@@ -193,10 +196,16 @@ std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph:
   dnnl::memory::dims w_dims = l.group == 1 ? dnnl::memory::dims{l.oc, l.c, l.k, l.k}
                                            : dnnl::memory::dims{l.group, l.oc / l.group, l.c / l.group, l.k, l.k};
   auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dt::f32, tag::any); };
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
                                        any(src_dims), any(w_dims), dnnl::memory::desc(bias_dims, dt::f32, tag::x),
                                        any(dst_dims), {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
-  dnnl::convolution_forward::primitive_desc pd(desc, d->engine);
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(desc, d->engine);
+  } catch (const dnnl::error&) {
+    if (algorithm == dnnl::algorithm::convolution_direct) throw;
+    return nullptr;
+  }
   d->conv = dnnl::convolution_forward(pd);
   dnnl::memory src_plain({src_dims, dt::f32, tag::nchw}, d->engine, x.mutable_raw_data());
   dnnl::memory w_plain({w_dims, dt::f32, l.group == 1 ? tag::oihw : tag::goihw}, d->engine, w.mutable_raw_data());
@@ -284,6 +293,7 @@ int Main(int argc, char** argv) {
   if (f) std::fclose(f);
   bench::Table table({"layer", "threads", "agate GFLOP/s", "oneDNN GFLOP/s", "agate/oneDNN", "agate % peak",
                       "max |diff|", "direct GFLOP/s", "Winograd GFLOP/s", "Winograd/direct", "Winograd |diff|",
+                      "oneDNN Winograd GFLOP/s",
                       "agate schedule"});
   std::vector<double> ratios_resnet[3];
   for (const Layer& l : Layers()) {
@@ -316,6 +326,9 @@ int Main(int argc, char** argv) {
       // oneDNN fixes its thread split when a primitive is created: create it per thread count.
       SetOmpThreads(threads);
       std::unique_ptr<OneDnnConv> d = BuildOneDnn(l, x, w, b);
+      std::unique_ptr<OneDnnConv> dw =
+          side_by_side ? BuildOneDnn(l, x, w, b, dnnl::algorithm::convolution_winograd) : nullptr;
+      double best_dw = 1e30;
       // The machine is shared: alternate agate's variants and oneDNN for `rounds`
       // rounds and keep each one's fastest run.
       std::vector<double> best(variants.size(), 1e30);
@@ -335,6 +348,7 @@ int Main(int argc, char** argv) {
           best[v] = std::min(best[v], bench::TimeIt(run, 1, 5, min_run_ms).min_ms);
         }
         best_d = std::min(best_d, bench::TimeIt([&] { RunOneDnn(*d); }, 1, 5, min_run_ms).min_ms);
+        if (dw) best_dw = std::min(best_dw, bench::TimeIt([&] { RunOneDnn(*dw); }, 1, 5, min_run_ms).min_ms);
       }
       double gd = Flops(l) / best_d * 1e-6;
       double peak = peaks.size() >= static_cast<size_t>(threads) ? peaks[threads - 1] : 0;
@@ -353,6 +367,7 @@ int Main(int argc, char** argv) {
                       std::to_string(threads), bench::Fixed(ga, 1), bench::Fixed(gd, 1),
                       bench::Fixed(ga / gd, 2), peak > 0 ? bench::Fixed(100 * ga / peak, 0) : "-",
                       bench::Fixed(MaxDiff(*variants[v], *d, l), 5), wino[0], wino[1], wino[2], wino[3],
+                      dw ? bench::Fixed(Flops(l) / best_dw * 1e-6, 1) : std::string("-"),
                       variants[v]->summary});
       }
     }
