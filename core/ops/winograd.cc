@@ -103,10 +103,11 @@ constexpr int64_t kMinTiles = 16;
 }  // namespace
 
 // Measured with benchmarks/ops/conv_benchmark on the ResNet-50 3x3 stride-1
-// layers (AVX-512, 1 and 2 threads; speed relative to agate's direct NCHW16c conv):
-//   56x56x64, 28x28x128: m = 4 2.8-3.2x, m = 2 1.4-2.0x;
-//   14x14x256 (16 tiles of 4x4): m = 4 2.0-2.4x, m = 2 2.0x;
-//   7x7x512 (4 tiles of 4x4, 16 of 2x2): m = 4 0.7-0.8x (slower), m = 2 1.2x.
+// layers (2-core AVX-512 EPYC, 1 and 2 threads; speed relative to agate's direct
+// NCHW16c conv, best of 5 alternating rounds):
+//   56x56x64, 28x28x128: m = 4 2.8x, 3.2x; m = 2 1.5x, 1.9-2.0x;
+//   14x14x256 (16 tiles of 4x4): m = 4 2.4x, m = 2 2.0x;
+//   7x7x512 (4 tiles of 4x4, 16 of 2x2): m = 4 0.8x (slower), m = 2 1.4-1.5x.
 // So: the largest m in {4, 2} with at least kMinTiles tiles, else the direct conv.
 int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob) {
   if (knob == 2 || knob == 4) return knob;

@@ -123,6 +123,7 @@ TEST(WinogradTest, ForcedBlockedConvsMatchReference) {
       {{1, 32, 9, 11}, {16, 32, 3, 3}},                // tiles overhang both edges
       {{1, 16, 10, 7}, {32, 16, 3, 3}, 0},             // no padding: 8 x 5 output
       {{2, 16, 6, 5}, {16, 16, 3, 3}, 1, false, false},  // batch 2, no bias/relu
+      {{1, 24, 6, 7}, {32, 24, 3, 3}},                 // 8c in, 16c out with block 16
   };
   for (int64_t block : {16, 8}) {
     for (size_t i = 0; i < cases.size(); ++i) {
