@@ -13,8 +13,11 @@
 //
 // Transforms are built in code from Cook-Toom interpolation points
 // (WinogradMatrices below): alpha - 1 finite points plus the point at
-// infinity; the defaults are {0, 1, -1, 2, -2} for m = 4 (the matrices of
-// Lavin & Gray) and {0, 1, -1} for m = 2.
+// infinity; the defaults are {0, 1, -1, 1/2, -2} for m = 4 and {0, 1, -1}
+// for m = 2. For m = 4, {0, +-1, +-2} gives Lavin & Gray's integral B^T, but
+// {0, +-1, 1/2, -2} (Barabasz et al., "Error analysis and improving the
+// accuracy of Winograd convolution") has ~5x lower fp32 error (winograd_test
+// prints both) at the same speed (benchmarks/ops/conv_benchmark).
 //
 // Stages (ib/ob: input/output channel blocks, P = N * ceil(OH/m) * ceil(OW/m) tiles):
 //   pad   [N, IC/ib, ceil(OH/m)*m + 2, ceil(OW/m)*m + 2, ib]  zero-padded input
