@@ -97,28 +97,33 @@ int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, int64_t m) 
   return x[0] * ((g.out[0] + m - 1) / m) * ((g.out[1] + m - 1) / m);
 }
 
-// Tiles per point below which the batched GEMM cannot amortize reading the
-// transformed weights (alpha^2 / 9 times the direct conv's: 4x for m = 4,
-// 1.8x for m = 2), each U element being used once per tile.
-constexpr int64_t kMinTiles = 16;
+// The transformed weights are alpha^2 / 9 times the direct conv's (4x for
+// m = 4, 1.8x for m = 2) and each element is used once per tile, so a call
+// must have enough tiles to amortize reading them; in a network they come
+// from memory, not cache (each layer's weights are evicted by the others').
+constexpr int64_t kMinTiles2 = 16;  // Winograd at all (2x2 tiles)
+constexpr int64_t kMinTiles4 = 32;  // 4x4 tiles (between the measured 16: 2x2 better, and 49: 4x4 better)
 
 }  // namespace
 
-// Measured with benchmarks/ops/conv_benchmark on the ResNet-50 3x3 stride-1
-// layers (2-core AVX-512 EPYC, 1 and 2 threads; speed relative to agate's direct
-// NCHW16c conv, best of 5 alternating rounds):
-//   56x56x64, 28x28x128: m = 4 2.8x, 3.2x; m = 2 1.5x, 1.9-2.0x;
-//   14x14x256 (16 tiles of 4x4): m = 4 2.4x, m = 2 2.0x;
-//   7x7x512 (4 tiles of 4x4, 16 of 2x2): m = 4 0.8x (slower), m = 2 1.4-1.5x.
-// So: the largest m in {4, 2} with at least kMinTiles tiles, else the direct conv.
+// Measured with benchmarks/ops/conv_benchmark --cold (caches flushed before each
+// call, as in a whole network) on the ResNet-50 3x3 stride-1 layers, 2-core
+// AVX-512 EPYC, 1 / 2 threads, speed relative to agate's direct NCHW16c conv:
+//   56x56x64  (196 tiles of 4x4): m = 4 1.8 / 2.1x, m = 2 1.1 / 1.1x
+//   28x28x128 (49 tiles of 4x4):  m = 4 1.8 / 1.8x, m = 2 1.4 / 1.6x
+//   14x14x256 (16 tiles of 4x4):  m = 4 1.2 / 1.2x, m = 2 1.5 / 1.6x
+//   7x7x512   (4 of 4x4, 16 of 2x2): m = 4 0.9 / 0.7x (slower), m = 2 1.15 / 1.1x
+// (with warm caches m = 4 wins more: 2.8x, 3.2x, 2.4x, 0.8x; m = 2: 1.5x, 2.0x,
+// 2.0x, 1.45x; in ResNet-50 itself the per-kernel profile agrees with --cold.)
+// So: 4x4 tiles from kMinTiles4 tiles, else 2x2 tiles from kMinTiles2, else direct.
 int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob) {
   if (knob == 2 || knob == 4) return knob;
-  return Tiles(x, g, 4) >= kMinTiles ? 4 : 2;
+  return Tiles(x, g, 4) >= kMinTiles4 ? 4 : 2;
 }
 
 bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g) {
   (void)w;
-  return Tiles(x, g, 2) >= kMinTiles;
+  return Tiles(x, g, 2) >= kMinTiles2;
 }
 
 bool UseWinograd(const OpContext& ctx, const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w,

@@ -73,7 +73,7 @@ bool WinogradApplies(const graph::WindowGeometry& g, const graph::Shape& x, cons
 // see winograd.cc): Winograd when the output has at least 16 tiles of 2x2.
 bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g);
 // The output tile m: the knob (LowerGroupOptions::winograd_tile) when it is 2 or
-// 4, else 4 when the output has at least 16 tiles of 4x4, else 2.
+// 4, else 4 when the output has at least 32 tiles of 4x4, else 2.
 int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob);
 // The decision for one conv: the conv_winograd knob, else WinogradByShape.
 bool UseWinograd(const OpContext& ctx, const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w,
