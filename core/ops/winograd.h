@@ -23,8 +23,9 @@
 //   pad   [N, IC/ib, ceil(OH/m)*m + 2, ceil(OW/m)*m + 2, ib]  zero-padded input
 //         covering every tile (tiles that overhang the output read zeros), root.
 //   V     [alpha, alpha, P, IC/ib, ib] = B^T d B, per tile and channel block;
-//         the channel lanes are the vector, the alpha^2 points unrolled (the
-//         row transform B^T d is shared between points by the compiler's CSE).
+//         the channel lanes are the vector, the alpha^2 points unrolled (written
+//         as B^T over the rows, then over the columns, so the row sums are
+//         common subexpressions of the points of one row).
 //   U     [alpha, alpha, OC/ob, IC, ob] = G g G^T, computed at compile time
 //         (a kConstant kernel parameter): per point a panel of `ob` output
 //         channels per input channel, contiguous vectors for the GEMM.
