@@ -6,7 +6,15 @@
 // the 2-core machine is shared with other builds), the agate/oneDNN ratio and
 // the max difference of the outputs.
 //
+// 3x3 stride-1 layers (where Winograd applies) also time agate's two variants
+// side by side, whatever the automatic choice: direct (conv_winograd=0) and
+// Winograd (conv_winograd=1); their GFLOP/s count the direct conv's
+// multiply-adds (2 * OC * OH * OW * IC * 9), so they compare as speed.
+//
 //   bazel run -c opt //benchmarks/ops:conv_benchmark [-- --threads=1,2 --filter=res2 --min_run_ms=2 --rounds=5]
+//       [--winograd=0 (skip the side-by-side variants) --winograd_tile=2 --winograd_tile_block=8]
+//       [--cold: every timed call starts with the caches flushed, as in a whole network where each
+//        layer's weights were evicted since the previous inference]
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -178,7 +187,10 @@ struct OneDnnConv {
   dnnl::reorder to_plain;
 };
 
-std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph::Tensor& w, graph::Tensor& b) {
+// `algorithm`: convolution_direct, or convolution_winograd (nullptr when oneDNN has
+// no Winograd implementation for the layer on this machine).
+std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph::Tensor& w, graph::Tensor& b,
+                                        dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   auto d = std::make_unique<OneDnnConv>();
@@ -187,10 +199,16 @@ std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph:
   dnnl::memory::dims w_dims = l.group == 1 ? dnnl::memory::dims{l.oc, l.c, l.k, l.k}
                                            : dnnl::memory::dims{l.group, l.oc / l.group, l.c / l.group, l.k, l.k};
   auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dt::f32, tag::any); };
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
                                        any(src_dims), any(w_dims), dnnl::memory::desc(bias_dims, dt::f32, tag::x),
                                        any(dst_dims), {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
-  dnnl::convolution_forward::primitive_desc pd(desc, d->engine);
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(desc, d->engine);
+  } catch (const dnnl::error&) {
+    if (algorithm == dnnl::algorithm::convolution_direct) throw;
+    return nullptr;
+  }
   d->conv = dnnl::convolution_forward(pd);
   dnnl::memory src_plain({src_dims, dt::f32, tag::nchw}, d->engine, x.mutable_raw_data());
   dnnl::memory w_plain({w_dims, dt::f32, l.group == 1 ? tag::oihw : tag::goihw}, d->engine, w.mutable_raw_data());
@@ -239,6 +257,28 @@ double MaxDiff(const AgateConv& a, OneDnnConv& d, const Layer& l) {
   return diff;
 }
 
+// Writes a buffer larger than the last-level cache, so the next call finds its
+// weights and activations in memory only.
+void FlushCaches() {
+  static std::vector<uint8_t> buffer(256u << 20);
+  static uint8_t value = 0;
+  ++value;
+  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = value;
+}
+
+// Fastest of `runs` single calls, each after FlushCaches (the flush not timed).
+double ColdMinMs(const std::function<void()>& fn, int runs) {
+  fn();
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    FlushCaches();
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
 std::vector<int> ParseList(const std::string& text) {
   std::vector<int> out;
   size_t start = 0;
@@ -257,6 +297,8 @@ int Main(int argc, char** argv) {
   double min_run_ms = 2.0;
   int rounds = 5;
   std::vector<int> oc_variants{0};  // LowerGroupOptions::conv_oc_block per agate variant (0: default)
+  bool winograd_columns = true, cold = false;
+  int winograd_tile = 0, winograd_tile_block = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--threads=", 0) == 0) threads_list = ParseList(arg.substr(10));
@@ -264,6 +306,10 @@ int Main(int argc, char** argv) {
     if (arg.rfind("--min_run_ms=", 0) == 0) min_run_ms = std::stod(arg.substr(13));
     if (arg.rfind("--rounds=", 0) == 0) rounds = std::stoi(arg.substr(9));
     if (arg.rfind("--oc_variants=", 0) == 0) oc_variants = ParseList(arg.substr(14));
+    if (arg == "--cold") cold = true;
+    if (arg.rfind("--winograd=", 0) == 0) winograd_columns = std::stoi(arg.substr(11)) != 0;
+    if (arg.rfind("--winograd_tile=", 0) == 0) winograd_tile = std::stoi(arg.substr(16));
+    if (arg.rfind("--winograd_tile_block=", 0) == 0) winograd_tile_block = std::stoi(arg.substr(22));
   }
   std::vector<double> peaks = bench::PrintMachine();
   std::printf("load average at start: ");
@@ -271,8 +317,11 @@ int Main(int argc, char** argv) {
   char load[128] = {0};
   if (f && std::fgets(load, sizeof(load), f)) std::printf("%s", load);
   if (f) std::fclose(f);
+  std::printf("timing: %s\n", cold ? "cold caches (flushed before every call)" : "warm caches (repeated calls)");
   bench::Table table({"layer", "threads", "agate GFLOP/s", "oneDNN GFLOP/s", "agate/oneDNN", "agate % peak",
-                      "max |diff|", "agate schedule"});
+                      "max |diff|", "direct GFLOP/s", "Winograd GFLOP/s", "Winograd/direct", "Winograd |diff|",
+                      "oneDNN Winograd GFLOP/s",
+                      "agate schedule"});
   std::vector<double> ratios_resnet[3];
   for (const Layer& l : Layers()) {
     if (!filter.empty() && l.name.find(filter) == std::string::npos) continue;
@@ -283,13 +332,30 @@ int Main(int argc, char** argv) {
     for (int oc : oc_variants) {
       ops::LowerGroupOptions options;
       options.conv_oc_block = oc;
+      options.winograd_tile = winograd_tile;
+      options.winograd_tile_block = winograd_tile_block;
       variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
+    }
+    // Side by side on Winograd-eligible layers: the last two variants are direct and Winograd.
+    size_t num_default = variants.size();
+    bool side_by_side = winograd_columns && l.k == 3 && l.stride == 1 && l.group == 1;
+    if (side_by_side) {
+      for (int forced : {0, 1}) {
+        ops::LowerGroupOptions options;
+        options.conv_winograd = forced;
+        options.winograd_tile = winograd_tile;
+        options.winograd_tile_block = winograd_tile_block;
+        variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
+      }
     }
     for (int threads : threads_list) {
       rt::ThreadPool pool(threads);
       // oneDNN fixes its thread split when a primitive is created: create it per thread count.
       SetOmpThreads(threads);
       std::unique_ptr<OneDnnConv> d = BuildOneDnn(l, x, w, b);
+      std::unique_ptr<OneDnnConv> dw =
+          side_by_side ? BuildOneDnn(l, x, w, b, dnnl::algorithm::convolution_winograd) : nullptr;
+      double best_dw = 1e30;
       // The machine is shared: alternate agate's variants and oneDNN for `rounds`
       // rounds and keep each one's fastest run.
       std::vector<double> best(variants.size(), 1e30);
@@ -306,20 +372,33 @@ int Main(int argc, char** argv) {
           ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(a.workspace.data()) + 63) & ~uintptr_t{63});
           ctx.workspace_bytes = a.workspace.size() - 64;
           auto run = [&] { status[v] |= a.fn(a.pointers.data(), &ctx); };
-          best[v] = std::min(best[v], bench::TimeIt(run, 1, 5, min_run_ms).min_ms);
+          best[v] = std::min(best[v], cold ? ColdMinMs(run, 5) : bench::TimeIt(run, 1, 5, min_run_ms).min_ms);
         }
-        best_d = std::min(best_d, bench::TimeIt([&] { RunOneDnn(*d); }, 1, 5, min_run_ms).min_ms);
+        auto time = [&](const std::function<void()>& fn) {
+          return cold ? ColdMinMs(fn, 5) : bench::TimeIt(fn, 1, 5, min_run_ms).min_ms;
+        };
+        best_d = std::min(best_d, time([&] { RunOneDnn(*d); }));
+        if (dw) best_dw = std::min(best_dw, time([&] { RunOneDnn(*dw); }));
       }
       double gd = Flops(l) / best_d * 1e-6;
       double peak = peaks.size() >= static_cast<size_t>(threads) ? peaks[threads - 1] : 0;
-      for (size_t v = 0; v < variants.size(); ++v) {
+      for (size_t v = 0; v < variants.size(); ++v)
         if (status[v] != 0) std::printf("%s: agate kernel returned %d\n", l.name.c_str(), status[v]);
+      std::vector<std::string> wino{"-", "-", "-", "-"};
+      if (side_by_side) {
+        double gdir = Flops(l) / best[num_default] * 1e-6, gwin = Flops(l) / best[num_default + 1] * 1e-6;
+        wino = {bench::Fixed(gdir, 1), bench::Fixed(gwin, 1), bench::Fixed(gwin / gdir, 2),
+                bench::Fixed(MaxDiff(*variants[num_default + 1], *d, l), 5)};
+      }
+      for (size_t v = 0; v < num_default; ++v) {
         double ga = Flops(l) / best[v] * 1e-6;
         if (v == 0 && l.name.rfind("res", 0) == 0 && threads <= 2) ratios_resnet[threads].push_back(ga / gd);
         table.AddRow({l.name + (variants[v]->summary.find("depthwise_nchwc") != std::string::npos ? " (NCHW16c)" : ""),
                       std::to_string(threads), bench::Fixed(ga, 1), bench::Fixed(gd, 1),
                       bench::Fixed(ga / gd, 2), peak > 0 ? bench::Fixed(100 * ga / peak, 0) : "-",
-                      bench::Fixed(MaxDiff(*variants[v], *d, l), 5), variants[v]->summary});
+                      bench::Fixed(MaxDiff(*variants[v], *d, l), 5), wino[0], wino[1], wino[2], wino[3],
+                      dw ? bench::Fixed(Flops(l) / best_dw * 1e-6, 1) : std::string("-"),
+                      variants[v]->summary});
       }
     }
     variants.clear();

@@ -6,6 +6,7 @@
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
 #include "core/ops/window.h"
+#include "core/ops/winograd.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -448,6 +449,10 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
         << out_block << " and input channels by " << ib;
     graph::Shape logical{xs[0], xs[1] * (block ? block : 1), xs[2], xs[3]};
     graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
+    if (UseWinograd(ctx, g, xs, ws, groups, out_block)) {  // 3x3 stride 1, constant weights (winograd.h)
+      Tensor conv = ConvWinogradNCHWc(ctx, x, *ctx.constant(1), g, out_block, ctx.has_input(2) ? name + "_conv" : name);
+      return {AddBias(ctx, conv, out_block)};
+    }
     Tensor packed;
     if (const graph::Tensor* wc = ctx.constant(1)) {
       packed = ctx.AddConstant(name + "_packed_w", PackConvWeightsNCHWc(*wc, ib, out_block));

@@ -153,7 +153,9 @@ TEST(Conv2dTest, FusedConvBiasReluAddRelu) {
   for (size_t i = 0; i < bf.groups.size(); ++i) {
     const graph::FusedGroup& group = bf.groups[i];
     if (group.anchor < 0 || bf.nodes[group.anchor].name != "conv2") continue;
-    GroupKernel k = LowerGroup(bf, group, target::Target::Host(), "conv2");
+    LowerGroupOptions direct;
+    direct.conv_winograd = 0;  // the direct template (Winograd: winograd_test.cc)
+    GroupKernel k = LowerGroup(bf, group, target::Target::Host(), "conv2", direct);
     if (getenv("AGATE_SHOW_IR")) std::cerr << ir::ToString(k.func);
     EXPECT_NE(k.schedule_summary.find("conv2d_nchwc 3x3"), std::string::npos) << k.schedule_summary;
     EXPECT_NE(k.schedule_summary.find("epilogue at the register tile"), std::string::npos) << k.schedule_summary;

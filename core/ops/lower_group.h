@@ -47,6 +47,11 @@ struct LowerGroupOptions {
   int dense_n_block = 0;   // output columns per register tile of dense/matmul
   int dense_m_block = 0;   // output rows per register tile of dense/matmul
   int vector_lanes = 0;    // SIMD lanes for float32
+  // Winograd F(m x m, 3x3) for 3x3 stride-1 blocked convs with constant weights
+  // (core/ops/winograd.h): -1 automatic (WinogradByShape), 0 never, 1 whenever it applies.
+  int conv_winograd = -1;
+  int winograd_tile = 0;        // output tile m: 4 or 2 (0: by shape, WinogradTileSize)
+  int winograd_tile_block = 0;  // tiles per GEMM register tile (0: 8 with two output blocks, else 12)
   bool allow_parallel = true;
 };
 

@@ -116,6 +116,7 @@ constexpr const char* kInjective = "injective";
 constexpr const char* kReduce = "reduce";
 constexpr const char* kConv2dNCHW = "conv2d_nchw";
 constexpr const char* kConv2dNCHWc = "conv2d_nchwc";
+constexpr const char* kConv2dWinograd = "conv2d_winograd";  // the output transform (anchor) of a Winograd conv
 constexpr const char* kDepthwise = "depthwise_conv2d";
 constexpr const char* kConvTranspose = "conv2d_transpose";
 constexpr const char* kDense = "dense";

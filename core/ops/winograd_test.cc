@@ -1,0 +1,274 @@
+// Winograd F(m x m, 3x3) convolution (core/ops/winograd.h): the transform
+// matrices against the direct 1-D filter, and forced-on blocked convs against
+// the reference interpreter (loop-IR interpreter and LLVM), including tiles
+// that overhang the output, padding 0 and 1, batch 2, both channel blocks, and
+// the fused bias + relu + residual add epilogue.
+//
+// Tolerance: Winograd trades multiplies for transforms whose coefficients
+// (up to 8 in A^T and 5.25 in B^T for F(4,3) with the default points) amplify
+// fp32 rounding: on one tile summed over 256 channels the error is ~4e-6 of the
+// largest output (Fp32ErrorOfThePoints; ~2e-5 with points 0, +-1, +-2, ~5x the
+// direct conv's), so the graph checks use 1e-3 relative-and-absolute
+// (|got - want| <= 1e-3 * (1 + |want|)) instead of the direct convs' 1e-4, with
+// margin for the larger fused outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "core/graph/passes/layout_transformation.h"
+#include "core/graph/printer.h"
+#include "core/graph/testing.h"
+#include "core/ops/lower_group.h"
+#include "core/ops/ops_testing.h"
+#include "core/ops/winograd.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::RandomTensor;
+using testing::CheckAgainstReference;
+using testing::CheckOptions;
+
+const ir::DType kF32 = ir::DType::Float(32);
+constexpr double kWinogradTolerance = 1e-3;
+
+// y_i = sum_k g_k d_(i+k) through A^T [(G g) (.) (B^T d)], in double.
+TEST(WinogradTest, MatricesComputeTheFilter) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int m : {2, 4, 6}) {
+    WinogradMatrices w = MakeWinogradMatrices(m, 3);
+    ASSERT_EQ(w.alpha, m + 2);
+    for (int trial = 0; trial < 10; ++trial) {
+      std::vector<double> d(w.alpha), g(3);
+      for (double& v : d) v = u(rng);
+      for (double& v : g) v = u(rng);
+      std::vector<double> prod(w.alpha);
+      for (int e = 0; e < w.alpha; ++e) {
+        double gg = 0, dd = 0;
+        for (int k = 0; k < 3; ++k) gg += w.G(e, k) * g[k];
+        for (int k = 0; k < w.alpha; ++k) dd += w.BT(e, k) * d[k];
+        prod[e] = gg * dd;
+      }
+      for (int i = 0; i < m; ++i) {
+        double want = 0, got = 0;
+        for (int k = 0; k < 3; ++k) want += g[k] * d[i + k];
+        for (int e = 0; e < w.alpha; ++e) got += w.AT(i, e) * prod[e];
+        EXPECT_NEAR(got, want, 1e-9) << "m=" << m << " i=" << i;
+      }
+    }
+  }
+  // F(4, 3) with points 0, +-1, +-2 gives Lavin & Gray's integral B^T.
+  WinogradMatrices w = MakeWinogradMatrices(4, 3, {0, 1, -1, 2, -2});
+  std::vector<double> row0{4, 0, -5, 0, 1, 0}, row5{0, 4, 0, -5, 0, 1};
+  for (int j = 0; j < 6; ++j) {
+    EXPECT_EQ(w.BT(0, j), row0[j]);
+    EXPECT_EQ(w.BT(5, j), row5[j]);
+  }
+  EXPECT_DOUBLE_EQ(w.G(0, 0), 0.25);
+}
+
+// fp32 error of one F(m x m, 3x3) tile summed over 256 input channels (the
+// transforms and products in float, the weights' transform in double as at
+// compile time), relative to the largest |output|, against the direct sum in double.
+double TileError(const WinogradMatrices& w, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  int a = w.alpha, m = w.m, channels = 256;
+  std::vector<float> acc(a * a, 0.0f);
+  std::vector<double> want(m * m, 0.0);
+  for (int c = 0; c < channels; ++c) {
+    std::vector<float> d(a * a);
+    double g[3][3];
+    for (float& v : d) v = u(rng);
+    for (auto& row : g)
+      for (double& v : row) v = u(rng);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j)
+        for (int y = 0; y < 3; ++y)
+          for (int x = 0; x < 3; ++x) want[i * m + j] += g[y][x] * d[(i + y) * a + j + x];
+    for (int e = 0; e < a; ++e)
+      for (int n = 0; n < a; ++n) {
+        float v = 0;
+        double uu = 0;
+        for (int y = 0; y < a; ++y)
+          for (int x = 0; x < a; ++x)
+            v += static_cast<float>(w.BT(e, y)) * d[y * a + x] * static_cast<float>(w.BT(n, x));
+        for (int y = 0; y < 3; ++y)
+          for (int x = 0; x < 3; ++x) uu += w.G(e, y) * g[y][x] * w.G(n, x);
+        acc[e * a + n] += static_cast<float>(uu) * v;
+      }
+  }
+  double err = 0, scale = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j) {
+      float y = 0;
+      for (int e = 0; e < a; ++e)
+        for (int n = 0; n < a; ++n)
+          y += static_cast<float>(w.AT(i, e)) * acc[e * a + n] * static_cast<float>(w.AT(j, n));
+      err = std::max(err, std::fabs(y - want[i * m + j]));
+      scale = std::max(scale, std::fabs(want[i * m + j]));
+    }
+  return err / scale;
+}
+
+// The default F(4x4, 3x3) points keep the fp32 error within the tests'
+// tolerance and below Lavin & Gray's 0, +-1, +-2 (the reason for the default);
+// each set's error is recorded as a test property (in the XML report).
+TEST(WinogradTest, Fp32ErrorOfThePoints) {
+  auto worst = [](const WinogradMatrices& w) {
+    double e = 0;
+    for (uint32_t seed = 0; seed < 20; ++seed) e = std::max(e, TileError(w, seed));
+    return e;
+  };
+  double chosen = worst(MakeWinogradMatrices(4, 3));
+  double lavin = worst(MakeWinogradMatrices(4, 3, {0, 1, -1, 2, -2}));
+  double halves = worst(MakeWinogradMatrices(4, 3, {0, 1, -1, 0.5, -0.5}));
+  double two = worst(MakeWinogradMatrices(2, 3));
+  RecordProperty("f43_default_0_pm1_half_m2", std::to_string(chosen));
+  RecordProperty("f43_0_pm1_pm2", std::to_string(lavin));
+  RecordProperty("f43_0_pm1_pmhalf", std::to_string(halves));
+  RecordProperty("f23_0_pm1", std::to_string(two));
+  EXPECT_LT(chosen, 1e-5);
+  EXPECT_LT(chosen * 2, lavin) << "default " << chosen << " vs 0, +-1, +-2: " << lavin;
+  EXPECT_LT(chosen, halves) << "default " << chosen << " vs 0, +-1, +-1/2: " << halves;
+  EXPECT_LT(two, 1e-5);
+}
+
+struct Case {
+  graph::Shape x, w;
+  int64_t pad = 1;
+  bool bias = true, relu = true;
+};
+
+Graph ConvGraph(const Case& c, int64_t stride = 1) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, c.x});
+  g.AddConstant("w", RandomTensor(c.w, 5));
+  std::vector<std::string> inputs{"x", "w"};
+  if (c.bias) {
+    g.AddConstant("b", RandomTensor({c.w[0]}, 6));
+    inputs.push_back("b");
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs{
+      {"pads", Attribute(std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad})},
+      {"strides", Attribute(std::vector<int64_t>{stride, stride})}};
+  Add(&g, "Conv", "conv", inputs, {c.relu ? "c" : "y"}, attrs);
+  if (c.relu) Add(&g, "Relu", "relu", {"c"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+// The schedule summaries of every conv group of `g` lowered with `o`.
+std::vector<std::string> ConvSummaries(const Graph& g, const LowerGroupOptions& o) {
+  Graph fused = testing::Fuse(g);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < fused.groups.size(); ++i) {
+    const graph::FusedGroup& group = fused.groups[i];
+    if (group.anchor < 0 || fused.nodes[group.anchor].op != "Conv") continue;
+    out.push_back(LowerGroup(fused, group, target::Target::Host(), "k" + std::to_string(i), o).schedule_summary);
+  }
+  return out;
+}
+
+CheckOptions Forced(int tile = 4) {
+  CheckOptions o;
+  o.tolerance = kWinogradTolerance;
+  o.lower.conv_winograd = 1;
+  o.lower.winograd_tile = tile;
+  return o;
+}
+
+TEST(WinogradTest, ForcedBlockedConvsMatchReference) {
+  std::vector<Case> cases = {
+      {{1, 16, 8, 8}, {16, 16, 3, 3}},                 // whole tiles
+      {{1, 32, 9, 11}, {16, 32, 3, 3}},                // tiles overhang both edges
+      {{1, 16, 10, 7}, {32, 16, 3, 3}, 0},             // no padding: 8 x 5 output
+      {{2, 16, 6, 5}, {16, 16, 3, 3}, 1, false, false},  // batch 2, no bias/relu
+      {{1, 24, 6, 7}, {32, 24, 3, 3}},                 // 8c in, 16c out with block 16
+  };
+  for (int64_t block : {16, 8}) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Graph g = graph::TransformLayout(ConvGraph(cases[i]), block);
+      for (const std::string& s : ConvSummaries(g, Forced().lower))
+        EXPECT_NE(s.find("conv2d_winograd F(4x4,3x3)"), std::string::npos) << s;
+      EXPECT_TRUE(CheckAgainstReference(g, Forced())) << "case " << i << " block " << block;
+    }
+  }
+}
+
+TEST(WinogradTest, TwoByTwoTiles) {
+  Graph g = graph::TransformLayout(ConvGraph({{1, 16, 7, 9}, {16, 16, 3, 3}}), 16);
+  for (const std::string& s : ConvSummaries(g, Forced(2).lower))
+    EXPECT_NE(s.find("conv2d_winograd F(2x2,3x3)"), std::string::npos) << s;
+  EXPECT_TRUE(CheckAgainstReference(g, Forced(2)));
+}
+
+// conv + bias + relu, conv + bias + residual add + relu: the second conv's group
+// applies its epilogue at the Winograd output tile.
+Graph ResidualBlock() {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 16, 9, 10}});
+  g.AddConstant("w1", RandomTensor({16, 16, 3, 3}, 11));
+  g.AddConstant("b1", RandomTensor({16}, 12));
+  g.AddConstant("w2", RandomTensor({16, 16, 3, 3}, 13));
+  g.AddConstant("b2", RandomTensor({16}, 14));
+  std::vector<std::pair<std::string, Attribute>> pad1{{"pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})}};
+  Add(&g, "Conv", "conv1", {"x", "w1", "b1"}, {"c1"}, pad1);
+  Add(&g, "Relu", "relu1", {"c1"}, {"r1"});
+  Add(&g, "Conv", "conv2", {"r1", "w2", "b2"}, {"c2"}, pad1);
+  Add(&g, "Add", "add", {"c2", "x"}, {"s"});
+  Add(&g, "Relu", "relu2", {"s"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+TEST(WinogradTest, FusedBiasReluAddEpilogue) {
+  Graph blocked = graph::TransformLayout(ResidualBlock(), 16);
+  std::vector<std::string> summaries = ConvSummaries(blocked, Forced().lower);
+  ASSERT_EQ(summaries.size(), 2u);
+  for (const std::string& s : summaries) {
+    EXPECT_NE(s.find("conv2d_winograd"), std::string::npos) << s;
+    EXPECT_NE(s.find("epilogue at the output tile"), std::string::npos) << s;
+  }
+  EXPECT_TRUE(CheckAgainstReference(blocked, Forced()));
+  CheckOptions two = Forced();
+  two.eval = false;
+  two.threads = 2;
+  EXPECT_TRUE(CheckAgainstReference(blocked, two));
+}
+
+// The automatic rule on the ResNet-50 3x3 stride-1 layers: Winograd with 4x4
+// tiles at 56x56 and 28x28 (and 24x24: 36 tiles), 2x2 tiles at 14x14 and 7x7;
+// direct below 16 tiles of 2x2.
+TEST(WinogradTest, AutomaticRule) {
+  for (int64_t hw : {56, 28, 24, 14, 7, 6}) {
+    Graph g = graph::TransformLayout(ConvGraph({{1, 16, hw, hw}, {16, 16, 3, 3}}), 16);
+    std::vector<std::string> s = ConvSummaries(g, LowerGroupOptions{});
+    ASSERT_EQ(s.size(), 1u);
+    const char* want = hw >= 24 ? "conv2d_winograd F(4x4" : hw >= 7 ? "conv2d_winograd F(2x2" : "conv2d_nchwc 3x3";
+    EXPECT_NE(s[0].find(want), std::string::npos) << hw << ": " << s[0];
+  }
+}
+
+// Forcing never applies Winograd where it does not compute the conv (stride 2),
+// and 0 turns it off.
+TEST(WinogradTest, KnobAndApplicability) {
+  Graph strided = graph::TransformLayout(ConvGraph({{1, 16, 8, 8}, {16, 16, 3, 3}}, 2), 16);
+  for (const std::string& s : ConvSummaries(strided, Forced().lower))
+    EXPECT_EQ(s.find("winograd"), std::string::npos) << s;
+  Graph g = graph::TransformLayout(ConvGraph({{1, 16, 8, 8}, {16, 16, 3, 3}}), 16);
+  LowerGroupOptions off;
+  off.conv_winograd = 0;
+  for (const std::string& s : ConvSummaries(g, off)) EXPECT_NE(s.find("conv2d_nchwc 3x3"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate
