@@ -123,6 +123,16 @@ int64_t DivisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
+// For an extent no tile in [lo, hi] divides (Inception's 17 and 73 columns):
+// the tile that computes the fewest columns in all (ceil(n/b)*b), the larger
+// on ties; e.g. 17 -> 6 (6+6+5 of 18 computed) where 8 would compute 24.
+int64_t LeastWastefulTile(int64_t n, int64_t lo, int64_t hi) {
+  int64_t best = hi;
+  for (int64_t b = hi; b >= lo; --b)
+    if ((n + b - 1) / b * b < (n + best - 1) / best * best) best = b;
+  return best;
+}
+
 // The padding stage of a conv (if any) is computed once, at the root.
 void SchedulePadRoot(te::Schedule& s, const Tensor& conv, const target::Target& target, const LowerGroupOptions& o) {
   for (const Tensor& in : conv.op()->InputTensors()) {
@@ -178,7 +188,7 @@ NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOp
   }
   int64_t limit = o.conv_ow_block > 0 ? o.conv_ow_block : (t.oc_blocks >= 2 ? 8 : (lanes >= 16 ? 14 : 8));
   t.ow_block = DivisorAtMost(ow, limit);
-  if (t.ow_block < 4 && ow > limit) t.ow_block = limit;  // a guarded tail beats a tiny tile
+  if (t.ow_block < 4 && ow > limit) t.ow_block = LeastWastefulTile(ow, 4, limit);  // a guarded tail beats a tiny tile
   return t;
 }
 
@@ -375,7 +385,7 @@ std::string ScheduleDepthwiseNCHWc(const ScheduleRequest& r, const Tensor& conv)
   int lanes = VectorLanes(*r.target, t.out.dtype());
   int64_t limit = r.options->conv_ow_block > 0 ? r.options->conv_ow_block : 8;
   int64_t ow_block = DivisorAtMost(os[3], limit);
-  if (ow_block < 4 && os[3] > limit) ow_block = limit;
+  if (ow_block < 4 && os[3] > limit) ow_block = LeastWastefulTile(os[3], 4, limit);
   te::Stage out = s[t.out];
   auto [owo, owi] = out.split(out.axis(3), Expr(ow_block));
   out.reorder({out.axis(0), out.axis(1), out.axis(2), owo, owi, out.axis(4)});

@@ -10,6 +10,7 @@
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/ops_testing.h"
+#include "core/ops/schedule_common.h"
 
 namespace agate {
 namespace ops {
@@ -231,6 +232,24 @@ TEST(Conv2dTest, BlockedDepthwise) {
     Add(&g, "Relu", "relu", {"c"}, {"r"});
     Add(&g, "LayoutTransform", "from", {"r"}, {"y"}, {{"src_layout", Attribute("NCHW16c")}, {"dst_layout", Attribute("NCHW")}});
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "stride " << stride;
+  }
+}
+
+// Inception's 17x17 stage: 17 columns (prime) get 6-column tiles (6+6+5, the
+// last guarded) instead of 8 (8+8+1 with 7 wasted columns), and stay correct.
+TEST(Conv2dTest, PrimeWidthsGetTheLeastWastefulTile) {
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 2, 5, 17, 16}});
+  g.AddConstant("w", RandomTensor({32, 32, 1, 7}, 9));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"}, {{"data_layout", Attribute("NCHW16c")}, {"pads", Attribute(Ints{0, 3, 0, 3})}});
+  Add(&g, "Relu", "relu", {"c"}, {"y"});
+  Graph finished = Finish(g, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(finished));
+  Graph fused = testing::Fuse(finished);
+  GroupKernel k = LowerGroup(fused, fused.groups[0], target::Target::Host(), "conv_1x7");
+  if (VectorLanes(target::Target::Host(), kF32) >= 16) {
+    EXPECT_NE(k.schedule_summary.find("ow_block=6"), std::string::npos) << k.schedule_summary;
   }
 }
 
