@@ -116,23 +116,6 @@ graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t in_block, int
 
 namespace {
 
-// Largest divisor of `n` not above `limit` (at least 1).
-int64_t DivisorAtMost(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
-// For an extent no tile in [lo, hi] divides (Inception's 17 and 73 columns):
-// the tile that computes the fewest columns in all (ceil(n/b)*b), the larger
-// on ties; e.g. 17 -> 6 (6+6+5 of 18 computed) where 8 would compute 24.
-int64_t LeastWastefulTile(int64_t n, int64_t lo, int64_t hi) {
-  int64_t best = hi;
-  for (int64_t b = hi; b >= lo; --b)
-    if ((n + b - 1) / b * b < (n + best - 1) / best * best) best = b;
-  return best;
-}
-
 // The padding stage of a conv (if any) is computed once, at the root.
 void SchedulePadRoot(te::Schedule& s, const Tensor& conv, const target::Target& target, const LowerGroupOptions& o) {
   for (const Tensor& in : conv.op()->InputTensors()) {

@@ -47,12 +47,6 @@ Tensor BatchMatmul(const Tensor& a, const Tensor& b, const std::string& name) {
 
 namespace {
 
-int64_t DivisorAtMost(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // Output columns per register tile (and per packed panel of a constant B):
 // two vectors when N allows, else one, else 8 or 4 columns.
 int64_t DenseNBlock(int64_t n, int lanes, const LowerGroupOptions& o) {

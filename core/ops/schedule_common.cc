@@ -26,6 +26,19 @@ ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops) {
   return fused;
 }
 
+int64_t DivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+int64_t LeastWastefulTile(int64_t n, int64_t lo, int64_t hi) {
+  int64_t best = hi;
+  for (int64_t b = hi; b >= lo; --b)
+    if ((n + b - 1) / b * b < (n + best - 1) / best * best) best = b;
+  return best;
+}
+
 ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
                                    const InjectiveKnobs& knobs) {
   te::Stage stage = s[out];

@@ -23,6 +23,15 @@ struct InjectiveKnobs {
   int64_t min_parallel_elements = 16384;  // smaller outputs run on one thread
 };
 
+// Largest divisor of `n` not above `limit` (at least 1): a tile that needs no tail.
+int64_t DivisorAtMost(int64_t n, int64_t limit);
+
+// For an extent no tile in [lo, hi] divides (Inception's 17 and 73 columns, 37x37
+// Winograd tiles): the tile that computes the fewest elements in all
+// (ceil(n/b)*b, the last tile guarded), the larger on ties; e.g. 17 -> 6
+// (6+6+5 of 18 computed) where 8 would compute 24.
+int64_t LeastWastefulTile(int64_t n, int64_t lo, int64_t hi);
+
 // Static extent of an IterVar's domain, or -1 when symbolic.
 int64_t ConstExtent(const ir::IterVar& iv);
 

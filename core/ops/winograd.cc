@@ -140,12 +140,6 @@ namespace {
 
 const ir::DType kF32 = ir::DType::Float(32);
 
-int64_t DivisorAtMost(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // sum_k c_k * e_k with the zero terms dropped and unit coefficients not multiplied.
 Expr LinComb(const std::vector<double>& coef, const std::vector<Expr>& terms) {
   Expr acc;
@@ -223,6 +217,7 @@ std::string ScheduleWinograd(const ScheduleRequest& r, const WinogradStages& w) 
   int64_t oc_blocks = (ob >= lanes && ms[3] % 2 == 0) ? 2 : 1;
   int64_t tile_limit = o.winograd_tile_block > 0 ? o.winograd_tile_block : (oc_blocks == 2 ? 8 : 12);
   int64_t tb = DivisorAtMost(ms[2], tile_limit);
+  if (tb < 4 && ms[2] > tile_limit) tb = LeastWastefulTile(ms[2], 4, tile_limit);  // 37x37 tiles: a guarded tail
   {
     Tensor mloc = s.cache_write(w.m, ir::MemoryScope::kLocal);
     te::Stage mm = s[w.m];
