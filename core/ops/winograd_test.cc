@@ -211,6 +211,16 @@ TEST(WinogradTest, TwoByTwoTiles) {
   EXPECT_TRUE(CheckAgainstReference(g, Forced(2)));
 }
 
+// A prime tile count above the GEMM's tile limit (13 tiles of 4x4 in a 4x52
+// output; Inception's stem has 37x37): the GEMM's register tile takes 7 tiles
+// with a guarded tail of 6, not 1 tile at a time.
+TEST(WinogradTest, PrimeTileCountsGetAGuardedGemmTile) {
+  Graph g = graph::TransformLayout(ConvGraph({{1, 16, 4, 52}, {16, 16, 3, 3}}), 16);
+  for (const std::string& s : ConvSummaries(g, Forced().lower))
+    EXPECT_NE(s.find("tiles=13 gemm tile=7x16"), std::string::npos) << s;
+  EXPECT_TRUE(CheckAgainstReference(g, Forced()));
+}
+
 // conv + bias + relu, conv + bias + residual add + relu: the second conv's group
 // applies its epilogue at the Winograd output tile.
 Graph ResidualBlock() {
