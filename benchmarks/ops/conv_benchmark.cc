@@ -297,6 +297,7 @@ int Main(int argc, char** argv) {
   double min_run_ms = 2.0;
   int rounds = 5;
   std::vector<int> oc_variants{0};  // LowerGroupOptions::conv_oc_block per agate variant (0: default)
+  std::vector<int> ow_variants{0};  // LowerGroupOptions::conv_ow_block, crossed with oc_variants
   bool winograd_columns = true, cold = false;
   int winograd_tile = 0, winograd_tile_block = 0;
   for (int i = 1; i < argc; ++i) {
@@ -306,6 +307,7 @@ int Main(int argc, char** argv) {
     if (arg.rfind("--min_run_ms=", 0) == 0) min_run_ms = std::stod(arg.substr(13));
     if (arg.rfind("--rounds=", 0) == 0) rounds = std::stoi(arg.substr(9));
     if (arg.rfind("--oc_variants=", 0) == 0) oc_variants = ParseList(arg.substr(14));
+    if (arg.rfind("--ow_variants=", 0) == 0) ow_variants = ParseList(arg.substr(14));
     if (arg == "--cold") cold = true;
     if (arg.rfind("--winograd=", 0) == 0) winograd_columns = std::stoi(arg.substr(11)) != 0;
     if (arg.rfind("--winograd_tile=", 0) == 0) winograd_tile = std::stoi(arg.substr(16));
@@ -330,11 +332,14 @@ int Main(int argc, char** argv) {
     graph::Tensor b = RandomTensor({l.oc}, 3);
     std::vector<std::unique_ptr<AgateConv>> variants;
     for (int oc : oc_variants) {
-      ops::LowerGroupOptions options;
-      options.conv_oc_block = oc;
-      options.winograd_tile = winograd_tile;
-      options.winograd_tile_block = winograd_tile_block;
-      variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
+      for (int ow : ow_variants) {
+        ops::LowerGroupOptions options;
+        options.conv_oc_block = oc;
+        options.conv_ow_block = ow;
+        options.winograd_tile = winograd_tile;
+        options.winograd_tile_block = winograd_tile_block;
+        variants.push_back(BuildAgate(l, x, w, b, options, l.name + "_v" + std::to_string(variants.size())));
+      }
     }
     // Side by side on Winograd-eligible layers: the last two variants are direct and Winograd.
     size_t num_default = variants.size();
