@@ -43,17 +43,6 @@ Expr MaxStart(ir::DType dt) {
   return ir::min_value(dt);
 }
 
-// A max reduction starting from MaxStart (te::max starts from the dtype's lowest finite
-// number); the reducer's identity is -inf too, so rfactor partials start there as well.
-Expr MaxReduce(const Expr& v, const std::vector<ir::IterVar>& k) {
-  ir::DType dt = v.dtype();
-  if (!dt.is_float()) return te::max(v, k);
-  ir::CommReducer r = te::MakeCommReducer(
-      {dt}, [](const std::vector<Var>& l, const std::vector<Var>& rr) { return std::vector<Expr>{ir::max(l[0], rr[0])}; },
-      {MaxStart(dt)});
-  return te::comm_reducer(r)({v}, k, Expr())[0];
-}
-
 }  // namespace
 
 Tensor Pool(const Tensor& x, const graph::WindowGeometry& g, PoolType type, bool count_include_pad, int p,
@@ -72,7 +61,7 @@ Tensor Pool(const Tensor& x, const graph::WindowGeometry& g, PoolType type, bool
         std::vector<Expr> idx(o.begin(), o.end());
         for (size_t d = 0; d < nsp; ++d) idx[2 + d] = o[2 + d] * g.strides[d] + k[d] * g.dilations[d] - g.pad_begin[d];
         Expr v = PaddedRead(x, idx, 2, g.in, pad_value);
-        if (type == PoolType::kMax) return MaxReduce(v, k);
+        if (type == PoolType::kMax) return te::max(v, k);  // starts from -inf for floats
         if (type == PoolType::kLp) {
           Expr a = p == 2 ? v * v : (p == 1 ? ir::abs(v) : ir::pow(ir::abs(v), ir::make_const(dt, p)));
           Expr s = te::sum(a, k);
@@ -145,7 +134,7 @@ Tensor GlobalPool(const Tensor& x, size_t spatial_axes, bool is_max, const std::
       [&](const std::vector<Var>& o) {
         std::vector<Expr> idx(o.begin(), o.end());
         for (size_t d = 0; d < spatial_axes; ++d) idx[2 + d] = k[d];
-        return is_max ? MaxReduce(x(idx), k) : te::sum(x(idx), k);
+        return is_max ? te::max(x(idx), k) : te::sum(x(idx), k);
       },
       name, tag::kPool);
 }

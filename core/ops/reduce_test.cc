@@ -76,6 +76,23 @@ TEST(ReduceTest, ArgMaxArgMinOverInfinities) {
   }
 }
 
+// ReduceMax of a row of -inf is -inf (and ReduceMin of +inf is +inf), not the
+// lowest (highest) finite float: te::max/min start from the infinities for floats.
+TEST(ReduceTest, MaxMinOverInfinities) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    double fill = std::string(op) == "ReduceMax" ? -inf : inf;
+    std::vector<double> c(4 * 6, 0.0);
+    for (int j = 0; j < 6; ++j) c[j] = fill;  // row 0: all infinite
+    Graph g;
+    g.AddInput("x", TensorType{kF32, {4, 6}});
+    g.AddConstant("c", graph::Tensor::FromDoubles(kF32, {4, 6}, c));
+    Add(&g, "Add", "add", {"x", "c"}, {"s"});
+    Add(&g, op, "r", {"s"}, {"y"}, {{"axes", Attribute(std::vector<int64_t>{1})}, {"keepdims", Attribute(int64_t{0})}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << op;
+  }
+}
+
 TEST(SoftmaxTest, SoftmaxFamily) {
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     EXPECT_TRUE(CheckAgainstReference(OneOp(op, {4, 6, 32}, {}))) << op << " last axis";

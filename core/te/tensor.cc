@@ -1,5 +1,7 @@
 #include "core/te/tensor.h"
 
+#include <limits>
+
 #include <unordered_set>
 
 #include "core/ir/functor.h"
@@ -273,12 +275,20 @@ Expr sum(const Expr& source, const std::vector<IterVar>& axis, const Expr& condi
                       [](DType t) { return ir::make_zero(t); });
 }
 Expr max(const Expr& source, const std::vector<IterVar>& axis, const Expr& condition, const Expr& init) {
+  // The identity of max is -inf for floats (not the lowest finite value), so a
+  // reduction over -inf, or over nothing, yields -inf; the lowest value for integers.
   return SimpleReduce("max", source, axis, condition, init, [](const Expr& a, const Expr& b) { return ir::max(a, b); },
-                      [](DType t) { return ir::min_value(t); });
+                      [](DType t) {
+                        return t.is_float() ? ir::make_const(t, -std::numeric_limits<double>::infinity())
+                                            : ir::min_value(t);
+                      });
 }
 Expr min(const Expr& source, const std::vector<IterVar>& axis, const Expr& condition, const Expr& init) {
   return SimpleReduce("min", source, axis, condition, init, [](const Expr& a, const Expr& b) { return ir::min(a, b); },
-                      [](DType t) { return ir::max_value(t); });
+                      [](DType t) {
+                        return t.is_float() ? ir::make_const(t, std::numeric_limits<double>::infinity())
+                                            : ir::max_value(t);
+                      });
 }
 Expr prod(const Expr& source, const std::vector<IterVar>& axis, const Expr& condition, const Expr& init) {
   return SimpleReduce("prod", source, axis, condition, init, [](const Expr& a, const Expr& b) { return a * b; },
