@@ -213,7 +213,7 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
     const graph::FusedGroup& group = graph.groups[i];
     int anchor = group.anchor >= 0 ? group.anchor : group.nodes.front();
     std::string name = KernelName(static_cast<int>(i), graph.nodes[anchor].op);
-    kernels.push_back(ops::LowerGroup(graph, group, target, name));
+    kernels.push_back(ops::LowerGroup(graph, group, target, name, options.schedule_knobs));
     DumpKernel(options.dump_ir_dir, name, ir::ToString(kernels.back().func));
   }
   result.timings.push_back({"kernels", MsSince(t0)});

@@ -16,6 +16,7 @@
 
 #include "core/fusion/fusion.h"
 #include "core/graph/graph.h"
+#include "core/ops/lower_group.h"
 #include "core/serialize/module_spec.h"
 
 namespace agate {
@@ -28,6 +29,7 @@ struct CompileOptions {
   std::map<std::string, graph::Shape> input_shapes;  // overrides of the model's input shapes
   std::string dump_ir_dir;      // --dump-ir: every graph pass and every kernel's lowering, one file each
   std::vector<std::pair<std::string, std::string>> recorded_options;  // written into the module's metadata
+  ops::LowerGroupOptions schedule_knobs;  // every kernel's schedule knobs (--knob name=value)
 };
 
 // One kernel of the compiled module, for summaries.

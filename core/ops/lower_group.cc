@@ -108,6 +108,50 @@ te::Tensor TiledStage(const te::Schedule& s, const std::vector<te::Tensor>& outp
 
 }  // namespace
 
+namespace {
+
+struct Knob {
+  const char* name;
+  int LowerGroupOptions::*field;
+  int64_t min, max;
+  const char* meaning;
+};
+
+const std::vector<Knob>& Knobs() {
+  static const std::vector<Knob> knobs = {
+      {"conv_oc_block", &LowerGroupOptions::conv_oc_block, 0, 256, "output channels per conv register tile (0: auto)"},
+      {"conv_ow_block", &LowerGroupOptions::conv_ow_block, 0, 64, "output columns per conv register tile (0: auto)"},
+      {"dense_n_block", &LowerGroupOptions::dense_n_block, 0, 256, "output columns per dense register tile (0: auto)"},
+      {"dense_m_block", &LowerGroupOptions::dense_m_block, 0, 64, "output rows per dense register tile (0: auto)"},
+      {"vector_lanes", &LowerGroupOptions::vector_lanes, 0, 64, "float32 SIMD lanes of elementwise kernels (0: the target's)"},
+      {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3 convs: -1 auto, 0 never, 1 whenever it applies"},
+      {"winograd_tile", &LowerGroupOptions::winograd_tile, 0, 4, "Winograd output tile: 2 or 4 (0: by shape)"},
+      {"winograd_tile_block", &LowerGroupOptions::winograd_tile_block, 0, 64, "Winograd tiles per GEMM register tile (0: auto)"},
+  };
+  return knobs;
+}
+
+}  // namespace
+
+void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_t value) {
+  for (const Knob& k : Knobs()) {
+    if (name != k.name) continue;
+    AGATE_REQUIRE(value >= k.min && value <= k.max, kInvalidArgument)
+        << "schedule knob " << name << "=" << value << " is out of its range [" << k.min << ", " << k.max << "]";
+    AGATE_REQUIRE(name != "winograd_tile" || value == 0 || value == 2 || value == 4, kInvalidArgument)
+        << "schedule knob winograd_tile=" << value << ": the output tile is 2 or 4 (0: by shape)";
+    options->*k.field = static_cast<int>(value);
+    return;
+  }
+  AGATE_THROW(kInvalidArgument) << "unknown schedule knob '" << name << "'; the knobs are:\n" << DescribeScheduleKnobs();
+}
+
+std::string DescribeScheduleKnobs() {
+  std::ostringstream os;
+  for (const Knob& k : Knobs()) os << "  " << k.name << " [" << k.min << ".." << k.max << "]: " << k.meaning << "\n";
+  return os.str();
+}
+
 bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op) != nullptr; }
 
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,

@@ -55,6 +55,15 @@ struct LowerGroupOptions {
   bool allow_parallel = true;
 };
 
+// Sets the knob `name` (a field of LowerGroupOptions, e.g. "conv_winograd") to
+// `value`: `agate compile --knob name=value` and the tuner's entry point.
+// kInvalidArgument naming the known knobs for an unknown name or a value out of
+// the knob's range.
+void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_t value);
+
+// Every knob SetScheduleKnob accepts, with its range and meaning, one per line.
+std::string DescribeScheduleKnobs();
+
 // Lowers one fused group (graph.groups[i]) to one kernel named `kernel_name` for `target`.
 // Throws agate::Error kUnsupported naming the node/op/shape when an op has no implementation.
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,

@@ -41,6 +41,13 @@ check "inspect the module" 0 "$AGATE" inspect "$TMP/demo.agm"
 expect_in "inspect lists the plan" "$TMP/out.txt" "kernel calls"
 check "inspect the model with --dot" 0 "$AGATE" inspect "$MODEL" --dot "$TMP/g.dot"
 expect_in "dot file is Graphviz" "$TMP/g.dot" "digraph"
+check "compile with schedule knobs" 0 "$AGATE" compile "$MODEL" -o "$TMP/knobs.agm" --knob conv_winograd=0 --knob conv_ow_block=4
+check "inspect the knobbed module" 0 "$AGATE" inspect "$TMP/knobs.agm"
+expect_in "the module records its knobs" "$TMP/out.txt" 'knobs="conv_winograd=0,conv_ow_block=4"'
+check "unknown knob is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob no_such_knob=1
+expect_in "unknown knob lists the knobs" "$TMP/err.txt" "conv_winograd"
+check "knob out of range is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob conv_winograd=5
+[ ! -e "$TMP/k.agm" ] && echo "ok   no module for bad knobs" || { echo "FAIL module written for a bad knob"; failures=$((failures + 1)); }
 check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
 [ -s "$TMP/micro.agm.kernels.c" ] && echo "ok   firmware kernels written" || { echo "FAIL no firmware kernels"; failures=$((failures + 1)); }
 

@@ -1,5 +1,5 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
-//               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR]
+//               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
 #include <iostream>
 
 #include "core/compiler/compiler.h"
@@ -20,7 +20,28 @@ struct CompileFlags {
   int opt_level = 3;
   std::string input_shape;
   std::string dump_ir;
+  std::vector<std::string> knobs;  // name=value
 };
+
+// "--knob conv_winograd=0": sets one schedule knob of every kernel.
+void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* options) {
+  for (const std::string& knob : knobs) {
+    size_t eq = knob.find('=');
+    AGATE_REQUIRE(eq != std::string::npos && eq > 0, kInvalidArgument)
+        << "--knob '" << knob << "': expected name=value; the knobs are:\n" << ops::DescribeScheduleKnobs();
+    std::string name = knob.substr(0, eq), value = knob.substr(eq + 1);
+    size_t used = 0;
+    int64_t number = 0;
+    try {
+      number = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    AGATE_REQUIRE(!value.empty() && used == value.size(), kInvalidArgument)
+        << "--knob " << name << ": '" << value << "' is not an integer";
+    ops::SetScheduleKnob(options, name, number);
+  }
+}
 
 int RunCompile(const CompileFlags& flags) {
   compiler::CompileOptions options;
@@ -29,10 +50,14 @@ int RunCompile(const CompileFlags& flags) {
   options.opt_level = flags.opt_level;
   if (!flags.input_shape.empty()) options.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   options.dump_ir_dir = flags.dump_ir;
+  ApplyKnobs(flags.knobs, &options.schedule_knobs);
+  std::string knobs;
+  for (const std::string& k : flags.knobs) knobs += (knobs.empty() ? "" : ",") + k;
   options.recorded_options = {{"target", flags.target},
                               {"fusion", flags.fusion},
                               {"opt-level", std::to_string(flags.opt_level)},
-                              {"input-shape", flags.input_shape}};
+                              {"input-shape", flags.input_shape},
+                              {"knobs", knobs}};
   compiler::CompileResult result = compiler::CompileOnnxFile(flags.model, options);
   // Written only after everything succeeded, atomically: a failed compile leaves no file.
   if (!result.firmware_kernels.empty()) {
@@ -66,6 +91,8 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes: name:1x3x224x224[,name2:...]");
   cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
+  cmd->add_option("--knob", flags->knobs, "schedule knob name=value for every kernel (repeatable), e.g. conv_winograd=0")
+      ->take_all();
   return [flags] { return RunCompile(*flags); };
 }
 
