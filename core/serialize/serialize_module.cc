@@ -88,7 +88,13 @@ std::vector<uint8_t> BuildMetadata(const ModuleMetadata& metadata) {
 
 std::vector<uint8_t> Build(const ModuleSpec& spec) {
   RequireEncodable(spec);
-  flatbuffers::FlatBufferBuilder b(1024);
+  // Sized up front for the constants and the object: a builder that grows by
+  // doubling copies a 500 MB model's weights several times into fresh pages.
+  size_t estimate = 1 << 20;
+  for (const ConstantSpec& c : spec.constants) estimate += c.data.size() + c.alignment + 64;
+  estimate += spec.host_object.size() + 64;
+  for (const KernelSpec& k : spec.kernels) estimate += k.cuda.image.size() + 256;
+  flatbuffers::FlatBufferBuilder b(estimate);
   // Scalars equal to their defaults are written too: every module has the same
   // fields, and tools can patch a field in place.
   b.ForceDefaults(true);
