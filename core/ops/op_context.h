@@ -37,7 +37,10 @@ struct CreatedConstant {
 struct ScheduleRequest {
   te::Schedule schedule;
   te::Tensor anchor;                // the anchor node's first output
-  std::vector<te::Tensor> outputs;  // the group's outputs
+  // The stages this schedule writes at the root: the group's outputs, or only the
+  // stage the anchor is tiled into when LowerGroup computes the other outputs
+  // from that stage's buffer itself (lower_group.cc, TiledStage).
+  std::vector<te::Tensor> outputs;
   const target::Target* target = nullptr;
   const LowerGroupOptions* options = nullptr;
   // The single group output fed by the anchor through an inlined epilogue, or
