@@ -29,6 +29,7 @@ static jclass g_exception_class;   /* dev.agate.AgateException */
 static jmethodID g_exception_ctor; /* (ILjava/lang/String;)V */
 static jclass g_info_class;        /* dev.agate.TensorInfo */
 static jmethodID g_info_ctor;      /* (Ljava/lang/String;III[JJ)V */
+static jclass g_string_class;      /* java.lang.String */
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   JNIEnv* env;
@@ -43,6 +44,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   if (local == NULL) return JNI_ERR;
   g_info_class = (jclass)(*env)->NewGlobalRef(env, local);
   g_info_ctor = (*env)->GetMethodID(env, g_info_class, "<init>", "(Ljava/lang/String;III[JJ)V");
+  local = (*env)->FindClass(env, "java/lang/String");
+  if (local == NULL) return JNI_ERR;
+  g_string_class = (jclass)(*env)->NewGlobalRef(env, local);
   if (g_exception_ctor == NULL || g_info_ctor == NULL) return JNI_ERR;
   return JNI_VERSION_1_6;
 }
@@ -333,6 +337,47 @@ NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, j
   if (info.bytes != 0) {
     (*env)->SetByteArrayRegion(env, result, 0, (jsize)info.bytes, (const jbyte*)view.data + view.byte_offset);
   }
+  return result;
+}
+
+/* The kernel each plan call runs, in plan order (runtime ABI 1.1). */
+NATIVE(jobjectArray, moduleCallKernelNames)(JNIEnv* env, jclass cls, jlong module) {
+  uint32_t count = 0, i;
+  jobjectArray result;
+  (void)cls;
+  if (check(env, agate_module_num_calls(as_module(module), &count))) return NULL;
+  result = (*env)->NewObjectArray(env, (jsize)count, g_string_class, NULL);
+  if (result == NULL) return NULL;
+  for (i = 0; i < count; ++i) {
+    const char* name = NULL;
+    jstring text;
+    if (check(env, agate_module_call_kernel_name(as_module(module), i, &name))) return NULL;
+    text = (*env)->NewStringUTF(env, name);
+    if (text == NULL) return NULL;
+    (*env)->SetObjectArrayElement(env, result, (jsize)i, text);
+    (*env)->DeleteLocalRef(env, text);
+  }
+  return result;
+}
+
+/* One run with each plan call's wall time in nanoseconds (runtime ABI 1.1). */
+NATIVE(jlongArray, executorRunProfiled)(JNIEnv* env, jclass cls, jlong executor) {
+  jni_executor* e = as_executor(executor);
+  uint32_t count = 0;
+  uint64_t* ns;
+  jlongArray result = NULL;
+  (void)cls;
+  if (check(env, agate_module_num_calls(e->module, &count))) return NULL;
+  ns = (uint64_t*)calloc(count != 0 ? count : 1, sizeof(uint64_t)); /* never NULL for an empty plan */
+  if (ns == NULL) {
+    throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "out of memory for the profile");
+    return NULL;
+  }
+  if (!check(env, agate_executor_run_profiled(e->executor, ns, count))) {
+    result = (*env)->NewLongArray(env, (jsize)count);
+    if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, (jsize)count, (const jlong*)ns);
+  }
+  free(ns);
   return result;
 }
 

@@ -1,5 +1,7 @@
 package dev.agate;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -44,6 +46,23 @@ public final class Executor implements AutoCloseable {
   public void run() {
     synchronized (state) {
       NativeApi.executorRun(state.handleForUse());
+    }
+  }
+
+  /**
+   * Runs the module once, like {@link #run()}, and returns every kernel call's
+   * wall time in plan order (runtime ABI 1.1; CPU modules only: other modules
+   * throw {@link Status#UNSUPPORTED}). Each call is timed by two clock reads,
+   * so the sum is a little above an unprofiled run.
+   */
+  public List<CallTime> runProfiled() {
+    synchronized (state) {
+      long handle = state.handleForUse();
+      String[] kernels = NativeApi.moduleCallKernelNames(state.module().handleForExecutor());
+      long[] nanos = NativeApi.executorRunProfiled(handle);
+      List<CallTime> calls = new ArrayList<>(kernels.length);
+      for (int i = 0; i < kernels.length; ++i) calls.add(new CallTime(kernels[i], nanos[i]));
+      return Collections.unmodifiableList(calls);
     }
   }
 

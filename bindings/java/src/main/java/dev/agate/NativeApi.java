@@ -56,4 +56,8 @@ final class NativeApi {
   static native byte[] executorGetOutput(long executor, int index);
 
   static native long executorArenaBytes(long executor);
+
+  static native String[] moduleCallKernelNames(long module);
+
+  static native long[] executorRunProfiled(long executor);
 }
