@@ -81,7 +81,10 @@ std::string ScheduleDense(const ScheduleRequest& r) {
   auto t = o.tile(o.axis(rank - 2), o.axis(rank - 1), Expr(mb), Expr(nb));
   std::vector<ir::IterVar> outer;
   for (size_t i = 0; i + 2 < rank; ++i) outer.push_back(o.axis(i));
+  // Row and column tiles together make the parallel loop: a batch-1 product has
+  // one row tile, and its column tiles are all the parallelism there is.
   outer.push_back(t[0]);
+  outer.push_back(t[1]);
   ir::IterVar fused = FuseRange(o, outer);
   // Parallel when there is enough work (multiply-adds, not outputs: a batch-1
   // FC layer has few outputs but reads megabytes of weights).
@@ -91,7 +94,7 @@ std::string ScheduleDense(const ScheduleRequest& r) {
   }
   if (nb > 1) o.vectorize(t[3]);
   te::Stage a = s[acc];
-  a.compute_at(o, t[1]);
+  a.compute_at(o, fused);
   std::vector<ir::IterVar> order;
   for (size_t i = 0; i < rank; ++i) order.push_back(a.axis(i));
   order.insert(order.end() - 2, a.reduce_axis(0));
