@@ -20,6 +20,7 @@ const OpTable& OpTable::Global() {
     RegisterSoftmaxOps(t);
     RegisterNormOps(t);
     RegisterMiscOps(t);
+    RegisterLossOps(t);
     return t;
   }();
   return *table;

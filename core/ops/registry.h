@@ -47,6 +47,7 @@ void RegisterConvTransposeOps(OpTable* table);
 void RegisterDenseOps(OpTable* table);
 void RegisterLayoutTransformOps(OpTable* table);
 void RegisterMiscOps(OpTable* table);
+void RegisterLossOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate
