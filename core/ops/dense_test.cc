@@ -82,6 +82,30 @@ TEST(DenseTest, ConstantWeightsArePackedIntoPanels) {
   }
 }
 
+// Einsum through one generic contraction: batched matmul, a diagonal, a full
+// sum, a transpose (no reduction), a broadcast size-1 axis and three operands.
+TEST(DenseTest, EinsumEquations) {
+  struct Case {
+    std::string equation;
+    std::vector<graph::Shape> shapes;
+  };
+  for (const Case& c : std::vector<Case>{{"bij,bjk->bik", {{2, 3, 4}, {2, 4, 5}}},
+                                         {"bii->bi", {{2, 3, 3}}},
+                                         {"ij->", {{3, 4}}},
+                                         {"ijk->kji", {{2, 3, 4}}},
+                                         {"ij,ij->i", {{1, 4}, {3, 4}}},
+                                         {"i,j,k->ijk", {{2}, {3}, {4}}}}) {
+    Graph g;
+    std::vector<std::string> in;
+    for (size_t i = 0; i < c.shapes.size(); ++i) {
+      in.push_back("x" + std::to_string(i));
+      g.AddInput(in.back(), TensorType{kF32, c.shapes[i]});
+    }
+    Add(&g, "Einsum", "e", in, {"y"}, {{"equation", Attribute(c.equation)}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << c.equation;
+  }
+}
+
 TEST(DenseTest, FusedDenseBiasGelu) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {6, 24}});

@@ -21,6 +21,7 @@ const OpTable& OpTable::Global() {
     RegisterNormOps(t);
     RegisterMiscOps(t);
     RegisterLossOps(t);
+    RegisterEinsumOps(t);
     return t;
   }();
   return *table;

@@ -48,6 +48,7 @@ void RegisterDenseOps(OpTable* table);
 void RegisterLayoutTransformOps(OpTable* table);
 void RegisterMiscOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
+void RegisterEinsumOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate
