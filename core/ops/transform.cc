@@ -5,6 +5,7 @@
 #include "core/graph/shape_rules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
+#include "core/ops/schedule_common.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -175,6 +176,129 @@ std::vector<Tensor> GatherNDOp(const OpContext& ctx) {
     for (size_t d = tuple_rank; d < o.size(); ++d) idx.push_back(o[d]);
     return data(idx);
   })};
+}
+
+// Scatter as a gather from the output's side: each output element searches the
+// update positions that land on it. Without a reduction the last one in
+// row-major order wins (an argmax over the candidates' positions); add/mul fold
+// every candidate into the data value. O(output x candidates per element), the
+// price of expressing a data-dependent write as a pure function of the output
+// index; indices wrap like Gather's (negative from the end, clamped in range).
+Expr ScatterCombine(const OpContext& ctx, const Expr& data_value, const Expr& match,
+                    const std::function<Expr()>& update, const std::vector<ir::IterVar>& candidates) {
+  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  ir::DType dt = data_value.dtype();
+  // The reduction starts from the data value (a reduction is a compute's whole body).
+  if (reduction == "add") return te::sum(ir::select(match, update(), ir::make_zero(dt)), candidates, Expr(), data_value);
+  if (reduction == "mul") {
+    return te::prod(ir::select(match, update(), ir::make_const(dt, 1)), candidates, Expr(), data_value);
+  }
+  AGATE_REQUIRE(reduction == "none", kUnsupported) << ctx.Describe() << ": reduction=" << reduction;
+  return Expr();  // "none": the caller takes the last match
+}
+
+std::vector<Tensor> ScatterElementsOp(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const Tensor& updates = ctx.input(2);
+  graph::Shape ds = StaticShape(data), is = StaticShape(indices);
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 0), static_cast<int>(ds.size()), ctx.Describe());
+  std::string name = ctx.node().outputs[0];
+  ir::IterVar k = te::reduce_axis({I(0), I(is[axis])}, "k");
+  // The candidates of output o: index positions (o with o[axis] replaced by k),
+  // read clamped into indices' shape; `inside` says whether o is within it.
+  auto candidate = [&](const std::vector<Var>& o) {
+    std::vector<Expr> at = Exprs(o);
+    at[axis] = k;
+    for (size_t d = 0; d < ds.size(); ++d)
+      if (static_cast<int>(d) != axis && is[d] < ds[d]) at[d] = ir::min(at[d], I(is[d] - 1));
+    return at;
+  };
+  auto matches = [&](const std::vector<Var>& o) {
+    Expr m = WrapIndex(indices(candidate(o)), ds[axis]) == Expr(o[axis]);
+    for (size_t d = 0; d < ds.size(); ++d)
+      if (static_cast<int>(d) != axis && is[d] < ds[d]) m = m && Expr(o[d]) < I(is[d]);
+    return m;
+  };
+  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  if (reduction != "none") {
+    Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
+      return ScatterCombine(ctx, data(Exprs(o)), matches(o), [&] { return updates(candidate(o)); }, {k});
+    }, name, tag::kReduce);
+    ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter"); }, out);
+    return {out};
+  }
+  std::vector<Tensor> last = te::compute_multi(data.shape(), [&](const std::vector<Var>& o) {
+    return te::argmax(ir::cast(ir::DType::Int(64), Expr(k)), ir::cast(ir::DType::Int(64), Expr(k)), {k}, matches(o));
+  }, name + "_last", tag::kReduce);
+  Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
+    Expr kk = last[0](Exprs(o));
+    std::vector<Expr> at = candidate(o);
+    at[axis] = ir::max(ir::cast(ir::DType::Index(), kk), I(0));
+    return ir::select(kk >= ir::make_const(ir::DType::Int(64), 0), updates(at), data(Exprs(o)));
+  }, name, tag::kInjective);
+  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter"); }, last[0]);
+  return {out};
+}
+
+std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const Tensor& updates = ctx.input(2);
+  graph::Shape ds = StaticShape(data), is = StaticShape(indices);
+  int64_t last_dim = is.back();
+  std::string name = ctx.node().outputs[0];
+  // Candidates: every index tuple t (the axes of indices but the last), in row-major order.
+  std::vector<ir::IterVar> t;
+  Expr position = I(0);
+  for (size_t d = 0; d + 1 < is.size(); ++d) {
+    t.push_back(te::reduce_axis({I(0), I(is[d])}, "t" + std::to_string(d)));
+    position = position * I(is[d]) + Expr(t.back());
+  }
+  auto tuple_at = [&](int64_t j) {
+    std::vector<Expr> at(t.begin(), t.end());
+    at.push_back(I(j));
+    return indices(at);
+  };
+  auto matches = [&](const std::vector<Var>& o) {
+    Expr m;
+    for (int64_t j = 0; j < last_dim; ++j) {
+      Expr e = WrapIndex(tuple_at(j), ds[j]) == Expr(o[j]);
+      m = m.defined() ? (m && e) : e;
+    }
+    return m.defined() ? m : Expr(I(0) == I(0));
+  };
+  auto update_at = [&](const std::vector<Var>& o, const std::vector<Expr>& tuple) {
+    std::vector<Expr> at = tuple;
+    for (size_t d = last_dim; d < ds.size(); ++d) at.push_back(o[d]);
+    return updates(at);
+  };
+  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  if (reduction != "none") {
+    Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
+      std::vector<Expr> tuple(t.begin(), t.end());
+      return ScatterCombine(ctx, data(Exprs(o)), matches(o), [&] { return update_at(o, tuple); }, t);
+    }, name, tag::kReduce);
+    ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter_nd"); }, out);
+    return {out};
+  }
+  std::vector<Tensor> last = te::compute_multi(data.shape(), [&](const std::vector<Var>& o) {
+    Expr p = ir::cast(ir::DType::Int(64), position);
+    return te::argmax(p, p, t, matches(o));
+  }, name + "_last", tag::kReduce);
+  Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
+    Expr p = last[0](Exprs(o));
+    // The tuple's coordinates from its row-major position (0 where nothing matched).
+    Expr rest = ir::max(ir::cast(ir::DType::Index(), p), I(0));
+    std::vector<Expr> tuple(is.size() - 1);
+    for (size_t d = is.size() - 1; d-- > 0;) {
+      tuple[d] = ir::floormod(rest, I(is[d]));
+      rest = ir::floordiv(rest, I(is[d]));
+    }
+    return ir::select(p >= ir::make_const(ir::DType::Int(64), 0), update_at(o, tuple), data(Exprs(o)));
+  }, name, tag::kInjective);
+  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter_nd"); }, last[0]);
+  return {out};
 }
 
 std::vector<Tensor> TileOp(const OpContext& ctx) {
@@ -412,6 +536,9 @@ void RegisterTransformOps(OpTable* t) {
   t->Register("Gather", GatherOp);
   t->Register("GatherElements", GatherElementsOp);
   t->Register("GatherND", GatherNDOp);
+  t->Register("ScatterElements", ScatterElementsOp);
+  t->Register("Scatter", ScatterElementsOp);  // opset 9-10 name of ScatterElements
+  t->Register("ScatterND", ScatterNDOp);
   t->Register("Tile", TileOp);
   t->Register("Pad", PadOp);
   t->Register("DepthToSpace", DepthToSpaceOp);

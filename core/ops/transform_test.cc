@@ -122,6 +122,33 @@ TEST(TransformTest, LayoutTransforms) {
   EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y", "b"})));
 }
 
+// Scatter written as a search from the output side: the last update wins
+// without a reduction, add/mul fold every update that lands on an element;
+// negative indices count from the end; indices smaller than data leave the
+// rest of data untouched.
+TEST(TransformTest, ScatterElementsAndScatterND) {
+  using Ints = std::vector<int64_t>;
+  const ir::DType kI64 = ir::DType::Int(64);
+  for (const char* reduction : {"none", "add", "mul"}) {
+    for (int64_t axis : {0, 1, -1}) {
+      Graph g;
+      g.AddInput("data", TensorType{kF32, {4, 5}});
+      g.AddInput("upd", TensorType{kF32, {2, 3}});
+      // Duplicates along the axis (0 twice in a row or column) and a negative index.
+      g.AddConstant("idx", graph::Tensor::FromInts(kI64, {2, 3}, {0, -1, 0, 2, 0, 0}));
+      Add(&g, "ScatterElements", "s", {"data", "idx", "upd"}, {"y"},
+          {{"axis", Attribute(axis)}, {"reduction", Attribute(std::string(reduction))}});
+      EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "ScatterElements axis " << axis << " " << reduction;
+    }
+    Graph g;
+    g.AddInput("data", TensorType{kF32, {4, 3, 2}});
+    g.AddInput("upd", TensorType{kF32, {2, 2, 2}});
+    g.AddConstant("idx", graph::Tensor::FromInts(kI64, {2, 2, 2}, Ints{0, 1, 3, 2, 0, 1, -1, 0}));
+    Add(&g, "ScatterND", "s", {"data", "idx", "upd"}, {"y"}, {{"reduction", Attribute(std::string(reduction))}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "ScatterND " << reduction;
+  }
+}
+
 TEST(TransformTest, ReblockBetweenBlockSizes) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {1, 24, 3, 5}});
