@@ -184,17 +184,21 @@ std::vector<Tensor> GatherNDOp(const OpContext& ctx) {
 // every candidate into the data value. O(output x candidates per element), the
 // price of expressing a data-dependent write as a pure function of the output
 // index; indices wrap like Gather's (negative from the end, clamped in range).
-Expr ScatterCombine(const OpContext& ctx, const Expr& data_value, const Expr& match,
-                    const std::function<Expr()>& update, const std::vector<ir::IterVar>& candidates) {
+// Scatter's reduction attribute: "none" (the last update wins), "add" or "mul".
+std::string ScatterReduction(const OpContext& ctx) {
   std::string reduction = ctx.attrs().GetString("reduction", "none");
+  AGATE_REQUIRE(reduction == "none" || reduction == "add" || reduction == "mul", kUnsupported)
+      << ctx.Describe() << ": reduction=" << reduction;
+  return reduction;
+}
+
+// add/mul: every matching update folded into the data value (the reduction
+// starts from it, since a reduction is a compute's whole body).
+Expr ScatterFold(const std::string& reduction, const Expr& data_value, const Expr& match, const Expr& update,
+                 const std::vector<ir::IterVar>& candidates) {
   ir::DType dt = data_value.dtype();
-  // The reduction starts from the data value (a reduction is a compute's whole body).
-  if (reduction == "add") return te::sum(ir::select(match, update(), ir::make_zero(dt)), candidates, Expr(), data_value);
-  if (reduction == "mul") {
-    return te::prod(ir::select(match, update(), ir::make_const(dt, 1)), candidates, Expr(), data_value);
-  }
-  AGATE_REQUIRE(reduction == "none", kUnsupported) << ctx.Describe() << ": reduction=" << reduction;
-  return Expr();  // "none": the caller takes the last match
+  if (reduction == "add") return te::sum(ir::select(match, update, ir::make_zero(dt)), candidates, Expr(), data_value);
+  return te::prod(ir::select(match, update, ir::make_const(dt, 1)), candidates, Expr(), data_value);
 }
 
 std::vector<Tensor> ScatterElementsOp(const OpContext& ctx) {
@@ -220,10 +224,10 @@ std::vector<Tensor> ScatterElementsOp(const OpContext& ctx) {
       if (static_cast<int>(d) != axis && is[d] < ds[d]) m = m && Expr(o[d]) < I(is[d]);
     return m;
   };
-  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  std::string reduction = ScatterReduction(ctx);
   if (reduction != "none") {
     Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
-      return ScatterCombine(ctx, data(Exprs(o)), matches(o), [&] { return updates(candidate(o)); }, {k});
+      return ScatterFold(reduction, data(Exprs(o)), matches(o), updates(candidate(o)), {k});
     }, name, tag::kReduce);
     ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter"); }, out);
     return {out};
@@ -273,11 +277,11 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
     for (size_t d = last_dim; d < ds.size(); ++d) at.push_back(o[d]);
     return updates(at);
   };
-  std::string reduction = ctx.attrs().GetString("reduction", "none");
+  std::string reduction = ScatterReduction(ctx);
   if (reduction != "none") {
     Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
       std::vector<Expr> tuple(t.begin(), t.end());
-      return ScatterCombine(ctx, data(Exprs(o)), matches(o), [&] { return update_at(o, tuple); }, t);
+      return ScatterFold(reduction, data(Exprs(o)), matches(o), update_at(o, tuple), t);
     }, name, tag::kReduce);
     ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter_nd"); }, out);
     return {out};
