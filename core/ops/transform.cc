@@ -305,6 +305,44 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
   return {out};
 }
 
+// TopK by ranking: rank(j) = how many elements of j's row come before it in
+// the sorted order (larger first, or smaller with largest=0; ties by lower
+// index, as ONNX orders them), a permutation of [0, n); output r is the element
+// whose rank is r. O(n^2) compares per row: meant for the short rows of
+// classification post-processing, not for sorting long tensors. Always sorted.
+std::vector<Tensor> TopKOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), static_cast<int>(xs.size()), ctx.Describe());
+  bool largest = ctx.attrs().GetInt("largest", 1) != 0;
+  int64_t n = xs[axis];
+  ir::DType i64 = ir::DType::Int(64);
+  std::string name = ctx.node().outputs[0];
+  ir::IterVar i = te::reduce_axis({I(0), I(n)}, "i");
+  Tensor rank = te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    std::vector<Expr> other = Exprs(o);
+    other[axis] = i;
+    Expr xi = x(other), xj = x(Exprs(o));
+    Expr before = (largest ? xi > xj : xi < xj) || (xi == xj && Expr(i) < Expr(o[axis]));
+    return te::sum(ir::select(before, ir::make_const(i64, 1), ir::make_zero(i64)), {i});
+  }, name + "_rank", tag::kReduce);
+  ir::IterVar j = te::reduce_axis({I(0), I(n)}, "j");
+  Tensor indices = te::compute(ToExprShape(ctx.output_type(1).shape), [&](const std::vector<Var>& o) {
+    std::vector<Expr> at = Exprs(o);
+    at[axis] = j;
+    Expr hit = rank(at) == ir::cast(i64, Expr(o[axis]));
+    return te::sum(ir::select(hit, ir::cast(i64, Expr(j)), ir::make_zero(i64)), {j});
+  }, ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty() ? ctx.node().outputs[1] : name + "_indices",
+      tag::kReduce);
+  Tensor values = te::compute(ToExprShape(ctx.output_type(0).shape), [&](const std::vector<Var>& o) {
+    std::vector<Expr> at = Exprs(o);
+    at[axis] = ir::cast(ir::DType::Index(), indices(Exprs(o)));
+    return x(at);
+  }, name, tag::kInjective);
+  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "top_k"); }, indices);
+  return {values, indices};
+}
+
 std::vector<Tensor> TileOp(const OpContext& ctx) {
   graph::Shape xs = StaticShape(ctx.input(0));
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
@@ -543,6 +581,7 @@ void RegisterTransformOps(OpTable* t) {
   t->Register("ScatterElements", ScatterElementsOp);
   t->Register("Scatter", ScatterElementsOp);  // opset 9-10 name of ScatterElements
   t->Register("ScatterND", ScatterNDOp);
+  t->Register("TopK", TopKOp);
   t->Register("Tile", TileOp);
   t->Register("Pad", PadOp);
   t->Register("DepthToSpace", DepthToSpaceOp);

@@ -149,6 +149,22 @@ TEST(TransformTest, ScatterElementsAndScatterND) {
   }
 }
 
+// TopK along each axis, largest and smallest, with ties (ONNX: the lower index first).
+TEST(TransformTest, TopK) {
+  for (int64_t largest : {1, 0}) {
+    for (int64_t axis : {1, -1, 0}) {
+      Graph g;
+      g.AddInput("x", TensorType{kF32, {3, 6}});
+      g.AddConstant("two", graph::Tensor::Scalar(kF32, 2.0));
+      Add(&g, "Mul", "scale", {"x", "two"}, {"x2"});
+      Add(&g, "Floor", "ties", {"x2"}, {"v"});  // 4 distinct values over 6 columns: ties in every row
+      Add(&g, "TopK", "k", {"v"}, {"values", "indices"},
+          {{"k", Attribute(std::vector<int64_t>{axis == 0 ? 2 : 4})}, {"axis", Attribute(axis)}, {"largest", Attribute(largest)}});
+      EXPECT_TRUE(CheckAgainstReference(Finish(g, {"values", "indices"}))) << "axis " << axis << " largest " << largest;
+    }
+  }
+}
+
 TEST(TransformTest, ReblockBetweenBlockSizes) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {1, 24, 3, 5}});
