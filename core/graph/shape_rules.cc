@@ -68,6 +68,83 @@ int64_t OutputLayoutBlock(const Node& node) {
   return ParseLayoutBlock(node.attrs.GetString("out_layout"), node.Describe());
 }
 
+namespace {
+
+// `out` is the unrounded resized length in * scale, as in ONNX's reference.
+double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, double roi_start,
+                        double roi_end) {
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / static_cast<double>(out - 1);
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  // tf_crop_and_resize
+  return out > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / static_cast<double>(out - 1)
+                 : 0.5 * (roi_start + roi_end) * (in - 1);
+}
+
+int64_t NearestIndex(const std::string& mode, double x) {
+  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  double f = std::floor(x);
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+std::vector<double> CubicWeights(double t, double a) {
+  auto w = [a](double d) {
+    d = std::fabs(d);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0.0;
+  };
+  return {w(t + 1), w(t), w(1 - t), w(2 - t)};
+}
+
+}  // namespace
+
+ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t in, int64_t out, double scale) {
+  std::string mode = node.attrs.GetString("mode", "nearest");
+  std::string ct = node.attrs.GetString("coordinate_transformation_mode", "half_pixel");
+  std::string nearest_mode = node.attrs.GetString("nearest_mode", "round_prefer_floor");
+  double a = node.attrs.GetFloat("cubic_coeff_a", -0.75);
+  bool exclude_outside = node.attrs.GetInt("exclude_outside", 0) != 0;
+  std::vector<double> roi = node.attrs.GetFloats("roi", {});
+  double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis] : 0.0;
+  double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis + rank] : 1.0;
+  ResizeAxisTaps result;
+  for (int64_t o = 0; o < out; ++o) {
+    double s = SourceCoordinate(ct, static_cast<double>(o), scale, in, in * scale, rs, re);
+    std::vector<ResizeTap> t;
+    result.outside.push_back(ct == "tf_crop_and_resize" && (s < 0 || s > in - 1));
+    if (mode == "nearest") {
+      t.push_back({std::clamp<int64_t>(NearestIndex(nearest_mode, s), 0, in - 1), 1.0});
+    } else if (mode == "linear") {
+      double c = std::clamp(s, 0.0, static_cast<double>(in - 1));
+      int64_t i0 = static_cast<int64_t>(std::floor(c));
+      int64_t i1 = std::min(i0 + 1, in - 1);
+      double w1 = c - i0;
+      t.push_back({i0, 1.0 - w1});
+      t.push_back({i1, w1});
+    } else {  // cubic
+      double f = std::floor(s);
+      std::vector<double> w = CubicWeights(s - f, a);
+      double total = 0;
+      for (int k = 0; k < 4; ++k) {
+        int64_t i = static_cast<int64_t>(f) - 1 + k;
+        if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+        total += w[k];
+      }
+      for (int k = 0; k < 4; ++k) {
+        int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f) - 1 + k, 0, in - 1);
+        t.push_back({i, exclude_outside ? w[k] / total : w[k]});
+      }
+    }
+    result.taps.push_back(t);
+  }
+  return result;
+}
+
 WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
   AGATE_REQUIRE(input.size() >= 3, kInvalidArgument)
       << node.Describe() << ": input must be N x C x spatial..., got " << ShapeToString(input);

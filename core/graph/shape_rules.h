@@ -46,6 +46,23 @@ int64_t ParseLayoutBlock(const std::string& layout, const std::string& where);
 int64_t InputLayoutBlock(const Node& node);
 int64_t OutputLayoutBlock(const Node& node);
 
+// Resize along one axis: each output coordinate reads a few input positions
+// with weights (1 tap for nearest, 2 for linear, 4 for cubic), from the node's
+// mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+// exclude_outside and roi. `outside` marks tf_crop_and_resize coordinates that
+// take extrapolation_value instead. Shared by the reference interpreter (which
+// applies the taps) and the operator library (which stores them as constant
+// tables), so both resize identically by construction.
+struct ResizeTap {
+  int64_t index;
+  double weight;
+};
+struct ResizeAxisTaps {
+  std::vector<std::vector<ResizeTap>> taps;  // [out coordinate][tap]
+  std::vector<bool> outside;                 // [out coordinate]
+};
+ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t in, int64_t out, double scale);
+
 // Geometry of Conv/MaxPool/AveragePool/LpPool: reads kernel_shape (or `kernel` when
 // given), strides, dilations, pads, auto_pad and ceil_mode from the node.
 WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel);

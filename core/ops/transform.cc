@@ -444,26 +444,7 @@ std::vector<Tensor> OneHotOp(const OpContext& ctx) {
   })};
 }
 
-// ---- Resize: per-axis taps computed at compile time.
-
-double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, double roi_start,
-                        double roi_end) {
-  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
-  if (mode == "asymmetric") return x / scale;
-  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
-  return out > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (out - 1)
-                 : 0.5 * (roi_start + roi_end) * (in - 1);
-}
-
-int64_t NearestIndex(const std::string& mode, double x) {
-  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
-  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
-  double f = std::floor(x);
-  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
-  return static_cast<int64_t>(std::round(x));
-}
+// ---- Resize: per-axis taps (graph::ComputeResizeTaps) as constant tables.
 
 std::vector<Tensor> ResizeOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -471,12 +452,8 @@ std::vector<Tensor> ResizeOp(const OpContext& ctx) {
   graph::Shape xs = StaticShape(x), os = ctx.output_type(0).shape;
   int rank = static_cast<int>(xs.size());
   std::string mode = ctx.attrs().GetString("mode", "nearest");
-  std::string ct = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel");
-  std::string nearest_mode = ctx.attrs().GetString("nearest_mode", "round_prefer_floor");
-  double a = ctx.attrs().GetFloat("cubic_coeff_a", -0.75);
-  bool exclude_outside = ctx.attrs().GetInt("exclude_outside", 0) != 0;
+  bool crop = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
   double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
-  std::vector<double> roi = ctx.attrs().GetFloats("roi", {});
   std::vector<double> scales = graph::ResizeScales(ctx.node(), xs, os);
   int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
   // Per resized axis: index table [out][taps] (int64), weight table [out][taps], inside flags [out].
@@ -487,45 +464,16 @@ std::vector<Tensor> ResizeOp(const OpContext& ctx) {
   std::vector<Axis> axes;
   for (int d = 0; d < rank; ++d) {
     int64_t in = xs[d], out = os[d];
-    double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[d] : 0.0;
-    double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[d + rank] : 1.0;
     graph::Tensor index(ir::DType::Int(64), {out, taps}), weight(x.dtype(), {out, taps}), inside(x.dtype(), {out});
     bool identity = in == out;
+    graph::ResizeAxisTaps axis_taps = graph::ComputeResizeTaps(ctx.node(), d, rank, in, out, scales[d]);
     for (int64_t o = 0; o < out; ++o) {
-      double s = SourceCoordinate(ct, static_cast<double>(o), scales[d], in, in * scales[d], rs, re);
-      inside.SetDouble(o, ct == "tf_crop_and_resize" && (s < 0 || s > in - 1) ? 0.0 : 1.0);
-      std::vector<std::pair<int64_t, double>> t;
-      if (mode == "nearest") {
-        t.push_back({std::clamp<int64_t>(NearestIndex(nearest_mode, s), 0, in - 1), 1.0});
-      } else if (mode == "linear") {
-        double c = std::clamp(s, 0.0, static_cast<double>(in - 1));
-        int64_t i0 = static_cast<int64_t>(std::floor(c));
-        int64_t i1 = std::min(i0 + 1, in - 1);
-        t.push_back({i0, 1.0 - (c - i0)});
-        t.push_back({i1, c - i0});
-      } else {
-        double f = std::floor(s), tt = s - f, total = 0;
-        auto w = [a](double dd) {
-          dd = std::fabs(dd);
-          if (dd <= 1) return ((a + 2) * dd - (a + 3)) * dd * dd + 1;
-          if (dd < 2) return ((a * dd - 5 * a) * dd + 8 * a) * dd - 4 * a;
-          return 0.0;
-        };
-        double ws[4] = {w(tt + 1), w(tt), w(1 - tt), w(2 - tt)};
-        for (int k = 0; k < 4; ++k) {
-          int64_t i = static_cast<int64_t>(f) - 1 + k;
-          if (exclude_outside && (i < 0 || i >= in)) ws[k] = 0;
-          total += ws[k];
-        }
-        for (int k = 0; k < 4; ++k) {
-          int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f) - 1 + k, 0, in - 1);
-          t.push_back({i, exclude_outside ? ws[k] / total : ws[k]});
-        }
-      }
+      inside.SetDouble(o, axis_taps.outside[o] ? 0.0 : 1.0);
+      const std::vector<graph::ResizeTap>& t = axis_taps.taps[o];
       for (int k = 0; k < taps; ++k) {
-        index.SetInt(o * taps + k, t[k].first);
-        weight.SetDouble(o * taps + k, t[k].second);
-        identity &= (k == 0 ? t[k].first == o && t[k].second == 1.0 : t[k].second == 0.0);
+        index.SetInt(o * taps + k, t[k].index);
+        weight.SetDouble(o * taps + k, t[k].weight);
+        identity &= (k == 0 ? t[k].index == o && t[k].weight == 1.0 : t[k].weight == 0.0);
       }
       identity &= inside.GetDouble(o) == 1.0;
     }
@@ -555,7 +503,7 @@ std::vector<Tensor> ResizeOp(const OpContext& ctx) {
       Expr term = w.defined() ? x(idx) * w : x(idx);
       acc = acc.defined() ? acc + term : term;
     }
-    if (ct == "tf_crop_and_resize") {
+    if (crop) {
       Expr inside;
       for (const Axis& ax : axes) {
         Expr in = ax.inside(o[ax.dim]);

@@ -439,92 +439,19 @@ Tensors ScatterND(const KernelContext& ctx) {
   return {out};
 }
 
-// Resize: separable interpolation; each output coordinate of each axis maps to
-// a few input taps with weights (1 for nearest, 2 for linear, 4 for cubic).
-struct Tap {
-  int64_t index;
-  double weight;
-};
-
-// `out` is the unrounded resized length in * scale, as in ONNX's reference.
-double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, double roi_start,
-                        double roi_end) {
-  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / static_cast<double>(out - 1);
-  if (mode == "asymmetric") return x / scale;
-  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
-  // tf_crop_and_resize
-  return out > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / static_cast<double>(out - 1)
-                 : 0.5 * (roi_start + roi_end) * (in - 1);
-}
-
-int64_t NearestIndex(const std::string& mode, double x) {
-  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
-  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
-  double f = std::floor(x);
-  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
-  return static_cast<int64_t>(std::round(x));
-}
-
-std::vector<double> CubicWeights(double t, double a) {
-  auto w = [a](double d) {
-    d = std::fabs(d);
-    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
-    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
-    return 0.0;
-  };
-  return {w(t + 1), w(t), w(1 - t), w(2 - t)};
-}
-
 Tensors Resize(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Shape& out_shape = ctx.outputs[0].shape;
   int rank = x.rank();
-  std::string mode = ctx.attrs().GetString("mode", "nearest");
-  std::string ct = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel");
-  std::string nearest_mode = ctx.attrs().GetString("nearest_mode", "round_prefer_floor");
-  double a = ctx.attrs().GetFloat("cubic_coeff_a", -0.75);
-  bool exclude_outside = ctx.attrs().GetInt("exclude_outside", 0) != 0;
   double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
-  std::vector<double> roi = ctx.attrs().GetFloats("roi", {});
   std::vector<double> scales = ResizeScales(ctx.node, x.shape(), out_shape);
   // taps[axis][out coordinate]; `outside[axis][o]` marks tf_crop_and_resize extrapolation.
-  std::vector<std::vector<std::vector<Tap>>> taps(rank);
+  std::vector<std::vector<std::vector<ResizeTap>>> taps(rank);
   std::vector<std::vector<bool>> outside(rank);
   for (int d = 0; d < rank; ++d) {
-    int64_t in = x.shape()[d], out = out_shape[d];
-    double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[d] : 0.0;
-    double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[d + rank] : 1.0;
-    for (int64_t o = 0; o < out; ++o) {
-      double s = SourceCoordinate(ct, static_cast<double>(o), scales[d], in, in * scales[d], rs, re);
-      std::vector<Tap> t;
-      outside[d].push_back(ct == "tf_crop_and_resize" && (s < 0 || s > in - 1));
-      if (mode == "nearest") {
-        t.push_back({std::clamp<int64_t>(NearestIndex(nearest_mode, s), 0, in - 1), 1.0});
-      } else if (mode == "linear") {
-        double c = std::clamp(s, 0.0, static_cast<double>(in - 1));
-        int64_t i0 = static_cast<int64_t>(std::floor(c));
-        int64_t i1 = std::min(i0 + 1, in - 1);
-        double w1 = c - i0;
-        t.push_back({i0, 1.0 - w1});
-        t.push_back({i1, w1});
-      } else {  // cubic
-        double f = std::floor(s);
-        std::vector<double> w = CubicWeights(s - f, a);
-        double total = 0;
-        for (int k = 0; k < 4; ++k) {
-          int64_t i = static_cast<int64_t>(f) - 1 + k;
-          if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
-          total += w[k];
-        }
-        for (int k = 0; k < 4; ++k) {
-          int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f) - 1 + k, 0, in - 1);
-          t.push_back({i, exclude_outside ? w[k] / total : w[k]});
-        }
-      }
-      taps[d].push_back(t);
-    }
+    ResizeAxisTaps axis = ComputeResizeTaps(ctx.node, d, rank, x.shape()[d], out_shape[d], scales[d]);
+    taps[d] = std::move(axis.taps);
+    outside[d] = std::move(axis.outside);
   }
   std::vector<int64_t> strides = RowMajorStrides(x.shape());
   Tensor result = ctx.NewOutput(0);
@@ -542,7 +469,7 @@ Tensors Resize(const KernelContext& ctx) {
       double w = 1;
       int64_t off = 0;
       for (int d = 0; d < rank; ++d) {
-        const Tap& tap = taps[d][o[d]][k[d]];
+        const ResizeTap& tap = taps[d][o[d]][k[d]];
         w *= tap.weight;
         off += tap.index * strides[d];
       }
