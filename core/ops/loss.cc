@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/ops/op_context.h"
+#include "core/ops/reduce.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
 #include "core/ops/softmax.h"
@@ -68,19 +69,12 @@ Tensor Reduce(const OpContext& ctx, const PerPosition& p, const std::string& nam
       return p.loss(std::vector<Expr>(i.begin(), i.end()));
     }, name, tag::kInjective);
   }
-  std::vector<ir::IterVar> all;
-  for (size_t d = 0; d < ts.size(); ++d)
-    all.push_back(te::reduce_axis({Expr(int64_t{0}), Expr(ts[d])}, "r" + std::to_string(d)));
-  auto at = [&](const Tensor& t) { return t(std::vector<Expr>(all.begin(), all.end())); };
-  Tensor sum = te::compute({}, [&](const std::vector<Var>&) { return te::sum(at(p.loss), all); },
-                           reduction == "sum" ? name : name + "_sum", tag::kReduce);
+  std::vector<int> all;
+  for (size_t d = 0; d < ts.size(); ++d) all.push_back(static_cast<int>(d));
+  auto id = [](Expr v) { return v; };
+  Tensor sum = ReduceTensor(p.loss, all, false, "sum", id, reduction == "sum" ? name : name + "_sum");
   if (reduction == "sum") return sum;
-  std::vector<ir::IterVar> all2;
-  for (size_t d = 0; d < ts.size(); ++d)
-    all2.push_back(te::reduce_axis({Expr(int64_t{0}), Expr(ts[d])}, "w" + std::to_string(d)));
-  Tensor weights = te::compute({}, [&](const std::vector<Var>&) {
-    return te::sum(p.weight(std::vector<Expr>(all2.begin(), all2.end())), all2);
-  }, name + "_weights", tag::kReduce);
+  Tensor weights = ReduceTensor(p.weight, all, false, "sum", id, name + "_weights");
   return te::compute({}, [&](const std::vector<Var>&) { return sum({}) / weights({}); }, name, tag::kElemwise);
 }
 

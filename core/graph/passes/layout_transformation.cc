@@ -23,8 +23,8 @@ class LayoutRewriter {
     for (const Node& node : source_.nodes) {
       if (node.op == "Conv" && AnchorsConv(node)) {
         EmitConv(node);
-      } else if (AnchorsPool(node) || FollowsBlocked(node) || ConcatsBlockedChannels(node)) {
-        EmitBlocked(node, HomeBlock(node.inputs[FirstBlockedInput(node)]));
+      } else if (bool pool = AnchorsPool(node); pool || FollowsBlocked(node) || ConcatsBlockedChannels(node)) {
+        EmitBlocked(node, HomeBlock(node.inputs[FirstBlockedInput(node)]), pool);
       } else {
         Node copy = node;
         for (std::string& in : copy.inputs)
@@ -197,9 +197,8 @@ class LayoutRewriter {
   }
 
   // A pool or elementwise op of a region, computed in `block`.
-  void EmitBlocked(const Node& node, int64_t block) {
+  void EmitBlocked(const Node& node, int64_t block, bool pool) {
     Node copy = node;
-    bool pool = AnchorsPool(node);
     for (size_t i = 0; i < copy.inputs.size(); ++i) {
       std::string& in = copy.inputs[i];
       if (in.empty()) continue;
