@@ -66,7 +66,10 @@ agate::compiler::CompileOptions ParseOptions(const agate_compile_options* option
           << "option opt_level='" << value << "': expected 0, 1, 2 or 3";
       out.opt_level = value[0] - '0';
     } else if (key == "input_shape") {
-      out.input_shapes = agate::onnx_frontend::ParseInputShapes(value);
+      // Input shapes are fixed when the model is imported (agate_model_load_*, which takes no
+      // options); the graph handed to the compiler already has them, so this key is only
+      // validated and recorded in the module's metadata.
+      agate::onnx_frontend::ParseInputShapes(value);
     } else {
       AGATE_THROW(kInvalidArgument) << "unknown compile option '" << key
                                     << "' (known: target, fusion, opt_level, input_shape)";

@@ -21,7 +21,6 @@
 #include "core/support/logging.h"
 #include "core/support/version.h"
 #include "core/target/target.h"
-#include "frontends/onnx/importer.h"
 
 namespace agate {
 namespace compiler {
@@ -290,17 +289,6 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   result.module = serialize::SerializeModule(spec);
   result.timings.push_back({"serialize", MsSince(t0)});
   AGATE_LOG(INFO) << "compiled " << kernels.size() << " kernels, module " << result.module.size() << " bytes";
-  return result;
-}
-
-CompileResult CompileOnnxFile(const std::string& path, const CompileOptions& options) {
-  auto t0 = Clock::now();
-  onnx_frontend::ImportOptions import;
-  import.input_shapes = options.input_shapes;
-  graph::Graph graph = onnx_frontend::ImportOnnxFile(path, import);
-  double import_ms = MsSince(t0);
-  CompileResult result = CompileGraph(graph, options);
-  result.timings.insert(result.timings.begin(), PhaseTiming{"import", import_ms});
   return result;
 }
 

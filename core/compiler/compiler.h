@@ -26,7 +26,6 @@ struct CompileOptions {
   std::string target = "llvm";  // TVM-style target string (core/target/target.h)
   fusion::FusionPolicy fusion = fusion::FusionPolicy::kRule;
   int opt_level = 3;            // 0: no graph simplification or folding beyond what lowering needs
-  std::map<std::string, graph::Shape> input_shapes;  // overrides of the model's input shapes
   std::string dump_ir_dir;      // --dump-ir: every graph pass and every kernel's lowering, one file each
   std::vector<std::pair<std::string, std::string>> recorded_options;  // written into the module's metadata
   ops::LowerGroupOptions schedule_knobs;  // every kernel's schedule knobs (--knob name=value)
@@ -50,7 +49,8 @@ struct CompileResult {
   serialize::ModuleSpec spec;           // what the module holds
   std::vector<uint8_t> module;          // the serialized, verified module
   std::vector<KernelSummary> kernels;   // in execution order
-  std::vector<PhaseTiming> timings;     // import, graph passes, kernels, codegen, serialize
+  std::vector<PhaseTiming> timings;     // graph passes, kernels, codegen, serialize (a frontend
+                                        // caller puts its import first: tools/cli)
   std::string pass_timing_report;       // per graph pass
   // Microcontroller targets (c, bare-metal llvm): the kernels to link into the firmware, named
   // as the module's plan names them: C99 source (suffix ".c") or an ELF object (".o").
@@ -65,9 +65,6 @@ struct CompileResult {
 
 // Compiles an imported graph. Throws agate::Error naming the node, op and shape at fault.
 CompileResult CompileGraph(const graph::Graph& graph, const CompileOptions& options);
-
-// Imports an ONNX file (frontends/onnx) and compiles it.
-CompileResult CompileOnnxFile(const std::string& path, const CompileOptions& options);
 
 }  // namespace compiler
 }  // namespace agate

@@ -7,6 +7,7 @@
 #include "core/support/file.h"
 #include "frontends/onnx/importer.h"
 #include "tools/cli/command.h"
+#include "tools/cli/import_and_compile.h"
 
 namespace agate {
 namespace cli {
@@ -44,11 +45,12 @@ void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* o
 }
 
 int RunCompile(const CompileFlags& flags) {
+  onnx_frontend::ImportOptions import;
   compiler::CompileOptions options;
   options.target = flags.target;
   options.fusion = fusion::ParseFusionPolicy(flags.fusion);
   options.opt_level = flags.opt_level;
-  if (!flags.input_shape.empty()) options.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
+  if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   options.dump_ir_dir = flags.dump_ir;
   ApplyKnobs(flags.knobs, &options.schedule_knobs);
   std::string knobs;
@@ -58,7 +60,7 @@ int RunCompile(const CompileFlags& flags) {
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
                               {"knobs", knobs}};
-  compiler::CompileResult result = compiler::CompileOnnxFile(flags.model, options);
+  compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
   // Written only after everything succeeded, atomically: a failed compile leaves no file.
   if (!result.firmware_kernels.empty()) {
     WriteFileAtomically(flags.output + ".kernels" + result.firmware_kernels_suffix, result.firmware_kernels.data(),

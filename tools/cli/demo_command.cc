@@ -14,6 +14,7 @@
 #include "core/support/error.h"
 #include "core/support/file.h"
 #include "tools/cli/command.h"
+#include "tools/cli/import_and_compile.h"
 #include "tools/cli/module_runner.h"
 #include "tools/cli/timing.h"
 
@@ -59,7 +60,7 @@ int RunDemo(const DemoFlags& flags) {
   options.target = "llvm -mcpu=native";
   options.fusion = fusion::ParseFusionPolicy(flags.fusion);
   options.recorded_options = {{"target", options.target}, {"fusion", flags.fusion}};
-  compiler::CompileResult result = compiler::CompileOnnxFile(flags.model, options);
+  compiler::CompileResult result = ImportAndCompile(flags.model, onnx_frontend::ImportOptions(), options);
   std::cout << result.Summary();
   WriteFileAtomically(module_path, result.module);
   std::cout << "2. wrote " << module_path << "\n";

@@ -15,6 +15,7 @@
 #include "frontends/onnx/importer.h"
 #include "runtime_minimal/schema/module_generated.h"
 #include "tools/cli/command.h"
+#include "tools/cli/import_and_compile.h"
 #include "tools/cli/module_runner.h"
 
 namespace agate {
@@ -68,11 +69,12 @@ std::string FusedGraphDot(const compiler::CompileResult& result) {
 }
 
 void InspectModel(const InspectFlags& flags) {
+  onnx_frontend::ImportOptions import;
   compiler::CompileOptions options;
   options.target = flags.target;
   options.fusion = fusion::ParseFusionPolicy(flags.fusion);
-  if (!flags.input_shape.empty()) options.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
-  compiler::CompileResult result = compiler::CompileOnnxFile(flags.path, options);
+  if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
+  compiler::CompileResult result = ImportAndCompile(flags.path, import, options);
   const graph::Graph& g = result.graph;
   std::cout << "model: " << flags.path << "\n";
   for (const std::string& in : g.inputs) std::cout << "input  " << in << ": " << TypeText(g, in) << "\n";
