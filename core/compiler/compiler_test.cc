@@ -10,7 +10,7 @@
 #include <random>
 
 #include "agate/runtime.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/support/error.h"
 #include "frontends/onnx/importer.h"
 #include "frontends/onnx/model_builder.h"
@@ -110,7 +110,7 @@ class CompilerPolicyTest : public ::testing::TestWithParam<const char*> {};
 TEST_P(CompilerPolicyTest, ModuleMatchesReferenceThroughTheRuntime) {
   Graph model = ResidualBlockModel();
   std::map<std::string, Tensor> inputs = {{"x", RandomTensor({1, 8, 12, 12}, 42)}};
-  std::map<std::string, Tensor> reference = graph::reference::Interpret(model, inputs);
+  std::map<std::string, Tensor> reference = graph_eval::Interpret(model, inputs);
 
   CompileOptions options;
   options.fusion = fusion::ParseFusionPolicy(GetParam());

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/graph/passes/batchnorm_folding.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/graph/testing.h"
 #include "core/support/error.h"
 
@@ -159,9 +159,9 @@ TEST(FusionTest, MakeGroupsRejectsNonConvexPartitions) {
 TEST(FusionTest, FusionDoesNotChangeResults) {
   Graph g = ConvBnReluAddRelu();
   std::map<std::string, graph::Tensor> inputs{{"x", RandomTensor({1, 8, 6, 6}, 99)}};
-  graph::Tensor expected = graph::reference::Interpret(g, inputs).at("y");
+  graph::Tensor expected = graph_eval::Interpret(g, inputs).at("y");
   for (FusionPolicy policy : {FusionPolicy::kRule, FusionPolicy::kNone, FusionPolicy::kAll}) {
-    EXPECT_EQ(graph::testing::MaxAbsDiff(graph::reference::Interpret(FuseOperators(g, policy), inputs).at("y"),
+    EXPECT_EQ(graph::testing::MaxAbsDiff(graph_eval::Interpret(FuseOperators(g, policy), inputs).at("y"),
                                          expected),
               0.0);
   }

@@ -3,7 +3,7 @@
 //
 // Why one table: the frontend asks it which nodes are unsupported (so it can list
 // all of them at once), shape inference asks it for output types, fusion asks it
-// for the operator kind, and the reference interpreter (core/graph/reference) has
+// for the operator kind, and the reference interpreter (core/graph_eval) has
 // one kernel per entry. An operator that is not here does not exist for agate.
 //
 // Static operands: operands that decide an output shape (Reshape's shape, Slice's

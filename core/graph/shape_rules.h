@@ -1,5 +1,5 @@
 // Shape arithmetic shared by shape inference (op_registry) and the reference
-// kernels (core/graph/reference): broadcasting, axis normalization, and the
+// kernels (core/graph_eval): broadcasting, axis normalization, and the
 // window geometry of convolutions, pools and resizes.
 //
 // Why shared: the output shape a kernel writes must be exactly the one shape

@@ -56,7 +56,7 @@ TEST(ElementwiseTest, PositiveDomainOps) {
 // Float32 -> bfloat16 rounds to nearest even in compiled kernels (ties to the even mantissa,
 // NaN stays NaN). ONNX's Cast-13 leaves the rounding unspecified; ONNX 1.12's test data
 // truncates, later ONNX test data rounds like this. The reference interpreter rounds the same
-// way (core/graph/reference/reference_test.cc); this test states the compiled behaviour bit by bit.
+// way (core/graph_eval/reference_test.cc); this test states the compiled behaviour bit by bit.
 TEST(ElementwiseTest, CastFloatToBFloat16RoundsToNearestEven) {
   struct Case {
     uint32_t in;

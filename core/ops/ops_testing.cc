@@ -10,7 +10,7 @@
 #include "core/codegen/llvm/test_kernels.h"
 #include "core/eval/evaluator.h"
 #include "core/fusion/fusion.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/graph/testing.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -132,7 +132,7 @@ graph::Graph Fuse(const graph::Graph& graph, bool one_group) {
 ::testing::AssertionResult CheckAgainstReference(const graph::Graph& graph, const CheckOptions& options) {
   graph::Graph fused = Fuse(graph, options.one_group);
   std::map<std::string, graph::Tensor> inputs = RandomInputs(graph, options.seed);
-  std::map<std::string, graph::Tensor> want = graph::reference::Interpret(graph, inputs);
+  std::map<std::string, graph::Tensor> want = graph_eval::Interpret(graph, inputs);
   target::Target host = target::Target::Host();
   for (Backend backend : {Backend::kEval, Backend::kLLVM}) {
     if (backend == Backend::kEval && !options.eval) continue;

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/graph/passes/layout_transformation.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/graph/testing.h"
 #include "core/ops/ops_testing.h"
 
@@ -124,7 +124,7 @@ TEST(PoolTest, MaxOverMinusInfinity) {
   // The reference's answer really is -inf (a plane of -inf).
   Graph g = MaxOverMinusInfinityGraph("GlobalMaxPool", {1, 3, 6, 6}, {}, "");
   std::map<std::string, graph::Tensor> want =
-      graph::reference::Interpret(g, testing::RandomInputs(g, 1));
+      graph_eval::Interpret(g, testing::RandomInputs(g, 1));
   EXPECT_EQ(want.at("y").GetDouble(0), -std::numeric_limits<double>::infinity());
 }
 

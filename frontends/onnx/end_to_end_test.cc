@@ -6,7 +6,7 @@
 
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/printer.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/graph/testing.h"
 #include "frontends/onnx/importer.h"
 #include "frontends/onnx/model_builder.h"
@@ -34,7 +34,7 @@ int Count(const Graph& g, const std::string& op) {
 }
 
 double Compare(const Graph& original, const Graph& compiled, const std::map<std::string, Tensor>& inputs) {
-  auto a = graph::reference::Interpret(original, inputs), b = graph::reference::Interpret(compiled, inputs);
+  auto a = graph_eval::Interpret(original, inputs), b = graph_eval::Interpret(compiled, inputs);
   double worst = 0;
   for (const auto& out : original.outputs) worst = std::max(worst, MaxAbsDiff(a.at(out), b.at(out)));
   return worst;

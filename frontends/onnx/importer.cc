@@ -6,7 +6,7 @@
 
 #include "core/graph/op_registry.h"
 #include "core/graph/shape_rules.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/graph/shape_inference.h"
 #include "core/support/error.h"
 #include "core/support/logging.h"
@@ -124,7 +124,7 @@ std::vector<graph::StaticOperand> StaticOperandsOf(const Node& node, const onnx:
 std::string UnsupportedAttributes(const Node& node) {
   const OpDef* def = OpRegistry::Global().Find(node.op);
   if (def == nullptr) return "operator not supported";
-  if (!graph::reference::HasKernel(node.op)) return "operator has no reference kernel";
+  if (!graph_eval::HasKernel(node.op)) return "operator has no reference kernel";
   for (const auto& [name, value] : node.attrs.all()) {
     if (name == "legacy_broadcast_axis") continue;  // resolved while importing
     if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
@@ -315,7 +315,7 @@ bool AllInputsConstant(const Node& node, const Graph& g) {
 void FoldNode(const Node& node, Graph* g) {
   std::vector<const Tensor*> args;
   for (const std::string& in : node.inputs) args.push_back(in.empty() ? nullptr : &g->ConstantOf(in));
-  std::vector<Tensor> outs = graph::reference::EvaluateNode(node, args);
+  std::vector<Tensor> outs = graph_eval::EvaluateNode(node, args);
   for (size_t i = 0; i < outs.size(); ++i)
     if (!node.outputs[i].empty()) g->AddConstant(node.outputs[i], outs[i]);
 }

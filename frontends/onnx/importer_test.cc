@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/graph/printer.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/support/error.h"
 #include "frontends/onnx/model_builder.h"
 #include "frontends/onnx/tensor_proto.h"
@@ -233,7 +233,7 @@ TEST(ImporterTest, LegacyOpsetForms) {
   b.Output("p").Output("y");
   Graph g = ImportOnnxModel(b.Build());
   EXPECT_EQ(g.TypeOf("p").shape, (Shape{1, 3}));
-  auto out = graph::reference::Interpret(g, {{"x", Floats({1, 4, 3})}});
+  auto out = graph_eval::Interpret(g, {{"x", Floats({1, 4, 3})}});
   // With opset < 13 semantics the softmax spans all 9 values of q.
   double sum = 0;
   for (int64_t i = 0; i < 9; ++i) sum += out.at("y").GetDouble(i);
@@ -304,7 +304,7 @@ TEST(ImporterTest, UnrollsLoopsWithAConstantTripCount) {
   m.mutable_graph()->add_output()->set_name("v_final");
   m.mutable_graph()->add_output()->set_name("v_all");
   Graph g = ImportOnnxModel(m);
-  auto out = graph::reference::Interpret(g, {{"x", Floats({2}, 1.0)}, {"v0", Floats({2}, 10.0)}});
+  auto out = graph_eval::Interpret(g, {{"x", Floats({2}, 1.0)}, {"v0", Floats({2}, 10.0)}});
   EXPECT_EQ(out.at("v_final").ToDoubles(), (std::vector<double>{13.0, 14.0}));  // v0 + 3x
   EXPECT_EQ(out.at("v_all").shape(), (Shape{3, 2}));
   EXPECT_EQ(out.at("v_all").ToDoubles(), (std::vector<double>{11.0, 11.5, 12.0, 12.75, 13.0, 14.0}));

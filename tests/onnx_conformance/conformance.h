@@ -54,7 +54,7 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor);
 // conversions round to nearest even, and so do agate's code generators and its reference
 // interpreter (one semantics, so constant folding agrees with run time): a deliberate choice of
 // the unbiased rounding, not a bug (core/ops/elementwise_test.cc and
-// core/graph/reference/reference_test.cc state it bit by bit).
+// core/graph_eval/reference_test.cc state it bit by bit).
 const std::set<std::string>& KnownFailures();
 
 struct OpTally {

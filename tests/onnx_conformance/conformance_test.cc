@@ -10,7 +10,7 @@
 #include <set>
 
 #include "core/graph/passes/pipeline.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 
 namespace agate {
 namespace conformance {
@@ -42,7 +42,7 @@ SuiteReport RunSuite(const std::string& suite = kSuite, graph::PipelineOptions o
   Executor executor;
   executor.label = "reference interpreter";
   executor.transform = [options](const graph::Graph& g) { return graph::BuildPipeline(options).Run(g); };
-  executor.run = graph::reference::Interpret;
+  executor.run = graph_eval::Interpret;
   std::vector<CaseResult> results;
   for (const std::string& dir : ListCases(suite, false)) results.push_back(RunCase(dir, executor));
   return Tally(std::move(results));

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/support/error.h"
 #include "core/graph/passes/pipeline.h"
 #include "tests/onnx_conformance/compiled_executor.h"
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     executor.transform = [options](const agate::graph::Graph& g) {
       return agate::graph::BuildPipeline(options).Run(g);
     };
-    executor.run = agate::graph::reference::Interpret;
+    executor.run = agate::graph_eval::Interpret;
     if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
     std::vector<agate::conformance::CaseResult> results;
     for (const std::string& dir : agate::conformance::ListCases(suite, expanded))

@@ -1,7 +1,7 @@
 #include "core/graph/passes/constant_folding.h"
 
 #include "core/graph/passes/rewrite.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 
 namespace agate {
 namespace graph {
@@ -9,7 +9,7 @@ namespace graph {
 Graph FoldConstants(const Graph& graph) {
   Graph result = WithoutNodes(graph);
   for (const Node& node : graph.nodes) {
-    bool foldable = reference::HasKernel(node.op);
+    bool foldable = graph_eval::HasKernel(node.op);
     std::vector<const Tensor*> args;
     for (const std::string& in : node.inputs) {
       if (in.empty()) {
@@ -24,7 +24,7 @@ Graph FoldConstants(const Graph& graph) {
       result.nodes.push_back(node);
       continue;
     }
-    std::vector<Tensor> outs = reference::EvaluateNode(node, args);
+    std::vector<Tensor> outs = graph_eval::EvaluateNode(node, args);
     for (size_t i = 0; i < outs.size(); ++i)
       if (!node.outputs[i].empty()) result.AddConstant(node.outputs[i], outs[i]);
   }

@@ -9,7 +9,7 @@
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/passes/simplification.h"
 #include "core/graph/printer.h"
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/graph/testing.h"
 
 namespace agate {
@@ -37,7 +37,7 @@ int Count(const Graph& g, const std::string& op) {
 
 // Runs both graphs on the same inputs and returns the largest output difference.
 double Difference(const Graph& a, const Graph& b, const std::map<std::string, Tensor>& inputs) {
-  auto ra = reference::Interpret(a, inputs), rb = reference::Interpret(b, inputs);
+  auto ra = graph_eval::Interpret(a, inputs), rb = graph_eval::Interpret(b, inputs);
   double worst = 0;
   for (const std::string& out : a.outputs) worst = std::max(worst, MaxAbsDiff(ra.at(out), rb.at(out)));
   return worst;

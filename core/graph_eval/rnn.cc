@@ -3,12 +3,13 @@
 #include <cmath>
 #include <functional>
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
@@ -174,6 +175,5 @@ void RegisterRecurrentKernels(KernelRegistry* r) {
   for (const char* op : {"RNN", "GRU", "LSTM"}) r->Register(op, Recurrent);
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

@@ -1,12 +1,13 @@
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 
 #include <cstring>
 
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 
 const Tensor& KernelContext::in(int i) const {
   AGATE_REQUIRE(has(i), kInvalidArgument) << node.Describe() << " needs input " << i;
@@ -86,6 +87,5 @@ Tensor GatherByOffsets(const Tensor& source, const TensorType& type, const std::
   return out;
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

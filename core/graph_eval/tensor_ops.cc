@@ -4,13 +4,14 @@
 #include <cstring>
 #include <numeric>
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
@@ -519,6 +520,5 @@ void RegisterTensorKernels(KernelRegistry* r) {
   r->Register("ScatterND", ScatterND);
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

@@ -1,12 +1,13 @@
-// The reference interpreter: runs a graph node by node with the reference kernels.
+// The graph interpreter (core/graph_eval): runs a graph IR node by node with the reference
+// kernels. Not to be confused with core/eval, which interprets the loop IR of one kernel.
 //
-// Why: it is the oracle. Constant folding evaluates nodes with EvaluateNode, the
+// Why a layer of its own, above the graph IR: it is the oracle. Constant folding evaluates nodes with EvaluateNode, the
 // conformance runner executes whole models with Interpret, and tests of compiled
 // code compare against it. It runs any graph the passes produce (blocked layouts
 // and LayoutTransform included) and ignores fused groups and memory plans, which
 // change how a graph runs but never what it computes.
-#ifndef AGATE_CORE_GRAPH_REFERENCE_INTERPRETER_H_
-#define AGATE_CORE_GRAPH_REFERENCE_INTERPRETER_H_
+#ifndef AGATE_CORE_GRAPH_EVAL_INTERPRETER_H_
+#define AGATE_CORE_GRAPH_EVAL_INTERPRETER_H_
 
 #include <map>
 #include <string>
@@ -15,23 +16,22 @@
 #include "core/graph/graph.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
 
 // Runs one node on concrete inputs (nullptr for absent optional inputs): infers
 // its output types from the inputs, then runs its kernel. Throws kUnsupported
 // when the operator has no reference kernel.
-std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tensor*>& inputs);
+std::vector<graph::Tensor> EvaluateNode(const graph::Node& node, const std::vector<const graph::Tensor*>& inputs);
 
 // True when the operator has a reference kernel.
 bool HasKernel(const std::string& op);
 
 // Runs the graph on `inputs` (one tensor per graph input, by name; dtype and
 // shape must match the declared types) and returns the graph outputs by name.
-std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs);
+std::map<std::string, graph::Tensor> Interpret(const graph::Graph& graph,
+                                               const std::map<std::string, graph::Tensor>& inputs);
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate
 
-#endif  // AGATE_CORE_GRAPH_REFERENCE_INTERPRETER_H_
+#endif  // AGATE_CORE_GRAPH_EVAL_INTERPRETER_H_

@@ -5,8 +5,8 @@
 // whole graphs with them, and tests use that interpreter as the oracle for
 // compiled code. Clarity beats speed here: arithmetic is done in double (floats)
 // or int64 (integers) and rounded to the output dtype.
-#ifndef AGATE_CORE_GRAPH_REFERENCE_KERNEL_H_
-#define AGATE_CORE_GRAPH_REFERENCE_KERNEL_H_
+#ifndef AGATE_CORE_GRAPH_EVAL_KERNEL_H_
+#define AGATE_CORE_GRAPH_EVAL_KERNEL_H_
 
 #include <functional>
 #include <map>
@@ -16,24 +16,23 @@
 #include "core/graph/graph.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
 
 // What a kernel sees: the node, its input tensors (nullptr for absent optional
 // inputs) and the output types shape inference computed for them.
 struct KernelContext {
-  const Node& node;
-  std::vector<const Tensor*> inputs;
-  std::vector<TensorType> outputs;
+  const graph::Node& node;
+  std::vector<const graph::Tensor*> inputs;
+  std::vector<graph::TensorType> outputs;
 
   bool has(int i) const { return i < static_cast<int>(inputs.size()) && inputs[i] != nullptr; }
-  const Tensor& in(int i) const;
-  const Attributes& attrs() const { return node.attrs; }
+  const graph::Tensor& in(int i) const;
+  const graph::Attributes& attrs() const { return node.attrs; }
   // A zero-filled tensor of output i's type.
-  Tensor NewOutput(int i) const { return Tensor(outputs[i].dtype, outputs[i].shape); }
+  graph::Tensor NewOutput(int i) const { return graph::Tensor(outputs[i].dtype, outputs[i].shape); }
 };
 
-using KernelFn = std::function<std::vector<Tensor>(const KernelContext&)>;
+using KernelFn = std::function<std::vector<graph::Tensor>(const KernelContext&)>;
 
 class KernelRegistry {
  public:
@@ -56,15 +55,15 @@ void RegisterRecurrentKernels(KernelRegistry* registry);
 // Helpers shared by the kernel files.
 // For every element of `out`, the row-major offset of the element of an input of
 // shape `in` that numpy broadcasting maps to it.
-std::vector<int64_t> BroadcastOffsets(const Shape& out, const Shape& in);
+std::vector<int64_t> BroadcastOffsets(const graph::Shape& out, const graph::Shape& in);
 // Calls fn(index, linear) for every multi-index of `shape` in row-major order.
-void ForEachIndex(const Shape& shape, const std::function<void(const std::vector<int64_t>&, int64_t)>& fn);
+void ForEachIndex(const graph::Shape& shape, const std::function<void(const std::vector<int64_t>&, int64_t)>& fn);
 // Builds a tensor of `type` whose element i is element offsets[i] of `source`
 // (dtype-agnostic byte copy); offset -1 leaves the element zero.
-Tensor GatherByOffsets(const Tensor& source, const TensorType& type, const std::vector<int64_t>& offsets);
+graph::Tensor GatherByOffsets(const graph::Tensor& source, const graph::TensorType& type,
+                              const std::vector<int64_t>& offsets);
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate
 
-#endif  // AGATE_CORE_GRAPH_REFERENCE_KERNEL_H_
+#endif  // AGATE_CORE_GRAPH_EVAL_KERNEL_H_

@@ -1,12 +1,13 @@
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/graph/shape_inference.h"
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 
 bool HasKernel(const std::string& op) { return KernelRegistry::Global().Find(op) != nullptr; }
 
@@ -79,6 +80,5 @@ std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::
   return results;
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

@@ -4,13 +4,14 @@
 #include <cstring>
 #include <limits>
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
@@ -340,6 +341,5 @@ void RegisterElementwiseKernels(KernelRegistry* r) {
   r->Register("CastLike", cast);
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

@@ -2,12 +2,13 @@
 #include <cmath>
 #include <limits>
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/graph/shape_rules.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
@@ -91,6 +92,5 @@ void RegisterReduceKernels(KernelRegistry* r) {
   r->Register("ArgMin", ArgKernel(false));
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

@@ -3,14 +3,15 @@
 #include <cmath>
 #include <limits>
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/graph/shape_inference.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
@@ -608,6 +609,5 @@ void RegisterMiscKernels(KernelRegistry* r) {
   r->Register("ReverseSequence", ReverseSequence);
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

@@ -3,13 +3,14 @@
 #include <cmath>
 #include <limits>
 
-#include "core/graph/reference/kernel.h"
+#include "core/graph_eval/kernel.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
@@ -517,6 +518,5 @@ void RegisterNnKernels(KernelRegistry* r) {
   r->Register("MeanVarianceNormalization", Mvn);
 }
 
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate

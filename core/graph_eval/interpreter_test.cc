@@ -1,4 +1,4 @@
-#include "core/graph/reference/interpreter.h"
+#include "core/graph_eval/interpreter.h"
 
 #include <gtest/gtest.h>
 
@@ -11,12 +11,12 @@
 #include "core/support/error.h"
 
 namespace agate {
-namespace graph {
-namespace reference {
+namespace graph_eval {
 namespace {
 
-using testing::Add;
-using testing::Finish;
+using namespace graph;  // NOLINT: the graph IR's vocabulary
+using graph::testing::Add;
+using graph::testing::Finish;
 
 Tensor F32(Shape shape, std::vector<double> values) { return Tensor::FromDoubles(DType::Float(32), shape, values); }
 
@@ -190,6 +190,5 @@ TEST(ReferenceTest, EveryRegisteredOperatorHasAKernel) {
 }
 
 }  // namespace
-}  // namespace reference
-}  // namespace graph
+}  // namespace graph_eval
 }  // namespace agate
