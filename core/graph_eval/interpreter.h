@@ -1,5 +1,5 @@
 // The graph interpreter (core/graph_eval): runs a graph IR node by node with the reference
-// kernels. Not to be confused with core/eval, which interprets the loop IR of one kernel.
+// kernels. Not to be confused with core/loop_eval, which interprets the loop IR of one kernel.
 //
 // Why a layer of its own, above the graph IR: it is the oracle. Constant folding evaluates nodes with EvaluateNode, the
 // conformance runner executes whole models with Interpret, and tests of compiled

@@ -1,7 +1,7 @@
 // LoweredFunc: the unit of work that lowering hands to code generation.
 //
 // Why a tiny struct: every backend (core/codegen) and the reference evaluator
-// (core/eval) consume exactly this, so it states the whole contract between
+// (core/loop_eval) consume exactly this, so it states the whole contract between
 // "what to compute" and "how a kernel is called".
 //
 // The contract (runtime_minimal/include/agate/kernel_abi.h):

@@ -1,7 +1,7 @@
 // Statements of agate's loop IR.
 //
 // Why this set: it is the smallest vocabulary that every backend (LLVM, C,
-// CUDA) can generate directly and that the reference evaluator (core/eval) can
+// CUDA) can generate directly and that the reference evaluator (core/loop_eval) can
 // interpret: loops with an execution kind, conditionals, flat Load/Store on
 // Buffers, scoped allocation, lets, asserts and attributes. Two statements only
 // exist before storage flattening (core/lower/storage_flatten.h): Provide (a

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 #include "core/ir/printer.h"
 #include "core/lower/analyzer.h"
 
@@ -50,7 +50,7 @@ int64_t Evaluate(const Expr& e, const std::vector<Var>& vars, const std::vector<
   for (size_t i = vars.size(); i-- > 0;) body = LetStmt::make(vars[i], Expr(values[i]), body);
   LoweredFunc f{"f", {out}, body, 0};
   int64_t result = 0;
-  EXPECT_EQ(eval::Run(f, {{&result, sizeof(result)}}), 0);
+  EXPECT_EQ(loop_eval::Run(f, {{&result, sizeof(result)}}), 0);
   return result;
 }
 

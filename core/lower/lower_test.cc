@@ -39,7 +39,7 @@ struct Matmul {
     LowerOptions opt;
     opt.partition_loops = partition;
     ir::LoweredFunc f = Lower(s, {a, b, c}, "f", opt);
-    EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
+    EXPECT_EQ(loop_eval::RunFloat(f, {&av, &bv, &cv}), 0);
     if (ir_text) *ir_text = ir::ToString(f);
     EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << ir::ToString(f);
   }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 #include "core/ir/printer.h"
 #include "core/lower/lower.h"
 
@@ -30,7 +30,7 @@ inline std::vector<float> RandomData(size_t n, uint32_t seed) {
 inline ir::LoweredFunc LowerAndRun(const te::Schedule& s, const std::vector<te::Tensor>& args,
                                    const std::vector<std::vector<float>*>& buffers, const std::string& name = "f") {
   ir::LoweredFunc f = Lower(s, args, name);
-  EXPECT_EQ(eval::RunFloat(f, buffers), 0);
+  EXPECT_EQ(loop_eval::RunFloat(f, buffers), 0);
   return f;
 }
 

@@ -46,7 +46,7 @@ struct Problem {
       opt.partition_loops = part == 1;
       std::vector<float> av = RandomData(m * k, 11), bv = RandomData(k * n, 12), cv(m * n, 0.0f);
       ir::LoweredFunc f = Lower(s, {a, b, c}, "f", opt);
-      EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
+      EXPECT_EQ(loop_eval::RunFloat(f, {&av, &bv, &cv}), 0);
       texts[part] = ir::ToString(f);
       EXPECT_TRUE(AllClose(cv, Reference(av, bv))) << texts[part];
       if (getenv("AGATE_SHOW_IR")) std::cerr << texts[part];
@@ -164,7 +164,7 @@ TEST_P(PrimitiveTest, ComputeRootOfAnIntermediate) {
   s[p.c].compute_root();
   std::vector<float> av = RandomData(p.m * p.k, 1), bv = RandomData(p.k * p.n, 2), dv(p.m * p.n);
   ir::LoweredFunc f = Lower(s, {p.a, p.b, d}, "f");
-  EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &dv}), 0);
+  EXPECT_EQ(loop_eval::RunFloat(f, {&av, &bv, &dv}), 0);
   std::vector<float> want = p.Reference(av, bv);
   for (float& x : want) x *= 2;
   EXPECT_TRUE(AllClose(dv, want));
@@ -265,7 +265,7 @@ TEST(Reductions, MaxMinProdAndInitAndCondition) {
   auto [ko, ki] = s[pr].split(s[pr].reduce_axis(0), 4);
   std::vector<float> av = RandomData(45, 5), v1(5), v2(5), v3(5), v4(5);
   ir::LoweredFunc f = Lower(s, {a, mx, mn, pr, cs}, "f");
-  ASSERT_EQ(eval::RunFloat(f, {&av, &v1, &v2, &v3, &v4}), 0);
+  ASSERT_EQ(loop_eval::RunFloat(f, {&av, &v1, &v2, &v3, &v4}), 0);
   for (int i = 0; i < 5; ++i) {
     float m1 = -1e30f, m2 = 1e30f, p = 1, c = 10;
     for (int kk = 0; kk < 9; ++kk) {
@@ -294,7 +294,7 @@ TEST(Reductions, ArgmaxTupleReduction) {
   av[2 * 11 + 7] = 5.0f;  // tie: the smaller index wins
   std::vector<int64_t> idx(4);
   std::vector<float> val(4);
-  ASSERT_EQ(eval::Run(f, {{av.data(), av.size() * 4}, {idx.data(), 32}, {val.data(), 16}}), 0);
+  ASSERT_EQ(loop_eval::Run(f, {{av.data(), av.size() * 4}, {idx.data(), 32}, {val.data(), 16}}), 0);
   for (int i = 0; i < 4; ++i) {
     int best = 0;
     for (int kk = 1; kk < 11; ++kk)
@@ -314,7 +314,7 @@ TEST(SymbolicShapes, ExtentStaysAVariableUntilBound) {
   std::string t = ir::ToString(f);
   EXPECT_TRUE(Has(t, "floordiv(n + 3, 4)")) << t;
   std::vector<float> av = RandomData(10, 4), bv(10);
-  ASSERT_EQ(eval::RunFloat(f, {&av, &bv}, {{"n", 10}}), 0);
+  ASSERT_EQ(loop_eval::RunFloat(f, {&av, &bv}, {{"n", 10}}), 0);
   for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(bv[i], av[i] * 3);
 
   LowerOptions bound;
@@ -324,7 +324,7 @@ TEST(SymbolicShapes, ExtentStaysAVariableUntilBound) {
   EXPECT_FALSE(Has(tg, "floordiv(n")) << tg;
   EXPECT_TRUE(Has(tg, "A: float32[10]")) << tg;
   std::vector<float> gv(10);
-  ASSERT_EQ(eval::RunFloat(g, {&av, &gv}), 0);
+  ASSERT_EQ(loop_eval::RunFloat(g, {&av, &gv}), 0);
   EXPECT_TRUE(AllClose(gv, bv));
 }
 
@@ -453,7 +453,7 @@ TEST(Rfactor, VectorLanesAndParallelPartialReductions) {
     s[rfm].parallel(s[rfm].axis(0));
     ir::LoweredFunc f = Lower(s, {a, s_sum, s_max}, "rf");
     std::vector<float> av = RandomData(3 * k_extent, 4), sv(3), mv(3);
-    ASSERT_EQ(eval::RunFloat(f, {&av, &sv, &mv}), 0);
+    ASSERT_EQ(loop_eval::RunFloat(f, {&av, &sv, &mv}), 0);
     std::string t = ir::ToString(f);
     EXPECT_TRUE(Has(t, "S.rf[ramp(")) << t;
     if (getenv("AGATE_SHOW_IR")) std::cerr << t;

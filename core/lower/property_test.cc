@@ -23,7 +23,7 @@ void RunOrFail(const Schedule& s, const std::vector<Tensor>& args, const std::ve
                const std::string& log, ir::LoweredFunc* f) {
   try {
     *f = Lower(s, args, "kernel");
-    ASSERT_EQ(eval::RunFloat(*f, bufs), 0);
+    ASSERT_EQ(loop_eval::RunFloat(*f, bufs), 0);
   } catch (const Error& e) {
     FAIL() << "schedule:" << log << "\n" << e.what() << "\n" << s.ToString() << "\n"
            << (f->body.defined() ? ir::ToString(*f) : std::string("<not lowered>"));

@@ -8,7 +8,7 @@
 
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/llvm/test_kernels.h"
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 #include "core/fusion/fusion.h"
 #include "core/graph_eval/interpreter.h"
 #include "core/graph/testing.h"
@@ -65,9 +65,9 @@ std::map<std::string, graph::Tensor> RunGroups(const graph::Graph& graph,
     }
     int32_t status = 0;
     if (backend == Backend::kEval) {
-      std::vector<eval::ArgBuffer> buffers;
+      std::vector<loop_eval::ArgBuffer> buffers;
       for (graph::Tensor& a : args) buffers.push_back({a.mutable_raw_data(), a.nbytes()});
-      status = eval::Run(k.func, buffers);
+      status = loop_eval::Run(k.func, buffers);
     } else {
       std::vector<void*> pointers;
       for (graph::Tensor& a : args) pointers.push_back(a.mutable_raw_data());

@@ -1,5 +1,5 @@
 // Test helpers: run every fused group of a graph through LowerGroup, on the
-// loop-IR interpreter (core/eval) or as LLVM host code, and compare with the
+// loop-IR interpreter (core/loop_eval) or as LLVM host code, and compare with the
 // reference interpreter (core/graph_eval), the oracle.
 #ifndef AGATE_CORE_OPS_OPS_TESTING_H_
 #define AGATE_CORE_OPS_OPS_TESTING_H_

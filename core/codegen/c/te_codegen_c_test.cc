@@ -1,5 +1,5 @@
 // Tensor expressions lowered by core/lower and emitted as C99 agree with plain C++
-// loops and with the loop-IR evaluator (core/eval); the C compiles with -Werror.
+// loops and with the loop-IR evaluator (core/loop_eval); the C compiles with -Werror.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "core/codegen/llvm/dynamic_library.h"
 #include "core/codegen/llvm/te_test_kernels.h"
 #include "core/codegen/llvm/test_kernels.h"
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 
 namespace agate {
 namespace codegen {
@@ -39,7 +39,7 @@ TEST(TeCodeGenCTest, LoweredKernelsMatchReferenceAndEvaluator) {
     std::vector<std::vector<float>> evaluated = c.args;
     std::vector<std::vector<float>*> eval_args;
     for (auto& v : evaluated) eval_args.push_back(&v);
-    ASSERT_EQ(eval::RunFloat(c.func, eval_args), 0) << c.func.name;
+    ASSERT_EQ(loop_eval::RunFloat(c.func, eval_args), 0) << c.func.name;
     auto kernel = reinterpret_cast<agate_kernel_fn>(library.Symbol(c.func.name));
     for (int threads : {1, 2}) {
       std::vector<testing::HostArray> arrays;
@@ -54,7 +54,7 @@ TEST(TeCodeGenCTest, LoweredKernelsMatchReferenceAndEvaluator) {
       for (int o : c.outputs) {
         std::vector<float> got(arrays[o].as<float>(), arrays[o].as<float>() + arrays[o].count());
         EXPECT_EQ(testing::CompareFloats(got, expected[o], c.tolerance), "") << c.func.name << " vs C++ reference";
-        EXPECT_EQ(testing::CompareFloats(got, evaluated[o], c.tolerance), "") << c.func.name << " vs core/eval";
+        EXPECT_EQ(testing::CompareFloats(got, evaluated[o], c.tolerance), "") << c.func.name << " vs core/loop_eval";
       }
     }
   }

@@ -1,12 +1,12 @@
 // Tensor expressions lowered by core/lower and compiled by the LLVM backend agree
-// with plain C++ loops and with the loop-IR evaluator (core/eval), on the host
+// with plain C++ loops and with the loop-IR evaluator (core/loop_eval), on the host
 // with 1 and 2 threads, on AArch64 under qemu and on an emulated Cortex-M4.
 #include <gtest/gtest.h>
 
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/llvm/te_test_kernels.h"
 #include "core/codegen/llvm/test_kernels.h"
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 #include "core/ir/printer.h"
 
 namespace agate {
@@ -43,7 +43,7 @@ TEST(TeCodeGenLLVMTest, LoweredKernelsMatchReferenceAndEvaluator) {
     std::vector<std::vector<float>> evaluated = c.args;
     std::vector<std::vector<float>*> eval_args;
     for (auto& v : evaluated) eval_args.push_back(&v);
-    ASSERT_EQ(eval::RunFloat(c.func, eval_args), 0) << c.func.name;
+    ASSERT_EQ(loop_eval::RunFloat(c.func, eval_args), 0) << c.func.name;
     for (int threads : {1, 2}) {
       std::vector<testing::HostArray> arrays = ToArrays(c.args);
       std::vector<void*> args = Pointers(arrays);
@@ -54,7 +54,7 @@ TEST(TeCodeGenLLVMTest, LoweredKernelsMatchReferenceAndEvaluator) {
         EXPECT_EQ(testing::CompareFloats(got, expected[o], c.tolerance), "")
             << c.func.name << " vs C++ reference, " << threads << " threads\n" << ir::ToString(c.func);
         EXPECT_EQ(testing::CompareFloats(got, evaluated[o], c.tolerance), "")
-            << c.func.name << " vs core/eval, " << threads << " threads";
+            << c.func.name << " vs core/loop_eval, " << threads << " threads";
       }
     }
   }

@@ -1,11 +1,11 @@
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 
 #include <gtest/gtest.h>
 
 #include "core/support/error.h"
 
 namespace agate {
-namespace eval {
+namespace loop_eval {
 namespace {
 
 using namespace ir;  // NOLINT
@@ -48,17 +48,17 @@ TEST(EvaluatorTest, IntegerSemanticsAndAsserts) {
                          AssertStmt::make(Expr(1) < Expr(0), "always fails")});
   LoweredFunc f{"k", {c}, body, 0};
   int8_t out[3] = {0, 0, 0};
-  EXPECT_EQ(eval::Run(f, {{out, 3}}, {{"n", 2}}), -1);
+  EXPECT_EQ(loop_eval::Run(f, {{out, 3}}, {{"n", 2}}), -1);
   EXPECT_EQ(out[0], -56);  // 200 wraps in int8
   EXPECT_EQ(out[1], -4);
 }
 
 }  // namespace
-}  // namespace eval
+}  // namespace loop_eval
 }  // namespace agate
 
 namespace agate {
-namespace eval {
+namespace loop_eval {
 namespace {
 
 using namespace ir;  // NOLINT
@@ -78,7 +78,7 @@ TEST(EvaluatorTest, HalfAndBFloat16RoundLikeTheirTypes) {
       uint16_t v[4] = {0x3f80, 0x3f00, 0xc000, 0x3eab};
       std::copy(v, v + 4, in);
     }
-    ASSERT_EQ(eval::Run(f, {{in, 8}, {out, 8}}), 0);
+    ASSERT_EQ(loop_eval::Run(f, {{in, 8}, {out, 8}}), 0);
     if (t.code() == TypeCode::kFloat) {
       EXPECT_EQ(out[0], 0x4200);  // 3.0
       EXPECT_EQ(out[1], 0x3e00);  // 1.5
@@ -94,5 +94,5 @@ TEST(EvaluatorTest, HalfAndBFloat16RoundLikeTheirTypes) {
 }
 
 }  // namespace
-}  // namespace eval
+}  // namespace loop_eval
 }  // namespace agate

@@ -1,4 +1,4 @@
-#include "core/eval/evaluator.h"
+#include "core/loop_eval/evaluator.h"
 
 #include <cmath>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "core/support/error.h"
 
 namespace agate {
-namespace eval {
+namespace loop_eval {
 
 using namespace ir;  // NOLINT
 
@@ -579,5 +579,5 @@ int32_t RunFloat(const LoweredFunc& func, const std::vector<std::vector<float>*>
   return Run(func, bufs, shape_vars);
 }
 
-}  // namespace eval
+}  // namespace loop_eval
 }  // namespace agate

@@ -1,4 +1,5 @@
-// Reference evaluator: an interpreter of the loop IR.
+// The loop-IR interpreter (core/loop_eval): runs one lowered kernel. Not to be confused with
+// core/graph_eval, which runs a whole graph with reference kernels.
 //
 // Why: every schedule must compute the same numbers as the plain algorithm.
 // Tests use this interpreter as the oracle: lower a schedule, run the
@@ -9,8 +10,8 @@
 // checked against its buffer (kOutOfRange naming buffer and index), fresh
 // allocations are filled with NaN-like bytes so reads of never-written memory
 // show up in results, and division by zero is reported. Slow by design.
-#ifndef AGATE_CORE_EVAL_EVALUATOR_H_
-#define AGATE_CORE_EVAL_EVALUATOR_H_
+#ifndef AGATE_CORE_LOOP_EVAL_EVALUATOR_H_
+#define AGATE_CORE_LOOP_EVAL_EVALUATOR_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +22,7 @@
 #include "core/ir/function.h"
 
 namespace agate {
-namespace eval {
+namespace loop_eval {
 
 // One kernel argument: memory of at least `bytes` bytes.
 struct ArgBuffer {
@@ -40,7 +41,7 @@ int32_t Run(const ir::LoweredFunc& func, const std::vector<ArgBuffer>& args,
 int32_t RunFloat(const ir::LoweredFunc& func, const std::vector<std::vector<float>*>& args,
                  const std::map<std::string, int64_t>& shape_vars = {});
 
-}  // namespace eval
+}  // namespace loop_eval
 }  // namespace agate
 
-#endif  // AGATE_CORE_EVAL_EVALUATOR_H_
+#endif  // AGATE_CORE_LOOP_EVAL_EVALUATOR_H_
