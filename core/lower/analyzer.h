@@ -13,6 +13,9 @@
 //  * EvalSet: the symbolic interval an expression covers when some variables
 //    range over intervals (bound inference uses it to find the region of a
 //    producer that a loop nest reads).
+// One file per concern, as TVM's arith does: the analyzer's state (analyzer.cc), constant
+// bounds (const_bound.cc), the simplifier (simplify.cc, over linear_form.h), integer sets
+// (int_set.cc); bound_arith.h is the saturating interval arithmetic they share.
 #ifndef AGATE_CORE_LOWER_ANALYZER_H_
 #define AGATE_CORE_LOWER_ANALYZER_H_
 
