@@ -20,6 +20,9 @@
 // that is no longer a loop, vectorize on a loop that is not innermost, a
 // compute_at whose loop does not enclose every consumer, attachment cycles)
 // throw kIllegalSchedule naming the stage and axis.
+//
+// Its steps live by concern (schedule_lowerer.h lists them): schedule_stages.cc (stages,
+// inlining, validation), bound_inference.cc, loop_nest.cc and tensorize_nest.cc.
 #ifndef AGATE_CORE_LOWER_SCHEDULE_OPS_H_
 #define AGATE_CORE_LOWER_SCHEDULE_OPS_H_
 
