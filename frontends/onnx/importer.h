@@ -10,7 +10,7 @@
 // become attributes (see core/graph/op_registry.h). For the same reason control
 // flow is resolved while importing: an If whose condition is a compile-time
 // constant is replaced by the taken branch, a Loop with a constant trip count or
-// condition and a Scan (opset >= 9, static sequence length) are unrolled.
+// condition and a Scan (opset >= 9, static sequence length) are unrolled (control_flow.h).
 //
 // Errors: a malformed file (truncated, not ONNX), a node that reads a missing
 // tensor, a cycle, a shape mismatch, or unsupported operators are agate::Errors
