@@ -19,7 +19,12 @@ const OpRegistry& OpRegistry::Global() {
     RegisterTensorOps(r);
     RegisterNnOps(r);
     RegisterReduceOps(r);
-    RegisterMiscOps(r);
+    RegisterQuantizeOps(r);
+    RegisterSignalOps(r);
+    RegisterLossOps(r);
+    RegisterSequenceOps(r);
+    RegisterSpatialOps(r);
+    RegisterLinalgOps(r);
     RegisterRecurrentOps(r);
     return r;
   }();

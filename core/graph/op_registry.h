@@ -104,7 +104,12 @@ void RegisterElementwiseOps(OpRegistry* registry);
 void RegisterTensorOps(OpRegistry* registry);
 void RegisterNnOps(OpRegistry* registry);
 void RegisterReduceOps(OpRegistry* registry);
-void RegisterMiscOps(OpRegistry* registry);
+void RegisterQuantizeOps(OpRegistry* registry);
+void RegisterSignalOps(OpRegistry* registry);
+void RegisterLossOps(OpRegistry* registry);
+void RegisterSequenceOps(OpRegistry* registry);
+void RegisterSpatialOps(OpRegistry* registry);
+void RegisterLinalgOps(OpRegistry* registry);
 void RegisterRecurrentOps(OpRegistry* registry);
 
 }  // namespace graph

@@ -21,7 +21,12 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterTensorKernels(r);
     RegisterNnKernels(r);
     RegisterReduceKernels(r);
-    RegisterMiscKernels(r);
+    RegisterQuantizeKernels(r);
+    RegisterSignalKernels(r);
+    RegisterLossKernels(r);
+    RegisterSequenceKernels(r);
+    RegisterSpatialKernels(r);
+    RegisterLinalgKernels(r);
     RegisterRecurrentKernels(r);
     return r;
   }();

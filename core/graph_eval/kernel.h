@@ -49,7 +49,12 @@ void RegisterElementwiseKernels(KernelRegistry* registry);
 void RegisterTensorKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterReduceKernels(KernelRegistry* registry);
-void RegisterMiscKernels(KernelRegistry* registry);
+void RegisterQuantizeKernels(KernelRegistry* registry);
+void RegisterSignalKernels(KernelRegistry* registry);
+void RegisterLossKernels(KernelRegistry* registry);
+void RegisterSequenceKernels(KernelRegistry* registry);
+void RegisterSpatialKernels(KernelRegistry* registry);
+void RegisterLinalgKernels(KernelRegistry* registry);
 void RegisterRecurrentKernels(KernelRegistry* registry);
 
 // Helpers shared by the kernel files.

@@ -19,7 +19,8 @@ const OpTable& OpTable::Global() {
     RegisterReduceOps(t);
     RegisterSoftmaxOps(t);
     RegisterNormOps(t);
-    RegisterMiscOps(t);
+    RegisterQuantizeOps(t);
+    RegisterSequenceOps(t);
     RegisterLossOps(t);
     RegisterEinsumOps(t);
     return t;

@@ -46,7 +46,8 @@ void RegisterConvOps(OpTable* table);
 void RegisterConvTransposeOps(OpTable* table);
 void RegisterDenseOps(OpTable* table);
 void RegisterLayoutTransformOps(OpTable* table);
-void RegisterMiscOps(OpTable* table);
+void RegisterQuantizeOps(OpTable* table);
+void RegisterSequenceOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);
 

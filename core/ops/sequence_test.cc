@@ -1,4 +1,4 @@
-// Quantize/Dequantize, CumSum, Compress, ReverseSequence against the reference.
+// CumSum, Compress, ReverseSequence against the reference.
 #include <gtest/gtest.h>
 
 #include "core/graph/testing.h"
@@ -19,24 +19,7 @@ using testing::CheckAgainstReference;
 const ir::DType kF32 = ir::DType::Float(32);
 using Ints = std::vector<int64_t>;
 
-TEST(MiscTest, QuantizeDequantizeRoundTrip) {
-  for (bool per_axis : {false, true}) {
-    Graph g;
-    g.AddInput("x", TensorType{kF32, {2, 3, 8}});
-    if (per_axis) {
-      g.AddConstant("s", graph::Tensor::FromDoubles(kF32, {3}, {0.01, 0.02, 0.005}));
-      g.AddConstant("z", graph::Tensor::FromInts(ir::DType::UInt(8), {3}, {128, 100, 20}));
-    } else {
-      g.AddConstant("s", graph::Tensor::Scalar(kF32, 0.0078125));
-      g.AddConstant("z", graph::Tensor::FromInts(ir::DType::Int(8), {}, {-3}));
-    }
-    Add(&g, "QuantizeLinear", "q", {"x", "s", "z"}, {"q"});
-    Add(&g, "DequantizeLinear", "dq", {"q", "s", "z"}, {"y"});
-    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"q", "y"}))) << "per_axis=" << per_axis;
-  }
-}
-
-TEST(MiscTest, CumSum) {
+TEST(SequenceTest, CumSum) {
   for (int64_t exclusive : {0, 1}) {
     for (int64_t reverse : {0, 1}) {
       Graph g;
@@ -48,7 +31,7 @@ TEST(MiscTest, CumSum) {
   }
 }
 
-TEST(MiscTest, CompressAndReverseSequence) {
+TEST(SequenceTest, CompressAndReverseSequence) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {4, 5}});
   Add(&g, "Compress", "c1", {"x"}, {"a"}, {{"condition", Attribute(Ints{1, 0, 1, 1})}, {"axis", Attribute(int64_t{0})}});

@@ -1,0 +1,88 @@
+// Linear quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear) and the
+// integer convolutions and matrix products (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul).
+#include <algorithm>
+
+#include "core/graph/op_registry.h"
+#include "core/graph/shape_rules.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+using Types = std::vector<TensorType>;
+
+// Per-tensor or per-axis quantization parameters must fit the input.
+void CheckQuantParams(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  const TensorType& scale = ctx.input(1);
+  if (scale.numel() == 1 && scale.rank() <= 1) return;
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), x.rank(), Where(ctx));
+  AGATE_REQUIRE(scale.rank() == 1 && scale.shape[0] == x.shape[axis], kInvalidArgument)
+      << Where(ctx) << ": scale " << ShapeToString(scale.shape) << " must be a scalar or [" << x.shape[axis] << "]";
+}
+
+Types QuantizeInfer(const InferContext& ctx) {
+  CheckQuantParams(ctx);
+  DType dtype = ctx.has_input(2) ? ctx.input(2).dtype : DType::UInt(8);
+  return {TensorType{dtype, ctx.input(0).shape}};
+}
+
+Types DequantizeInfer(const InferContext& ctx) {
+  CheckQuantParams(ctx);
+  return {TensorType{ctx.input(1).dtype, ctx.input(0).shape}};
+}
+
+Types DynamicQuantizeInfer(const InferContext& ctx) {
+  return {TensorType{DType::UInt(8), ctx.input(0).shape}, TensorType{DType::Float(32), {}},
+          TensorType{DType::UInt(8), {}}};
+}
+
+// ConvInteger / QLinearConv: Conv geometry, integer output.
+Types IntegerConvInfer(const InferContext& ctx, int w_input, DType dtype) {
+  const Shape& x = ctx.input(0).shape;
+  const Shape& w = ctx.input(w_input).shape;
+  int64_t group = ctx.attrs().GetInt("group", 1);
+  AGATE_REQUIRE(w.size() == x.size() && x.size() >= 3 && w[1] * group == x[1], kInvalidArgument)
+      << Where(ctx) << ": input " << ShapeToString(x) << " and weight " << ShapeToString(w) << " disagree";
+  WindowGeometry g = ComputeWindow(ctx.node(), x, Shape(w.begin() + 2, w.end()));
+  Shape out{x[0], w[0]};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  return {TensorType{dtype, out}};
+}
+
+Types MatMulShape(const InferContext& ctx, int a_input, int b_input, DType dtype) {
+  Shape a = ctx.input(a_input).shape, b = ctx.input(b_input).shape;
+  bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), 1);
+  if (b_vector) b.push_back(1);
+  AGATE_REQUIRE(a.back() == b[b.size() - 2], kInvalidArgument) << Where(ctx) << ": inner dimensions differ";
+  Shape out = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), Where(ctx));
+  if (!a_vector) out.push_back(a[a.size() - 2]);
+  if (!b_vector) out.push_back(b.back());
+  return {TensorType{dtype, out}};
+}
+
+}  // namespace
+
+void RegisterQuantizeOps(OpRegistry* r) {
+  r->Register(Def("QuantizeLinear", OpKind::kElemWise, 2, 3, {"axis"}, QuantizeInfer));
+  r->Register(Def("DequantizeLinear", OpKind::kElemWise, 2, 3, {"axis"}, DequantizeInfer));
+  r->Register(Def("DynamicQuantizeLinear", OpKind::kOpaque, 1, 1, {}, DynamicQuantizeInfer));
+  const std::vector<std::string> conv_attrs{"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group"};
+  r->Register(Def("ConvInteger", OpKind::kOutEWiseFusable, 2, 4, conv_attrs, [](const InferContext& ctx) {
+    return IntegerConvInfer(ctx, 1, DType::Int(32));
+  }));
+  r->Register(Def("QLinearConv", OpKind::kOutEWiseFusable, 8, 9, conv_attrs, [](const InferContext& ctx) {
+    return IntegerConvInfer(ctx, 3, ctx.input(7).dtype);
+  }));
+  r->Register(Def("MatMulInteger", OpKind::kOutEWiseFusable, 2, 4, {}, [](const InferContext& ctx) {
+    return MatMulShape(ctx, 0, 1, DType::Int(32));
+  }));
+  r->Register(Def("QLinearMatMul", OpKind::kOutEWiseFusable, 8, 8, {}, [](const InferContext& ctx) {
+    return MatMulShape(ctx, 0, 3, ctx.input(7).dtype);
+  }));
+}
+
+}  // namespace graph
+}  // namespace agate

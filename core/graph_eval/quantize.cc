@@ -1,0 +1,160 @@
+// Reference kernels of linear quantization and the integer convolutions and matrix products.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/graph_eval/kernel.h"
+#include "core/graph/shape_inference.h"
+#include "core/graph/shape_rules.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph_eval {
+
+using namespace graph;  // the graph IR is what this layer runs
+
+namespace {
+
+using Tensors = std::vector<Tensor>;
+
+// Index into a per-axis parameter (or 0 for per-tensor ones).
+int64_t ParamIndex(const KernelContext& ctx, const Tensor& param, int64_t i) {
+  if (param.numel() == 1) return 0;
+  const Shape& x = ctx.in(0).shape();
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), static_cast<int>(x.size()), ctx.node.Describe());
+  int64_t inner = NumElements(Shape(x.begin() + axis + 1, x.end()));
+  return (i / inner) % x[axis];
+}
+
+double Saturate(double v, DType dtype) {
+  double lo = dtype == DType::Int(8) ? -128 : 0, hi = dtype == DType::Int(8) ? 127 : 255;
+  return std::min(hi, std::max(lo, v));
+}
+
+Tensors Quantize(const KernelContext& ctx) {
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    double scale = ctx.in(1).GetDouble(ParamIndex(ctx, ctx.in(1), i));
+    double zero = ctx.has(2) ? ctx.in(2).GetDouble(ParamIndex(ctx, ctx.in(2), i)) : 0.0;
+    out.SetDouble(i, Saturate(std::nearbyint(ctx.in(0).GetDouble(i) / scale) + zero, out.dtype()));
+  }
+  return {out};
+}
+
+Tensors Dequantize(const KernelContext& ctx) {
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    double scale = ctx.in(1).GetDouble(ParamIndex(ctx, ctx.in(1), i));
+    double zero = ctx.has(2) ? ctx.in(2).GetDouble(ParamIndex(ctx, ctx.in(2), i)) : 0.0;
+    out.SetDouble(i, (ctx.in(0).GetDouble(i) - zero) * scale);
+  }
+  return {out};
+}
+
+Tensors DynamicQuantize(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  double lo = 0, hi = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    lo = std::min(lo, x.GetDouble(i));
+    hi = std::max(hi, x.GetDouble(i));
+  }
+  // float32 arithmetic, as the operator's definition computes it.
+  float scale = (static_cast<float>(hi) - static_cast<float>(lo)) / 255.0f;
+  double zero = Saturate(std::nearbyint(-static_cast<float>(lo) / scale), DType::UInt(8));
+  Tensor y = ctx.NewOutput(0);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    float q = static_cast<float>(x.GetDouble(i)) / scale;
+    y.SetDouble(i, Saturate(std::nearbyint(q) + zero, DType::UInt(8)));
+  }
+  return {y, Tensor::Scalar(DType::Float(32), scale), Tensor::Scalar(DType::UInt(8), zero)};
+}
+
+// (t - zero_point) as float64; the zero point is per tensor or per `axis` slice.
+Tensor Centered(const Tensor& t, const Tensor* zero_point, int axis) {
+  Tensor out(DType::Float(64), t.shape());
+  int64_t inner = axis < 0 ? 1 : NumElements(Shape(t.shape().begin() + axis + 1, t.shape().end()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double zp = 0;
+    if (zero_point != nullptr) zp = zero_point->GetDouble(zero_point->numel() == 1 ? 0 : (i / inner) % zero_point->numel());
+    out.SetDouble(i, t.GetDouble(i) - zp);
+  }
+  return out;
+}
+
+// Runs `op` (Conv or MatMul) with this node's attributes on float64 operands.
+Tensor RunFloat(const KernelContext& ctx, const std::string& op, const Tensor& a, const Tensor& b) {
+  Node node = ctx.node;
+  node.op = op;
+  node.inputs = {"a", "b"};
+  node.outputs = {"y"};
+  std::vector<const Tensor*> args{&a, &b};
+  std::map<std::string, TensorType> types{{"a", {a.dtype(), a.shape()}}, {"b", {b.dtype(), b.shape()}}};
+  KernelContext inner{node, args, InferNodeTypes(node, types, {})};
+  return (*KernelRegistry::Global().Find(op))(inner)[0];
+}
+
+Tensors ConvInteger(const KernelContext& ctx) {
+  Tensor y = RunFloat(ctx, "Conv", Centered(ctx.in(0), ctx.has(2) ? &ctx.in(2) : nullptr, -1),
+                      Centered(ctx.in(1), ctx.has(3) ? &ctx.in(3) : nullptr, 0));
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, static_cast<int64_t>(std::llround(y.GetDouble(i))));
+  return {out};
+}
+
+Tensors MatMulInteger(const KernelContext& ctx) {
+  int b_axis = ctx.in(1).rank() - 1;
+  Tensor y = RunFloat(ctx, "MatMul", Centered(ctx.in(0), ctx.has(2) ? &ctx.in(2) : nullptr, -1),
+                      Centered(ctx.in(1), ctx.has(3) ? &ctx.in(3) : nullptr, b_axis));
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, static_cast<int64_t>(std::llround(y.GetDouble(i))));
+  return {out};
+}
+
+// y = saturate(round(real / y_scale) + y_zero_point).
+Tensor Requantize(const KernelContext& ctx, const Tensor& real) {
+  Tensor out = ctx.NewOutput(0);
+  double y_scale = ctx.in(6).GetDouble(0), y_zero = ctx.in(7).GetDouble(0);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    out.SetDouble(i, Saturate(std::nearbyint(real.GetDouble(i) / y_scale) + y_zero, out.dtype()));
+  }
+  return out;
+}
+
+Tensors QLinearMatMul(const KernelContext& ctx) {
+  Tensor a = Centered(ctx.in(0), &ctx.in(2), -1), b = Centered(ctx.in(3), &ctx.in(5), ctx.in(3).rank() - 1);
+  double scale = ctx.in(1).GetDouble(0) * ctx.in(4).GetDouble(0);
+  Tensor y = RunFloat(ctx, "MatMul", a, b);
+  for (int64_t i = 0; i < y.numel(); ++i) y.SetDouble(i, y.GetDouble(i) * scale);
+  return {Requantize(ctx, y)};
+}
+
+Tensors QLinearConv(const KernelContext& ctx) {
+  Tensor x = Centered(ctx.in(0), &ctx.in(2), -1), w = Centered(ctx.in(3), &ctx.in(5), 0);
+  Tensor y = RunFloat(ctx, "Conv", x, w);
+  const Shape& s = y.shape();
+  int64_t channels = s[1], inner = NumElements(Shape(s.begin() + 2, s.end()));
+  double x_scale = ctx.in(1).GetDouble(0);
+  const Tensor& w_scale = ctx.in(4);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    int64_t c = (i / inner) % channels;
+    double scale = x_scale * w_scale.GetDouble(w_scale.numel() == 1 ? 0 : c);
+    double bias = ctx.has(8) ? ctx.in(8).GetDouble(c) : 0.0;
+    y.SetDouble(i, (y.GetDouble(i) + bias) * scale);
+  }
+  return {Requantize(ctx, y)};
+}
+
+}  // namespace
+
+void RegisterQuantizeKernels(KernelRegistry* r) {
+  r->Register("ConvInteger", ConvInteger);
+  r->Register("MatMulInteger", MatMulInteger);
+  r->Register("QLinearMatMul", QLinearMatMul);
+  r->Register("QLinearConv", QLinearConv);
+  r->Register("QuantizeLinear", Quantize);
+  r->Register("DequantizeLinear", Dequantize);
+  r->Register("DynamicQuantizeLinear", DynamicQuantize);
+}
+
+}  // namespace graph_eval
+}  // namespace agate
