@@ -5,7 +5,7 @@
 #include "core/ir/printer.h"
 #include "core/lower/analyzer.h"
 #include "core/lower/loop_partition.h"
-#include "core/lower/memory_plan.h"
+#include "core/lower/kernel_memory_plan.h"
 #include "core/lower/schedule_ops.h"
 #include "core/lower/storage_flatten.h"
 #include "core/lower/unique_defs.h"
@@ -104,10 +104,10 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
   p.After("vectorize", flat);
   f.body = UnrollLoops(f.body, options.max_unroll_extent);
   p.After("unroll", flat);
-  MemoryPlanResult plan = PlanMemory(f.body, options.max_local_bytes);
+  KernelMemoryPlan plan = PlanKernelMemory(f.body, options.max_local_bytes);
   f.body = plan.body;
   f.workspace_bytes = plan.workspace_bytes;
-  p.After("memory_plan", flat);
+  p.After("kernel_memory_plan", flat);
   f.body = UniqueDefs(f.body);
   p.After("unique_defs", VerifyOptions{true, true});
   return f;

@@ -10,7 +10,7 @@
 //   loop_partition  main loop + tail where a guard stops holding      loop_partition.h
 //   vectorize       vectorized loops -> Ramp/Broadcast                vectorize.h
 //   unroll          unrolled loops -> straight-line code              unroll.h
-//   memory_plan     stack vs workspace, workspace offsets             memory_plan.h
+//   kernel_memory_plan  stack vs workspace, workspace offsets         kernel_memory_plan.h
 //   unique_defs     one binding per variable/buffer                   unique_defs.h
 //
 // What the returned LoweredFunc guarantees to code generators (checked by the

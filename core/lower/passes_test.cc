@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/ir/printer.h"
-#include "core/lower/memory_plan.h"
+#include "core/lower/kernel_memory_plan.h"
 #include "core/lower/unique_defs.h"
 #include "core/lower/unroll.h"
 #include "core/lower/vectorize.h"
@@ -65,7 +65,7 @@ TEST(UnrollTest, ConstantLoopsUnrollOthersStay) {
   EXPECT_TRUE(Has(ToString(UnrollLoops(big, 64)), "for (i, 0, 100) unrolled"));
 }
 
-TEST(MemoryPlanTest, LargeBuffersGoToTheWorkspaceSmallOnesToTheStack) {
+TEST(KernelMemoryPlanTest, LargeBuffersGoToTheWorkspaceSmallOnesToTheStack) {
   Buffer out = CreateBuffer("O", DType::Float(32), {Expr(4)});
   Buffer big = CreateBuffer("big", DType::Float(32), {Expr(10000)});
   Buffer big2 = CreateBuffer("big2", DType::Float(32), {Expr(5000)});
@@ -80,7 +80,7 @@ TEST(MemoryPlanTest, LargeBuffersGoToTheWorkspaceSmallOnesToTheStack) {
                                     Seq::make({Store::make(big, Expr(1.0f), Expr(0)), Store::make(big2, Expr(1.0f), Expr(0)),
                                                Store::make(small, Expr(1.0f), Expr(0)),
                                                For::make(i, 0, 4, ForKind::kParallel, inner)}))));
-  MemoryPlanResult r = PlanMemory(body, 16384);
+  KernelMemoryPlan r = PlanKernelMemory(body, 16384);
   std::string t = ToString(r.body);
   EXPECT_TRUE(Has(t, "allocate big[float32 * 10000], workspace, align 64, offset 0")) << t;
   EXPECT_TRUE(Has(t, "allocate big2[float32 * 5000], workspace, align 64, offset 40000")) << t;  // 40000 = 625*64
@@ -88,15 +88,15 @@ TEST(MemoryPlanTest, LargeBuffersGoToTheWorkspaceSmallOnesToTheStack) {
   EXPECT_TRUE(Has(t, "allocate tile[float32 * 10000], local")) << "inside a parallel loop: per task\n" << t;
   EXPECT_EQ(r.workspace_bytes, 60000);
   LoweredFunc f{"k", {out}, r.body, r.workspace_bytes};
-  VerifyLoweredFunc(f, "memory_plan", VerifyOptions{});
+  VerifyLoweredFunc(f, "kernel_memory_plan", VerifyOptions{});
 }
 
-TEST(MemoryPlanTest, SiblingWorkspaceAllocationsShareBytes) {
+TEST(KernelMemoryPlanTest, SiblingWorkspaceAllocationsShareBytes) {
   Buffer x = CreateBuffer("x", DType::Float(32), {Expr(8000)});
   Buffer y = CreateBuffer("y", DType::Float(32), {Expr(6000)});
   Stmt body = Seq::make({Allocate::make(x, {Expr(8000)}, 64, MemoryScope::kGlobal, Store::make(x, Expr(1.0f), Expr(0))),
                          Allocate::make(y, {Expr(6000)}, 64, MemoryScope::kGlobal, Store::make(y, Expr(1.0f), Expr(0)))});
-  MemoryPlanResult r = PlanMemory(body, 1024);
+  KernelMemoryPlan r = PlanKernelMemory(body, 1024);
   std::string t = ToString(r.body);
   EXPECT_TRUE(Has(t, "allocate x[float32 * 8000], workspace, align 64, offset 0")) << t;
   EXPECT_TRUE(Has(t, "allocate y[float32 * 6000], workspace, align 64, offset 0")) << t;

@@ -5,7 +5,7 @@
 #include "core/graph/passes/constant_folding.h"
 #include "core/graph/passes/dead_code_elimination.h"
 #include "core/graph/passes/layout_transformation.h"
-#include "core/graph/passes/memory_planning.h"
+#include "core/graph/passes/graph_memory_plan.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/passes/simplification.h"
 #include "core/graph/printer.h"
@@ -286,7 +286,7 @@ TEST(DeadCodeEliminationTest, RemovesUnusedNodesAndConstants) {
   EXPECT_FALSE(clean.HasValue("unused"));
 }
 
-TEST(MemoryPlanningTest, ReusesBuffersWhoseLifetimesDoNotOverlap) {
+TEST(GraphMemoryPlanTest, ReusesBuffersWhoseLifetimesDoNotOverlap) {
   Graph g;
   g.AddInput("x", F32({1, 1024}));
   Add(&g, "Relu", "n0", {"x"}, {"a"});
@@ -294,7 +294,7 @@ TEST(MemoryPlanningTest, ReusesBuffersWhoseLifetimesDoNotOverlap) {
   Add(&g, "Neg", "n2", {"b"}, {"c"});
   Add(&g, "Tanh", "n3", {"c"}, {"y"});
   g = Finish(g, {"y"});
-  Graph planned = PlanMemory(g);
+  Graph planned = PlanGraphMemory(g);
   const MemoryPlan& plan = planned.memory_plan;
   ASSERT_EQ(plan.buffers.size(), 3u);  // a, b, c; y is a graph output
   EXPECT_EQ(plan.total_intermediate_bytes, 3 * 4096);
@@ -302,7 +302,7 @@ TEST(MemoryPlanningTest, ReusesBuffersWhoseLifetimesDoNotOverlap) {
   EXPECT_EQ(plan.buffers[0].offset, plan.buffers[2].offset);
 }
 
-TEST(MemoryPlanningTest, LiveBuffersNeverOverlapAndFusedValuesNeedNoMemory) {
+TEST(GraphMemoryPlanTest, LiveBuffersNeverOverlapAndFusedValuesNeedNoMemory) {
   PipelineOptions options;
   options.fusion = fusion::FusionPolicy::kNone;
   Graph unfused = BuildPipeline(options).Run(ResidualNet());

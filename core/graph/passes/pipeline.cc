@@ -4,7 +4,7 @@
 #include "core/graph/passes/constant_folding.h"
 #include "core/graph/passes/dead_code_elimination.h"
 #include "core/graph/passes/layout_transformation.h"
-#include "core/graph/passes/memory_planning.h"
+#include "core/graph/passes/graph_memory_plan.h"
 #include "core/graph/passes/simplification.h"
 
 namespace agate {
@@ -28,7 +28,7 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   fusion::FusionPolicy policy = options.fusion;
   pm.Add(std::string("fusion_") + fusion::FusionPolicyName(policy),
          [policy](const Graph& g) { return fusion::FuseOperators(g, policy); });
-  pm.Add("memory_planning", PlanMemory);
+  pm.Add("graph_memory_plan", PlanGraphMemory);
   return pm;
 }
 

@@ -1,7 +1,7 @@
 // agate's standard graph pipeline, in order:
 //   simplification, constant_folding, batchnorm_folding, constant_folding,
 //   [layout_transformation, constant_folding], dead_code_elimination,
-//   fusion, memory_planning.
+//   fusion, graph_memory_plan.
 //
 // Why one place: the CLI, the conformance runner and tests all compile a graph
 // the same way; the pass manager gives each pass's time and --dump-ir files.

@@ -1,4 +1,4 @@
-#include "core/graph/passes/memory_planning.h"
+#include "core/graph/passes/graph_memory_plan.h"
 
 #include <algorithm>
 
@@ -23,7 +23,7 @@ std::vector<std::vector<int>> Steps(const Graph& graph) {
 
 }  // namespace
 
-Graph PlanMemory(const Graph& graph) {
+Graph PlanGraphMemory(const Graph& graph) {
   std::vector<std::vector<int>> steps = Steps(graph);
   std::vector<int> step_of(graph.nodes.size(), -1);
   for (size_t s = 0; s < steps.size(); ++s)

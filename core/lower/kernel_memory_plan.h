@@ -1,4 +1,4 @@
-// MemoryPlan: decides where each intermediate buffer lives.
+// The kernel-level memory plan: where each intermediate buffer of one kernel lives.
 //
 // Why: kernels run on targets without a heap (microcontrollers) and inside
 // thread pools, so every allocation must be either on the stack of the thread
@@ -11,8 +11,8 @@
 //    reuse the same bytes), and the peak is returned as the workspace size.
 // A buffer of non-constant size outside any parallel loop cannot be placed and
 // is reported as kUnsupported naming the buffer.
-#ifndef AGATE_CORE_LOWER_MEMORY_PLAN_H_
-#define AGATE_CORE_LOWER_MEMORY_PLAN_H_
+#ifndef AGATE_CORE_LOWER_KERNEL_MEMORY_PLAN_H_
+#define AGATE_CORE_LOWER_KERNEL_MEMORY_PLAN_H_
 
 #include <cstdint>
 
@@ -21,14 +21,14 @@
 namespace agate {
 namespace lower {
 
-struct MemoryPlanResult {
+struct KernelMemoryPlan {
   ir::Stmt body;
   int64_t workspace_bytes = 0;
 };
 
-MemoryPlanResult PlanMemory(const ir::Stmt& stmt, int64_t max_local_bytes = 16384);
+KernelMemoryPlan PlanKernelMemory(const ir::Stmt& stmt, int64_t max_local_bytes = 16384);
 
 }  // namespace lower
 }  // namespace agate
 
-#endif  // AGATE_CORE_LOWER_MEMORY_PLAN_H_
+#endif  // AGATE_CORE_LOWER_KERNEL_MEMORY_PLAN_H_

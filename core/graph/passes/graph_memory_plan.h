@@ -1,4 +1,4 @@
-// Static memory planning: every intermediate tensor gets an offset in one
+// The graph-level memory plan (static): every intermediate tensor gets an offset in one
 // arena, and tensors whose lifetimes do not overlap share bytes.
 //
 // Why: a compiled module should allocate once. Execution order is fixed (the
@@ -8,8 +8,8 @@
 // memory and are not planned; graph inputs, outputs and constants live outside
 // the arena. Placement is greedy by size (largest first, lowest offset that
 // fits beside every overlapping tensor), 64-byte aligned.
-#ifndef AGATE_CORE_GRAPH_PASSES_MEMORY_PLANNING_H_
-#define AGATE_CORE_GRAPH_PASSES_MEMORY_PLANNING_H_
+#ifndef AGATE_CORE_GRAPH_PASSES_GRAPH_MEMORY_PLAN_H_
+#define AGATE_CORE_GRAPH_PASSES_GRAPH_MEMORY_PLAN_H_
 
 #include "core/graph/graph.h"
 
@@ -18,9 +18,9 @@ namespace graph {
 
 // The graph with memory_plan filled: arena_bytes (the peak) against
 // total_intermediate_bytes (one buffer per intermediate).
-Graph PlanMemory(const Graph& graph);
+Graph PlanGraphMemory(const Graph& graph);
 
 }  // namespace graph
 }  // namespace agate
 
-#endif  // AGATE_CORE_GRAPH_PASSES_MEMORY_PLANNING_H_
+#endif  // AGATE_CORE_GRAPH_PASSES_GRAPH_MEMORY_PLAN_H_

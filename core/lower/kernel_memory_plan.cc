@@ -1,4 +1,4 @@
-#include "core/lower/memory_plan.h"
+#include "core/lower/kernel_memory_plan.h"
 
 #include <algorithm>
 
@@ -106,9 +106,9 @@ class Planner : public IRMutator {
 
 }  // namespace
 
-MemoryPlanResult PlanMemory(const Stmt& stmt, int64_t max_local_bytes) {
+KernelMemoryPlan PlanKernelMemory(const Stmt& stmt, int64_t max_local_bytes) {
   Planner p(max_local_bytes);
-  MemoryPlanResult r;
+  KernelMemoryPlan r;
   r.body = p.VisitStmt(stmt);
   r.workspace_bytes = p.workspace_bytes;
   return r;
