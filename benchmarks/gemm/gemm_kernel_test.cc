@@ -6,7 +6,7 @@
 #include <random>
 
 #include "core/codegen/llvm/build_llvm.h"
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 #include "core/ir/printer.h"
 #include "core/target/target.h"
 

@@ -4,7 +4,7 @@
 
 #include "core/graph/passes/batchnorm_folding.h"
 #include "core/graph_eval/interpreter.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/support/error.h"
 
 namespace agate {

@@ -5,7 +5,7 @@
 #include "core/graph/op_registry.h"
 #include "core/graph/printer.h"
 #include "core/graph/shape_inference.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/support/error.h"
 
 namespace agate {

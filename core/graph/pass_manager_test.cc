@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/support/error.h"
 
 namespace agate {

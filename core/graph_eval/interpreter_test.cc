@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/graph/op_registry.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/support/error.h"
 
 namespace agate {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/lower/lower.h"
-#include "core/lower/lower_testing.h"
+#include "core/lower/testing/lower_and_run.h"
 #include "core/support/error.h"
 
 namespace agate {

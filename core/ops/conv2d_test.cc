@@ -6,10 +6,10 @@
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph/printer.h"
 #include "core/graph/shape_rules.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
-#include "core/ops/ops_testing.h"
+#include "core/ops/testing/reference_check.h"
 #include "core/ops/schedule_common.h"
 
 namespace agate {

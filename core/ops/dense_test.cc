@@ -2,9 +2,9 @@
 // (dense + bias + GELU), against the reference interpreter.
 #include <gtest/gtest.h>
 
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/ops/lower_group.h"
-#include "core/ops/ops_testing.h"
+#include "core/ops/testing/reference_check.h"
 
 namespace agate {
 namespace ops {

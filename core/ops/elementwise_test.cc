@@ -4,9 +4,9 @@
 
 #include <cstring>
 
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/ops/lower_group.h"
-#include "core/ops/ops_testing.h"
+#include "core/ops/testing/reference_check.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
 

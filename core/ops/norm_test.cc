@@ -1,8 +1,8 @@
 // Normalizations against the reference.
 #include <gtest/gtest.h>
 
-#include "core/graph/testing.h"
-#include "core/ops/ops_testing.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/ops/testing/reference_check.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
 

@@ -6,8 +6,8 @@
 
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph_eval/interpreter.h"
-#include "core/graph/testing.h"
-#include "core/ops/ops_testing.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/ops/testing/reference_check.h"
 
 namespace agate {
 namespace ops {

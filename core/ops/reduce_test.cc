@@ -3,8 +3,8 @@
 
 #include <limits>
 
-#include "core/graph/testing.h"
-#include "core/ops/ops_testing.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/ops/testing/reference_check.h"
 
 namespace agate {
 namespace ops {

@@ -2,8 +2,8 @@
 // transforms, against the reference.
 #include <gtest/gtest.h>
 
-#include "core/graph/testing.h"
-#include "core/ops/ops_testing.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/ops/testing/reference_check.h"
 
 namespace agate {
 namespace ops {

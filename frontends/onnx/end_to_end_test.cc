@@ -7,7 +7,7 @@
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/printer.h"
 #include "core/graph_eval/interpreter.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "frontends/onnx/importer.h"
 #include "frontends/onnx/model_builder.h"
 

@@ -12,7 +12,7 @@
 
 #include "agate/runtime.h"
 #include "core/compiler/compiler.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 
 namespace agate {
 namespace {

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/codegen/llvm/dynamic_library.h"
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 #include "core/ir/buffer.h"
 #include "core/ir/stmt.h"
 #include "core/support/error.h"

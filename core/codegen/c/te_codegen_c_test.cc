@@ -7,8 +7,8 @@
 
 #include "core/codegen/c/codegen_c.h"
 #include "core/codegen/llvm/dynamic_library.h"
-#include "core/codegen/llvm/te_test_kernels.h"
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/te_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 #include "core/loop_eval/evaluator.h"
 
 namespace agate {

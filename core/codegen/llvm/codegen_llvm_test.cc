@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "core/codegen/llvm/build_llvm.h"
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 #include "core/ir/buffer.h"
 #include "core/ir/stmt.h"
 #include "core/support/error.h"

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/codegen/llvm/build_llvm.h"
-#include "core/codegen/llvm/te_test_kernels.h"
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/te_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 #include "core/loop_eval/evaluator.h"
 #include "core/ir/printer.h"
 

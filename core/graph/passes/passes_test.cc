@@ -10,7 +10,7 @@
 #include "core/graph/passes/simplification.h"
 #include "core/graph/printer.h"
 #include "core/graph_eval/interpreter.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 
 namespace agate {
 namespace graph {

@@ -2,8 +2,8 @@
 // core/lower, with plain C++ references: the path every real model takes
 // (te::compute -> schedule -> lower::Lower -> code generator). Shared by the
 // LLVM and C backend tests, which also compare with the loop-IR evaluator.
-#ifndef AGATE_CORE_CODEGEN_LLVM_TE_TEST_KERNELS_H_
-#define AGATE_CORE_CODEGEN_LLVM_TE_TEST_KERNELS_H_
+#ifndef AGATE_CORE_CODEGEN_TESTING_TE_KERNELS_H_
+#define AGATE_CORE_CODEGEN_TESTING_TE_KERNELS_H_
 
 #include <functional>
 #include <string>
@@ -39,4 +39,4 @@ std::string CompareFloats(const std::vector<float>& got, const std::vector<float
 }  // namespace codegen
 }  // namespace agate
 
-#endif  // AGATE_CORE_CODEGEN_LLVM_TE_TEST_KERNELS_H_
+#endif  // AGATE_CORE_CODEGEN_TESTING_TE_KERNELS_H_

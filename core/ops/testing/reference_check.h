@@ -1,8 +1,8 @@
 // Test helpers: run every fused group of a graph through LowerGroup, on the
 // loop-IR interpreter (core/loop_eval) or as LLVM host code, and compare with the
 // reference interpreter (core/graph_eval), the oracle.
-#ifndef AGATE_CORE_OPS_OPS_TESTING_H_
-#define AGATE_CORE_OPS_OPS_TESTING_H_
+#ifndef AGATE_CORE_OPS_TESTING_REFERENCE_CHECK_H_
+#define AGATE_CORE_OPS_TESTING_REFERENCE_CHECK_H_
 
 #include <gtest/gtest.h>
 
@@ -54,4 +54,4 @@ struct CheckOptions {
 }  // namespace ops
 }  // namespace agate
 
-#endif  // AGATE_CORE_OPS_OPS_TESTING_H_
+#endif  // AGATE_CORE_OPS_TESTING_REFERENCE_CHECK_H_

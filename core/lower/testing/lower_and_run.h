@@ -1,7 +1,7 @@
 // Test helpers: random inputs, a lower-and-evaluate call, and comparison with a
 // reference computed by plain C++ loops.
-#ifndef AGATE_CORE_LOWER_LOWER_TESTING_H_
-#define AGATE_CORE_LOWER_LOWER_TESTING_H_
+#ifndef AGATE_CORE_LOWER_TESTING_LOWER_AND_RUN_H_
+#define AGATE_CORE_LOWER_TESTING_LOWER_AND_RUN_H_
 
 #include <gtest/gtest.h>
 
@@ -49,4 +49,4 @@ inline ::testing::AssertionResult AllClose(const std::vector<float>& got, const 
 }  // namespace lower
 }  // namespace agate
 
-#endif  // AGATE_CORE_LOWER_LOWER_TESTING_H_
+#endif  // AGATE_CORE_LOWER_TESTING_LOWER_AND_RUN_H_

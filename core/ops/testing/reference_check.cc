@@ -1,4 +1,4 @@
-#include "core/ops/ops_testing.h"
+#include "core/ops/testing/reference_check.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,11 +7,11 @@
 #include <sstream>
 
 #include "core/codegen/llvm/build_llvm.h"
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 #include "core/loop_eval/evaluator.h"
 #include "core/fusion/fusion.h"
 #include "core/graph_eval/interpreter.h"
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
 

@@ -1,4 +1,4 @@
-#include "core/graph/testing.h"
+#include "core/graph/testing/graph_builder.h"
 
 #include <cmath>
 #include <limits>

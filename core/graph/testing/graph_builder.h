@@ -1,6 +1,6 @@
 // Helpers for tests that build graphs by hand (test-only library).
-#ifndef AGATE_CORE_GRAPH_TESTING_H_
-#define AGATE_CORE_GRAPH_TESTING_H_
+#ifndef AGATE_CORE_GRAPH_TESTING_GRAPH_BUILDER_H_
+#define AGATE_CORE_GRAPH_TESTING_GRAPH_BUILDER_H_
 
 #include <string>
 #include <utility>
@@ -32,4 +32,4 @@ std::vector<std::vector<std::string>> GroupNames(const Graph& graph);
 }  // namespace graph
 }  // namespace agate
 
-#endif  // AGATE_CORE_GRAPH_TESTING_H_
+#endif  // AGATE_CORE_GRAPH_TESTING_GRAPH_BUILDER_H_

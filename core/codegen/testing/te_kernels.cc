@@ -1,4 +1,4 @@
-#include "core/codegen/llvm/te_test_kernels.h"
+#include "core/codegen/testing/te_kernels.h"
 
 #include <algorithm>
 #include <cmath>

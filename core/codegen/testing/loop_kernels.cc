@@ -1,4 +1,4 @@
-#include "core/codegen/llvm/test_kernels.h"
+#include "core/codegen/testing/loop_kernels.h"
 
 #include <atomic>
 #include <cmath>

@@ -5,8 +5,8 @@
 // TE lowering, and cover what schedules produce: vector Ramp/Broadcast access,
 // tails, predicated and strided access, parallel loops with captured variables,
 // local and workspace allocations, math calls, integer floor division, asserts.
-#ifndef AGATE_CORE_CODEGEN_LLVM_TEST_KERNELS_H_
-#define AGATE_CORE_CODEGEN_LLVM_TEST_KERNELS_H_
+#ifndef AGATE_CORE_CODEGEN_TESTING_LOOP_KERNELS_H_
+#define AGATE_CORE_CODEGEN_TESTING_LOOP_KERNELS_H_
 
 #include <functional>
 #include <memory>
@@ -117,4 +117,4 @@ std::string CheckOutputs(const KernelCase& c, int32_t status, const std::vector<
 }  // namespace codegen
 }  // namespace agate
 
-#endif  // AGATE_CORE_CODEGEN_LLVM_TEST_KERNELS_H_
+#endif  // AGATE_CORE_CODEGEN_TESTING_LOOP_KERNELS_H_
