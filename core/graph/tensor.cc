@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/ir/float16.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -55,63 +56,6 @@ std::vector<int64_t> RowMajorStrides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
   return strides;
-}
-
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f;
-  uint32_t mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0) {
-    if (mantissa == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      exponent = 1;
-      while ((mantissa & 0x400) == 0) {
-        mantissa <<= 1;
-        --exponent;
-      }
-      mantissa &= 0x3ff;
-      bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    }
-  } else if (exponent == 31) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t FloatToHalf(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to infinity
-  if (abs < 0x38800000u) {  // zero or subnormal in half: units of 2^-24, rounded to nearest even
-    float magnitude = std::fabs(value);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(magnitude * 16777216.0f)));
-  }
-  uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
-  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-}
-
-float BFloat16ToFloat(uint16_t bits) {
-  uint32_t x = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-uint16_t FloatToBFloat16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
 }
 
 Tensor::Buffer::Buffer(size_t n) : bytes(n) {
@@ -176,8 +120,8 @@ double Tensor::GetDouble(int64_t i) const {
     case ir::TypeCode::kFloat:
       if (dtype_.bits() == 32) return Load<float>(p, i);
       if (dtype_.bits() == 64) return Load<double>(p, i);
-      return HalfToFloat(Load<uint16_t>(p, i));
-    case ir::TypeCode::kBFloat: return BFloat16ToFloat(Load<uint16_t>(p, i));
+      return ir::HalfToFloat(Load<uint16_t>(p, i));
+    case ir::TypeCode::kBFloat: return ir::BFloat16ToFloat(Load<uint16_t>(p, i));
     case ir::TypeCode::kBool: return Load<uint8_t>(p, i) ? 1.0 : 0.0;
     case ir::TypeCode::kUInt:
       switch (dtype_.bits()) {
@@ -219,8 +163,8 @@ void Tensor::SetDouble(int64_t i, double v) {
     case ir::TypeCode::kFloat:
       if (dtype_.bits() == 32) return Store<float>(p, i, static_cast<float>(v));
       if (dtype_.bits() == 64) return Store<double>(p, i, v);
-      return Store<uint16_t>(p, i, FloatToHalf(static_cast<float>(v)));
-    case ir::TypeCode::kBFloat: return Store<uint16_t>(p, i, FloatToBFloat16(static_cast<float>(v)));
+      return Store<uint16_t>(p, i, ir::FloatToHalf(static_cast<float>(v)));
+    case ir::TypeCode::kBFloat: return Store<uint16_t>(p, i, ir::FloatToBFloat16(static_cast<float>(v)));
     case ir::TypeCode::kBool: return Store<uint8_t>(p, i, v != 0.0 ? 1 : 0);
     case ir::TypeCode::kInt:
       switch (dtype_.bits()) {

@@ -28,12 +28,6 @@ std::string ShapeToString(const Shape& shape);
 // Row-major strides in elements.
 std::vector<int64_t> RowMajorStrides(const Shape& shape);
 
-// IEEE half and bfloat16 conversions (round to nearest even).
-float HalfToFloat(uint16_t bits);
-uint16_t FloatToHalf(float value);
-float BFloat16ToFloat(uint16_t bits);
-uint16_t FloatToBFloat16(float value);
-
 class Tensor {
  public:
   // An empty float32 scalar-less tensor; defined() is false.

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/ir/float16.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -35,12 +36,12 @@ TEST(TensorTest, ConvertsEveryDType) {
 
 TEST(TensorTest, HalfRoundTripsAndRounds) {
   for (float v : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f}) {
-    EXPECT_EQ(HalfToFloat(FloatToHalf(v)), v) << v;
+    EXPECT_EQ(ir::HalfToFloat(ir::FloatToHalf(v)), v) << v;
   }
-  EXPECT_TRUE(std::isinf(HalfToFloat(FloatToHalf(1e6f))));
-  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(NAN))));
-  EXPECT_EQ(HalfToFloat(FloatToHalf(1.0f + 1.0f / 4096)), 1.0f);  // below half an ulp rounds down
-  EXPECT_EQ(BFloat16ToFloat(FloatToBFloat16(1.5f)), 1.5f);
+  EXPECT_TRUE(std::isinf(ir::HalfToFloat(ir::FloatToHalf(1e6f))));
+  EXPECT_TRUE(std::isnan(ir::HalfToFloat(ir::FloatToHalf(NAN))));
+  EXPECT_EQ(ir::HalfToFloat(ir::FloatToHalf(1.0f + 1.0f / 4096)), 1.0f);  // below half an ulp rounds down
+  EXPECT_EQ(ir::BFloat16ToFloat(ir::FloatToBFloat16(1.5f)), 1.5f);
 }
 
 TEST(TensorTest, CopiesShareUntilWritten) {

@@ -6,6 +6,7 @@
 
 #include "core/graph_eval/kernel.h"
 #include "core/graph/shape_rules.h"
+#include "core/ir/float16.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -328,7 +329,7 @@ void RegisterElementwiseKernels(KernelRegistry* r) {
     // Cast-13 leaves the rounding unspecified; ONNX 1.12's test data truncates (the two
     // conformance cases are known failures, tests/onnx_conformance/conformance.h says why).
     if (out.dtype() == DType::BFloat16() && x.dtype() == DType::Float(32)) {
-      for (int64_t i = 0; i < x.numel(); ++i) out.mutable_data<uint16_t>()[i] = FloatToBFloat16(x.data<float>()[i]);
+      for (int64_t i = 0; i < x.numel(); ++i) out.mutable_data<uint16_t>()[i] = ir::FloatToBFloat16(x.data<float>()[i]);
       return Tensors{out};
     }
     for (int64_t i = 0; i < x.numel(); ++i) {

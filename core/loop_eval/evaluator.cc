@@ -5,6 +5,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/ir/float16.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -50,58 +51,6 @@ int64_t FloorDivInt(int64_t x, int64_t y) {
   int64_t q = x / y;
   if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
   return q;
-}
-
-// IEEE binary16 <-> float, and bfloat16 <-> float (round to nearest even).
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  }
-  return sign ? -v : v;
-}
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  if (std::isnan(f)) return sign | 0x7e00;
-  float a = std::fabs(f);
-  if (a >= 65520.0f) return sign | 0x7c00;  // rounds to infinity
-  if (a < std::ldexp(1.0f, -24) / 2) return sign;
-  int e;
-  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  int exp = e - 1 + 15;
-  if (exp <= 0) {  // subnormal: units of 2^-24
-    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
-  }
-  uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1))));  // in [1024, 2048]
-  if (mant == 2048) {
-    mant = 1024;
-    ++exp;
-  }
-  if (exp >= 31) return sign | 0x7c00;
-  return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(mant & 0x3ff);
-}
-
-float BFloat16ToFloat(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-uint16_t FloatToBFloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);
-  x += 0x7fff + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
 }
 
 // Rounds a computed value to what storing it in `t` keeps.

@@ -8,6 +8,7 @@
 
 #include "core/graph/printer.h"
 #include "core/graph_eval/interpreter.h"
+#include "core/ir/float16.h"
 #include "core/support/error.h"
 #include "frontends/onnx/model_builder.h"
 #include "frontends/onnx/tensor_proto.h"
@@ -315,8 +316,8 @@ TEST(ImporterTest, TensorProtoStorageFields) {
   proto.set_name("t");
   proto.set_data_type(onnx::TensorProto::FLOAT16);
   proto.add_dims(2);
-  proto.add_int32_data(graph::FloatToHalf(1.5f));
-  proto.add_int32_data(graph::FloatToHalf(-2.0f));
+  proto.add_int32_data(ir::FloatToHalf(1.5f));
+  proto.add_int32_data(ir::FloatToHalf(-2.0f));
   Tensor t = TensorFromProto(proto, "");
   EXPECT_EQ(t.dtype(), DType::Float(16));
   EXPECT_EQ(t.GetDouble(0), 1.5);

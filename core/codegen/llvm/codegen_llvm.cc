@@ -13,6 +13,7 @@
 #include "core/codegen/llvm/math_functions.h"
 #include "core/codegen/llvm/target_machine.h"
 #include "core/ir/equality.h"
+#include "core/ir/float16.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -526,7 +527,7 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     return llvm::ConstantInt::get(LLVMType(op->dtype), static_cast<uint64_t>(op->value), /*isSigned=*/true);
   }
   Value* VisitExpr_(const ir::FloatImm* op, const Expr&) override {
-    if (op->dtype.code() == ir::TypeCode::kBFloat) return builder_.getInt16(FloatToBFloat16Bits(op->value));
+    if (op->dtype.code() == ir::TypeCode::kBFloat) return builder_.getInt16(ir::FloatToBFloat16(static_cast<float>(op->value)));
     return llvm::ConstantFP::get(LLVMType(op->dtype), op->value);
   }
   Value* VisitExpr_(const ir::VarNode* op, const Expr&) override { return LookupVar(op); }
@@ -651,15 +652,6 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
   }
 
   Value* VisitExpr_(const ir::Cast* op, const Expr&) override { return CastValue(VisitExpr(op->value), op->value.dtype(), op->dtype); }
-
-  static uint16_t FloatToBFloat16Bits(double value) {
-    float f = static_cast<float>(value);
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    if ((bits & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
-    bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even
-    return static_cast<uint16_t>(bits >> 16);
-  }
 
   Value* BFloat16ToFloat(Value* bits, int lanes) {
     llvm::Type* i32 = LLVMType(DType::Int(32, lanes));
