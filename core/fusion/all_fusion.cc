@@ -5,11 +5,11 @@
 // the group and coming back through another group).
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <set>
 
 #include "core/fusion/fusion.h"
 #include "core/fusion/node_graph.h"
+#include "core/fusion/union_find.h"
 
 namespace agate {
 namespace fusion {
@@ -21,8 +21,7 @@ bool IsAnchorKind(OpKind kind) { return kind == OpKind::kReduction || kind == Op
 
 class AllFuser {
  public:
-  explicit AllFuser(const graph::Graph& graph) : g_(graph), parent_(g_.size()), anchors_(g_.size(), 0) {
-    std::iota(parent_.begin(), parent_.end(), 0);
+  explicit AllFuser(const graph::Graph& graph) : g_(graph), sets_(g_.size()), anchors_(g_.size(), 0) {
     for (int i = 0; i < g_.size(); ++i) anchors_[i] = IsAnchorKind(g_.kinds[i]) ? 1 : 0;
   }
 
@@ -33,19 +32,15 @@ class AllFuser {
         if (g_.kinds[p] == OpKind::kOpaque) continue;
         int a = Find(p), b = Find(c);
         if (a == b || anchors_[a] + anchors_[b] > 1 || ReachesThroughOther(a, b)) continue;
-        parent_[a] = b;
+        sets_.Merge(a, b);
         anchors_[b] += anchors_[a];
       }
     }
-    std::map<int, std::vector<int>> groups;
-    for (int i = 0; i < g_.size(); ++i) groups[Find(i)].push_back(i);
-    Partition partition;
-    for (auto& [root, nodes] : groups) partition.push_back(nodes);
-    return partition;
+    return sets_.Sets();
   }
 
  private:
-  int Find(int i) { return parent_[i] == i ? i : parent_[i] = Find(parent_[i]); }
+  int Find(int i) { return sets_.Find(i); }
 
   // True when some path from group `a` to group `b` passes through a third group.
   bool ReachesThroughOther(int a, int b) {
@@ -77,7 +72,7 @@ class AllFuser {
   }
 
   NodeGraph g_;
-  std::vector<int> parent_;
+  UnionFind sets_;
   std::vector<int> anchors_;  // valid at roots
 };
 

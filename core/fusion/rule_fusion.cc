@@ -9,10 +9,10 @@
 // fuses injective ops together.
 #include <algorithm>
 #include <functional>
-#include <numeric>
 
 #include "core/fusion/fusion.h"
 #include "core/fusion/node_graph.h"
+#include "core/fusion/union_find.h"
 
 namespace agate {
 namespace fusion {
@@ -49,9 +49,7 @@ std::vector<int> PostDominators(const NodeGraph& g) {
 class RuleFuser {
  public:
   explicit RuleFuser(const graph::Graph& graph)
-      : graph_(graph), g_(graph), parent_(g_.size()), pattern_(g_.kinds) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
+      : graph_(graph), g_(graph), sets_(g_.size()), pattern_(g_.kinds) {}
 
   Partition Run() {
     std::vector<int> ipdom = PostDominators(g_);
@@ -78,15 +76,11 @@ class RuleFuser {
         }
       }
     }
-    std::map<int, std::vector<int>> groups;
-    for (int i = 0; i < g_.size(); ++i) groups[Find(i)].push_back(i);
-    Partition partition;
-    for (auto& [root, nodes] : groups) partition.push_back(nodes);
-    return partition;
+    return sets_.Sets();
   }
 
  private:
-  int Find(int i) { return parent_[i] == i ? i : parent_[i] = Find(parent_[i]); }
+  int Find(int i) { return sets_.Find(i); }
 
   // Nodes strictly after `src` on paths to `sink`, sink included.
   std::vector<int> PathNodes(int src, int sink) {
@@ -128,19 +122,14 @@ class RuleFuser {
     OpKind kind = pattern_[target];
     for (int v : path) kind = std::max(kind, pattern_[Find(v)]);
     kind = std::max(kind, pattern_[Find(src)]);
-    for (int v : path) Union(v, target);
-    Union(src, target);
+    for (int v : path) sets_.Merge(v, target);
+    sets_.Merge(src, target);
     pattern_[Find(target)] = kind;
-  }
-
-  void Union(int a, int target) {
-    int ra = Find(a), rt = Find(target);
-    if (ra != rt) parent_[ra] = rt;
   }
 
   const graph::Graph& graph_;
   NodeGraph g_;
-  std::vector<int> parent_;
+  UnionFind sets_;
   std::vector<OpKind> pattern_;  // valid at roots
 };
 
