@@ -203,11 +203,27 @@ agate_status_t Load(agate_module* module) {
   return AGATE_OK;
 }
 
-void Unload(agate_module* module) {
+// The driver for releasing device memory, or nullptr when it is unavailable (then nothing was
+// allocated on the device). Sets the thread's last error message as GetDriver does.
+const Driver* DriverForRelease() {
   const Driver* d = nullptr;
-  if (GetDriver(&d) != AGATE_OK) d = nullptr;
-  FreeCudaModule(d, static_cast<CudaModule*>(module->device_state));
+  return GetDriver(&d) == AGATE_OK ? d : nullptr;
+}
+
+void Unload(agate_module* module) {
+  FreeCudaModule(DriverForRelease(), static_cast<CudaModule*>(module->device_state));
   module->device_state = nullptr;
+}
+
+// An executor's module as loaded: the module, its FlatBuffer and its device half (CudaModule).
+struct LoadedModule {
+  const agate_module& module;
+  const fb::Module& fb;
+  const CudaModule& cuda;
+};
+
+LoadedModule LoadedModuleOf(const agate_executor& e) {
+  return {*e.module, *e.module->fb, *static_cast<const CudaModule*>(e.module->device_state)};
 }
 
 struct CudaExecutor {
@@ -252,9 +268,7 @@ agate_status_t CreateExecutor(agate_executor* e) {
   const Driver* d = nullptr;
   agate_status_t status = GetDriver(&d);
   if (status != AGATE_OK) return status;
-  const agate_module& module = *e->module;
-  const fb::Module& m = *module.fb;
-  const CudaModule& cm = *static_cast<const CudaModule*>(module.device_state);
+  const auto [module, m, cm] = LoadedModuleOf(*e);
   CudaExecutor* ce = new (std::nothrow) CudaExecutor();
   if (ce == nullptr) return Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the CUDA executor";
   ce->num_outputs = m.outputs()->size();
@@ -303,9 +317,7 @@ agate_status_t CreateExecutor(agate_executor* e) {
 }
 
 void FreeExecutor(agate_executor* e) {
-  const Driver* d = nullptr;
-  if (GetDriver(&d) != AGATE_OK) d = nullptr;
-  FreeCudaExecutor(d, static_cast<CudaExecutor*>(e->device_state));
+  FreeCudaExecutor(DriverForRelease(), static_cast<CudaExecutor*>(e->device_state));
   e->device_state = nullptr;
 }
 
@@ -313,9 +325,7 @@ agate_status_t Run(agate_executor* e) {
   const Driver* d = nullptr;
   agate_status_t status = GetDriver(&d);
   if (status != AGATE_OK) return status;
-  const agate_module& module = *e->module;
-  const fb::Module& m = *module.fb;
-  const CudaModule& cm = *static_cast<const CudaModule*>(module.device_state);
+  const auto [module, m, cm] = LoadedModuleOf(*e);
   CudaExecutor& ce = *static_cast<CudaExecutor*>(e->device_state);
   for (uint32_t i = 0; i < ce.num_inputs; ++i) {
     if (e->inputs[i] == nullptr) {
