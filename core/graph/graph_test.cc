@@ -84,6 +84,24 @@ TEST(GraphTest, ConvGeometry) {
   EXPECT_EQ(g.TypeOf("y3").shape, (Shape{1, 4, 3, 4}));
 }
 
+// Conv and ConvTranspose share the window prologue: a per-axis attribute of the wrong length
+// is an error naming it (ConvTranspose once read dilations and output_padding past their end).
+TEST(GraphTest, WindowAttributesOfTheWrongLengthAreNamed) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    for (const char* attr : {"strides", "dilations", "output_padding"}) {
+      if (std::string(op) == "Conv" && std::string(attr) == "output_padding") continue;
+      Graph g;
+      g.AddInput("x", F32({1, 4, 7, 9}));
+      g.AddConstant("w", Tensor(DType::Float(32), {4, 4, 3, 3}));
+      Add(&g, op, "bad_window", {"x", "w"}, {"y"}, {{attr, std::vector<int64_t>{1, 1, 1}}});
+      std::string error = ErrorOf([&] { Finish(g, {"y"}); });
+      EXPECT_NE(error.find("bad_window"), std::string::npos) << op << " " << attr << ": " << error;
+      EXPECT_NE(error.find(std::string(attr) + " has 3 values, expected 2"), std::string::npos)
+          << op << " " << attr << ": " << error;
+    }
+  }
+}
+
 TEST(GraphTest, ShapeMismatchNamesTheNode) {
   Graph g;
   g.AddInput("x", F32({1, 3, 8, 8}));

@@ -145,7 +145,13 @@ ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t i
   return result;
 }
 
-WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
+namespace {
+
+// What every window starts from, checked: the spatial input extents, the kernel, strides and
+// dilations (one per spatial axis) and the explicit pads (begins, then ends); the output and
+// the resolved pads are sized for the caller to fill.
+WindowGeometry WindowPrologue(const Node& node, const Shape& input, const std::vector<int64_t>& kernel,
+                              std::vector<int64_t>* pads) {
   AGATE_REQUIRE(input.size() >= 3, kInvalidArgument)
       << node.Describe() << ": input must be N x C x spatial..., got " << ShapeToString(input);
   size_t n = input.size() - 2;
@@ -156,14 +162,23 @@ WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::ve
   g.dilations = PerDim(node.attrs, "dilations", n, 1);
   RequireSize(node, "strides", g.strides.size(), n);
   RequireSize(node, "dilations", g.dilations.size(), n);
-  std::vector<int64_t> pads = node.attrs.GetInts("pads", std::vector<int64_t>(2 * n, 0));
-  RequireSize(node, "pads", pads.size(), 2 * n);
-  std::string auto_pad = node.attrs.GetString("auto_pad", "NOTSET");
-  bool ceil_mode = node.attrs.GetInt("ceil_mode", 0) != 0;
+  *pads = node.attrs.GetInts("pads", std::vector<int64_t>(2 * n, 0));
+  RequireSize(node, "pads", pads->size(), 2 * n);
   g.in.assign(input.begin() + 2, input.end());
   g.pad_begin.resize(n);
   g.pad_end.resize(n);
   g.out.resize(n);
+  return g;
+}
+
+}  // namespace
+
+WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
+  std::vector<int64_t> pads;
+  WindowGeometry g = WindowPrologue(node, input, kernel, &pads);
+  size_t n = g.in.size();
+  std::string auto_pad = node.attrs.GetString("auto_pad", "NOTSET");
+  bool ceil_mode = node.attrs.GetInt("ceil_mode", 0) != 0;
   for (size_t i = 0; i < n; ++i) {
     AGATE_REQUIRE(g.strides[i] > 0 && g.dilations[i] > 0 && g.kernel[i] > 0, kInvalidArgument)
         << node.Describe() << ": kernel, strides and dilations must be positive";
@@ -193,25 +208,14 @@ WindowGeometry ComputeWindow(const Node& node, const Shape& input, const std::ve
 }
 
 WindowGeometry ComputeTransposedWindow(const Node& node, const Shape& input, const std::vector<int64_t>& kernel) {
-  AGATE_REQUIRE(input.size() >= 3, kInvalidArgument)
-      << node.Describe() << ": input must be N x C x spatial..., got " << ShapeToString(input);
-  size_t n = input.size() - 2;
-  WindowGeometry g;
-  g.kernel = kernel;
-  RequireSize(node, "kernel_shape", g.kernel.size(), n);
-  g.strides = PerDim(node.attrs, "strides", n, 1);
-  g.dilations = PerDim(node.attrs, "dilations", n, 1);
+  std::vector<int64_t> pads;
+  WindowGeometry g = WindowPrologue(node, input, kernel, &pads);
+  size_t n = g.in.size();
   std::vector<int64_t> output_padding = PerDim(node.attrs, "output_padding", n, 0);
-  std::vector<int64_t> pads = node.attrs.GetInts("pads", std::vector<int64_t>(2 * n, 0));
-  RequireSize(node, "pads", pads.size(), 2 * n);
-  RequireSize(node, "strides", g.strides.size(), n);
+  RequireSize(node, "output_padding", output_padding.size(), n);
   std::string auto_pad = node.attrs.GetString("auto_pad", "NOTSET");
   std::vector<int64_t> output_shape = node.attrs.GetInts("output_shape", {});
   if (output_shape.size() > n) output_shape.erase(output_shape.begin(), output_shape.end() - n);
-  g.in.assign(input.begin() + 2, input.end());
-  g.pad_begin.resize(n);
-  g.pad_end.resize(n);
-  g.out.resize(n);
   for (size_t i = 0; i < n; ++i) {
     int64_t extent = (g.kernel[i] - 1) * g.dilations[i] + 1;
     int64_t full = g.strides[i] * (g.in[i] - 1) + output_padding[i] + extent;
