@@ -31,7 +31,7 @@
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/ir/printer.h"
 #include "core/target/target.h"
-#include "runtime_minimal/include/agate/kernel_abi.h"
+#include "agate/kernel_abi.h"
 
 namespace agate {
 namespace benchmarks {

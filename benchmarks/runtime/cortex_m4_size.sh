@@ -29,7 +29,7 @@ cp /usr/include/dlpack/dlpack.h "$out/include/dlpack/"
 CXX=arm-none-eabi-g++
 FLAGS="-Os -mcpu=cortex-m4 -mthumb -fno-exceptions -fno-rtti -std=c++17 -ffunction-sections -fdata-sections -fno-threadsafe-statics -DNDEBUG -DAGATE_RT_SINGLE_THREADED"
 LINK="-specs=nano.specs -specs=nosys.specs -Wl,--gc-sections"
-INCLUDES="-I. -I$out/gen -Ic_api/include -Iruntime_minimal/include -I$out/include"
+INCLUDES="-I. -I$out/gen -Ic_api/include -I$out/include"
 SOURCES="c_api executor message module verify"
 echo "compiler: $($CXX --version | head -1)"
 echo "flags:    $CXX $FLAGS [variant flags]"

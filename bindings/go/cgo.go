@@ -1,7 +1,7 @@
 package agate
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../c_api/include -I${SRCDIR}/../../runtime_minimal/include
+#cgo CFLAGS: -I${SRCDIR}/../../c_api/include
 #cgo LDFLAGS: -lagate_runtime
 #include <stdlib.h>
 #include "agate_go.h"

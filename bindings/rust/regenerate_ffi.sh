@@ -23,7 +23,7 @@ generate() {
     --allowlist-type 'agate_.*|DL.*' \
     --allowlist-var 'AGATE_.*' \
     --default-enum-style consts \
-    -- -Ic_api/include -Iruntime_minimal/include) | "$RUSTFMT" --edition 2021 --emit stdout
+    -- -Ic_api/include) | "$RUSTFMT" --edition 2021 --emit stdout
 }
 
 if [ "${1:-}" = "--check" ]; then

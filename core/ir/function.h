@@ -4,7 +4,7 @@
 // (core/loop_eval) consume exactly this, so it states the whole contract between
 // "what to compute" and "how a kernel is called".
 //
-// The contract (runtime_minimal/include/agate/kernel_abi.h):
+// The contract (c_api/include/agate/kernel_abi.h):
 //  * The generated kernel is `int32_t name(void* const* args, const agate_kernel_ctx* ctx)`.
 //    params[i]->data is bound to args[i] (a buffer of params[i]->dtype with
 //    params[i]->shape, compact row-major unless strides are given, aligned to at

@@ -4,7 +4,7 @@
 // type without knowing FlatBuffers; SerializeModule (serialize_module.h) turns it
 // into the bytes every runtime profile reads (runtime_minimal/schema/module.fbs,
 // whose comments carry the format's compatibility rules). Kernels follow
-// runtime_minimal/include/agate/kernel_abi.h:
+// c_api/include/agate/kernel_abi.h:
 //   int32_t f(void* const* args, const agate_kernel_ctx* ctx)
 // where args are the call's arguments in plan order.
 #ifndef AGATE_CORE_SERIALIZE_MODULE_SPEC_H_

@@ -7,7 +7,7 @@
 // ABI header: no malloc, no libc calls, no compiler extensions beyond an
 // optional alignment attribute behind #if defined(__GNUC__).
 //  * Each kernel is `int32_t name(void* const* args, const agate_kernel_ctx* ctx)`
-//    (runtime_minimal/include/agate/kernel_abi.h); buffer arguments become
+//    (c_api/include/agate/kernel_abi.h); buffer arguments become
 //    `T* restrict` pointers.
 //  * Vector expressions are scalarised: a vector Store becomes a loop over its
 //    lanes that the C compiler can vectorise again for its own target.
@@ -31,7 +31,7 @@ namespace codegen {
 
 // One C99 translation unit defining every kernel of `funcs` for `target` (a `c`
 // target). It includes "agate/kernel_abi.h": compile with
-// -I<agate>/runtime_minimal/include. Throws agate::Error: kInvalidArgument for a
+// -I<agate>/c_api/include. Throws agate::Error: kInvalidArgument for a
 // non-C target or duplicate kernel names, kUnsupported for IR C cannot express
 // (float16/bfloat16 values, GPU thread loops), kInternal for IR that breaks the
 // LoweredFunc contract.

@@ -14,7 +14,7 @@
 #include "core/codegen/llvm/dynamic_library.h"
 #include "core/ir/function.h"
 #include "core/target/target.h"
-#include "runtime_minimal/include/agate/kernel_abi.h"
+#include "agate/kernel_abi.h"
 
 namespace agate {
 namespace codegen {

@@ -16,7 +16,7 @@
 //  * Allocate: kLocal/kShared on the stack (entry-block alloca), kWorkspace at
 //    ctx->workspace + offset.
 // Each kernel is `int32_t name(void* const* args, const agate_kernel_ctx* ctx)`
-// (runtime_minimal/include/agate/kernel_abi.h) and returns 0, or -1 when an
+// (c_api/include/agate/kernel_abi.h) and returns 0, or -1 when an
 // AssertStmt fails.
 #ifndef AGATE_CORE_CODEGEN_LLVM_CODEGEN_LLVM_H_
 #define AGATE_CORE_CODEGEN_LLVM_CODEGEN_LLVM_H_

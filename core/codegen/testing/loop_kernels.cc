@@ -495,7 +495,7 @@ void WriteTextFile(const std::string& path, const std::string& text) {
 
 std::string KernelAbiIncludeDir() {
   // Under bazel test the runfiles tree holds the header at its workspace path.
-  for (const char* candidate : {"runtime_minimal/include", "../runtime_minimal/include"}) {
+  for (const char* candidate : {"c_api/include", "../c_api/include"}) {
     struct stat info;
     if (stat((std::string(candidate) + "/agate/kernel_abi.h").c_str(), &info) == 0) {
       char* absolute = realpath(candidate, nullptr);
@@ -504,7 +504,7 @@ std::string KernelAbiIncludeDir() {
       return result;
     }
   }
-  return "runtime_minimal/include";
+  return "c_api/include";
 }
 
 bool HaveCortexM4Emulation() { return HaveTool("arm-none-eabi-gcc") && HaveTool("qemu-system-arm"); }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/ir/function.h"
-#include "runtime_minimal/include/agate/kernel_abi.h"
+#include "agate/kernel_abi.h"
 
 namespace agate {
 namespace codegen {
@@ -94,7 +94,7 @@ bool HaveTool(const std::string& tool);
 // A fresh directory under $TEST_TMPDIR (or /tmp).
 std::string MakeTempDir();
 void WriteTextFile(const std::string& path, const std::string& text);
-// The directory holding runtime_minimal/include (for -I when compiling drivers).
+// The public include root, c_api/include (for -I when compiling drivers).
 std::string KernelAbiIncludeDir();
 
 // ---- Running Cortex-M4 firmware on qemu-system-arm's mps2-an386 board, with
