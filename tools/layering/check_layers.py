@@ -12,7 +12,9 @@ What it checks, for production code (tests may reach up: see below):
   - each `deps`/`srcs`/`hdrs` label of a Bazel target names a package whose layer is not above the
     target's;
   - production code never uses test code (a `testing/` folder, a `*_test` file, a testonly target);
-  - every folder with code belongs to a declared layer (a new folder must be placed in the order).
+  - every folder with code belongs to a declared layer (a new folder must be placed in the order);
+  - README.md's layout table and docs/ARCHITECTURE.md name every layer, and every folder the
+    table names exists (the docs agree with the tree).
 Test code (`*_test.*` files, `testing/` and `fuzz/` folders, cc_test/sh_test/testonly targets)
 may use any layer: a runtime test may build its module with the compiler.
 
@@ -147,12 +149,42 @@ def label_package(label, package):
     return package
 
 
+# ---- The docs agree with the tree.
+
+DOCS = ("README.md", "docs/ARCHITECTURE.md")
+BACKTICKED = re.compile(r"`([^`\s]+)`")
+
+
+def check_docs(root, layers):
+    violations = []
+    top = {folder.split("/")[0] for folder, _ in layers}
+    for doc in DOCS:
+        path = os.path.join(root, doc)
+        if not os.path.exists(path):
+            violations.append(f"{doc}: missing")
+            continue
+        with open(path) as f:
+            text = f.read()
+        for folder, _ in layers:
+            if f"`{folder}`" not in text and f"`{folder}/" not in text:
+                violations.append(f"{doc}: names no layer `{folder}` (tools/layering/layers.txt)")
+        for lineno, line in enumerate(text.split("\n"), 1):
+            if not line.startswith("| `"):
+                continue
+            for token in BACKTICKED.findall(line):
+                if token.split("/")[0] in top and "/" in token and "." not in token and "{" not in token \
+                        and not os.path.isdir(os.path.join(root, token)):
+                    violations.append(f"{doc}:{lineno}: names `{token}`, which is no folder of the tree")
+    return violations
+
+
 # ---- The check.
 
 def check(root, layers_path):
-    layering = Layering(load_layers(layers_path))
+    declared = load_layers(layers_path)
+    layering = Layering(declared)
     files = tracked_files(root)
-    violations = []
+    violations = check_docs(root, declared)
 
     def describe(layer):
         return layer[0]

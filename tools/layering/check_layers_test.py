@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tests of check_layers.py: the real tree passes, and each kind of planted violation fails,
-naming the file and the layers. The tree is copied (code, BUILD files, the layer order) into a
-temporary folder first, so a planted file never touches the checkout."""
+naming the file and the layers. The tree is copied (code, scripts, BUILD files, the docs, the
+layer order) into a temporary folder first, so a planted file never touches the checkout."""
 import os
 import shutil
 import subprocess
@@ -20,7 +20,8 @@ class CheckLayersTest(unittest.TestCase):
     def setUpClass(cls):
         cls.copy = tempfile.mkdtemp(prefix="layering-")
         for path in check_layers.tracked_files(ROOT):
-            if path.endswith(check_layers.CODE_EXTENSIONS) or os.path.basename(path) in ("BUILD", "layers.txt"):
+            if (path.endswith(check_layers.CODE_EXTENSIONS + (".py", ".sh")) or
+                    os.path.basename(path) in ("BUILD", "layers.txt") or path in check_layers.DOCS):
                 os.makedirs(os.path.join(cls.copy, os.path.dirname(path)), exist_ok=True)
                 shutil.copy(os.path.join(ROOT, path), os.path.join(cls.copy, path))
 
@@ -95,6 +96,18 @@ class CheckLayersTest(unittest.TestCase):
         self.write("newlayer/thing.cc", "int x;\n")
         violations = self.check()
         self.assertEqual(violations, ["newlayer/thing.cc: its folder is in no layer of tools/layering/layers.txt"])
+
+    def test_docs_that_miss_a_layer_or_name_a_missing_folder_fail(self):
+        readme = os.path.join(self.tree, "README.md")
+        with open(readme) as f:
+            text = f.read()
+        text = text.replace("`core/graph_eval`", "`core/reference`")
+        with open(readme, "w") as f:
+            f.write(text)
+        violations = self.check()
+        self.assertIn("README.md: names no layer `core/graph_eval` (tools/layering/layers.txt)", violations)
+        self.assertTrue(any("names `core/reference`, which is no folder of the tree" in v for v in violations),
+                        violations)
 
     def test_the_command_line_exits_non_zero_on_a_violation(self):
         self.append("core/support/error.cc", '#include "core/graph/graph.h"\n')
