@@ -77,7 +77,7 @@ class CudaBackendTest : public ::testing::Test {
 
   void SetUp() override {
     fake().reset();
-    fake().set_kernel_hook(testing::RunTestKernelOnHost, nullptr);
+    fake().set_kernel_hook(fake().run_test_kernel, nullptr);
     before_ = fake().Stats();
   }
 

@@ -152,6 +152,11 @@ void OpenDriver(DriverState& s) {
   }
   const cu::DriverApi& d = s.api;
   cu::Result r = d.Init(0);
+  if (r == cu::kErrorNoDevice) {  // what the driver says on a machine without a GPU
+    SaveFailure(s, Fail(AGATE_UNAVAILABLE) << "the CUDA driver is installed but sees no GPU (cuInit: "
+                                           << ErrorName(d, r) << "; check CUDA_VISIBLE_DEVICES)");
+    return;
+  }
   if (r != cu::kSuccess) {
     SaveFailure(s, Fail(AGATE_UNAVAILABLE) << "the CUDA driver is installed but cuInit failed: " << ErrorName(d, r)
                                            << " (" << ErrorText(d, r) << "); is an NVIDIA GPU present and usable?");

@@ -6,9 +6,13 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
+
+// The images, embedded by :embed_test_images.
+extern const unsigned char agate_test_ptx[];
+extern const unsigned long agate_test_ptx_size;
+extern const unsigned char agate_test_cubin[];
+extern const unsigned long agate_test_cubin_size;
 
 namespace agate {
 namespace testing {
@@ -22,14 +26,7 @@ using serialize::KernelSpec;
 using serialize::ModuleSpec;
 using serialize::TensorSpec;
 
-constexpr char kImages[] = "runtime_minimal/cuda/testing/images/";
 constexpr uint64_t kBytes = kCudaTestN * 4;
-
-std::vector<uint8_t> ReadRunfile(const std::string& relative) {
-  std::ifstream in(relative, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + relative + " (run from the test's runfiles)");
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 template <typename Fn>
 void Bind(void* library, const char* name, Fn* out) {
@@ -62,8 +59,6 @@ KernelSpec Kernel(const std::string& name, std::vector<uint64_t> params, const s
   k.cuda.block = block;
   return k;
 }
-
-float* At(uint64_t address) { return reinterpret_cast<float*>(static_cast<uintptr_t>(address)); }
 
 }  // namespace
 
@@ -101,6 +96,7 @@ const FakeCuda& InstallFakeCuda(const std::string& spec) {
     Bind(library, "agate_fake_cuda_set_kernel_hook", &f->set_kernel_hook);
     Bind(library, "agate_fake_cuda_alloc", &f->alloc);
     Bind(library, "agate_fake_cuda_free", &f->free);
+    Bind(library, "agate_fake_cuda_run_test_kernel", &f->run_test_kernel);
     if (f->configure(spec.c_str()) != 0) {
       std::fprintf(stderr, "the fake CUDA driver refused the configuration '%s'\n", spec.c_str());
       std::abort();
@@ -110,9 +106,11 @@ const FakeCuda& InstallFakeCuda(const std::string& spec) {
   return *fake;
 }
 
-std::vector<uint8_t> TestPtx() { return ReadRunfile(std::string(kImages) + "test_kernels_compute75.ptx"); }
+std::vector<uint8_t> TestPtx() { return std::vector<uint8_t>(agate_test_ptx, agate_test_ptx + agate_test_ptx_size); }
 
-std::vector<uint8_t> TestCubin() { return ReadRunfile(std::string(kImages) + "test_kernels_sm80.cubin"); }
+std::vector<uint8_t> TestCubin() {
+  return std::vector<uint8_t>(agate_test_cubin, agate_test_cubin + agate_test_cubin_size);
+}
 
 std::vector<uint8_t> TestCubinForArch(uint32_t arch) {
   std::vector<uint8_t> cubin = TestCubin();
@@ -159,23 +157,6 @@ ModuleSpec CudaSharedSpec(const std::vector<CudaImageSpec>& images, uint32_t sha
   spec.kernels = {k};
   spec.plan = {CallSpec{0, {ArgSpec::Input(0, kBytes), ArgSpec::Output(0, kBytes)}}};
   return spec;
-}
-
-int RunTestKernelOnHost(const char* entry, const uint64_t* params, int num_params, void*) {
-  const std::string name = entry;
-  if (name == "agate_cuda_add" && num_params == 3) {
-    for (int i = 0; i < kCudaTestN; ++i) At(params[2])[i] = At(params[0])[i] + At(params[1])[i];
-  } else if (name == "agate_cuda_twice_via_workspace" && num_params == 3) {
-    for (int i = 0; i < kCudaTestN; ++i) {
-      At(params[2])[i] = 2.0f * At(params[0])[i];
-      At(params[1])[i] = At(params[2])[i];
-    }
-  } else if (name == "agate_cuda_copy_via_shared" && num_params == 2) {
-    for (int i = 0; i < kCudaTestN; ++i) At(params[1])[i] = At(params[0])[kCudaTestN - 1 - i];
-  } else {
-    return 719;  // CUDA_ERROR_LAUNCH_FAILED: a kernel the twins do not know
-  }
-  return 0;
 }
 
 }  // namespace testing

@@ -25,6 +25,7 @@ struct FakeCuda {
   void (*set_kernel_hook)(agate_fake_cuda_kernel_fn hook, void* user);
   uint64_t (*alloc)(int device, uint64_t bytes);
   void (*free)(uint64_t address);
+  agate_fake_cuda_kernel_fn run_test_kernel;  // the test kernels' host twins, a kernel hook
 
   agate_fake_cuda_stats Stats() const;
 };
@@ -38,7 +39,7 @@ std::string FakeCudaPath();
 // binary when the fake cannot be loaded.
 const FakeCuda& InstallFakeCuda(const std::string& spec);
 
-// The committed images: PTX for compute_75 and a cubin for sm_80, both holding
+// The committed images (embedded): PTX for compute_75 and a cubin for sm_80, both holding
 // agate_cuda_add, agate_cuda_twice_via_workspace and agate_cuda_copy_via_shared.
 std::vector<uint8_t> TestPtx();
 std::vector<uint8_t> TestCubin();
@@ -62,10 +63,6 @@ serialize::ModuleSpec CudaSharedSpec(const std::vector<serialize::CudaImageSpec>
 
 // The images the compiler would write for sm_80: cubin sm_80, then PTX.
 std::vector<serialize::CudaImageSpec> CubinAndPtxImages();
-
-// The fake's kernel hook running the test kernels' host twins on fake device
-// memory: set it with fake.set_kernel_hook(RunTestKernelOnHost, nullptr).
-int RunTestKernelOnHost(const char* entry, const uint64_t* params, int num_params, void* user);
 
 }  // namespace testing
 }  // namespace agate

@@ -532,6 +532,7 @@ uint64_t agate_fake_cuda_alloc(int device, uint64_t bytes) {
   if (device < 0 || device >= static_cast<int>(f.devices.size()) || posix_memalign(&p, 256, bytes ? bytes : 1) != 0) {
     return 0;
   }
+  memset(p, 0, bytes ? bytes : 1);
   const uint64_t address = reinterpret_cast<uintptr_t>(p);
   f.allocations[address] = Allocation{bytes, device};
   return address;
@@ -541,6 +542,25 @@ void agate_fake_cuda_free(uint64_t address) {
   Fake& f = F();
   std::lock_guard<std::mutex> lock(f.mutex);
   if (f.allocations.erase(address) != 0) free(reinterpret_cast<void*>(address));
+}
+
+int agate_fake_cuda_run_test_kernel(const char* entry, const uint64_t* params, int num_params, void*) {
+  constexpr int n = 256;
+  auto at = [](uint64_t address) { return reinterpret_cast<float*>(static_cast<uintptr_t>(address)); };
+  const std::string name = entry;
+  if (name == "agate_cuda_add" && num_params == 3) {
+    for (int i = 0; i < n; ++i) at(params[2])[i] = at(params[0])[i] + at(params[1])[i];
+  } else if (name == "agate_cuda_twice_via_workspace" && num_params == 3) {
+    for (int i = 0; i < n; ++i) {
+      at(params[2])[i] = 2.0f * at(params[0])[i];
+      at(params[1])[i] = at(params[2])[i];
+    }
+  } else if (name == "agate_cuda_copy_via_shared" && num_params == 2) {
+    for (int i = 0; i < n; ++i) at(params[1])[i] = at(params[0])[n - 1 - i];
+  } else {
+    return cu::kErrorLaunchFailed;
+  }
+  return 0;
 }
 
 // ---- the driver API ------------------------------------------------------------
@@ -553,6 +573,8 @@ cu::Result cuInit(unsigned int flags) {
     if (spec == nullptr || !ParseSpec(f, spec)) f.devices = {FakeDevice{}};
     f.configured = true;
     f.stats.last_image_cubin = -1;
+    const char* twins = getenv("AGATE_FAKE_CUDA_TEST_KERNELS");
+    if (twins != nullptr && strcmp(twins, "1") == 0) f.hook = agate_fake_cuda_run_test_kernel;
   }
   if (f.init_error != cu::kSuccess) return f.init_error;
   if (f.devices.empty()) return cu::kErrorNoDevice;
@@ -744,6 +766,7 @@ cu::Result cuMemAlloc_v2(cu::DevicePtr* pointer, size_t bytes) {
   if (bytes > device.memory - device.used) return cu::kErrorOutOfMemory;
   void* p = nullptr;
   if (posix_memalign(&p, 256, bytes) != 0) return cu::kErrorOutOfMemory;
+  memset(p, 0, bytes);  // deterministic for tests (a real GPU's memory is not cleared)
   *pointer = reinterpret_cast<uintptr_t>(p);
   f.allocations[*pointer] = Allocation{bytes, g_current->device};
   device.used += bytes;

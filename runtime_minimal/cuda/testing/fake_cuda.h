@@ -32,8 +32,9 @@
  *     allocation of the launching device, else CUDA_ERROR_ILLEGAL_ADDRESS
  *     (sticky, reported by the next synchronization); then the test's kernel
  *     hook, if any, runs with the parameters.
- * It does NOT execute kernels: without a hook a launch computes nothing. Each
- * execution advances the simulated clock by 1000 ns + 10 ns per block.
+ * It does NOT execute kernels: without a hook a launch computes nothing (the
+ * test kernels' host twins are one such hook). Each execution advances the
+ * simulated clock by 1000 ns + 10 ns per block.
  *
  * Configuration, before the runtime first opens the driver: agate_fake_cuda_configure
  * or the environment variable AGATE_FAKE_CUDA_DEVICES (same syntax); default one
@@ -102,9 +103,17 @@ typedef int (*agate_fake_cuda_kernel_fn)(const char* entry, const uint64_t* para
 void agate_fake_cuda_set_kernel_hook(agate_fake_cuda_kernel_fn hook, void* user);
 
 /* Allocates / frees device memory on `device` as a caller's framework would
- * (for device-pointer inputs); 0 on failure. */
+ * (for device-pointer inputs); 0 on failure. Fake device memory starts zeroed. */
 uint64_t agate_fake_cuda_alloc(int device, uint64_t bytes);
 void agate_fake_cuda_free(uint64_t address);
+
+/* A kernel hook with the host twins of the cuda profile's test kernels
+ * (runtime_minimal/cuda/testing/images/test_kernels.cu: agate_cuda_add,
+ * agate_cuda_twice_via_workspace, agate_cuda_copy_via_shared, float32[256]);
+ * CUDA_ERROR_LAUNCH_FAILED for any other kernel. Installed at cuInit when the
+ * environment variable AGATE_FAKE_CUDA_TEST_KERNELS is 1, so tests outside C++
+ * (the command line's, the bindings') see the test modules compute. */
+int agate_fake_cuda_run_test_kernel(const char* entry, const uint64_t* params, int num_params, void* user);
 
 #ifdef __cplusplus
 }
