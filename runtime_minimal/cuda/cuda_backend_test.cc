@@ -565,6 +565,11 @@ TEST_F(CudaBackendTest, CorruptOrInconsistentCudaPayloadIsRefused) {
       {[](ModuleSpec& s) { s.kernels[0].cuda.grid = {1, 70000, 1}; }, AGATE_CORRUPT, "beyond CUDA's limits"},
       {[](ModuleSpec& s) { s.kernels[0].cuda.registers_per_thread = 300; }, AGATE_CORRUPT, "300 registers per thread"},
       {[](ModuleSpec& s) { s.kernels[0].has_cuda = false; }, AGATE_NOT_FOUND, "has no CUDA launch description"},
+      {[](ModuleSpec& s) {
+         s.arena_bytes += 8;
+         s.plan[1].args[0].offset = 8;
+       },
+       AGATE_CORRUPT, "arena offset 8, not 16-byte aligned"},
   };
   for (const Case& c : cases) {
     ModuleSpec spec = CudaAddSpec(CubinAndPtxImages());

@@ -83,6 +83,22 @@ agate_status_t CheckCudaKernel(const fb::Module& m, const fb::Kernel& kernel, ui
   return AGATE_OK;
 }
 
+// Kernels may access any parameter 16 bytes at a time; a misaligned address
+// would fault on the GPU and leave its context unusable, so it is refused here.
+// (Everything else a kernel receives comes from cuMemAlloc, 256-byte aligned.)
+agate_status_t CheckArenaAlignment(const fb::Module& m) {
+  for (flatbuffers::uoffset_t c = 0; c < m.plan()->size(); ++c) {
+    const auto& args = *m.plan()->Get(c)->args();
+    for (flatbuffers::uoffset_t a = 0; a < args.size(); ++a) {
+      if (args.Get(a)->kind() == fb::ArgKind::Arena && args.Get(a)->offset() % 16 != 0) {
+        return Fail(AGATE_CORRUPT) << "call " << c << " argument " << a << " is at arena offset "
+                                   << args.Get(a)->offset() << ", not 16-byte aligned as CUDA kernels need";
+      }
+    }
+  }
+  return AGATE_OK;
+}
+
 }  // namespace
 
 agate_status_t VerifyCudaPayload(const fb::Module& m) {
@@ -92,7 +108,7 @@ agate_status_t VerifyCudaPayload(const fb::Module& m) {
     status = CheckCudaKernel(m, *m.kernels()->Get(k), k);
     if (status != AGATE_OK) return status;
   }
-  return AGATE_OK;
+  return CheckArenaAlignment(m);
 }
 
 }  // namespace rt

@@ -12,7 +12,8 @@
 // duplicate (kind, arch); every launch is within CUDA's fixed limits (1024
 // threads per block, block z <= 64, grid x < 2^31, grid y and z <= 65535);
 // ptxas figures within what any GPU has (255 registers per thread, 48 KiB of
-// static shared memory). Image checksums are checked just before an image is
+// static shared memory); arena arguments 16-byte aligned (kernels may use
+// 128-bit accesses). Image checksums are checked just before an image is
 // handed to the driver (cuda_module.cc), like the host object's.
 #ifndef AGATE_RUNTIME_MINIMAL_CUDA_CUDA_VERIFY_H_
 #define AGATE_RUNTIME_MINIMAL_CUDA_CUDA_VERIFY_H_
