@@ -370,17 +370,22 @@ agate_status_t RunCudaExecutor(agate_executor* e, uint64_t* out_call_ns) {
   agate_status_t status = MakeCurrent(d, *s->device);
   if (status != AGATE_OK) return status;
   UpdateSlots(e, s);
-  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+  for (uint32_t i = 0; i < m.inputs()->size() && status == AGATE_OK; ++i) {
     const uint64_t bytes = TensorBytes(*m.inputs()->Get(i));
     if (e->input_on_device[i] || bytes == 0) continue;
     const cu::Result r = d.MemcpyHtoDAsync(s->staging[i], e->inputs[i], static_cast<size_t>(bytes), s->stream);
     if (r != cu::kSuccess) {
-      return CudaFail(d, r, "cuMemcpyHtoDAsync") << " of input " << i << " '" << m.inputs()->Get(i)->name()->c_str()
-                                                 << "' (" << bytes << " bytes)";
+      status = CudaFail(d, r, "cuMemcpyHtoDAsync") << " of input " << i << " '"
+                                                   << m.inputs()->Get(i)->name()->c_str() << "' (" << bytes
+                                                   << " bytes)";
     }
   }
-  if (out_call_ns != nullptr) return LaunchProfiled(e, s, out_call_ns);
-  status = LaunchPlan(e, s);
+  if (status == AGATE_OK && out_call_ns != nullptr) {
+    status = LaunchProfiled(e, s, out_call_ns);  // synchronizes when it succeeds
+    if (status == AGATE_OK) return AGATE_OK;
+  } else if (status == AGATE_OK) {
+    status = LaunchPlan(e, s);
+  }
   // Whatever was enqueued before a failure must finish before the caller may
   // touch its inputs again, so the stream is synchronized on every path.
   const cu::Result r = d.StreamSynchronize(s->stream);
