@@ -504,6 +504,20 @@ TEST_F(CudaBackendTest, ProfiledRunsTimeEachKernelWithEvents) {
   EXPECT_EQ(fake().Stats().events_recorded, 6u);
 }
 
+TEST_F(CudaBackendTest, ProfilingEventsThatCannotBeCreatedAreRetriedNextTime) {
+  LoadAndCreate(CudaAddSpec(CubinAndPtxImages()));
+  std::vector<float> x = Input(1);
+  DLTensor t = HostTensor(x.data());
+  ASSERT_EQ(agate_executor_set_input(executor_, 0, &t), AGATE_OK);
+  uint64_t ns[2] = {0, 0};
+  fake().fail_call("cuEventCreate", 1, kCudaOutOfMemory);  // the second of three events
+  EXPECT_EQ(agate_executor_run_profiled(executor_, ns, 2), AGATE_RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(Contains(Message(), "cuEventCreate: CUDA_ERROR_OUT_OF_MEMORY")) << Message();
+  ASSERT_EQ(agate_executor_run_profiled(executor_, ns, 2), AGATE_OK) << Message();
+  EXPECT_EQ(ns[0], 1020u);
+  ExpectAddResult(x);
+}
+
 TEST_F(CudaBackendTest, DeviceIndices) {
   int32_t count = 0;
   ASSERT_EQ(agate_runtime_device_count(kDLCUDA, &count), AGATE_OK) << Message();

@@ -229,8 +229,10 @@ agate_status_t LaunchProfiled(agate_executor* e, CudaExecutorState* s, uint64_t*
     if (s->events == nullptr) return Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the profiling events";
     for (uint32_t c = 0; c <= num_calls; ++c) {
       const cu::Result r = d.EventCreate(&s->events[c], cu::kEventDefault);
-      if (r != cu::kSuccess) {
-        s->events[c] = nullptr;
+      if (r != cu::kSuccess) {  // none kept: the next profiled run tries again
+        for (uint32_t made = 0; made < c; ++made) d.EventDestroy(s->events[made]);
+        free(s->events);
+        s->events = nullptr;
         return CudaFail(d, r, "cuEventCreate") << " for profiling";
       }
     }
