@@ -109,7 +109,9 @@ agate_status_t BuildModule(const uint8_t* data, size_t size, const fb::Module* f
   if (fbm->target_kind() == fb::TargetKind::Cuda) {
     if (device == nullptr) {
       return Fail(AGATE_UNAVAILABLE) << "module targets CUDA ('" << fbm->target()->c_str()
-                                     << "'); this runtime was built without the cuda profile";
+                                     << "'); this runtime was built without the cuda profile (or the module was "
+                                        "loaded in place: CUDA modules load with agate_module_load_from_file or "
+                                        "_from_memory)";
     }
     module->device = device;
     module->device_id = device_id;

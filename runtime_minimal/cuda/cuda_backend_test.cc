@@ -529,6 +529,15 @@ TEST_F(CudaBackendTest, DeviceIndices) {
   EXPECT_EQ(Load(bytes, 8), AGATE_OUT_OF_RANGE);
   EXPECT_TRUE(Contains(Message(), "CUDA device 8 does not exist: the driver sees 8 GPUs (0..7)")) << Message();
   EXPECT_EQ(Load(bytes, -1), AGATE_INVALID_ARGUMENT);
+  // The core profile's in-place loader runs CPU kernels only.
+  alignas(64) static uint8_t memory[4096];
+  std::vector<uint8_t> aligned(bytes.size() + 4096);
+  uint8_t* at = aligned.data() + (4096 - reinterpret_cast<uintptr_t>(aligned.data()) % 4096) % 4096;
+  std::memcpy(at, bytes.data(), bytes.size());
+  agate_module_t* in_place = nullptr;
+  EXPECT_EQ(agate_module_load_in_place(at, bytes.size(), nullptr, memory, sizeof(memory), &in_place),
+            AGATE_UNAVAILABLE);
+  EXPECT_TRUE(Contains(Message(), "CUDA modules load with agate_module_load_from_file")) << Message();
   // An old caller's smaller struct reads the device as 0.
   agate_module_options old{sizeof(uint32_t), 5};
   ASSERT_EQ(agate_module_load_from_memory_with_options(bytes.data(), bytes.size(), nullptr, &old, &module_), AGATE_OK);
