@@ -113,7 +113,8 @@ func (e *Executor) Run() error {
 	return call(func() C.agate_status_t { return C.agate_executor_run(e.handle) })
 }
 
-// Output returns a copy of output name from the last run.
+// Output returns a copy of output name from the last run (for a CUDA module,
+// copied from the GPU).
 func (e *Executor) Output(name string) (*Tensor, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -124,16 +125,121 @@ func (e *Executor) Output(name string) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var view C.DLTensor
-	if err := call(func() C.agate_status_t { return C.agate_executor_get_output(e.handle, index, &view) }); err != nil {
+	info := e.module.outputs[index]
+	data := make([]byte, info.Bytes)
+	shape := append([]int64(nil), info.Shape...)
+	var dataPtr unsafe.Pointer
+	if len(data) > 0 {
+		dataPtr = unsafe.Pointer(&data[0])
+	}
+	var shapePtr *C.int64_t
+	if len(shape) > 0 {
+		shapePtr = (*C.int64_t)(unsafe.Pointer(&shape[0]))
+	}
+	// Go pointers passed as arguments, written and read during the call only.
+	err = call(func() C.agate_status_t {
+		return C.agate_go_copy_output(e.handle, index, dataPtr, C.uint8_t(info.DType.Code), C.uint8_t(info.DType.Bits),
+			C.uint16_t(info.DType.Lanes), C.int32_t(len(shape)), shapePtr)
+	})
+	if err != nil {
 		return nil, err
 	}
-	info := e.module.outputs[index]
-	data := []byte{}
-	if info.Bytes > 0 {
-		data = C.GoBytes(unsafe.Add(view.data, uintptr(view.byte_offset)), C.int(info.Bytes))
+	return &Tensor{DType: info.DType, Shape: shape, Data: data}, nil
+}
+
+// bindDevice binds device memory at address as input or output index.
+func (e *Executor) bindDevice(name string, output bool, address uintptr) error {
+	if err := e.live(); err != nil {
+		return err
 	}
-	return &Tensor{DType: info.DType, Shape: append([]int64(nil), info.Shape...), Data: data}, nil
+	if !e.module.device.CUDA {
+		return newError(StatusUnsupported, "the module runs on the CPU: it takes no device memory")
+	}
+	index, err := e.find(name, output)
+	if err != nil {
+		return err
+	}
+	info := e.module.inputs
+	if output {
+		info = e.module.outputs
+	}
+	t := info[index]
+	shape := append([]int64(nil), t.Shape...)
+	var shapePtr *C.int64_t
+	if len(shape) > 0 {
+		shapePtr = (*C.int64_t)(unsafe.Pointer(&shape[0]))
+	}
+	isOutput := C.int(0)
+	if output {
+		isOutput = 1
+	}
+	err = call(func() C.agate_status_t {
+		return C.agate_go_bind_device(e.handle, isOutput, index, C.uint64_t(address), C.int32_t(e.module.device.ID),
+			C.uint8_t(t.DType.Code), C.uint8_t(t.DType.Bits), C.uint16_t(t.DType.Lanes), C.int32_t(len(shape)), shapePtr)
+	})
+	if err == nil && !output {
+		C.free(e.inputs[index]) // a host copy bound before is no longer read
+		e.inputs[index] = nil
+	}
+	return err
+}
+
+// SetInputDevicePtr binds input name to device memory of the module's GPU at
+// address (another executor's OutputDevicePtr, or a tensor of another CUDA
+// library): no copy. The runtime checks that the driver knows the address as
+// memory of that GPU, 16-byte aligned, with room for the input. The memory must
+// hold the input and stay allocated and unchanged until the last Run that reads
+// it has returned. StatusUnsupported for CPU modules. Runtime ABI 1.2.
+func (e *Executor) SetInputDevicePtr(name string, address uintptr) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bindDevice(name, false, address)
+}
+
+// SetOutputDevicePtr makes runs write output name into device memory of the
+// module's GPU at address (no copy), checked like SetInputDevicePtr; the memory
+// must stay allocated until ResetOutput or Close.
+func (e *Executor) SetOutputDevicePtr(name string, address uintptr) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bindDevice(name, true, address)
+}
+
+// ResetOutput makes runs write output name into the executor's own memory again.
+func (e *Executor) ResetOutput(name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return err
+	}
+	index, err := e.find(name, true)
+	if err != nil {
+		return err
+	}
+	return call(func() C.agate_status_t { return C.agate_executor_set_output(e.handle, index, nil) })
+}
+
+// OutputDevicePtr is the device address of output name on the module's GPU
+// (the executor's memory, or what SetOutputDevicePtr bound), overwritten by
+// each Run and valid until Close. StatusUnsupported for CPU modules.
+func (e *Executor) OutputDevicePtr(name string) (uintptr, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.live(); err != nil {
+		return 0, err
+	}
+	if !e.module.device.CUDA {
+		return 0, newError(StatusUnsupported, "the module runs on the CPU: its outputs are host memory")
+	}
+	index, err := e.find(name, true)
+	if err != nil {
+		return 0, err
+	}
+	var view C.DLTensor
+	if err := call(func() C.agate_status_t { return C.agate_executor_get_output(e.handle, index, &view) }); err != nil {
+		return 0, err
+	}
+	return uintptr(view.data) + uintptr(view.byte_offset), nil
 }
 
 // ArenaBytes is the memory this executor holds for intermediate tensors.
@@ -174,12 +280,12 @@ func (e *Executor) finalize() {
 // CallTime is one kernel call of a profiled run.
 type CallTime struct {
 	Kernel      string // the kernel the call ran
-	Nanoseconds uint64 // its wall time (monotonic clock, parallel loops included)
+	Nanoseconds uint64 // its wall time on CPUs (parallel loops included); its device time on GPUs
 }
 
 // RunProfiled runs the module once, like Run, timing every kernel call, and
-// returns the calls in plan order. Outputs are the same as after Run. CPU
-// modules only (StatusUnsupported for device modules). Runtime ABI 1.1.
+// returns the calls in plan order. Outputs are the same as after Run. Runtime
+// ABI 1.1 (CUDA modules, timed with CUDA events: 1.2).
 func (e *Executor) RunProfiled() ([]CallTime, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

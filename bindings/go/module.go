@@ -31,22 +31,45 @@ type Module struct {
 	executors int
 	closed    bool
 
+	device  Device
 	target  string
 	inputs  []TensorInfo
 	outputs []TensorInfo
+}
+
+// Device is where a module's kernels run: the CPU, or the GPU with CUDA ordinal ID.
+type Device struct {
+	CUDA bool // false: the host's CPUs
+	ID   int  // the CUDA ordinal (0 for the CPU)
+}
+
+// CUDADeviceCount is how many GPUs the runtime can run CUDA modules on;
+// StatusUnavailable (with the reason) without a driver or GPU. Runtime ABI 1.2.
+func CUDADeviceCount() (int, error) {
+	var n C.int32_t
+	err := call(func() C.agate_status_t { return C.agate_runtime_device_count(C.kDLCUDA, &n) })
+	return int(n), err
 }
 
 // LoadFile loads a module from a file, mapped read-only (constants used in
 // place). StatusNotFound when it does not exist, StatusCorrupt (or another
 // status, see runtime.h) when it is not a valid module.
 func LoadFile(path string) (*Module, error) {
+	return LoadFileOnDevice(path, 0)
+}
+
+// LoadFileOnDevice is LoadFile onto a device: a CUDA module onto the GPU with
+// CUDA ordinal deviceID (StatusOutOfRange when there is no such GPU,
+// StatusUnavailable with the reason without a driver or GPU); a CPU module
+// needs deviceID 0 (StatusInvalidArgument otherwise). Runtime ABI 1.2.
+func LoadFileOnDevice(path string, deviceID int) (*Module, error) {
 	if err := checkABI(); err != nil {
 		return nil, err
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var handle *C.agate_module_t
-	if err := call(func() C.agate_status_t { return C.agate_module_load_from_file(cpath, nil, &handle) }); err != nil {
+	if err := call(func() C.agate_status_t { return C.agate_go_load_file(cpath, C.int32_t(deviceID), &handle) }); err != nil {
 		return nil, err
 	}
 	return adopt(handle)
@@ -54,6 +77,11 @@ func LoadFile(path string) (*Module, error) {
 
 // LoadBytes loads a module from memory; the runtime copies the bytes.
 func LoadBytes(data []byte) (*Module, error) {
+	return LoadBytesOnDevice(data, 0)
+}
+
+// LoadBytesOnDevice is LoadBytes onto a device (see LoadFileOnDevice).
+func LoadBytesOnDevice(data []byte, deviceID int) (*Module, error) {
 	if err := checkABI(); err != nil {
 		return nil, err
 	}
@@ -65,7 +93,7 @@ func LoadBytes(data []byte) (*Module, error) {
 	}
 	var handle *C.agate_module_t
 	err := call(func() C.agate_status_t {
-		return C.agate_module_load_from_memory(p, C.size_t(len(data)), nil, &handle)
+		return C.agate_go_load_memory(p, C.size_t(len(data)), C.int32_t(deviceID), &handle)
 	})
 	if err != nil {
 		return nil, err
@@ -114,7 +142,12 @@ func tensorInfos(handle *C.agate_module_t, outputs bool) ([]TensorInfo, error) {
 func adopt(handle *C.agate_module_t) (*Module, error) {
 	m := &Module{handle: handle}
 	var target *C.char
-	err := call(func() C.agate_status_t { return C.agate_module_target(handle, &target) })
+	var where C.DLDevice
+	err := call(func() C.agate_status_t { return C.agate_module_device(handle, &where) })
+	if err == nil {
+		m.device = Device{CUDA: where.device_type == C.kDLCUDA, ID: int(where.device_id)}
+		err = call(func() C.agate_status_t { return C.agate_module_target(handle, &target) })
+	}
 	if err == nil {
 		m.target = C.GoString(target)
 		m.inputs, err = tensorInfos(handle, false)
@@ -132,6 +165,9 @@ func adopt(handle *C.agate_module_t) (*Module, error) {
 
 // Target is the target the module was compiled for, e.g. "llvm -mtriple=x86_64-linux-gnu".
 func (m *Module) Target() string { return m.target }
+
+// Device is where the module's kernels run.
+func (m *Module) Device() Device { return m.device }
 
 // Inputs describes the model's inputs in the module's order (a copy).
 func (m *Module) Inputs() []TensorInfo { return cloneInfos(m.inputs) }

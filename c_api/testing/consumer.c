@@ -73,6 +73,67 @@ static int run_once(agate_module_t* module, float* input, const unsigned char* e
   return 0;
 }
 
+/* Runtime ABI 1.2 on a CPU module: load options, the module's device, device
+ * counts, and an output written straight into the caller's (64-byte aligned) memory. */
+static int run_with_abi_1_2(const char* path, float* input, const unsigned char* expected, size_t expected_size) {
+  agate_module_t* module = NULL;
+  agate_executor_t* executor = NULL;
+  agate_module_options options;
+  agate_tensor_info info;
+  DLDevice device;
+  DLTensor tensor;
+  DLTensor output;
+  agate_status_t status;
+  int32_t count = -1;
+  unsigned char* block = NULL;
+  void* mine = NULL;
+  int failed = 0;
+
+  if ((status = agate_runtime_device_count(kDLCPU, &count)) != AGATE_OK || count != 1) return fail("cpu count", status);
+  status = agate_runtime_device_count(kDLCUDA, &count); /* no GPU here: unavailable, with the reason */
+  if (status != AGATE_OK && (status != AGATE_UNAVAILABLE || agate_last_error_message()[0] == '\0')) {
+    return fail("cuda count", status);
+  }
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.device_id = 1;
+  if (agate_module_load_from_file_with_options(path, NULL, &options, &module) != AGATE_INVALID_ARGUMENT) {
+    fprintf(stderr, "a CPU module on device 1 must be refused\n");
+    return 1;
+  }
+  options.device_id = 0;
+  if ((status = agate_module_load_from_file_with_options(path, NULL, &options, &module)) != AGATE_OK) {
+    return fail("load_from_file_with_options", status);
+  }
+  if ((status = agate_module_device(module, &device)) != AGATE_OK || device.device_type != kDLCPU) {
+    return fail("module_device", status);
+  }
+  if ((status = agate_module_output_info(module, 0, &info)) != AGATE_OK) return fail("output_info", status);
+  block = (unsigned char*)malloc((size_t)info.bytes + 64); /* C99: align by hand */
+  if (block == NULL) return 1;
+  mine = block + (64 - (size_t)((uintptr_t)block % 64)) % 64;
+  if ((status = agate_executor_create(module, NULL, &executor)) != AGATE_OK) return fail("executor_create", status);
+  memset(&tensor, 0, sizeof(tensor));
+  tensor.data = input;
+  tensor.device.device_type = kDLCPU;
+  tensor.ndim = info.ndim;
+  tensor.dtype = info.dtype;
+  tensor.shape = (int64_t*)info.shape;
+  if ((status = agate_executor_set_input(executor, 0, &tensor)) != AGATE_OK) return fail("set_input", status);
+  tensor.data = mine;
+  if ((status = agate_executor_set_output(executor, 0, &tensor)) != AGATE_OK) return fail("set_output", status);
+  if ((status = agate_executor_run(executor)) != AGATE_OK) return fail("run", status);
+  if ((status = agate_executor_get_output(executor, 0, &output)) != AGATE_OK) return fail("get_output", status);
+  if (output.data != mine || memcmp(mine, expected, expected_size) != 0) {
+    fprintf(stderr, "the output was not written into the caller's memory\n");
+    failed = 1;
+  }
+  agate_executor_free(executor);
+  agate_module_free(module);
+  free(block);
+  return failed;
+}
+
 int main(int argc, char** argv) {
   agate_module_t* module = NULL;
   agate_status_t status;
@@ -112,6 +173,7 @@ int main(int argc, char** argv) {
   }
   failed |= run_once(module, (float*)(void*)input, expected, expected_size);
   agate_module_free(module);
+  failed |= run_with_abi_1_2(argv[1], (float*)(void*)input, expected, expected_size);
 
   free(module_bytes);
   free(input);

@@ -7,6 +7,7 @@
 #include "core/serialize/content_hash.h"
 #include "core/serialize/module_metadata.h"
 #include "core/support/error.h"
+#include "runtime_minimal/core/verify.h"
 #include "runtime_minimal/schema/module_generated.h"
 
 namespace agate {
@@ -149,7 +150,7 @@ TEST(SerializeModuleTest, CudaModulesCarryAnImagePerKernel) {
     SerializeModule(spec);
     FAIL() << "a CUDA module without images must be refused";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("no CUDA image"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("no CUDA launch description"), std::string::npos) << e.message();
   }
   for (KernelSpec& k : spec.kernels) {
     k.has_cuda = true;
@@ -161,6 +162,46 @@ TEST(SerializeModuleTest, CudaModulesCarryAnImagePerKernel) {
   const fb::Module* m = fb::GetModule(bytes.data());
   EXPECT_EQ(m->kernels()->Get(0)->cuda()->grid()->x(), 4u);
   EXPECT_EQ(m->kernels()->Get(1)->cuda()->block()->x(), 128u);
+  EXPECT_EQ(m->format_minor(), 1u);
+  EXPECT_EQ(m->cuda_images(), nullptr);
+}
+
+TEST(SerializeModuleTest, CudaModulesWithOneImagePerArchitecture) {
+  ModuleSpec spec = SmallSpec();
+  spec.target = "cuda -arch=sm_90";
+  spec.target_kind = TargetKind::kCuda;
+  for (KernelSpec& k : spec.kernels) {
+    k.has_cuda = true;  // no image of its own: the entry k.name of the module's images
+    k.cuda.grid = {4, 1, 1};
+    k.cuda.block = {256, 1, 1};
+    k.cuda.registers_per_thread = 40;
+    k.cuda.static_shared_memory_bytes = 4096;
+  }
+  try {
+    SerializeModule(spec);
+    FAIL() << "a kernel with neither its own image nor the module's must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("neither its own (format 1.0) nor the module's (1.1)"), std::string::npos)
+        << e.message();
+  }
+  spec.cuda_images = {CudaImageSpec{CudaImageKind::kCubin, 90, {0x7f, 'E', 'L', 'F'}},
+                      CudaImageSpec{CudaImageKind::kPtx, 90, {'.', 'v', 'e', 'r'}}};
+  const std::vector<uint8_t> bytes = SerializeModule(spec);
+  const fb::Module* m = fb::GetModule(bytes.data());
+  ASSERT_NE(m->cuda_images(), nullptr);
+  ASSERT_EQ(m->cuda_images()->size(), 2u);
+  EXPECT_EQ(m->cuda_images()->Get(0)->kind(), fb::CudaImageKind::Cubin);
+  EXPECT_EQ(m->cuda_images()->Get(0)->arch(), 90u);
+  EXPECT_EQ(m->cuda_images()->Get(1)->kind(), fb::CudaImageKind::Ptx);
+  EXPECT_EQ(m->cuda_images()->Get(1)->image()->size(), 4u);
+  EXPECT_EQ(m->cuda_images()->Get(1)->fnv1a64(), rt::Fnv1a64(m->cuda_images()->Get(1)->image()->data(), 4));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m->cuda_images()->Get(0)->image()->data()) % 16, 0u);
+  EXPECT_EQ(m->kernels()->Get(0)->cuda()->image()->size(), 0u);
+  EXPECT_EQ(m->kernels()->Get(0)->cuda()->registers_per_thread(), 40u);
+  EXPECT_EQ(m->kernels()->Get(0)->cuda()->static_shared_memory_bytes(), 4096u);
+  // Duplicate architectures are ambiguous.
+  spec.cuda_images[1].kind = CudaImageKind::kCubin;
+  EXPECT_THROW(SerializeModule(spec), Error);
 }
 
 }  // namespace

@@ -176,22 +176,15 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
   const agate_module& module = *executor->module;
   const fb::Module& m = *module.fb;
   if (index >= m.inputs()->size()) return rt::Fail(AGATE_OUT_OF_RANGE) << "input " << index << " of " << m.inputs()->size();
+  if (module.device != nullptr) return module.device->set_input(executor, index, tensor);
   const fb::Tensor& info = *m.inputs()->Get(index);
-  // Device modules also take host tensors: the backend copies them in.
-  const bool host_tensor_ok = module.device != nullptr && tensor != nullptr && tensor->device.device_type == kDLCPU;
-  agate_status_t status =
-      rt::CheckTensorMatches(info, tensor, host_tensor_ok ? static_cast<int32_t>(kDLCPU) : DeviceTypeOf(module),
-                             "input", index);
+  agate_status_t status = rt::CheckTensorMatches(info, tensor, kDLCPU, "input", index);
   if (status != AGATE_OK) return status;
   // A NULL input slot means "not bound" (RunOnCpu); a zero-element tensor without storage is
   // bound to a byte that no kernel reads (its loops have no iterations).
   static uint8_t no_storage = 0;
   void* data = tensor->data != nullptr ? static_cast<uint8_t*>(tensor->data) + tensor->byte_offset : &no_storage;
   executor->inputs[index] = data;
-  if (module.device != nullptr) {  // the backend binds device arguments at run time
-    executor->input_on_device[index] = tensor->device.device_type != kDLCPU;
-    return AGATE_OK;
-  }
   void** slot = executor->args;
   for (uint32_t c = 0; c < module.facts.num_calls; ++c) {
     for (const fb::Arg* arg : *m.plan()->Get(c)->args()) {
@@ -204,7 +197,7 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
 
 AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor) {
   AGATE_REQUIRE_ARG(executor != nullptr, "executor is NULL");
-  if (executor->module->device != nullptr) return executor->module->device->run(executor);
+  if (executor->module->device != nullptr) return executor->module->device->run(executor, nullptr);
   return rt::RunPlanOnCpu(executor, nullptr, nullptr);
 }
 
@@ -217,7 +210,7 @@ AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, u
   const fb::Tensor& info = *m.outputs()->Get(index);
   out->data = executor->outputs[index];
   out->device.device_type = static_cast<DLDeviceType>(DeviceTypeOf(*executor->module));
-  out->device.device_id = 0;
+  out->device.device_id = executor->module->device_id;
   out->ndim = static_cast<int32_t>(info.shape()->size());
   out->dtype = rt::ToDLDataType(*info.dtype());
   out->shape = const_cast<int64_t*>(info.shape()->data());
@@ -232,11 +225,11 @@ AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, 
   if (index >= m.outputs()->size()) {
     return rt::Fail(AGATE_OUT_OF_RANGE) << "output " << index << " of " << m.outputs()->size();
   }
+  if (executor->module->device != nullptr) return executor->module->device->copy_output(executor, index, dst);
   const fb::Tensor& info = *m.outputs()->Get(index);
   agate_status_t status = rt::CheckTensorMatches(info, dst, kDLCPU, "output", index);
   if (status != AGATE_OK) return status;
   void* target = static_cast<uint8_t*>(dst->data) + dst->byte_offset;
-  if (executor->module->device != nullptr) return executor->module->device->copy_output(executor, index, target);
   // A zero-element output may have no storage on either side (NULL): memcpy must not see it.
   const size_t bytes = static_cast<size_t>(rt::TensorBytes(info));
   if (bytes != 0) memcpy(target, executor->outputs[index], bytes);

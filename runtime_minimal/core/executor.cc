@@ -37,7 +37,7 @@ size_t ExecutorTablesBytes(const agate_module& module) {
   bytes += sizeof(CallRecord) * module.facts.num_calls;
   bytes += sizeof(void*) * module.facts.total_args;
   bytes += sizeof(void*) * m.inputs()->size();
-  bytes += sizeof(uint8_t*) * m.outputs()->size();
+  bytes += 2 * sizeof(uint8_t*) * m.outputs()->size();  // outputs, own_outputs
   bytes += m.inputs()->size();  // input_on_device
   return AlignUp(bytes, 64);
 }
@@ -64,6 +64,8 @@ agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* 
   p += sizeof(void*) * m.inputs()->size();
   e->outputs = reinterpret_cast<uint8_t**>(p);
   p += sizeof(uint8_t*) * m.outputs()->size();
+  e->own_outputs = reinterpret_cast<uint8_t**>(p);
+  p += sizeof(uint8_t*) * m.outputs()->size();
   e->input_on_device = p;
 
   e->module = &module;
@@ -77,6 +79,7 @@ agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* 
   uint8_t* out = outputs_block;
   for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
     e->outputs[o] = out;
+    e->own_outputs[o] = out;
     out += AlignUp(static_cast<size_t>(TensorBytes(*m.outputs()->Get(o))), 64);
   }
   void** slot = e->args;

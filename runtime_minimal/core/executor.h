@@ -34,6 +34,8 @@ struct agate_executor {
   void** inputs;                 // bound input data, NULL until set
   uint8_t* input_on_device;      // device modules: 1 when the bound input is device memory
   uint8_t** outputs;             // output buffers (device pointers for device modules)
+  uint8_t** own_outputs;         // the executor's own output buffers (outputs[i] unless
+                                 // agate_executor_set_output bound the caller's memory)
   uint8_t* arena;
   uint64_t arena_bytes;
   uint8_t* workspace;

@@ -67,7 +67,9 @@ const char* LastMessage() {
 
 namespace {
 
-constexpr size_t kMessageCapacity = 256;
+// 512 bytes on 64-bit hosts, where messages name GPU driver calls, devices and
+// kernels; 256 on 32-bit targets (microcontrollers), where RAM is scarce.
+constexpr size_t kMessageCapacity = sizeof(void*) >= 8 ? 512 : 256;
 
 struct MessageBuffer {
   char text[kMessageCapacity];

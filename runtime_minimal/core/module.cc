@@ -76,12 +76,12 @@ agate_status_t LoadModuleInPlace(const uint8_t* data, size_t size, const agate_k
   ModuleFacts facts;
   agate_status_t status = VerifyModule(data, size, &fbm, &facts);
   if (status != AGATE_OK) return status;
-  return BuildModule(data, size, fbm, facts, table, source, device, memory, memory_bytes, out_module);
+  return BuildModule(data, size, fbm, facts, table, source, device, 0, memory, memory_bytes, out_module);
 }
 
 agate_status_t BuildModule(const uint8_t* data, size_t size, const fb::Module* fbm, const ModuleFacts& facts,
                            const agate_kernel_table* table, const KernelSource* source, const DeviceBackend* device,
-                           void* memory, size_t memory_bytes, agate_module** out_module) {
+                           int32_t device_id, void* memory, size_t memory_bytes, agate_module** out_module) {
   agate_status_t status = AGATE_OK;
   // Constants are used in place: their absolute addresses must be aligned too.
   if (reinterpret_cast<uintptr_t>(data) % facts.max_alignment != 0) {
@@ -108,10 +108,13 @@ agate_status_t BuildModule(const uint8_t* data, size_t size, const fb::Module* f
   }
   if (fbm->target_kind() == fb::TargetKind::Cuda) {
     if (device == nullptr) {
-      return Fail(AGATE_UNSUPPORTED) << "module targets CUDA ('" << fbm->target()->c_str()
-                                     << "'); this runtime was built without the cuda profile";
+      return Fail(AGATE_UNAVAILABLE) << "module targets CUDA ('" << fbm->target()->c_str()
+                                     << "'); this runtime was built without the cuda profile (or the module was "
+                                        "loaded in place: CUDA modules load with agate_module_load_from_file or "
+                                        "_from_memory)";
     }
     module->device = device;
+    module->device_id = device_id;
     status = device->load(module);
     if (status != AGATE_OK) return status;
     *out_module = module;

@@ -40,8 +40,11 @@ struct agate_module {
   // frees what it allocated, the module struct included.
   void (*release)(agate_module* module);
   void* owner;
-  // Set for modules whose kernels run on a device (the cuda profile).
+  // Set for modules whose kernels run on a device (the cuda profile): the
+  // backend, the device ordinal the module is loaded on, and what the backend
+  // loaded there (owned by the backend, freed by its unload hook).
   const agate::rt::DeviceBackend* device;
+  int32_t device_id;
   void* device_state;
 };
 
@@ -53,10 +56,12 @@ size_t ModuleInPlaceBytes(const fb::Module& module);
 
 // Builds a module verified by VerifyModule (fbm, facts) in `memory`: checks the
 // data's alignment and the memory, resolves kernels. Kernels come from `table`,
-// then `source` (either may be NULL); a device module (CUDA) needs `device`.
+// then `source` (either may be NULL); a device module (CUDA) needs `device`,
+// which loads it onto device ordinal `device_id` (ignored for CPU modules: the
+// host profile refuses a device id other than 0 for them).
 agate_status_t BuildModule(const uint8_t* data, size_t size, const fb::Module* fbm, const ModuleFacts& facts,
                            const agate_kernel_table* table, const KernelSource* source, const DeviceBackend* device,
-                           void* memory, size_t memory_bytes, agate_module** out_module);
+                           int32_t device_id, void* memory, size_t memory_bytes, agate_module** out_module);
 
 // Verifies data and builds the module in `memory`. Kernels come from `table`,
 // then `source` (either may be NULL); a device module (CUDA) needs `device`.

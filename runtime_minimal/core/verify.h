@@ -8,7 +8,10 @@
 // then the semantic checks the verifier cannot do: every plan argument inside
 // the arena or matching its tensor, every kernel index valid, payloads present
 // for the target, shapes and dtypes consistent. After VerifyModule succeeds the
-// executor indexes the module without further checks.
+// executor indexes the module without further checks. The CUDA payload (images,
+// launch geometry) is checked by the cuda profile before it loads a CUDA module
+// (runtime_minimal/cuda/cuda_verify.h): the core profile never runs one, and a
+// microcontroller should not pay flash for those checks.
 //
 // The compatibility rules are written in runtime_minimal/schema/module.fbs.
 #ifndef AGATE_RUNTIME_MINIMAL_CORE_VERIFY_H_
@@ -36,7 +39,7 @@ namespace rt {
 
 // The module format this runtime writes and reads (see module.fbs).
 constexpr uint32_t kFormatMajor = 1;
-constexpr uint32_t kFormatMinor = 0;
+constexpr uint32_t kFormatMinor = 1;  // 1.1: Module.cuda_images, CudaKernel register/shared figures
 // The oldest major this runtime still reads.
 constexpr uint32_t kOldestSupportedMajor = 1;
 // Largest alignment a constant or the arena may ask for (a page).

@@ -1,16 +1,16 @@
 // The cuda profile: CUDA modules through the CUDA driver API, opened at run time.
 //
-// Why dlopen instead of linking libcuda: the same runtime binary must start on
-// machines without a GPU or driver and say so (AGATE_UNAVAILABLE naming what is
-// missing) only when a CUDA module is loaded. The driver API (not the runtime
-// API) loads PTX/cubin images from memory and launches kernels with explicit
-// parameters, which is all a compiled module needs.
-//
-// A CUDA module's kernels each come with their image and launch geometry; a
-// kernel's parameters are the call's arguments as CUdeviceptr values. Constants
-// are copied to the device once per module; each executor owns its device arena,
-// outputs, input staging buffers and a stream. Host inputs are copied in at run
-// time; device inputs (kDLCUDA) are used in place.
+// Linking //runtime_minimal/cuda registers this backend with the host loader
+// (device_registry.h), so agate_module_load_* accepts CUDA modules. The pieces:
+//   driver.h        the driver, opened with dlopen once per process (AGATE_UNAVAILABLE
+//                   without one), its devices, its errors as statuses and messages;
+//   driver_api.h    our declarations of the driver ABI (no CUDA toolkit needed to build);
+//   cuda_verify.h   the CUDA payload checks (images, launch limits);
+//   image_choice.h  which of a module's images (cubin / PTX per arch) a GPU loads;
+//   cuda_module.h   one driver module per agate module, constants uploaded once;
+//   cuda_executor.h device memory, CUDA graph record/replay, host and device I/O,
+//                   profiling with CUDA events.
+// Tested without a GPU against the fake driver in testing/ (fake_cuda.h).
 #ifndef AGATE_RUNTIME_MINIMAL_CUDA_CUDA_BACKEND_H_
 #define AGATE_RUNTIME_MINIMAL_CUDA_CUDA_BACKEND_H_
 

@@ -1,6 +1,8 @@
-// The cuda profile: a CUDA module (hand-written PTX) runs on a GPU when there is
-// one; without a GPU or driver the same binary refuses it with AGATE_UNAVAILABLE
-// and a message naming what is missing.
+// The cuda profile on the real driver: CUDA modules (format 1.0 with
+// hand-written PTX, format 1.1 with the nvcc-built test images) run on a GPU
+// when there is one; without a GPU or driver the same binary refuses them with
+// AGATE_UNAVAILABLE and a message naming what is missing. (Without a GPU the
+// profile is tested against the fake driver: cuda_backend_test.)
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "agate/runtime.h"
 #include "core/serialize/serialize_module.h"
+#include "runtime_minimal/cuda/testing/cuda_test_modules.h"
 #include "runtime_minimal/testing/test_modules.h"
 
 namespace agate {
@@ -105,6 +108,39 @@ TEST(CudaProfileTest, RunsOnAGpuOrSaysWhyNot) {
   DLTensor view;
   ASSERT_EQ(agate_executor_get_output(executor, 0, &view), AGATE_OK);
   EXPECT_EQ(view.device.device_type, kDLCUDA);
+  agate_executor_free(executor);
+  agate_module_free(module);
+}
+
+// Format 1.1: the image for the machine's GPU (cubin sm_80 or PTX compute_75),
+// recorded as a CUDA graph and replayed, then profiled with CUDA events.
+TEST(CudaProfileTest, ModuleWideImagesRunOnAGpuOrSayWhyNot) {
+  const std::vector<uint8_t> bytes =
+      serialize::SerializeModule(testing::CudaAddSpec(testing::CubinAndPtxImages()));
+  agate_module_t* module = nullptr;
+  const agate_status_t status = agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module);
+  if (status == AGATE_UNAVAILABLE) GTEST_SKIP() << "no GPU here: " << agate_last_error_message();
+  ASSERT_EQ(status, AGATE_OK) << agate_last_error_message();
+  agate_executor_t* executor = nullptr;
+  ASSERT_EQ(agate_executor_create(module, nullptr, &executor), AGATE_OK) << agate_last_error_message();
+  std::vector<float> x(kN);
+  for (int i = 0; i < kN; ++i) x[i] = static_cast<float>(i % 5);
+  int64_t shape[1] = {kN};
+  DLTensor t{x.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  ASSERT_EQ(agate_executor_set_input(executor, 0, &t), AGATE_OK) << agate_last_error_message();
+  for (int run = 0; run < 3; ++run) {  // recorded as a CUDA graph, then replayed
+    ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << agate_last_error_message();
+    std::vector<float> y(kN);
+    DLTensor out{y.data(), {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, nullptr, 0};
+    ASSERT_EQ(agate_executor_copy_output(executor, 0, &out), AGATE_OK) << agate_last_error_message();
+    for (int i = 0; i < kN; ++i) ASSERT_EQ(y[i], testing::CudaAddExpected(x[i], i)) << i;
+  }
+  DLTensor view;
+  ASSERT_EQ(agate_executor_get_output(executor, 0, &view), AGATE_OK);
+  EXPECT_EQ(view.device.device_type, kDLCUDA);
+  uint64_t ns[2] = {0, 0};
+  ASSERT_EQ(agate_executor_run_profiled(executor, ns, 2), AGATE_OK) << agate_last_error_message();
+  EXPECT_GT(ns[0] + ns[1], 0u);
   agate_executor_free(executor);
   agate_module_free(module);
 }

@@ -4,7 +4,8 @@
 //
 // Both loaders are exercised: in place with the static kernel table (the core
 // profile's path, what a microcontroller runs) and from memory (the host path,
-// including the embedded object's checksum, ELF check and dlopen). Plans are not
+// including the embedded object's checksum, ELF check and dlopen; CUDA modules
+// through the cuda profile's payload checks, then refused for want of a driver). Plans are not
 // run: a module is trusted to describe its own kernels (Kernel.param_bytes), which
 // a fuzzer can rewrite consistently; verification guarantees every argument lies
 // inside the buffer it names.
@@ -16,6 +17,10 @@
 #include "runtime_minimal/testing/test_modules.h"
 
 namespace {
+
+// CUDA modules are checked (cuda_verify) but never handed to a driver: the
+// fuzzer opens none, whatever the machine has.
+const bool kNoCudaDriver = setenv("AGATE_CUDA_DRIVER", "/nonexistent/agate-loader-fuzzer-opens-no-cuda-driver", 1) == 0;
 
 void Inspect(agate_module_t* module) {
   uint32_t inputs = 0, outputs = 0;

@@ -4,6 +4,7 @@
 
 #include "core/serialize/serialize_module.h"
 #include "core/support/file.h"
+#include "runtime_minimal/cuda/testing/cuda_test_modules.h"
 #include "runtime_minimal/testing/test_modules.h"
 
 int main(int argc, char** argv) {
@@ -11,7 +12,7 @@ int main(int argc, char** argv) {
   namespace t = agate::testing;
   const agate::serialize::ModuleSpec specs[] = {
       t::MlpSpec(TargetKind::kMicro), t::WorkspaceSpec(TargetKind::kMicro), t::NoopChainSpec(TargetKind::kMicro, 8),
-      t::MlpSpec(TargetKind::kHostCpu),
+      t::MlpSpec(TargetKind::kHostCpu),     t::CudaAddSpec(t::CubinAndPtxImages()),
   };
   const int count = sizeof(specs) / sizeof(specs[0]);
   if (argc != count + 1) {

@@ -61,7 +61,7 @@ const char* ErrnoText(int error, char* buffer, size_t size) {
 // Verifies, opens the embedded kernels and builds the module; takes `owner`
 // (its bytes already set) and frees it on failure.
 agate_status_t LoadOwned(HostModule* owner, const uint8_t* data, size_t size, const agate_kernel_table* kernels,
-                         agate_module_t** out_module) {
+                         int32_t device_id, agate_module_t** out_module) {
   const fb::Module* fbm = nullptr;
   rt::ModuleFacts facts;
   agate_status_t status = rt::VerifyModule(data, size, &fbm, &facts);
@@ -79,10 +79,14 @@ agate_status_t LoadOwned(HostModule* owner, const uint8_t* data, size_t size, co
     if (owner->memory == nullptr) status = rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the module";
   }
   agate_module* module = nullptr;
+  if (status == AGATE_OK && device_id != 0 && fbm->target_kind() != fb::TargetKind::Cuda) {
+    status = rt::Fail(AGATE_INVALID_ARGUMENT) << "device " << device_id << " was asked for, but the module runs on the "
+                                              << "CPU ('" << fbm->target()->c_str() << "')";
+  }
   if (status == AGATE_OK) {
     const rt::DeviceBackend* device = fbm->target_kind() == fb::TargetKind::Cuda ? rt::CudaBackend() : nullptr;
-    status = rt::BuildModule(data, size, fbm, facts, kernels, has_object ? &source : nullptr, device, owner->memory,
-                             memory_bytes, &module);
+    status = rt::BuildModule(data, size, fbm, facts, kernels, has_object ? &source : nullptr, device, device_id,
+                             owner->memory, memory_bytes, &module);
   }
   if (status != AGATE_OK) {
     ReleaseHostModule(owner);
@@ -125,12 +129,22 @@ agate_status_t AllocateExact(size_t bytes, size_t alignment, const char* what, v
   return AGATE_OK;
 }
 
-}  // namespace
+// The options' device id (fields past the caller's struct_size read as zero).
+agate_status_t ReadModuleOptions(const agate_module_options* options, int32_t* out_device_id) {
+  *out_device_id = 0;
+  if (options == nullptr) return AGATE_OK;
+  if (options->struct_size < sizeof(uint32_t)) {
+    return rt::Fail(AGATE_INVALID_ARGUMENT) << "agate_module_options.struct_size is " << options->struct_size;
+  }
+  if (options->struct_size >= offsetof(agate_module_options, device_id) + sizeof(int32_t)) {
+    *out_device_id = options->device_id;
+  }
+  if (*out_device_id < 0) return rt::Fail(AGATE_INVALID_ARGUMENT) << "device_id is " << *out_device_id;
+  return AGATE_OK;
+}
 
-extern "C" {
-
-AGATE_API agate_status_t agate_module_load_from_memory(const void* data, size_t size, const agate_kernel_table* kernels,
-                                                       agate_module_t** out_module) {
+agate_status_t LoadFromMemory(const void* data, size_t size, const agate_kernel_table* kernels, int32_t device_id,
+                              agate_module_t** out_module) {
   if (out_module == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_module is NULL";
   if (data == nullptr && size != 0) return rt::Fail(AGATE_INVALID_ARGUMENT) << "module data is NULL";
   HostModule* owner = new (std::nothrow) HostModule();
@@ -142,11 +156,11 @@ AGATE_API agate_status_t agate_module_load_from_memory(const void* data, size_t 
     return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate " << size << " bytes for the module";
   }
   if (size != 0) memcpy(owner->copy, data, size);
-  return LoadOwned(owner, static_cast<const uint8_t*>(owner->copy), size, kernels, out_module);
+  return LoadOwned(owner, static_cast<const uint8_t*>(owner->copy), size, kernels, device_id, out_module);
 }
 
-AGATE_API agate_status_t agate_module_load_from_file(const char* path, const agate_kernel_table* kernels,
-                                                     agate_module_t** out_module) {
+agate_status_t LoadFromFile(const char* path, const agate_kernel_table* kernels, int32_t device_id,
+                            agate_module_t** out_module) {
   if (out_module == nullptr || path == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "path or out_module is NULL";
   char error_text[128];
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -178,7 +192,100 @@ AGATE_API agate_status_t agate_module_load_from_file(const char* path, const aga
   }
   owner->mapping = mapping;
   owner->mapping_bytes = size;
-  return LoadOwned(owner, static_cast<const uint8_t*>(mapping), size, kernels, out_module);
+  return LoadOwned(owner, static_cast<const uint8_t*>(mapping), size, kernels, device_id, out_module);
+}
+
+// Binds output `index` of a CPU module to `tensor` (NULL: its own buffer again).
+agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* tensor) {
+  const agate_module& module = *e->module;
+  const fb::Module& m = *module.fb;
+  uint8_t* data = e->own_outputs[index];
+  if (tensor != nullptr) {
+    agate_status_t status = rt::CheckTensorMatches(*m.outputs()->Get(index), tensor, kDLCPU, "output", index);
+    if (status != AGATE_OK) return status;
+    // A zero-element output may have no storage: it keeps the executor's own pointer.
+    if (tensor->data != nullptr) data = static_cast<uint8_t*>(tensor->data) + tensor->byte_offset;
+    // The executor's own outputs are 64-byte aligned; kernels may rely on that.
+    if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+      return rt::Fail(AGATE_INVALID_ARGUMENT) << "output " << index << " '" << m.outputs()->Get(index)->name()->c_str()
+                                              << "' memory is not 64-byte aligned, which kernels may rely on";
+    }
+  }
+  e->outputs[index] = data;
+  void** slot = e->args;
+  for (uint32_t c = 0; c < module.facts.num_calls; ++c) {
+    for (const fb::Arg* arg : *m.plan()->Get(c)->args()) {
+      if (arg->kind() == fb::ArgKind::Output && arg->index() == index) *slot = data;
+      ++slot;
+    }
+  }
+  return AGATE_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+AGATE_API agate_status_t agate_module_load_from_memory(const void* data, size_t size, const agate_kernel_table* kernels,
+                                                       agate_module_t** out_module) {
+  return LoadFromMemory(data, size, kernels, 0, out_module);
+}
+
+AGATE_API agate_status_t agate_module_load_from_file(const char* path, const agate_kernel_table* kernels,
+                                                     agate_module_t** out_module) {
+  return LoadFromFile(path, kernels, 0, out_module);
+}
+
+AGATE_API agate_status_t agate_module_load_from_memory_with_options(const void* data, size_t size,
+                                                                    const agate_kernel_table* kernels,
+                                                                    const agate_module_options* options,
+                                                                    agate_module_t** out_module) {
+  int32_t device_id = 0;
+  const agate_status_t status = ReadModuleOptions(options, &device_id);
+  if (status != AGATE_OK) return status;
+  return LoadFromMemory(data, size, kernels, device_id, out_module);
+}
+
+AGATE_API agate_status_t agate_module_load_from_file_with_options(const char* path, const agate_kernel_table* kernels,
+                                                                  const agate_module_options* options,
+                                                                  agate_module_t** out_module) {
+  int32_t device_id = 0;
+  const agate_status_t status = ReadModuleOptions(options, &device_id);
+  if (status != AGATE_OK) return status;
+  return LoadFromFile(path, kernels, device_id, out_module);
+}
+
+AGATE_API agate_status_t agate_module_device(const agate_module_t* module, DLDevice* out_device) {
+  if (module == nullptr || out_device == nullptr) {
+    return rt::Fail(AGATE_INVALID_ARGUMENT) << "module or out_device is NULL";
+  }
+  out_device->device_type =
+      module->device != nullptr ? static_cast<DLDeviceType>(module->device->device_type) : kDLCPU;
+  out_device->device_id = module->device_id;
+  return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_runtime_device_count(int32_t device_type, int32_t* out_count) {
+  if (out_count == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_count is NULL";
+  if (device_type == kDLCPU) {
+    *out_count = 1;
+    return AGATE_OK;
+  }
+  if (device_type != kDLCUDA) {
+    return rt::Fail(AGATE_UNSUPPORTED) << "this runtime runs modules on CPUs (DLPack device type " << static_cast<int32_t>(kDLCPU)
+                                       << ") and CUDA GPUs (" << static_cast<int32_t>(kDLCUDA) << "), not on device type " << device_type;
+  }
+  const rt::DeviceBackend* cuda = rt::CudaBackend();
+  if (cuda == nullptr) return rt::Fail(AGATE_UNAVAILABLE) << "this runtime was built without the cuda profile";
+  return cuda->device_count(out_count);
+}
+
+AGATE_API agate_status_t agate_executor_set_output(agate_executor_t* executor, uint32_t index, const DLTensor* tensor) {
+  if (executor == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "executor is NULL";
+  const uint32_t num_outputs = executor->module->fb->outputs()->size();
+  if (index >= num_outputs) return rt::Fail(AGATE_OUT_OF_RANGE) << "output " << index << " of " << num_outputs;
+  if (executor->module->device != nullptr) return executor->module->device->set_output(executor, index, tensor);
+  return SetCpuOutput(executor, index, tensor);
 }
 
 AGATE_API agate_status_t agate_executor_create(const agate_module_t* module, const agate_executor_options* options,
@@ -273,9 +380,7 @@ AGATE_API agate_status_t agate_executor_run_profiled(agate_executor_t* executor,
     return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_call_ns holds " << count << " entries; the plan has " << num_calls
                                             << " calls";
   }
-  if (executor->module->device != nullptr) {
-    return rt::Fail(AGATE_UNSUPPORTED) << "per-call profiling of device modules is not implemented";
-  }
+  if (executor->module->device != nullptr) return executor->module->device->run(executor, out_call_ns);
   return rt::RunPlanOnCpu(executor, MonotonicNs, out_call_ns);
 }
 

@@ -179,14 +179,14 @@ TEST(CorruptModuleTest, AHostObjectForAnotherMachineIsAVersionMismatch) {
   EXPECT_NE(Message().find("not an ELF file"), std::string::npos) << Message();
 }
 
-TEST(CorruptModuleTest, ACudaModuleWithoutTheCudaProfileIsUnsupported) {
+TEST(CorruptModuleTest, ACudaModuleWithoutTheCudaProfileIsUnavailable) {
   serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kCuda);
   spec.target = "cuda -arch=sm_90";
   for (serialize::KernelSpec& k : spec.kernels) {
     k.has_cuda = true;
     k.cuda.image = {'/', '/', ' ', 'p', 't', 'x'};
   }
-  EXPECT_EQ(Load(serialize::SerializeModule(spec)), AGATE_UNSUPPORTED);
+  EXPECT_EQ(Load(serialize::SerializeModule(spec)), AGATE_UNAVAILABLE);
   EXPECT_NE(Message().find("built without the cuda profile"), std::string::npos) << Message();
 }
 

@@ -63,6 +63,58 @@ TEST(HostProfileTest, LoadsFromAFileAndRunsEmbeddedKernels) {
   EXPECT_EQ(agate_module_free(module), AGATE_OK);
 }
 
+// Runtime ABI 1.2 on the CPU: an output written into the caller's memory, refused
+// when misaligned or mismatched (the previous binding stays), unbound with NULL.
+TEST(HostProfileTest, OutputsWrittenIntoTheCallersMemory) {
+  std::vector<uint8_t> bytes = serialize::SerializeModule(testing::MlpSpec(TargetKind::kHostCpu));
+  agate_module_t* module = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module), AGATE_OK) << Message();
+  agate_executor_t* executor = nullptr;
+  ASSERT_EQ(agate_executor_create(module, nullptr, &executor), AGATE_OK) << Message();
+  std::vector<float> x = testing::MlpInput(4);
+  int64_t shape[2];
+  DLTensor in = testing::MatrixTensor(x.data(), shape);
+  ASSERT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_OK) << Message();
+  alignas(64) float mine[AGATE_TEST_VEC + 16] = {};
+  int64_t out_shape[2];
+  DLTensor misaligned = testing::MatrixTensor(mine + 1, out_shape);
+  EXPECT_EQ(agate_executor_set_output(executor, 0, &misaligned), AGATE_INVALID_ARGUMENT);
+  EXPECT_NE(Message().find("not 64-byte aligned"), std::string::npos) << Message();
+  DLTensor out = testing::MatrixTensor(mine, out_shape);
+  out.dtype.bits = 64;
+  EXPECT_EQ(agate_executor_set_output(executor, 0, &out), AGATE_INVALID_ARGUMENT);
+  EXPECT_EQ(agate_executor_set_output(executor, 1, &out), AGATE_OUT_OF_RANGE);
+  out.dtype.bits = 32;
+  ASSERT_EQ(agate_executor_set_output(executor, 0, &out), AGATE_OK) << Message();
+  ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << Message();
+  const std::vector<float> expected = testing::MlpReference(x);
+  EXPECT_EQ(std::vector<float>(mine, mine + AGATE_TEST_VEC), expected);
+  DLTensor view;
+  ASSERT_EQ(agate_executor_get_output(executor, 0, &view), AGATE_OK);
+  EXPECT_EQ(view.data, mine);
+  ASSERT_EQ(agate_executor_set_output(executor, 0, nullptr), AGATE_OK);
+  std::fill(mine, mine + AGATE_TEST_VEC, 0.0f);
+  const std::vector<float> next = testing::MlpInput(5);
+  std::copy(next.begin(), next.end(), x.begin());  // the bound input's memory, changed in place
+  ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << Message();
+  EXPECT_EQ(mine[3], 0.0f) << "unbound: the caller's memory is no longer written";
+  ASSERT_EQ(agate_executor_get_output(executor, 0, &view), AGATE_OK);
+  EXPECT_NE(view.data, mine);
+  EXPECT_EQ(std::vector<float>(static_cast<float*>(view.data), static_cast<float*>(view.data) + AGATE_TEST_VEC),
+            testing::MlpReference(x));
+  agate_executor_free(executor);
+  // A CPU module runs on the host only.
+  agate_module_options options{sizeof(agate_module_options), 2};
+  agate_module_t* other = nullptr;
+  EXPECT_EQ(agate_module_load_from_memory_with_options(bytes.data(), bytes.size(), nullptr, &options, &other),
+            AGATE_INVALID_ARGUMENT);
+  EXPECT_NE(Message().find("device 2 was asked for, but the module runs on the CPU"), std::string::npos) << Message();
+  DLDevice where{};
+  ASSERT_EQ(agate_module_device(module, &where), AGATE_OK);
+  EXPECT_EQ(where.device_type, kDLCPU);
+  agate_module_free(module);
+}
+
 TEST(HostProfileTest, LoadsFromMemoryWithACopy) {
   std::vector<uint8_t> bytes = serialize::SerializeModule(testing::MlpSpec(TargetKind::kHostCpu));
   agate_module_t* module = nullptr;

@@ -34,9 +34,11 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-ModuleRunner::ModuleRunner(const std::string& path, int num_threads) {
+ModuleRunner::ModuleRunner(const std::string& path, int num_threads, int device) {
   if (num_threads > 0) Check(agate_runtime_set_num_threads(num_threads), "setting the thread count");
-  Check(agate_module_load_from_file(path.c_str(), nullptr, &module_), "cannot load module '" + path + "'");
+  agate_module_options options{sizeof(agate_module_options), device};
+  Check(agate_module_load_from_file_with_options(path.c_str(), nullptr, &options, &module_),
+        "cannot load module '" + path + "'");
   uint32_t n = 0;
   Check(agate_module_num_inputs(module_, &n), "module inputs");
   for (uint32_t i = 0; i < n; ++i) {
@@ -62,6 +64,12 @@ std::string ModuleRunner::target() const {
   const char* target = nullptr;
   Check(agate_module_target(module_, &target), "module target");
   return target;
+}
+
+std::string ModuleRunner::device() const {
+  DLDevice where{};
+  Check(agate_module_device(module_, &where), "module device");
+  return where.device_type == kDLCPU ? "cpu" : "cuda:" + std::to_string(where.device_id);
 }
 
 uint64_t ModuleRunner::arena_bytes() const {
@@ -125,11 +133,16 @@ std::vector<uint64_t> ModuleRunner::RunProfiled() {
 std::vector<npz::Array> ModuleRunner::Outputs() const {
   std::vector<npz::Array> out;
   for (uint32_t i = 0; i < outputs_.size(); ++i) {
-    DLTensor tensor;
-    Check(agate_executor_get_output(executor_, i, &tensor), "output '" + outputs_[i].name + "'");
     npz::Array array{outputs_[i].name, outputs_[i].dtype, outputs_[i].shape, {}};
-    const uint8_t* bytes = static_cast<const uint8_t*>(tensor.data) + tensor.byte_offset;
-    array.data.assign(bytes, bytes + array.num_elements() * array.dtype.element_bytes());
+    array.data.resize(array.num_elements() * array.dtype.element_bytes());
+    DLTensor tensor;
+    std::memset(&tensor, 0, sizeof(tensor));
+    tensor.data = array.data.empty() ? nullptr : array.data.data();
+    tensor.device = DLDevice{kDLCPU, 0};
+    tensor.ndim = static_cast<int32_t>(array.shape.size());
+    tensor.dtype = ToDLPack(array.dtype);
+    tensor.shape = array.shape.data();
+    Check(agate_executor_copy_output(executor_, i, &tensor), "output '" + outputs_[i].name + "'");
     out.push_back(std::move(array));
   }
   return out;

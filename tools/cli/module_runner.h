@@ -26,9 +26,10 @@ struct TensorDescription {
 
 class ModuleRunner {
  public:
-  // Loads and verifies the module (mmap, zero-copy constants). Throws agate::Error with the
-  // runtime's status and message.
-  ModuleRunner(const std::string& path, int num_threads);
+  // Loads and verifies the module (mmap, zero-copy constants); a CUDA module onto GPU
+  // `device` (CPU modules take only 0). Throws agate::Error with the runtime's status and
+  // message (kUnavailable naming what is missing for a CUDA module without a GPU).
+  ModuleRunner(const std::string& path, int num_threads, int device = 0);
   ~ModuleRunner();
   ModuleRunner(const ModuleRunner&) = delete;
   ModuleRunner& operator=(const ModuleRunner&) = delete;
@@ -37,6 +38,8 @@ class ModuleRunner {
   const std::vector<TensorDescription>& outputs() const { return outputs_; }
   std::string target() const;
   uint64_t arena_bytes() const;
+  // Where the kernels run: "cpu" or "cuda:N".
+  std::string device() const;
 
   // Binds arrays to inputs by name. Every input must be given once, with its exact dtype
   // and shape; an unknown name, a missing input or a mismatch is kInvalidArgument naming it.
@@ -46,8 +49,10 @@ class ModuleRunner {
 
   // The kernel each plan call runs, in plan order.
   std::vector<std::string> CallKernelNames() const;
-  // One run with per-call wall times (ns, plan order): agate_executor_run_profiled.
+  // One run with per-call times (ns, plan order): agate_executor_run_profiled (wall
+  // times on CPUs, device times between CUDA events on GPUs).
   std::vector<uint64_t> RunProfiled();
+  // The outputs copied to host memory (agate_executor_copy_output), also from a GPU.
   std::vector<npz::Array> Outputs() const;
 
   // Random inputs of the right shapes and dtypes (uniform [0, 1) for floats), deterministic in `seed`.

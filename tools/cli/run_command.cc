@@ -1,5 +1,5 @@
 // agate run MODEL.agm [--inputs in.npz] [--outputs out.npz] [--repeat N] [--number M]
-//           [--print-time] [--json] [--profile] [--seed S] [--threads T]
+//           [--print-time] [--json] [--profile] [--seed S] [--threads T] [--device N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,10 +27,11 @@ struct RunFlags {
   bool profile = false;
   uint64_t seed = 0;
   int threads = 0;
+  int device = 0;
 };
 
 int RunRun(const RunFlags& flags) {
-  ModuleRunner runner(flags.module, flags.threads);
+  ModuleRunner runner(flags.module, flags.threads, flags.device);
   std::vector<npz::Array> inputs = flags.inputs.empty() ? runner.RandomInputs(flags.seed) : npz::Load(flags.inputs);
   runner.BindInputs(inputs);
   runner.Run();  // the first run also checks the module runs at all
@@ -44,6 +45,7 @@ int RunRun(const RunFlags& flags) {
   if (flags.profile) {
     std::vector<std::vector<uint64_t>> runs;
     for (int r = 0; r < flags.repeat; ++r) runs.push_back(runner.RunProfiled());
+    if (runner.device() != "cpu") std::cout << "Device times on " << runner.device() << " (CUDA events).\n";
     std::cout << ProfileTable(runner.CallKernelNames(), runs);
   }
   if (!flags.json && !flags.profile && flags.outputs.empty()) {
@@ -71,6 +73,9 @@ CommandRunner RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--seed", flags->seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--threads", flags->threads, "threads (default: AGATE_NUM_THREADS or the physical cores)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", flags->device, "CUDA modules: the GPU to run on (CUDA device ordinal)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   return [flags] { return RunRun(*flags); };
 }
 

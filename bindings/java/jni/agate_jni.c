@@ -319,25 +319,169 @@ NATIVE(void, executorRun)(JNIEnv* env, jclass cls, jlong executor) {
   check(env, agate_executor_run(as_executor(executor)->executor));
 }
 
-/* A copy of output `index`'s bytes (dtype and shape are the module's). */
+/* A copy of output `index`'s bytes (dtype and shape are the module's), copied
+ * with agate_executor_copy_output, so also from a GPU. */
 NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, jint index) {
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
-  DLTensor view;
+  DLTensor host;
   jbyteArray result;
+  void* buffer = NULL;
+  agate_status_t status;
   (void)cls;
   if (index < 0) {
     throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
     return NULL;
   }
   if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return NULL;
-  if (check(env, agate_executor_get_output(e->executor, (uint32_t)index, &view))) return NULL;
-  result = (*env)->NewByteArray(env, (jsize)info.bytes);
-  if (result == NULL) return NULL;
-  if (info.bytes != 0) {
-    (*env)->SetByteArrayRegion(env, result, 0, (jsize)info.bytes, (const jbyte*)view.data + view.byte_offset);
+  if (posix_memalign(&buffer, 64, info.bytes == 0 ? 1 : (size_t)info.bytes) != 0) {
+    throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "cannot allocate the output's copy");
+    return NULL;
   }
+  memset(&host, 0, sizeof(host));
+  host.data = buffer;
+  host.device.device_type = kDLCPU;
+  host.ndim = info.ndim;
+  host.dtype = info.dtype;
+  host.shape = (int64_t*)info.shape; /* read during the call only */
+  status = agate_executor_copy_output(e->executor, (uint32_t)index, &host);
+  result = status == AGATE_OK ? (*env)->NewByteArray(env, (jsize)info.bytes) : NULL;
+  if (result != NULL && info.bytes != 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)info.bytes, (const jbyte*)buffer);
+  }
+  free(buffer);
+  check(env, status);
   return result;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Devices (runtime ABI 1.2) */
+
+static agate_module_options module_options(jint device_id) {
+  agate_module_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.device_id = device_id;
+  return options;
+}
+
+NATIVE(jlong, moduleLoadFileOnDevice)(JNIEnv* env, jclass cls, jstring path, jint device_id) {
+  agate_module_t* module = NULL;
+  agate_module_options options = module_options(device_id);
+  agate_status_t status;
+  const char* chars;
+  (void)cls;
+  if (path == NULL) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "module path is null");
+    return 0;
+  }
+  chars = (*env)->GetStringUTFChars(env, path, NULL);
+  if (chars == NULL) return 0;
+  status = agate_module_load_from_file_with_options(chars, NULL, &options, &module);
+  (*env)->ReleaseStringUTFChars(env, path, chars);
+  if (check(env, status)) return 0;
+  return (jlong)(intptr_t)module;
+}
+
+NATIVE(jlong, moduleLoadBytesOnDevice)(JNIEnv* env, jclass cls, jbyteArray data, jint device_id) {
+  agate_module_t* module = NULL;
+  agate_module_options options = module_options(device_id);
+  agate_status_t status;
+  jbyte* bytes;
+  (void)cls;
+  if (data == NULL) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "module bytes are null");
+    return 0;
+  }
+  bytes = (*env)->GetByteArrayElements(env, data, NULL);
+  if (bytes == NULL) return 0;
+  status = agate_module_load_from_memory_with_options(bytes, (size_t)(*env)->GetArrayLength(env, data), NULL,
+                                                      &options, &module);
+  (*env)->ReleaseByteArrayElements(env, data, bytes, JNI_ABORT);
+  if (check(env, status)) return 0;
+  return (jlong)(intptr_t)module;
+}
+
+/* The module's device as (device_type << 32) | device_id (DLPack types: 1 CPU, 2 CUDA). */
+NATIVE(jlong, moduleDevice)(JNIEnv* env, jclass cls, jlong module) {
+  DLDevice device;
+  (void)cls;
+  if (check(env, agate_module_device(as_module(module), &device))) return 0;
+  return ((jlong)device.device_type << 32) | (jlong)(uint32_t)device.device_id;
+}
+
+NATIVE(jint, cudaDeviceCount)(JNIEnv* env, jclass cls) {
+  int32_t count = 0;
+  (void)cls;
+  check(env, agate_runtime_device_count(kDLCUDA, &count));
+  return count;
+}
+
+/* Binds CUDA device memory at `address` as input or output `index` (address 0
+ * with output: the executor's own memory again). The module's info gives dtype
+ * and shape. On failure the previous binding stays. */
+static void bind_device(JNIEnv* env, jni_executor* e, int output, jint index, jlong address) {
+  agate_tensor_info info;
+  DLDevice device;
+  DLTensor tensor;
+  agate_status_t status;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "index out of range");
+    return;
+  }
+  if (output && address == 0) {
+    check(env, agate_executor_set_output(e->executor, (uint32_t)index, NULL));
+    return;
+  }
+  if (check(env, agate_module_device(e->module, &device))) return;
+  if (device.device_type != kDLCUDA) {
+    throw_agate(env, AGATE_UNSUPPORTED, "the module runs on the CPU: it takes no device memory");
+    return;
+  }
+  if (check(env, output ? agate_module_output_info(e->module, (uint32_t)index, &info)
+                        : agate_module_input_info(e->module, (uint32_t)index, &info))) {
+    return;
+  }
+  memset(&tensor, 0, sizeof(tensor));
+  tensor.data = (void*)(uintptr_t)address;
+  tensor.device = device;
+  tensor.ndim = info.ndim;
+  tensor.dtype = info.dtype;
+  tensor.shape = (int64_t*)info.shape; /* read during the call only */
+  status = output ? agate_executor_set_output(e->executor, (uint32_t)index, &tensor)
+                  : agate_executor_set_input(e->executor, (uint32_t)index, &tensor);
+  if (check(env, status)) return;
+  if (!output && (uint32_t)index < e->num_inputs) { /* a host copy bound before is no longer read */
+    free(e->inputs[index]);
+    e->inputs[index] = NULL;
+  }
+}
+
+NATIVE(void, executorSetInputDevice)(JNIEnv* env, jclass cls, jlong executor, jint index, jlong address) {
+  (void)cls;
+  bind_device(env, as_executor(executor), 0, index, address);
+}
+
+NATIVE(void, executorSetOutputDevice)(JNIEnv* env, jclass cls, jlong executor, jint index, jlong address) {
+  (void)cls;
+  bind_device(env, as_executor(executor), 1, index, address);
+}
+
+/* The device address of output `index` (CUDA modules). */
+NATIVE(jlong, executorOutputDevicePointer)(JNIEnv* env, jclass cls, jlong executor, jint index) {
+  jni_executor* e = as_executor(executor);
+  DLTensor view;
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
+    return 0;
+  }
+  if (check(env, agate_executor_get_output(e->executor, (uint32_t)index, &view))) return 0;
+  if (view.device.device_type != kDLCUDA) {
+    throw_agate(env, AGATE_UNSUPPORTED, "the module runs on the CPU: its outputs are host memory");
+    return 0;
+  }
+  return (jlong)((uintptr_t)view.data + (uintptr_t)view.byte_offset);
 }
 
 /* The kernel each plan call runs, in plan order (runtime ABI 1.1). */

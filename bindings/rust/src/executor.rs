@@ -1,11 +1,12 @@
 //! An executor: the memory of one run of a module (arena, workspace, outputs),
 //! used by one thread at a time.
+use std::cell::Cell;
 use std::ffi::CString;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
 use crate::error::{check, Error, Result, Status};
-use crate::module::ModuleHandle;
+use crate::module::{Device, ModuleHandle};
 use crate::sys;
 use crate::tensor::{AlignedBuffer, TensorView};
 
@@ -24,9 +25,21 @@ pub struct ExecutorOptions {
 /// Inputs are copied into memory the executor owns, so the caller's data may
 /// change or go away after [`set_input`](Self::set_input). Output views borrow
 /// the executor: the borrow checker ends them before the next [`run`](Self::run).
+///
+/// CUDA modules: host inputs are copied to the GPU at each run; outputs stay on
+/// the GPU, and [`output`](Self::output) copies one to host memory the first
+/// time it is asked for after a run. Device memory can be passed without copies:
+/// [`set_input_device_ptr`](Self::set_input_device_ptr),
+/// [`output_device_ptr`](Self::output_device_ptr),
+/// [`set_output_device_ptr`](Self::set_output_device_ptr).
 pub struct Executor {
     raw: NonNull<sys::agate_executor_t>,
     bound: Vec<Option<AlignedBuffer>>,
+    // CUDA modules: each output's host copy, and whether it predates the last run.
+    // A copy is written only while stale, when no view of it can exist (views
+    // borrow the executor; run needs it mutably).
+    host_outputs: Vec<AlignedBuffer>,
+    stale: Vec<Cell<bool>>,
     // Dropped after `raw` is freed (Drop::drop runs before fields drop).
     module: Arc<ModuleHandle>,
 }
@@ -57,7 +70,40 @@ impl Executor {
         check(unsafe { sys::agate_executor_create(module.raw.as_ptr(), &c_options, &mut raw) })?;
         let raw = NonNull::new(raw).ok_or_else(|| Error::new(Status::Internal, "the runtime returned a NULL executor"))?;
         let bound = (0..module.inputs().len()).map(|_| None).collect();
-        Ok(Executor { raw, bound, module })
+        let mut executor = Executor { raw, bound, host_outputs: Vec::new(), stale: Vec::new(), module };
+        if executor.module.device != Device::Cpu {
+            for info in executor.module.outputs() {
+                executor.host_outputs.push(AlignedBuffer::zeroed(info.bytes as usize)?);
+                executor.stale.push(Cell::new(true));
+            }
+        }
+        Ok(executor)
+    }
+
+    fn mark_outputs_stale(&self) {
+        for stale in &self.stale {
+            stale.set(true);
+        }
+    }
+
+    /// A DLTensor of input or output `info` over device address `address` on the module's GPU.
+    fn device_tensor(&self, info: &crate::TensorInfo, address: u64) -> Result<sys::DLTensor> {
+        let device_id = match self.module.device {
+            Device::Cuda(id) => id,
+            Device::Cpu => {
+                return Err(Error::new(Status::Unsupported, "the module runs on the CPU: it takes no device memory"))
+            }
+        };
+        Ok(sys::DLTensor {
+            data: address as usize as *mut _,
+            device: sys::DLDevice { device_type: sys::DLDeviceType_kDLCUDA, device_id },
+            ndim: info.shape.len() as i32,
+            dtype: info.dtype.to_dl(),
+            // The runtime reads the shape during the call only; the module outlives it.
+            shape: info.shape.as_ptr() as *mut i64,
+            strides: ptr::null_mut(),
+            byte_offset: 0,
+        })
     }
 
     fn input_index(&self, name: &str) -> Result<u32> {
@@ -106,8 +152,72 @@ impl Executor {
         self.set_input(name, &TensorView::new(shape, data)?)
     }
 
+    /// Binds input `name` to device memory of the module's GPU at `address`
+    /// (for example another executor's [`output_device_ptr`](Self::output_device_ptr)
+    /// or a tensor of another CUDA library): no copy. The runtime checks that
+    /// the driver knows the address as memory of that GPU, 16-byte aligned, with
+    /// room for the whole input. `Status::Unsupported` for CPU modules.
+    ///
+    /// # Safety
+    /// The memory must hold the input (its dtype and shape), stay allocated and
+    /// unchanged by others until the last [`run`](Self::run) that reads it has
+    /// returned, and its writes must be complete when `run` is called.
+    pub unsafe fn set_input_device_ptr(&mut self, name: &str, address: u64) -> Result<()> {
+        let index = self.input_index(name)?;
+        let info = self.module.inputs()[index as usize].clone();
+        let dl = self.device_tensor(&info, address)?;
+        // SAFETY: live executor; dl is read during the call; the caller keeps the memory valid.
+        check(sys::agate_executor_set_input(self.raw.as_ptr(), index, &dl))?;
+        self.bound[index as usize] = None;
+        Ok(())
+    }
+
+    /// Makes runs write output `name` into device memory of the module's GPU at
+    /// `address` (no copy); checked like
+    /// [`set_input_device_ptr`](Self::set_input_device_ptr).
+    ///
+    /// # Safety
+    /// The memory must hold the output and stay allocated, and not be read or
+    /// written by others during a run, until another binding replaces it
+    /// ([`reset_output`](Self::reset_output)) or the executor is dropped.
+    pub unsafe fn set_output_device_ptr(&mut self, name: &str, address: u64) -> Result<()> {
+        let index = self.output_index(name)?;
+        let info = self.module.outputs()[index as usize].clone();
+        let dl = self.device_tensor(&info, address)?;
+        // SAFETY: live executor; dl is read during the call; the caller keeps the memory valid.
+        check(sys::agate_executor_set_output(self.raw.as_ptr(), index, &dl))?;
+        self.mark_outputs_stale();
+        Ok(())
+    }
+
+    /// Makes runs write output `name` into the executor's own memory again.
+    pub fn reset_output(&mut self, name: &str) -> Result<()> {
+        let index = self.output_index(name)?;
+        // SAFETY: live executor; NULL rebinds the executor's own buffer.
+        check(unsafe { sys::agate_executor_set_output(self.raw.as_ptr(), index, ptr::null()) })?;
+        self.mark_outputs_stale();
+        Ok(())
+    }
+
+    /// The device address of output `name` on the module's GPU (the
+    /// executor's memory, or what [`set_output_device_ptr`](Self::set_output_device_ptr)
+    /// bound): valid until the executor is dropped, overwritten by each run.
+    /// `Status::Unsupported` for CPU modules (use [`output`](Self::output)).
+    pub fn output_device_ptr(&self, name: &str) -> Result<u64> {
+        if self.module.device == Device::Cpu {
+            return Err(Error::new(Status::Unsupported, "the module runs on the CPU: its outputs are host memory"));
+        }
+        let index = self.output_index(name)?;
+        // SAFETY: an all-zero DLTensor is a valid value to overwrite.
+        let mut dl: sys::DLTensor = unsafe { std::mem::zeroed() };
+        // SAFETY: live executor; get_output only reads it and fills dl.
+        check(unsafe { sys::agate_executor_get_output(self.raw.as_ptr(), index, &mut dl) })?;
+        Ok(dl.data as usize as u64 + dl.byte_offset)
+    }
+
     /// Runs the module once; every input must have been set.
     pub fn run(&mut self) -> Result<()> {
+        self.mark_outputs_stale();
         // SAFETY: live executor, used by this thread only (&mut self).
         check(unsafe { sys::agate_executor_run(self.raw.as_ptr()) })
     }
@@ -115,10 +225,11 @@ impl Executor {
     /// Runs the module once, like [`run`](Self::run), timing every kernel call:
     /// returns, in plan order, each call's kernel name (as
     /// [`Module::call_kernel_name`](crate::Module::call_kernel_name) gives it) and
-    /// its wall time in nanoseconds (monotonic clock, parallel loops included).
-    /// Outputs are the same as after `run`. CPU modules only
-    /// (`Status::Unsupported` for device modules).
+    /// its time in nanoseconds: wall time on CPUs (monotonic clock, parallel
+    /// loops included), device time between CUDA events on GPUs. Outputs are
+    /// the same as after `run`.
     pub fn run_profiled(&mut self) -> Result<Vec<(String, u64)>> {
+        self.mark_outputs_stale();
         let mut count = 0u32;
         // SAFETY: live module, valid out pointer.
         check(unsafe { sys::agate_module_num_calls(self.module.raw.as_ptr(), &mut count) })?;
@@ -131,9 +242,13 @@ impl Executor {
         Ok(names.into_iter().zip(ns).collect())
     }
 
-    /// A view of output `name`, valid until the next `run` (enforced by the borrow).
+    /// A view of output `name`, valid until the next `run` (enforced by the
+    /// borrow). For a CUDA module, a host copy made on the first call after a run.
     pub fn output(&self, name: &str) -> Result<TensorView<'_>> {
         let index = self.output_index(name)?;
+        if self.module.device != Device::Cpu {
+            return self.host_output(index);
+        }
         // SAFETY: an all-zero DLTensor is a valid value to overwrite.
         let mut dl: sys::DLTensor = unsafe { std::mem::zeroed() };
         // SAFETY: live executor; get_output only reads it and fills dl.
@@ -147,6 +262,31 @@ impl Executor {
             // need a borrow this view's lifetime excludes.
             unsafe { std::slice::from_raw_parts((dl.data as *const u8).add(dl.byte_offset as usize), info.bytes as usize) }
         };
+        TensorView::from_bytes(info.dtype, &info.shape, data)
+    }
+
+    /// Output `index` of a CUDA module, copied to host memory when stale.
+    fn host_output(&self, index: u32) -> Result<TensorView<'_>> {
+        let info = &self.module.outputs()[index as usize];
+        let buffer = &self.host_outputs[index as usize];
+        if self.stale[index as usize].get() {
+            let dl = sys::DLTensor {
+                data: buffer.as_mut_ptr() as *mut _,
+                device: sys::DLDevice { device_type: sys::DLDeviceType_kDLCPU, device_id: 0 },
+                ndim: info.shape.len() as i32,
+                dtype: info.dtype.to_dl(),
+                shape: info.shape.as_ptr() as *mut i64,
+                strides: ptr::null_mut(),
+                byte_offset: 0,
+            };
+            // SAFETY: live executor; the buffer holds info.bytes bytes and no view
+            // of it exists while it is stale (see `host_outputs`).
+            check(unsafe { sys::agate_executor_copy_output(self.raw.as_ptr(), index, &dl) })?;
+            self.stale[index as usize].set(false);
+        }
+        // SAFETY: the buffer holds info.bytes initialized bytes, written again only
+        // after a run, which needs a borrow this view's lifetime excludes.
+        let data = unsafe { std::slice::from_raw_parts(buffer.as_mut_ptr() as *const u8, info.bytes as usize) };
         TensorView::from_bytes(info.dtype, &info.shape, data)
     }
 

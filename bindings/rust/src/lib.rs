@@ -6,7 +6,8 @@
 //! `bindgen` from the headers and committed (see `regenerate_ffi.sh`, checked by
 //! `tests/ffi_drift.rs`); the rest adds ownership and errors:
 //!
-//! * [`Module`]: loaded from a file or bytes; immutable, `Send + Sync`, cheap to
+//! * [`Module`]: loaded from a file or bytes (CUDA modules onto a chosen GPU:
+//!   [`Module::from_file_on_device`]); immutable, `Send + Sync`, cheap to
 //!   clone; freed when the last clone and the last executor made from it drop.
 //! * [`Executor`]: the memory of one run; `Send`, not `Sync`: one per thread.
 //! * [`TensorView`]: borrowed typed views of inputs and outputs.
@@ -68,7 +69,7 @@ mod tensor;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result, Status};
 pub use executor::{Executor, ExecutorOptions};
-pub use module::Module;
+pub use module::{cuda_device_count, Device, Module};
 pub use tensor::{TensorInfo, TensorView};
 
 /// The ABI version of the loaded `libagate_runtime.so`: (major << 16) | minor.

@@ -14,6 +14,7 @@ use crate::tensor::TensorInfo;
 /// The runtime handle plus what the module declares, copied once at load.
 pub(crate) struct ModuleHandle {
     pub(crate) raw: NonNull<sys::agate_module_t>,
+    pub(crate) device: Device,
     target: String,
     inputs: Vec<TensorInfo>,
     outputs: Vec<TensorInfo>,
@@ -62,6 +63,28 @@ fn check_abi() -> Result<()> {
         ));
     }
     Ok(())
+}
+
+fn module_options(device_id: i32) -> sys::agate_module_options {
+    sys::agate_module_options { struct_size: std::mem::size_of::<sys::agate_module_options>() as u32, device_id }
+}
+
+/// Where a module's kernels run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    /// The host's CPUs.
+    Cpu,
+    /// The GPU with this CUDA ordinal.
+    Cuda(i32),
+}
+
+/// How many GPUs the runtime can run CUDA modules on; `Status::Unavailable`
+/// (with the reason) without a driver or GPU.
+pub fn cuda_device_count() -> Result<i32> {
+    let mut count = 0i32;
+    // SAFETY: valid out pointer.
+    check(unsafe { sys::agate_runtime_device_count(sys::DLDeviceType_kDLCUDA as i32, &mut count) })?;
+    Ok(count)
 }
 
 fn path_to_cstring(path: &Path) -> Result<CString> {
@@ -133,6 +156,42 @@ impl Module {
         Module::adopt(raw)
     }
 
+    /// Loads a module from a file onto a device: a CUDA module onto the GPU
+    /// with CUDA ordinal `device_id` (`Status::OutOfRange` when there is no
+    /// such GPU, `Status::Unavailable` with the reason when there is no driver
+    /// or GPU); a CPU module needs `device_id` 0 (`Status::InvalidArgument`
+    /// otherwise). [`from_file`](Self::from_file) is `device_id` 0.
+    pub fn from_file_on_device(path: impl AsRef<Path>, device_id: i32) -> Result<Module> {
+        check_abi()?;
+        let path = path_to_cstring(path.as_ref())?;
+        let options = module_options(device_id);
+        let mut raw = ptr::null_mut();
+        // SAFETY: path is NUL-terminated and outlives the call; options is read during the call.
+        check(unsafe {
+            sys::agate_module_load_from_file_with_options(path.as_ptr(), ptr::null(), &options, &mut raw)
+        })?;
+        Module::adopt(raw)
+    }
+
+    /// Like [`from_bytes`](Self::from_bytes), onto a device (see
+    /// [`from_file_on_device`](Self::from_file_on_device)).
+    pub fn from_bytes_on_device(bytes: &[u8], device_id: i32) -> Result<Module> {
+        check_abi()?;
+        let options = module_options(device_id);
+        let mut raw = ptr::null_mut();
+        // SAFETY: bytes is valid for its length during the call (the runtime copies it); options likewise.
+        check(unsafe {
+            sys::agate_module_load_from_memory_with_options(
+                bytes.as_ptr() as *const _,
+                bytes.len(),
+                ptr::null(),
+                &options,
+                &mut raw,
+            )
+        })?;
+        Module::adopt(raw)
+    }
+
     /// Loads a module from bytes in memory; the runtime copies them, so `bytes`
     /// may be dropped as soon as this returns.
     pub fn from_bytes(bytes: &[u8]) -> Result<Module> {
@@ -149,7 +208,14 @@ impl Module {
     fn adopt(raw: *mut sys::agate_module_t) -> Result<Module> {
         let raw = NonNull::new(raw).ok_or_else(|| Error::new(Status::Internal, "the runtime returned a NULL module"))?;
         // From here on, dropping `handle` frees the module, also on the errors below.
-        let mut handle = ModuleHandle { raw, target: String::new(), inputs: Vec::new(), outputs: Vec::new() };
+        let mut handle =
+            ModuleHandle { raw, device: Device::Cpu, target: String::new(), inputs: Vec::new(), outputs: Vec::new() };
+        let mut where_: sys::DLDevice = sys::DLDevice { device_type: sys::DLDeviceType_kDLCPU, device_id: 0 };
+        // SAFETY: raw is live; where_ is a valid out pointer.
+        check(unsafe { sys::agate_module_device(raw.as_ptr(), &mut where_) })?;
+        if where_.device_type == sys::DLDeviceType_kDLCUDA {
+            handle.device = Device::Cuda(where_.device_id);
+        }
         let mut target = ptr::null();
         // SAFETY: raw is live; target is a valid out pointer.
         check(unsafe { sys::agate_module_target(raw.as_ptr(), &mut target) })?;
@@ -158,6 +224,11 @@ impl Module {
         handle.inputs = tensor_infos(raw.as_ptr(), sys::agate_module_num_inputs, sys::agate_module_input_info)?;
         handle.outputs = tensor_infos(raw.as_ptr(), sys::agate_module_num_outputs, sys::agate_module_output_info)?;
         Ok(Module { handle: Arc::new(handle) })
+    }
+
+    /// Where the module's kernels run.
+    pub fn device(&self) -> Device {
+        self.handle.device
     }
 
     /// The target the module was compiled for (e.g. "llvm -mtriple=x86_64-linux-gnu").
@@ -238,6 +309,7 @@ impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Module")
             .field("target", &self.handle.target)
+            .field("device", &self.handle.device)
             .field("inputs", &self.handle.inputs)
             .field("outputs", &self.handle.outputs)
             .finish()

@@ -3,8 +3,8 @@
 
 pub const AGATE_KERNEL_ABI_VERSION: u32 = 1;
 pub const AGATE_RUNTIME_ABI_VERSION_MAJOR: u32 = 1;
-pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 1;
-pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65537;
+pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 2;
+pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65538;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -963,6 +963,92 @@ extern "C" {
         executor: *mut agate_executor_t,
         out_call_ns: *mut u64,
         count: u32,
+    ) -> agate_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct agate_module_options {
+    pub struct_size: u32,
+    pub device_id: i32,
+}
+#[test]
+fn bindgen_test_layout_agate_module_options() {
+    assert_eq!(
+        ::std::mem::size_of::<agate_module_options>(),
+        8usize,
+        concat!("Size of: ", stringify!(agate_module_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<agate_module_options>(),
+        4usize,
+        concat!("Alignment of ", stringify!(agate_module_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<agate_module_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(agate_module_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_device_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<agate_module_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_id) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(agate_module_options),
+                "::",
+                stringify!(device_id)
+            )
+        );
+    }
+    test_field_device_id();
+}
+extern "C" {
+    pub fn agate_module_load_from_file_with_options(
+        path: *const ::std::os::raw::c_char,
+        kernels: *const agate_kernel_table,
+        options: *const agate_module_options,
+        out_module: *mut *mut agate_module_t,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_load_from_memory_with_options(
+        data: *const ::std::os::raw::c_void,
+        size: usize,
+        kernels: *const agate_kernel_table,
+        options: *const agate_module_options,
+        out_module: *mut *mut agate_module_t,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_device(
+        module: *const agate_module_t,
+        out_device: *mut DLDevice,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_runtime_device_count(device_type: i32, out_count: *mut i32) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_executor_set_output(
+        executor: *mut agate_executor_t,
+        index: u32,
+        tensor: *const DLTensor,
     ) -> agate_status_t;
 }
 extern "C" {

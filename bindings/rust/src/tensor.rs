@@ -129,14 +129,20 @@ impl AlignedBuffer {
     const ALIGNMENT: usize = 64;
 
     pub(crate) fn copy_from(bytes: &[u8]) -> Result<AlignedBuffer> {
-        let layout = Layout::from_size_align(bytes.len().max(1), Self::ALIGNMENT)
-            .map_err(|_| Error::new(Status::ResourceExhausted, format!("cannot lay out {} bytes", bytes.len())))?;
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc::alloc(layout) };
-        let ptr = NonNull::new(raw)
-            .ok_or_else(|| Error::new(Status::ResourceExhausted, format!("cannot allocate {} bytes", bytes.len())))?;
+        let buffer = AlignedBuffer::zeroed(bytes.len())?;
         // SAFETY: the new allocation holds at least bytes.len() bytes and does not overlap `bytes`.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.as_ptr(), bytes.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.as_mut_ptr(), bytes.len()) };
+        Ok(buffer)
+    }
+
+    /// `len` zero bytes (at least one byte is allocated).
+    pub(crate) fn zeroed(len: usize) -> Result<AlignedBuffer> {
+        let layout = Layout::from_size_align(len.max(1), Self::ALIGNMENT)
+            .map_err(|_| Error::new(Status::ResourceExhausted, format!("cannot lay out {} bytes", len)))?;
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr =
+            NonNull::new(raw).ok_or_else(|| Error::new(Status::ResourceExhausted, format!("cannot allocate {} bytes", len)))?;
         Ok(AlignedBuffer { ptr, layout })
     }
 

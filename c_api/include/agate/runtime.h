@@ -22,7 +22,27 @@
  *           in the module, a thread pool and a default allocator.
  *   [cuda]  host + CUDA modules through the CUDA driver API, opened at run time,
  *           so the same binary runs (and says AGATE_UNAVAILABLE) without a GPU.
- * libagate_runtime.so is the cuda profile.
+ *           It needs no CUDA toolkit to build.
+ * libagate_runtime.so is the cuda profile. A runtime built without the cuda
+ * profile refuses CUDA modules with AGATE_UNAVAILABLE ("this runtime was built
+ * without the cuda profile").
+ *
+ * CUDA modules. A CUDA module is loaded onto one GPU (agate_module_options.
+ * device_id, default 0): its kernels and constants are uploaded once, at load.
+ * Each executor owns its device memory (arena, workspace, outputs) and a stream;
+ * its first run records the whole plan as a CUDA graph, later runs replay it
+ * (and record it again after an input or output is bound to other device
+ * memory). Inputs may be host memory (kDLCPU, kDLCUDAHost: copied in at each
+ * run) or memory of the module's GPU (kDLCUDA, kDLCUDAManaged: used in place,
+ * no copy; it must be 16-byte aligned and complete when agate_executor_run is
+ * called). Outputs stay on the GPU (agate_executor_get_output gives a kDLCUDA
+ * view) until copied out, or are written straight into the caller's device
+ * memory (agate_executor_set_output). agate_executor_run returns when the
+ * outputs are complete. Without a driver or GPU, loading a CUDA module fails
+ * with AGATE_UNAVAILABLE naming what is missing; driver errors become statuses
+ * whose message names the driver call and the kernel. Test-only: the
+ * environment variable AGATE_CUDA_DRIVER names another driver library to open
+ * instead of libcuda.so.1 (the test suite's fake driver).
  *
  * ABI stability. agate_runtime_abi_version() returns the version the library
  * implements; compare it with AGATE_RUNTIME_ABI_VERSION from the header you
@@ -64,7 +84,7 @@ extern "C" {
 #endif
 
 #define AGATE_RUNTIME_ABI_VERSION_MAJOR 1
-#define AGATE_RUNTIME_ABI_VERSION_MINOR 1
+#define AGATE_RUNTIME_ABI_VERSION_MINOR 2
 #define AGATE_RUNTIME_ABI_VERSION ((AGATE_RUNTIME_ABI_VERSION_MAJOR << 16) | AGATE_RUNTIME_ABI_VERSION_MINOR)
 
 /* ------------------------------------------------------------------------- */
@@ -218,10 +238,12 @@ AGATE_API agate_status_t agate_executor_create(const agate_module_t* module, con
  * read during this call only; tensor->data is borrowed: keep it valid and
  * unchanged until the agate_executor_run that reads it has returned, or bind
  * another tensor. The tensor must match the module's input exactly: dtype,
- * ndim, shape, compact row-major strides (or NULL), device kDLCPU (or kDLCUDA
- * for CUDA modules), data aligned to the element size (data may be NULL only
- * for a zero-element tensor, which nothing reads).
- * AGATE_INVALID_ARGUMENT names the input and what differs. */
+ * ndim, shape, compact row-major strides (or NULL), data aligned to the element
+ * size (data may be NULL only for a zero-element tensor, which nothing reads),
+ * device kDLCPU (CUDA modules: kDLCPU or kDLCUDAHost, or kDLCUDA or
+ * kDLCUDAManaged memory of the module's GPU, 16-byte aligned).
+ * AGATE_INVALID_ARGUMENT names the input and what differs; the previous binding
+ * then stays. */
 AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);
 
 /* [core] Runs the plan once. Every input must have been bound. A kernel that
@@ -237,8 +259,8 @@ AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor);
 AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, uint32_t index, DLTensor* out);
 
 /* [core] Copies output `index` into the caller's tensor (which must match like
- * an input; kDLCPU memory, also for CUDA modules). dst->data is borrowed for the
- * call only. */
+ * an input; kDLCPU memory; CUDA modules also copy into kDLCUDAHost memory or
+ * memory of the module's GPU). dst->data is borrowed for the call only. */
 AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, uint32_t index, const DLTensor* dst);
 
 /* [core] The arena bytes this executor holds for intermediate tensors (equals
@@ -261,14 +283,60 @@ AGATE_API agate_status_t agate_module_num_calls(const agate_module_t* module, ui
 AGATE_API agate_status_t agate_module_call_kernel_name(const agate_module_t* module, uint32_t index,
                                                        const char** out_name);
 
-/* Runs the plan once, like agate_executor_run, and writes each call's wall time
- * in nanoseconds (monotonic clock, parallel loops included) to
- * out_call_ns[0 .. count). `count` must equal agate_module_num_calls; the
- * caller owns the array. Per-call timing adds two clock reads per call, so the
- * sum is a little above an unprofiled run. CPU modules only: AGATE_UNSUPPORTED
- * for device modules. */
+/* Runs the plan once, like agate_executor_run, and writes each call's time in
+ * nanoseconds to out_call_ns[0 .. count). `count` must equal
+ * agate_module_num_calls; the caller owns the array. CPU modules: each call's
+ * wall time (monotonic clock, parallel loops included); two clock reads per
+ * call, so the sum is a little above an unprofiled run. CUDA modules (ABI 1.2):
+ * each kernel's device time between CUDA events recorded around it (resolution
+ * about 0.5 us), launched one by one rather than as a graph, so the sum is
+ * above a graph replay's time at small batch sizes. */
 AGATE_API agate_status_t agate_executor_run_profiled(agate_executor_t* executor, uint64_t* out_call_ns,
                                                      uint32_t count);
+
+/* ------------------------------------------------------------------------- */
+/* Devices [host] (ABI 1.2)                                                   */
+
+/* Options of the *_with_options loaders. Set struct_size =
+ * sizeof(agate_module_options); fields past the caller's struct_size read as zero. */
+typedef struct agate_module_options {
+  uint32_t struct_size;
+  /* CUDA modules: the ordinal of the GPU to load onto (0: the first, in the
+   * driver's order, which CUDA_VISIBLE_DEVICES controls); AGATE_OUT_OF_RANGE
+   * naming the GPU count when there is no such GPU. Executors of the module run
+   * there. CPU modules run on the host and take only 0 (else
+   * AGATE_INVALID_ARGUMENT). */
+  int32_t device_id;
+} agate_module_options;
+
+/* Like agate_module_load_from_file / agate_module_load_from_memory, with
+ * options (NULL: the defaults, which is what those functions use). */
+AGATE_API agate_status_t agate_module_load_from_file_with_options(const char* path, const agate_kernel_table* kernels,
+                                                                  const agate_module_options* options,
+                                                                  agate_module_t** out_module);
+AGATE_API agate_status_t agate_module_load_from_memory_with_options(const void* data, size_t size,
+                                                                    const agate_kernel_table* kernels,
+                                                                    const agate_module_options* options,
+                                                                    agate_module_t** out_module);
+
+/* Where the module's kernels run: {kDLCPU, 0} or {kDLCUDA, ordinal}. */
+AGATE_API agate_status_t agate_module_device(const agate_module_t* module, DLDevice* out_device);
+
+/* How many devices of DLPack type `device_type` this runtime can run modules on:
+ * 1 for kDLCPU; the GPUs the CUDA driver sees for kDLCUDA (AGATE_UNAVAILABLE,
+ * with the reason, without a driver or GPU, or in a runtime built without the
+ * cuda profile); AGATE_UNSUPPORTED for other types. */
+AGATE_API agate_status_t agate_runtime_device_count(int32_t device_type, int32_t* out_count);
+
+/* Binds output `index` to the caller's memory, so runs write it there directly
+ * (no copy); tensor NULL binds the executor's own buffer again. The tensor must
+ * match the output like an input (agate_executor_set_input) and be memory the
+ * kernels can write: for CPU modules kDLCPU memory aligned to 64 bytes; for CUDA
+ * modules kDLCUDA or kDLCUDAManaged memory of the module's GPU, 16-byte aligned.
+ * tensor->data is borrowed until another tensor is bound or the executor is
+ * freed; agate_executor_get_output then describes it. AGATE_INVALID_ARGUMENT
+ * names what differs; the previous binding then stays. */
+AGATE_API agate_status_t agate_executor_set_output(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);
 
 /* ------------------------------------------------------------------------- */
 /* Threads [host]                                                             */

@@ -16,6 +16,8 @@ if ! bindings/testdata/prepare.sh //bindings/java:libagate_jni.so; then
   echo "0 1"
   exit 0
 fi
+# CUDA tests: the fake driver where no NVIDIA driver is installed.
+source bindings/testdata/cuda_env.sh
 rm -rf "$BUILD"
 mkdir -p "$BUILD/classes" "$BUILD/test-classes"
 if ! javac --release 8 -Xlint:all -Xlint:-options -d "$BUILD/classes" $(find bindings/java/src/main -name '*.java') ||
@@ -36,7 +38,11 @@ status=${PIPESTATUS[0]}
 # The launcher's summary: "[        23 tests successful      ]", "[         0 tests failed          ]".
 count() { awk -v what="$1" '$0 ~ "tests " what {gsub(/[^0-9]/, "", $2); n += $2} END {print n + 0}' "$LOG"; }
 passed=$(count successful)
-failed=$(( $(count failed) + $(count aborted) ))
+# "aborted" is JUnit's word for an assumption that did not hold: a test that
+# skipped itself, saying why (the CUDA tests without a GPU). Not a failure.
+failed=$(count failed)
+echo "java suite: $(count aborted) test(s) skipped themselves (see 'Assumption failed' above)"
+
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   echo "java suite: the JUnit launcher exited $status without a failed test (crash or no tests run)"
   failed=1

@@ -13,6 +13,8 @@ if ! bindings/testdata/prepare.sh; then
   echo "0 1"
   exit 0
 fi
+# CUDA tests: the fake driver where no NVIDIA driver is installed.
+source bindings/testdata/cuda_env.sh
 if ! command -v cargo >/dev/null; then
   echo "rust suite: cargo not found"
   echo "0 1"

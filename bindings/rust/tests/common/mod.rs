@@ -26,6 +26,20 @@ pub fn classifier_path() -> PathBuf {
     testdata_dir().join("classifier.agm")
 }
 
+/// The CUDA test module (runtime_minimal/cuda/testing/cuda_test_modules.h):
+/// y = (x + c) + x on float32[256], c[i] = i / 2.
+pub fn cuda_add_path() -> PathBuf {
+    testdata_dir().join("cuda_add.agm")
+}
+
+pub fn cuda_input(seed: f32) -> Vec<f32> {
+    (0..256).map(|i| seed + (i % 7) as f32 - 3.0).collect()
+}
+
+pub fn cuda_add_reference(x: &[f32]) -> Vec<f32> {
+    x.iter().enumerate().map(|(i, v)| (v + i as f32 * 0.5) + v).collect()
+}
+
 pub const BATCH: usize = 4;
 pub const FEATURES: usize = 8;
 pub const CLASSES: usize = 3;

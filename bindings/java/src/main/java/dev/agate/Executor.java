@@ -20,11 +20,76 @@ public final class Executor implements AutoCloseable {
   private final ExecutorState state;
   private final Reclaimer.Registration registration;
   private final List<TensorInfo> outputs;
+  private final Device device;
 
-  Executor(ExecutorState state, List<TensorInfo> outputs) {
+  Executor(ExecutorState state, List<TensorInfo> outputs, Device device) {
     this.state = state;
     this.registration = Reclaimer.register(this, state);
     this.outputs = outputs;
+    this.device = device;
+  }
+
+  private void requireCuda(String what) {
+    if (!device.isCuda()) {
+      throw new AgateException(Status.UNSUPPORTED, "the module runs on the CPU: " + what);
+    }
+  }
+
+  /**
+   * Binds input {@code name} to memory of the module's GPU at device address
+   * {@code address} (another executor's {@link #outputDevicePointer(String)},
+   * or a tensor of another CUDA library): no copy. The runtime checks that the
+   * driver knows the address as memory of that GPU, 16-byte aligned, with room
+   * for the input. The memory must hold the input and stay allocated and
+   * unchanged until the last {@link #run()} that reads it has returned.
+   * {@link Status#UNSUPPORTED} for CPU modules. Runtime ABI 1.2.
+   */
+  public void setInputDevicePointer(String name, long address) {
+    requireCuda("it takes no device memory");
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = NativeApi.moduleFindInput(state.module().handleForExecutor(), name);
+      NativeApi.executorSetInputDevice(handle, index, address);
+    }
+  }
+
+  /**
+   * Makes runs write output {@code name} into memory of the module's GPU at
+   * {@code address} (no copy), checked like {@link #setInputDevicePointer};
+   * the memory must stay allocated until {@link #resetOutput} or close.
+   */
+  public void setOutputDevicePointer(String name, long address) {
+    requireCuda("it takes no device memory");
+    if (address == 0) throw new AgateException(Status.INVALID_ARGUMENT, "output " + name + ": address 0");
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
+      NativeApi.executorSetOutputDevice(handle, index, address);
+    }
+  }
+
+  /** Makes runs write output {@code name} into the executor's own memory again. */
+  public void resetOutput(String name) {
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
+      NativeApi.executorSetOutputDevice(handle, index, 0);
+    }
+  }
+
+  /**
+   * The device address of output {@code name} on the module's GPU (the
+   * executor's memory, or what {@link #setOutputDevicePointer} bound),
+   * overwritten by each run, valid until close. {@link Status#UNSUPPORTED} for
+   * CPU modules (use {@link #getOutput}).
+   */
+  public long outputDevicePointer(String name) {
+    requireCuda("its outputs are host memory");
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
+      return NativeApi.executorOutputDevicePointer(handle, index);
+    }
   }
 
   /**
@@ -51,9 +116,9 @@ public final class Executor implements AutoCloseable {
 
   /**
    * Runs the module once, like {@link #run()}, and returns every kernel call's
-   * wall time in plan order (runtime ABI 1.1; CPU modules only: other modules
-   * throw {@link Status#UNSUPPORTED}). Each call is timed by two clock reads,
-   * so the sum is a little above an unprofiled run.
+   * time in plan order (runtime ABI 1.1): wall time on CPUs (two clock reads
+   * per call, so the sum is a little above an unprofiled run), device time
+   * between CUDA events on GPUs (runtime ABI 1.2).
    */
   public List<CallTime> runProfiled() {
     synchronized (state) {
@@ -66,7 +131,7 @@ public final class Executor implements AutoCloseable {
     }
   }
 
-  /** A copy of output {@code name} from the last run. */
+  /** A copy of output {@code name} from the last run (for a CUDA module, copied from the GPU). */
   public Tensor getOutput(String name) {
     synchronized (state) {
       long handle = state.handleForUse();

@@ -23,6 +23,7 @@ public final class Module implements AutoCloseable {
   private final ModuleState state;
   private final Reclaimer.Registration registration;
   private final String target;
+  private final Device device;
   private final List<TensorInfo> inputs;
   private final List<TensorInfo> outputs;
 
@@ -31,6 +32,8 @@ public final class Module implements AutoCloseable {
     registration = Reclaimer.register(this, state);
     try {
       target = NativeApi.moduleTarget(handle);
+      long where = NativeApi.moduleDevice(handle);
+      device = (where >>> 32) == 2 ? Device.cuda((int) where) : Device.CPU;
       inputs = Collections.unmodifiableList(Arrays.asList(NativeApi.moduleInputs(handle)));
       outputs = Collections.unmodifiableList(Arrays.asList(NativeApi.moduleOutputs(handle)));
     } catch (RuntimeException e) {
@@ -59,6 +62,32 @@ public final class Module implements AutoCloseable {
     return new Module(NativeApi.moduleLoadBytes(bytes));
   }
 
+  /**
+   * Loads a module from a file onto a device: a CUDA module onto the GPU with
+   * CUDA ordinal {@code deviceId} ({@link Status#OUT_OF_RANGE} when there is no
+   * such GPU, {@link Status#UNAVAILABLE} with the reason without a driver or
+   * GPU); a CPU module needs {@code deviceId} 0 ({@link Status#INVALID_ARGUMENT}
+   * otherwise). Runtime ABI 1.2.
+   */
+  public static Module fromFile(String path, int deviceId) {
+    checkAbi();
+    return new Module(NativeApi.moduleLoadFileOnDevice(path, deviceId));
+  }
+
+  /** Like {@link #fromBytes(byte[])}, onto a device (see {@link #fromFile(String, int)}). */
+  public static Module fromBytes(byte[] bytes, int deviceId) {
+    checkAbi();
+    return new Module(NativeApi.moduleLoadBytesOnDevice(bytes, deviceId));
+  }
+
+  /**
+   * How many GPUs the runtime can run CUDA modules on; throws
+   * {@link Status#UNAVAILABLE} (with the reason) without a driver or GPU.
+   */
+  public static int cudaDeviceCount() {
+    return NativeApi.cudaDeviceCount();
+  }
+
   /** The ABI version of the loaded runtime library: (major << 16) | minor. */
   public static int runtimeAbiVersion() {
     return NativeApi.runtimeAbiVersion();
@@ -74,12 +103,12 @@ public final class Module implements AutoCloseable {
     return NativeApi.numThreads();
   }
 
-  /** The binding was written against runtime ABI 1.0. */
+  /** The binding was written against runtime ABI 1.2. */
   private static void checkAbi() {
     int version = NativeApi.runtimeAbiVersion();
-    if ((version >>> 16) != 1) {
+    if ((version >>> 16) != 1 || (version & 0xffff) < 2) {
       throw new AgateException(Status.VERSION_MISMATCH, "libagate_runtime.so implements ABI " + (version >>> 16) + "."
-          + (version & 0xffff) + "; this binding needs 1.x");
+          + (version & 0xffff) + "; this binding needs 1.2 or a newer 1.x");
     }
   }
 
@@ -91,6 +120,12 @@ public final class Module implements AutoCloseable {
   public String target() {
     checkOpen();
     return target;
+  }
+
+  /** Where the module's kernels run. */
+  public Device device() {
+    checkOpen();
+    return device;
   }
 
   public List<TensorInfo> inputs() {
@@ -121,7 +156,7 @@ public final class Module implements AutoCloseable {
       state.executorClosed();
       throw e;
     }
-    return new Executor(new ExecutorState(handle, state), outputs);
+    return new Executor(new ExecutorState(handle, state), outputs, device);
   }
 
   /** Was the native module freed (closed and no executor left)? For tests. */

@@ -60,4 +60,22 @@ final class NativeApi {
   static native String[] moduleCallKernelNames(long module);
 
   static native long[] executorRunProfiled(long executor);
+
+  // Devices (runtime ABI 1.2).
+
+  static native long moduleLoadFileOnDevice(String path, int deviceId);
+
+  static native long moduleLoadBytesOnDevice(byte[] data, int deviceId);
+
+  /** (DLPack device type << 32) | device id. */
+  static native long moduleDevice(long module);
+
+  static native int cudaDeviceCount();
+
+  static native void executorSetInputDevice(long executor, int index, long address);
+
+  /** address 0: the executor's own memory again. */
+  static native void executorSetOutputDevice(long executor, int index, long address);
+
+  static native long executorOutputDevicePointer(long executor, int index);
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# `agate run` and `agate version` with CUDA modules, on a machine without a GPU:
+# first with no driver at all (a clear error, exit 1), then against the fake
+# CUDA driver (runtime_minimal/cuda/testing/fake_cuda.h) with two GPUs and the
+# test kernels' host twins, so runs compute: outputs, --device, --profile.
+# Prints one "ok"/"FAIL" line per check; exits non-zero if any failed.
+set -u
+AGATE="$1"
+MAKE_MODULE="$2"
+FAKE="$(cd "$(dirname "$3")" && pwd)/$(basename "$3")"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+check() {  # check NAME EXPECTED_RC COMMAND...
+  local name="$1" want="$2"
+  shift 2
+  "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    echo "ok   $name"
+  else
+    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/     /' "$TMP/out.txt" "$TMP/err.txt" | head -20
+    failures=$((failures + 1))
+  fi
+}
+expect_in() {  # expect_in NAME FILE TEXT
+  if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
+}
+
+"$MAKE_MODULE" "$TMP/add.agm" || { echo "FAIL cannot write the CUDA test module"; exit 1; }
+"$MAKE_MODULE" "$TMP/add10.agm" 1.0 || { echo "FAIL cannot write the format-1.0 CUDA test module"; exit 1; }
+/usr/bin/python3 - "$TMP" <<'PY' || failures=$((failures + 1))
+import sys, numpy as np
+np.savez(sys.argv[1] + "/x.npz", x=np.arange(256, dtype=np.float32) % 7 - 3)
+np.savez(sys.argv[1] + "/x64.npz", x=np.zeros(256, np.float64))
+PY
+
+# No driver: refused with the reason, nothing crashes.
+export AGATE_CUDA_DRIVER=/nonexistent/libcuda.so.1
+check "no driver is exit 1" 1 "$AGATE" run "$TMP/add.agm"
+expect_in "no driver is named" "$TMP/err.txt" "no CUDA driver: cannot open /nonexistent/libcuda.so.1"
+expect_in "the module is named" "$TMP/err.txt" "add.agm"
+check "version without a driver" 0 "$AGATE" version
+expect_in "version says CUDA is unavailable and why" "$TMP/out.txt" "CUDA: unavailable (no CUDA driver"
+
+# The fake driver: two GPUs (sm_80, sm_90), the test kernels' host twins.
+export AGATE_CUDA_DRIVER="$FAKE" AGATE_FAKE_CUDA_DEVICES="80:1G,90:1G" AGATE_FAKE_CUDA_TEST_KERNELS=1
+check "version counts the GPUs" 0 "$AGATE" version
+expect_in "two GPUs" "$TMP/out.txt" "CUDA: 2 GPUs"
+for device in 0 1; do
+  check "run on GPU $device" 0 "$AGATE" run "$TMP/add.agm" --device "$device" --inputs "$TMP/x.npz" --outputs "$TMP/y$device.npz"
+  /usr/bin/python3 - "$TMP" "$device" <<'PY' && echo "ok   GPU $device computes y = (x + c) + x" || { echo "FAIL GPU $1 output"; failures=$((failures + 1)); }
+import sys, numpy as np
+d, device = sys.argv[1], sys.argv[2]
+x = np.load(d + "/x.npz")["x"]
+y = np.load(d + "/y%s.npz" % device)["y"]
+expected = (x + np.arange(256, dtype=np.float32) * 0.5) + x
+sys.exit(0 if np.array_equal(y, expected) else 1)
+PY
+done
+check "a format-1.0 module runs" 0 "$AGATE" run "$TMP/add10.agm" --inputs "$TMP/x.npz" --outputs "$TMP/y10.npz"
+cmp -s <(/usr/bin/python3 -c "import numpy as np,sys; print(np.load(sys.argv[1])['y'].tolist())" "$TMP/y10.npz") \
+       <(/usr/bin/python3 -c "import numpy as np,sys; print(np.load(sys.argv[1])['y'].tolist())" "$TMP/y0.npz") \
+  && echo "ok   format 1.0 and 1.1 agree" || { echo "FAIL format 1.0 and 1.1 differ"; failures=$((failures + 1)); }
+check "a GPU that does not exist is exit 1" 1 "$AGATE" run "$TMP/add.agm" --device 2
+expect_in "the GPU count is named" "$TMP/err.txt" "CUDA device 2 does not exist: the driver sees 2 GPUs (0..1)"
+check "run --profile on a GPU" 0 "$AGATE" run "$TMP/add.agm" --profile --repeat 3
+expect_in "profile says the times are device times" "$TMP/out.txt" "Device times on cuda:0 (CUDA events)"
+expect_in "profile lists the kernel with its 2 calls" "$TMP/out.txt" "100.0%      2  agate_cuda_add"
+check "run --print-time on a GPU" 0 "$AGATE" run "$TMP/add.agm" --print-time --repeat 3 --number 2
+expect_in "timing table" "$TMP/out.txt" "median (ms)"
+check "inspect a CUDA module" 0 "$AGATE" inspect "$TMP/add.agm"
+check "a wrong input dtype is exit 1" 1 "$AGATE" run "$TMP/add.agm" --inputs "$TMP/x64.npz"
+expect_in "the input is named" "$TMP/err.txt" "input 'x'"
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
