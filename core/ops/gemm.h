@@ -6,22 +6,24 @@
 // agate's TE and schedule primitives, with every size from gemm_plan.h:
 //
 //   Bp[b.., p, k, c]  = B[b.., k, p*nr + c] (0 past N)     packed column panels:
-//                       at compile time for a constant B, else a root stage in
-//                       the kernel workspace (parallel over panels). Transposed
-//                       operands (Gemm transB, a Transpose fused into the
-//                       product) are read through the packing, never copied by
-//                       a kernel of their own.
+//                       at compile time for a constant B, else by each parallel
+//                       task for its own column block, into a buffer on its
+//                       stack just before use (cache-resident; at the root, in
+//                       the workspace, when that block would be too large).
+//                       Transposed operands (Gemm transB, a Transpose fused
+//                       into the product) are read through the packing, never
+//                       copied by a kernel of their own.
 //   C'[.., i, j]      = sum_k A[.., min(i, M-1), k] * Bp[.., j/nr, k, j%nr]
 //                       over rows and columns padded to whole register tiles, so
 //                       the tile's loads, FMAs and accumulators never need a guard.
 //   out[.., i, j]     = epilogue(C'[.., i, j]) for i < M, j < N: the only stage
 //                       with guards (a row branch, lane-masked stores).
 //
-// The output is cut into (batch, column block, row block) blocks that form one
-// parallel loop; inside a block, column panels then register tiles of rows; C'
-// is computed per register tile (mr x nr accumulators in registers over all of
-// K, then the epilogue's single store) or, when K is sliced for the cache, per
-// block in a local buffer that the epilogue then reads. When B is shared by
+// The output is cut into (batch, column block[, row block]) tasks that form one
+// parallel loop; inside, row blocks, column panels, then register tiles of
+// rows; C' is computed per register tile (mr x nr accumulators in registers
+// over all of K, then the epilogue's single store) or, when K is sliced for the
+// cache, per row block in a local buffer that the epilogue then reads. When B is shared by
 // every batch (a [.., M, K] x [K, N] product), the batch folds into the rows.
 // Products with one row per batch stay on the matrix-vector schedule
 // (dense.cc), which is bound by reading B.
