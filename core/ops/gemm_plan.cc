@@ -117,7 +117,7 @@ GemmPlan PlanGemm(const GemmShape& s, ir::DType dtype, const target::Target& tar
     const int64_t wanted = 2 * threads;
     bool free_cols = o.dense_col_block <= 0, free_rows = o.dense_row_block <= 0;
     while (free_cols && s.batch * p.col_blocks() < wanted && p.col_block > 1) p.col_block = Block(p.panels, p.col_block - 1);
-    p.parallel_rows = s.batch * p.col_blocks() < wanted;
+    p.parallel_rows = o.dense_parallel_rows >= 0 ? o.dense_parallel_rows == 1 : s.batch * p.col_blocks() < wanted;
     while (p.parallel_rows && free_rows && p.blocks(s) < wanted && p.row_block > 1) {
       p.row_block = Block(p.row_tiles, p.row_block - 1);
     }

@@ -77,7 +77,8 @@ struct GemmPlan {
 
 // The plan for `shape` with elements of `dtype` on `target`; knobs set in
 // `options` (dense_m_block, dense_n_block, dense_row_block, dense_col_block,
-// dense_k_block; 0 = derive) take precedence where the shape allows them.
+// dense_k_block: 0 = derive; dense_parallel_rows: -1 = derive) take precedence
+// where the shape allows them.
 GemmPlan PlanGemm(const GemmShape& shape, ir::DType dtype, const target::Target& target,
                   const LowerGroupOptions& options);
 

@@ -102,6 +102,9 @@ TEST(GemmPlanTest, KnobsOverrideTheDerivedValues) {
   EXPECT_EQ(p.kc, 100);
   EXPECT_EQ(p.row_block, 2);  // 8 rows = 2 tiles of 4
   EXPECT_EQ(p.col_block, 2);  // 96 columns = 2 panels of 48
+  EXPECT_TRUE(p.parallel_rows) << "2 column blocks are too few tasks";
+  o.dense_parallel_rows = 0;
+  EXPECT_FALSE(PlanGemm(s, kF32, Avx512(), o).parallel_rows);
   // A scalar target (no SIMD) takes the knob's column count as it is.
   target::Target c = target::Target::Parse("c");
   EXPECT_EQ(PlanGemm(s, kF32, target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4"), o).nr, 48);
@@ -193,10 +196,10 @@ TEST(GemmTest, BatchesWithBroadcasting) {
 // combination must compute the same product, on 1 and 2 threads.
 TEST(GemmTest, KnobsAndThreads) {
   struct Knobs {
-    int m_block, n_block, k_block, row_block, col_block;
+    int m_block, n_block, k_block, row_block, col_block, parallel_rows;
   };
-  for (const Knobs& k : std::vector<Knobs>{{3, 16, 7, 0, 0}, {5, 48, 0, 10, 48}, {1, 16, 0, 1, 16},
-                                           {6, 32, 64, 12, 32}, {0, 0, 5, 0, 0}}) {
+  for (const Knobs& k : std::vector<Knobs>{{3, 16, 7, 0, 0, -1}, {5, 48, 0, 10, 48, 1}, {1, 16, 0, 1, 16, 0},
+                                           {6, 32, 64, 12, 32, 1}, {0, 0, 5, 0, 0, 0}}) {
     for (int threads : {1, 2}) {
       CheckOptions o;
       o.eval = threads == 1 && k.k_block != 64;
@@ -206,6 +209,7 @@ TEST(GemmTest, KnobsAndThreads) {
       o.lower.dense_k_block = k.k_block;
       o.lower.dense_row_block = k.row_block;
       o.lower.dense_col_block = k.col_block;
+      o.lower.dense_parallel_rows = k.parallel_rows;
       Shape a = o.eval ? Shape{23, 19} : Shape{131, 300};
       Shape b = o.eval ? Shape{19, 37} : Shape{300, 97};
       EXPECT_TRUE(CheckMatMul(a, b, threads == 2, false, o))

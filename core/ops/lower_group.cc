@@ -128,6 +128,8 @@ const std::vector<Knob>& Knobs() {
       {"dense_col_block", &LowerGroupOptions::dense_col_block, 0, 1 << 20,
        "GEMM output columns per parallel block, in register tiles (0: from the L2 size)"},
       {"dense_k_block", &LowerGroupOptions::dense_k_block, 0, 1 << 20, "GEMM K slice (0: all of K when it fits L2)"},
+      {"dense_parallel_rows", &LowerGroupOptions::dense_parallel_rows, -1, 1,
+       "GEMM parallel loop: 0 batch and column blocks, 1 also row blocks (-1: rows only when columns are too few)"},
       {"vector_lanes", &LowerGroupOptions::vector_lanes, 0, 64, "float32 SIMD lanes of elementwise kernels (0: the target's)"},
       {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3 convs: -1 auto, 0 never, 1 whenever it applies"},
       {"winograd_tile", &LowerGroupOptions::winograd_tile, 0, 4, "Winograd output tile: 2 or 4 (0: by shape)"},
