@@ -23,6 +23,7 @@
 //   bazel run -c opt //benchmarks/gemm:gemm_benchmark [-- --threads=1,2 --filter=vit --rounds=7
 //       --min_run_ms=20 --no_cli --knob=dense_m_block=8 --cpu_time]
 //   --cpu_time: 1-thread rows are timed in thread CPU time (robust on a busy machine).
+//   --baseline_cli=PATH: also time the modules another agate binary compiles (e.g. main's), column "baseline".
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -280,7 +281,6 @@ std::string WriteModel(const Problem& p, const Operands& x, const std::string& d
 
 struct CliRun {
   std::unique_ptr<cli::ModuleRunner> runner;
-  std::vector<npz::Array> inputs;
 };
 
 npz::Array ToArray(const std::string& name, const graph::Tensor& t) {
@@ -374,6 +374,7 @@ int Main(int argc, char** argv) {
   double min_run_ms = 20;
   bool cli = true;
   bool cpu_time = false;
+  std::string baseline;
   ops::LowerGroupOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -383,6 +384,7 @@ int Main(int argc, char** argv) {
     if (arg.rfind("--min_run_ms=", 0) == 0) min_run_ms = std::stod(arg.substr(13));
     if (arg == "--no_cli") cli = false;
     if (arg == "--cpu_time") cpu_time = true;
+    if (arg.rfind("--baseline_cli=", 0) == 0) baseline = arg.substr(15);
     if (arg.rfind("--knob=", 0) == 0) {
       std::string kv = arg.substr(7);
       size_t eq = kv.find('=');
@@ -405,9 +407,11 @@ int Main(int argc, char** argv) {
               rounds, min_run_ms, cpu_time ? "; 1-thread rows in the calling thread's CPU time (--cpu_time)" : "");
   std::printf("load average at start: %s\n\n", bench::LoadAverage().c_str());
 
-  bench::Table table({"problem", "MxKxN", "B", "threads", "agate library GFLOP/s", "agate compile+run GFLOP/s",
-                      "oneDNN GFLOP/s", "library/oneDNN", "cli/oneDNN", "agate % peak", "oneDNN % peak", "max rel err",
-                      "agate kernels"});
+  std::vector<std::string> header = {"problem", "MxKxN", "B", "threads", "agate library GFLOP/s",
+                                     "agate compile+run GFLOP/s", "oneDNN GFLOP/s", "library/oneDNN", "cli/oneDNN",
+                                     "agate % peak", "oneDNN % peak", "max rel err", "agate kernels"};
+  if (!baseline.empty()) header.insert(header.begin() + 9, "baseline cli/oneDNN");
+  bench::Table table(header);
   std::vector<double> best_onednn(3, 0);
   int kernel_id = 0;
   for (const Problem& p : Problems()) {
@@ -418,26 +422,35 @@ int Main(int argc, char** argv) {
     std::string model;
     if (cli) {
       model = WriteModel(p, x, dir);
-      std::string cmd = agate + " compile " + model + " -o " + model + ".agm > " + model + ".log 2>&1";
-      if (std::system(cmd.c_str()) != 0) {
-        std::printf("%s: agate compile failed (see %s.log)\n", p.name.c_str(), model.c_str());
-        return 1;
+      for (const auto& [binary, out] : {std::pair<std::string, std::string>{agate, model + ".agm"},
+                                               {baseline, model + ".baseline.agm"}}) {
+        if (binary.empty()) continue;
+        std::string cmd = binary + " compile " + model + " -o " + out + " > " + out + ".log 2>&1";
+        if (std::system(cmd.c_str()) != 0) {
+          std::printf("%s: %s compile failed (see %s.log)\n", p.name.c_str(), binary.c_str(), out.c_str());
+          return 1;
+        }
       }
     }
     for (int threads : threads_list) {
       rt::SetSharedPoolThreads(threads);
       SetOmpThreads(threads);
       std::unique_ptr<OneDnn> d = BuildOneDnn(p, x, &want);
-      CliRun c;
+      CliRun c, base;
+      std::vector<npz::Array> inputs = {ToArray("a", x.a)};
+      if (!p.b_constant) inputs.push_back(ToArray("b", x.b));
       if (cli) {
         c.runner = std::make_unique<cli::ModuleRunner>(model + ".agm", threads);
-        c.inputs.push_back(ToArray("a", x.a));
-        if (!p.b_constant) c.inputs.push_back(ToArray("b", x.b));
-        c.runner->BindInputs(c.inputs);
+        c.runner->BindInputs(inputs);
+        if (!baseline.empty()) {
+          base.runner = std::make_unique<cli::ModuleRunner>(model + ".baseline.agm", threads);
+          base.runner->BindInputs(inputs);
+        }
       }
       std::vector<std::function<void()>> contenders = {[&] { lib->Run(threads); },
                                                         [&] { RunOneDnn(p, *d, x, &want); }};
       if (cli) contenders.push_back([&] { c.runner->Run(); });
+      if (base.runner) contenders.push_back([&] { base.runner->Run(); });
       std::vector<bench::Timing> t = bench::TimeInterleaved(contenders, rounds, min_run_ms, 20.0, cpu_time && threads == 1);
       double err = MaxRelativeError(lib->values.at("y"), want);
       if (cli) {
@@ -452,11 +465,15 @@ int Main(int argc, char** argv) {
       if (threads <= 2) best_onednn[threads] = std::max(best_onednn[threads], flops / (t[1].min_ms * 1e6));
       std::string schedules;
       for (const std::string& s : lib->schedules) schedules += (schedules.empty() ? "" : "; ") + s;
-      table.AddRow({p.name, ShapeText(p), p.b_constant ? "weights" : "run-time", std::to_string(threads),
-                    Gflops(t[0], flops), cli ? Gflops(t[2], flops) : "-", Gflops(t[1], flops),
-                    bench::Fixed(g_lib / g_dnn, 2), cli ? bench::Fixed(g_cli / g_dnn, 2) : "-",
-                    peak > 0 ? bench::Fixed(100 * std::max(g_lib, g_cli) / peak, 0) : "-",
-                    peak > 0 ? bench::Fixed(100 * g_dnn / peak, 0) : "-", bench::Fixed(err, 7), schedules});
+      std::vector<std::string> row = {p.name, ShapeText(p), p.b_constant ? "weights" : "run-time",
+                                      std::to_string(threads), Gflops(t[0], flops), cli ? Gflops(t[2], flops) : "-",
+                                      Gflops(t[1], flops), bench::Fixed(g_lib / g_dnn, 2),
+                                      cli ? bench::Fixed(g_cli / g_dnn, 2) : "-",
+                                      peak > 0 ? bench::Fixed(100 * std::max(g_lib, g_cli) / peak, 0) : "-",
+                                      peak > 0 ? bench::Fixed(100 * g_dnn / peak, 0) : "-", bench::Fixed(err, 7),
+                                      schedules};
+      if (!baseline.empty()) row.insert(row.begin() + 9, base.runner ? bench::Fixed(t[3].median_ms > 0 ? t[1].median_ms / t[3].median_ms : 0, 2) : "-");
+      table.AddRow(row);
       if (lib->status != 0) std::printf("%s: an agate kernel returned %d\n", p.name.c_str(), lib->status);
       std::fflush(stdout);
     }
