@@ -120,15 +120,24 @@ void SchedulePacking(te::Schedule& s, const Tensor& packed, const GemmPlan& p, c
 std::string ScheduleGemm(const ScheduleRequest& r, const GemmStages& g) {
   te::Schedule s = r.schedule;
   const GemmPlan& p = g.plan;
+  // `out`: the stage written at the register tile, in the product's shape: the
+  // fused epilogue, or the product itself when it is what the group writes (its
+  // output, or the stage LowerGroup materializes for other outputs to read).
   Tensor out, acc;
-  if (r.epilogue.defined() && StaticShape(r.epilogue) == StaticShape(g.result)) {
+  const graph::Shape shape = StaticShape(g.result);
+  if (r.epilogue.defined() && StaticShape(r.epilogue) == shape) {
     out = r.epilogue;
-    acc = g.core;
-  } else if (r.outputs.size() == 1 && r.outputs[0].same_as(g.core)) {
-    acc = s.cache_write(g.core, ir::MemoryScope::kLocal);
-    out = g.core;
+  } else if (r.outputs.size() == 1 && StaticShape(r.outputs[0]) == shape) {
+    out = r.outputs[0];
   } else {
     return ScheduleAnchorDefault(r, "gemm (several outputs: default schedule)");
+  }
+  if (out.same_as(g.core)) {
+    acc = s.cache_write(g.core, ir::MemoryScope::kLocal);
+  } else {
+    acc = g.core;
+    // The unpadded view of C' (the anchor, so LowerGroup kept it) is read in place.
+    if (!g.result.same_as(g.core) && !out.same_as(g.result)) s[g.result].compute_inline();
   }
 
   // The written stage: (batch, column block, row block) fused and parallel; inside,
@@ -294,7 +303,9 @@ Tensor BuildGemm(const OpContext& ctx, const GemmOperands& in, const std::string
         name, tag::kInjective);
   }
   GemmStages stages = g;
-  ctx.SetSchedule([stages](const ScheduleRequest& r) { return ScheduleGemm(r, stages); }, g.core);
+  // Anchored on the product in its own shape (the view when C' is padded): what
+  // LowerGroup matches the group's outputs and epilogue against.
+  ctx.SetSchedule([stages](const ScheduleRequest& r) { return ScheduleGemm(r, stages); }, g.result);
   return g.result;
 }
 

@@ -268,6 +268,32 @@ TEST(GemmTest, FusedEpilogues) {
   EXPECT_TRUE(CheckAgainstReference(finished, sliced));
 }
 
+// Groups that write more than the product's tile: one group holding the product,
+// its epilogue and a Transpose after it (`all` fusion), and a product that is
+// also an output of its own; padded (ragged) and unpadded shapes.
+TEST(GemmTest, ProductsInLargerGroups) {
+  for (int64_t n : {29, 32}) {
+    auto graph = [&](bool transpose, std::vector<std::string> outputs) {
+      Graph g;
+      g.AddInput("a", TensorType{kF32, {2, 19, 12}});
+      g.AddConstant("w", RandomTensor({12, n}, 3));
+      g.AddConstant("bias", RandomTensor({n}, 4));
+      Add(&g, "MatMul", "mm", {"a", "w"}, {"m"});
+      Add(&g, "Add", "bias_add", {"m", "bias"}, {"h"});
+      if (transpose) Add(&g, "Transpose", "t", {"h"}, {"y"}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+      return Finish(g, outputs);
+    };
+    CheckOptions one_group;
+    one_group.one_group = true;
+    EXPECT_TRUE(CheckAgainstReference(graph(true, {"y"}), one_group)) << "N " << n;
+    EXPECT_TRUE(CheckAgainstReference(graph(true, {"y", "m"}), one_group)) << "N " << n << ", product also an output";
+    EXPECT_TRUE(CheckAgainstReference(graph(false, {"h", "m"}))) << "N " << n << ", rule fusion, two outputs";
+    Graph fused = testing::Fuse(graph(true, {"y"}), /*one_group=*/true);
+    GroupKernel kernel = LowerGroup(fused, fused.groups[0], target::Target::Host(), "k");
+    EXPECT_NE(kernel.schedule_summary.find("gemm tile"), std::string::npos) << kernel.schedule_summary;
+  }
+}
+
 // A transposed operand is read by the packing (or the row reads), not copied by
 // a kernel of its own: the whole product is one kernel.
 TEST(GemmTest, TransposedOperandsNeedNoKernelOfTheirOwn) {
