@@ -315,10 +315,9 @@ class ScheduleLowerer {
         const IterVarNode* iv = c->path[i];
         relax[iv->var.get()] = {make_zero(DType::Index()), an_.Simplify(leaf_extent_.at(iv) - 1)};
       }
-      std::unordered_map<const VarNode*, IntervalSet> root_sets, whole_sets;
+      std::unordered_map<const VarNode*, IntervalSet> root_sets;
       for (const IterVar& root : c->op->root_iter_vars()) {
         IntervalSet set = an_.EvalSet(c->root_value.at(root.var().get()), relax);
-        whole_sets[root.var().get()] = set;
         root_sets[root.var().get()] = Tighten(set, root.dom());
       }
       for (const Expr& b : c->body) {
@@ -328,7 +327,12 @@ class ScheduleLowerer {
           if (te::AsTensor(r->producer).op().get() != s->stage->origin_op.get()) return;
           for (size_t d = 0; d < ndim; ++d) {
             IntervalSet is = an_.EvalSet(r->indices[d], root_sets);
-            IntervalSet ws = an_.EvalSet(r->indices[d], whole_sets);
+            // The whole-tile set from the index written in the consumer's loop
+            // variables: root variables that come from one fused loop stay
+            // correlated (floordiv(f, 197)*197 + floormod(f, 197) is f, not [0, 196]
+            // plus a multiple of 197 per root evaluated apart).
+            Expr in_loops = an_.Simplify(Substitute(r->indices[d], c->root_value));
+            IntervalSet ws = an_.EvalSet(in_loops, relax);
             if (!is.bounded()) {
               unbounded[d] = true;
               continue;

@@ -148,8 +148,19 @@ std::string ScheduleGemm(const ScheduleRequest& r, const GemmStages& g) {
   std::vector<ir::IterVar> batch_loops;
   ir::IterVar rows;
   if (g.fold) {
-    std::vector<ir::IterVar> lead;
-    for (size_t i = 0; i + 1 < rank; ++i) lead.push_back(o.axis(i));
+    // The batch folds into the rows: fuse the leading axes into one row loop.
+    // Axes of extent 1 stay out of it (outermost, trivial): the epilogue may read
+    // them as a constant 0 (a broadcast), and a row index fused with them would
+    // then be a floormod that wraps in the padded last tile.
+    std::vector<ir::IterVar> ones, lead;
+    for (size_t i = 0; i + 1 < rank; ++i) (ConstExtent(o.axis(i)) == 1 ? ones : lead).push_back(o.axis(i));
+    if (!ones.empty()) {
+      std::vector<ir::IterVar> order = ones;
+      order.insert(order.end(), lead.begin(), lead.end());
+      order.push_back(o.axis(rank - 1));
+      o.reorder(order);
+    }
+    batch_loops = ones;
     rows = FuseRange(o, lead);
   } else {
     for (size_t i = 0; i + 2 < rank; ++i) batch_loops.push_back(o.axis(i));

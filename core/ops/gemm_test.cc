@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/graph/testing.h"
+#include "core/ir/printer.h"
 #include "core/ops/gemm_plan.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/ops_testing.h"
@@ -291,6 +292,35 @@ TEST(GemmTest, ProductsInLargerGroups) {
     Graph fused = testing::Fuse(graph(true, {"y"}), /*one_group=*/true);
     GroupKernel kernel = LowerGroup(fused, fused.groups[0], target::Target::Host(), "k");
     EXPECT_NE(kernel.schedule_summary.find("gemm tile"), std::string::npos) << kernel.schedule_summary;
+  }
+}
+
+// Transformer activations [batch, tokens, d] x weights: the batch folds into
+// the rows; with a batch of 1 and ragged rows (197 tokens) the register tile
+// must stay one tile (a bias Add reads the batch axis as a constant 0: fusing it
+// into the rows made C' 197 rows per tile), and with a batch of 2 tiles
+// straddle the batch boundary.
+TEST(GemmTest, FoldedBatchKeepsRegisterTiles) {
+  for (int64_t batch : {1, 2}) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, {batch, 197, 24}});
+    g.AddConstant("w", RandomTensor({24, 40}, 5));
+    g.AddConstant("bias", RandomTensor({40}, 6));
+    Add(&g, "MatMul", "mm", {"x", "w"}, {"m"});
+    Add(&g, "Add", "bias_add", {"m", "bias"}, {"h"});
+    Add(&g, "Erf", "erf", {"h"}, {"e"});
+    Add(&g, "Mul", "mul", {"h", "e"}, {"y"});
+    Graph finished = Finish(g, {"y"});
+    Graph fused = testing::Fuse(finished);
+    ASSERT_EQ(fused.groups.size(), 1u);
+    GroupKernel kernel = LowerGroup(fused, fused.groups[0], target::Target::Host(), "k");
+    GemmPlan plan = PlanGemm({1, batch * 197, 40, 24}, kF32, target::Target::Host(), {});
+    std::string text = ir::ToString(kernel.func);
+    std::string tile = "m_gemm[float32 * " + std::to_string(plan.mr * plan.nr) + "]";
+    EXPECT_NE(text.find(tile), std::string::npos) << "batch " << batch << ": expected " << tile << " in\n" << text;
+    CheckOptions compiled;
+    compiled.eval = batch == 1;
+    EXPECT_TRUE(CheckAgainstReference(finished, compiled)) << "batch " << batch;
   }
 }
 
