@@ -85,6 +85,10 @@ std::vector<Problem> Problems() {
       {"ragged_weights_t", {}, 61, 1031, 97, true, true},
       {"ragged_small_k", {}, 1000, 13, 1000, false},
       {"ragged_tall", {}, 4099, 67, 23, true},
+      // Small products: is the parallel split worth its fork (never slower on 2 threads)?
+      {"small_64", {}, 64, 64, 64, false},
+      {"small_96", {}, 96, 96, 96, true},
+      {"small_128", {}, 128, 128, 128, false},
   };
 }
 
