@@ -1,444 +1,507 @@
-// fp32 GEMM: agate's generated kernel against OpenBLAS (cblas_sgemm) and oneDNN
-// (dnnl_sgemm) in one run, with 1 and 2 threads, plus the machine's measured FMA
-// peak. Prints GFLOP/s, agate/peer ratios and share of peak.
+// GEMM-class products as models run them, against oneDNN in the same run.
 //
-//   bazel run -c opt //benchmarks/gemm:gemm_benchmark [-- --sizes=256,512 --threads=1,2 --min_time=0.3]
+// Two agate paths, both what ships:
+//   * "library": the product as a one-node graph (MatMul, with a Transpose in
+//     front when B arrives transposed), fused by the rule policy, every group
+//     lowered by ops::LowerGroup, built by the LLVM backend and run on the
+//     runtime's shared thread pool, as the compiler and runtime do for a model;
+//   * "cli": the same one-node ONNX model compiled by the `agate compile`
+//     binary and run by tools/cli's ModuleRunner, the code of `agate run`
+//     (module loaded through the C ABI, the executor, its thread pool).
+// The peer: oneDNN's sgemm (dnnl_sgemm, row-major) for 2-D products and its
+// matmul primitive for batched ones (sgemm has no batch). oneDNN packs both
+// operands inside every call; agate packs a constant B (a weight) once at
+// compile time, as a model would. Rows marked "run-time B" make agate pack B in
+// every call too.
+//
+// Timing: contenders interleaved (one sample each per round, a pause between
+// them so the other side's spinning threads go idle), --rounds rounds; the
+// table shows the median GFLOP/s and [min, max] over the rounds, and each
+// side's share of the FMA peak measured in the same run. The load average is
+// printed beside every table: the machine is shared.
+//
+//   bazel run -c opt //benchmarks/gemm:gemm_benchmark [-- --threads=1,2 --filter=vit --rounds=7
+//       --min_run_ms=20 --no_cli --knob=dense_m_block=8 --cpu_time]
+//   --cpu_time: 1-thread rows are timed in thread CPU time (robust on a busy machine).
+//   --baseline_cli=PATH: also time the modules another agate binary compiles (e.g. main's), column "baseline".
 #include <dlfcn.h>
-#include <immintrin.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
-#include "benchmarks/gemm/gemm_kernel.h"
+#include "benchmarks/harness/harness.h"
 #include "core/codegen/llvm/build_llvm.h"
-#include "core/ir/printer.h"
+#include "core/fusion/fusion.h"
+#include "core/graph/graph.h"
+#include "core/graph/shape_inference.h"
+#include "core/ops/lower_group.h"
+#include "core/support/error.h"
 #include "core/target/target.h"
-#include "agate/kernel_abi.h"
+#include "frontends/onnx/model_builder.h"
+#include "runtime_minimal/host/thread_pool.h"
+#include "tools/cli/module_runner.h"
 
 namespace agate {
-namespace benchmarks {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+const ir::DType kF32 = ir::DType::Float(32);
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-// ------------------------------------------------------------------ thread pool
-
-// A small pool for ctx->parallel_for: the caller plus (threads - 1) workers. Task t
-// runs on participant t % threads. Workers spin briefly after a job (the next
-// parallel loop of a kernel follows within microseconds: ~4000 pauses, tens of
-// microseconds), then sleep so they do not steal the core from the peers.
-class ThreadPool {
- public:
-  explicit ThreadPool(int threads) : threads_(std::max(1, threads)) {
-    for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-      generation_.fetch_add(1);
-    }
-    wake_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
-  int threads() const { return threads_; }
-
-  static int32_t ParallelFor(void* pool, agate_parallel_task_fn task, void* closure, int32_t num_tasks) {
-    return static_cast<ThreadPool*>(pool)->Run(task, closure, num_tasks);
-  }
-
- private:
-  int32_t Run(agate_parallel_task_fn task, void* closure, int32_t num_tasks) {
-    if (threads_ == 1 || num_tasks <= 1) {
-      for (int32_t t = 0; t < num_tasks; ++t) {
-        if (int32_t s = task(t, num_tasks, closure)) return s;
-      }
-      return 0;
-    }
-    task_ = task;
-    closure_ = closure;
-    num_tasks_ = num_tasks;
-    status_.store(0);
-    pending_.store(threads_ - 1);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      generation_.fetch_add(1, std::memory_order_release);
-    }
-    wake_.notify_all();
-    RunShare(0);
-    while (pending_.load(std::memory_order_acquire) != 0) _mm_pause();
-    return status_.load();
-  }
-
-  void RunShare(int participant) {
-    for (int32_t t = participant; t < num_tasks_; t += threads_) {
-      int32_t s = task_(t, num_tasks_, closure_);
-      if (s != 0) {
-        int32_t expected = 0;
-        status_.compare_exchange_strong(expected, s);
-      }
-    }
-  }
-
-  void WorkerLoop(int participant) {
-    uint64_t seen = 0;
-    for (;;) {
-      // Spin for a while, then block.
-      int spins = 0;
-      while (generation_.load(std::memory_order_acquire) == seen && spins < 4000) {
-        _mm_pause();
-        ++spins;
-      }
-      if (generation_.load(std::memory_order_acquire) == seen) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_.load() != seen; });
-      }
-      seen = generation_.load(std::memory_order_acquire);
-      if (stop_) return;
-      RunShare(participant);
-      pending_.fetch_sub(1, std::memory_order_release);
-    }
-  }
-
-  int threads_;
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<int32_t> status_{0};
-  bool stop_ = false;
-  agate_parallel_task_fn task_ = nullptr;
-  void* closure_ = nullptr;
-  int32_t num_tasks_ = 0;
+struct Problem {
+  std::string name;
+  std::vector<int64_t> batch;  // leading dims of A and B (B's too when runtime and batched)
+  int64_t m, k, n;
+  bool b_constant;  // a weight: an initializer of the model, packed at compile time
+  bool b_transposed = false;  // B arrives as [.., N, K] through a Transpose (runtime) or Gemm transB (constant)
 };
 
-// ------------------------------------------------------------------ FMA peak
-
-// Independent accumulator chains (more than FMA latency x FMA pipes on current
-// cores), held in named variables: GCC keeps an accumulator *array* in memory.
-#define AGATE_FMA_CHAINS(X) \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
-
-__attribute__((target("avx512f"))) double FmaLoop512(int64_t iterations) {
-#define DECLARE(i) __m512 acc##i = _mm512_set1_ps(0.001f * i);
-#define UPDATE(i) acc##i = _mm512_fmadd_ps(acc##i, a, b);
-#define SUM(i) sum = _mm512_add_ps(sum, acc##i);
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  AGATE_FMA_CHAINS(DECLARE)
-  for (int64_t it = 0; it < iterations; ++it) {
-    AGATE_FMA_CHAINS(UPDATE)
-  }
-  __m512 sum = _mm512_setzero_ps();
-  AGATE_FMA_CHAINS(SUM)
-  return static_cast<double>(_mm512_reduce_add_ps(sum));
-#undef DECLARE
-#undef UPDATE
-#undef SUM
+std::vector<Problem> Problems() {
+  return {
+      {"square", {}, 1024, 1024, 1024, false},
+      {"square_weights", {}, 1024, 1024, 1024, true},
+      {"vit_mlp_up", {}, 197, 768, 3072, true},
+      {"vit_mlp_up_rt", {}, 197, 768, 3072, false},
+      {"vit_mlp_down", {}, 197, 3072, 768, true},
+      {"bert_proj", {}, 128, 768, 768, true},
+      {"bert_mlp_up", {}, 128, 768, 3072, true},
+      {"bert_mlp_down", {}, 128, 3072, 768, true},
+      {"vit_attn_qk", {12}, 197, 64, 197, false, true},
+      {"vit_attn_av", {12}, 197, 197, 64, false},
+      {"ragged_prime", {}, 257, 331, 509, false},
+      {"ragged_weights_t", {}, 61, 1031, 97, true, true},
+      {"ragged_small_k", {}, 1000, 13, 1000, false},
+      {"ragged_tall", {}, 4099, 67, 23, true},
+      // Small products: is the parallel split worth its fork (never slower on 2 threads)?
+      {"small_64", {}, 64, 64, 64, false},
+      {"small_96", {}, 96, 96, 96, true},
+      {"small_128", {}, 128, 128, 128, false},
+  };
 }
 
-__attribute__((target("avx2,fma"))) double FmaLoop256(int64_t iterations) {
-#define DECLARE(i) __m256 acc##i = _mm256_set1_ps(0.001f * i);
-#define UPDATE(i) acc##i = _mm256_fmadd_ps(acc##i, a, b);
-#define SUM(i) sum = _mm256_add_ps(sum, acc##i);
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  AGATE_FMA_CHAINS(DECLARE)
-  for (int64_t it = 0; it < iterations; ++it) {
-    AGATE_FMA_CHAINS(UPDATE)
-  }
-  __m256 sum = _mm256_setzero_ps();
-  AGATE_FMA_CHAINS(SUM)
-  float out[8];
-  _mm256_storeu_ps(out, sum);
-  return out[0];
-#undef DECLARE
-#undef UPDATE
-#undef SUM
+std::string ShapeText(const Problem& p) {
+  std::string s;
+  for (int64_t b : p.batch) s += std::to_string(b) + "x";
+  if (!p.batch.empty()) s = "(" + s.substr(0, s.size() - 1) + ") ";
+  return s + std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n);
 }
 
-// Measured FP32 FMA peak in GFLOP/s with `threads` threads running the loop at once.
-double MeasurePeak(int threads, bool avx512, std::string* how) {
-  // Many short runs, best one: on a shared machine, the fastest run is the one
-  // that had the cores to itself.
-  const int64_t iterations = 1000000;
-  const double flops_per_iteration = avx512 ? 24.0 * 16 * 2 : 24.0 * 8 * 2;
-  *how = avx512 ? "24 independent 512-bit FMA chains" : "24 independent 256-bit FMA chains";
-  double best = 0;
-  for (int rep = 0; rep < 40; ++rep) {
-    std::atomic<int> ready{0};
-    std::vector<std::thread> workers;
-    std::vector<double> sink(threads);
-    auto start = Clock::now();
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        ready.fetch_add(1);
-        while (ready.load() < threads) {
-        }
-        sink[t] = avx512 ? FmaLoop512(iterations) : FmaLoop256(iterations);
-      });
-    }
-    for (auto& w : workers) w.join();
-    double seconds = Seconds(start, Clock::now());
-    best = std::max(best, threads * iterations * flops_per_iteration / seconds / 1e9);
-    if (sink[0] == 12345.678) std::printf(" ");  // keep the loops alive
-  }
-  return best;
+int64_t BatchCount(const Problem& p) {
+  int64_t b = 1;
+  for (int64_t d : p.batch) b *= d;
+  return b;
 }
 
-// ------------------------------------------------------------------ measurement
+double Flops(const Problem& p) { return 2.0 * BatchCount(p) * p.m * p.n * p.k; }
 
-// Best-of timing, interleaved: each round calls every contender once, rounds go on
-// until `min_time` has passed (at least 5 rounds). The machine is shared, so other
-// processes only ever slow a call down; the fastest call of each contender is the
-// best estimate of what it does with the cores to itself, and interleaving gives
-// every contender the same chances of a quiet moment.
-std::vector<double> BestSeconds(const std::vector<std::function<void()>>& calls, double min_time) {
-  for (const auto& call : calls) call();  // warm up: page faults, packing buffers, library initialisation
-  std::vector<double> best(calls.size(), 1e30);
-  auto begin = Clock::now();
-  for (int round = 0; round < 5 || (Seconds(begin, Clock::now()) < min_time && round < 500); ++round) {
-    for (size_t i = 0; i < calls.size(); ++i) {
-      // Let the previous contender's worker threads stop spinning (GNU OpenMP and
-      // OpenBLAS poll for up to ~0.1 s after a call) so that they do not slow this one.
-      std::this_thread::sleep_for(std::chrono::milliseconds(120));
-      auto t0 = Clock::now();
-      calls[i]();
-      best[i] = std::min(best[i], Seconds(t0, Clock::now()));
-    }
-  }
-  return best;
+graph::Shape WithBatch(const Problem& p, int64_t rows, int64_t cols) {
+  graph::Shape s(p.batch.begin(), p.batch.end());
+  s.push_back(rows);
+  s.push_back(cols);
+  return s;
 }
 
-std::vector<float> RandomMatrix(size_t count, unsigned seed) {
-  std::vector<float> v(count);
+graph::Tensor RandomTensor(const graph::Shape& shape, uint32_t seed) {
+  graph::Tensor t(kF32, shape);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& x : v) x = dist(rng);
-  return v;
+  float* p = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+  return t;
 }
 
-struct AlignedFloats {
-  explicit AlignedFloats(size_t n) : data(static_cast<float*>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64)), std::free) {}
-  std::unique_ptr<float, void (*)(void*)> data;
+// The operands as stored: A [batch.., M, K]; B [batch.., K, N] or [batch.., N, K]
+// (2-D when constant).
+struct Operands {
+  graph::Tensor a, b;
 };
 
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.compare(0, 10, "model name") == 0) return line.substr(line.find(':') + 2);
+Operands MakeOperands(const Problem& p) {
+  graph::Shape bshape = p.b_transposed ? graph::Shape{p.n, p.k} : graph::Shape{p.k, p.n};
+  if (!p.b_constant) bshape = WithBatch(p, bshape[0], bshape[1]);
+  return {RandomTensor(WithBatch(p, p.m, p.k), 1), RandomTensor(bshape, 2)};
+}
+
+// ---------------------------------------------------------------- agate: the operator library
+
+graph::Graph MakeGraph(const Problem& p, const Operands& x) {
+  graph::Graph g;
+  g.AddInput("a", graph::TensorType{kF32, x.a.shape()});
+  std::string b = "b";
+  if (p.b_constant) {
+    g.AddConstant("b", x.b);
+  } else {
+    g.AddInput("b", graph::TensorType{kF32, x.b.shape()});
   }
-  return "unknown";
-}
-
-std::string CpuFamily() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, family, model;
-  while (std::getline(in, line)) {
-    if (line.compare(0, 10, "cpu family") == 0 && family.empty()) family = line.substr(line.find(':') + 2);
-    if (line.compare(0, 6, "model\t") == 0 && model.empty()) model = line.substr(line.find(':') + 2);
+  graph::Node mm;
+  mm.name = "mm";
+  mm.outputs = {"y"};
+  if (p.b_constant && p.b_transposed) {
+    mm.op = "Gemm";  // PyTorch's Linear on a 2-D input
+    mm.inputs = {"a", "b"};
+    mm.attrs.Set("transB", graph::Attribute(int64_t{1}));
+  } else {
+    if (p.b_transposed) {
+      graph::Node t;
+      t.name = "transpose";
+      t.op = "Transpose";
+      t.inputs = {"b"};
+      t.outputs = {"bt"};
+      std::vector<int64_t> perm;
+      for (size_t i = 0; i < p.batch.size(); ++i) perm.push_back(static_cast<int64_t>(i));
+      perm.push_back(static_cast<int64_t>(p.batch.size() + 1));
+      perm.push_back(static_cast<int64_t>(p.batch.size()));
+      t.attrs.Set("perm", graph::Attribute(perm));
+      g.AddNode(t);
+      b = "bt";
+    }
+    mm.op = "MatMul";
+    mm.inputs = {"a", b};
   }
-  return "family " + family + " model " + model;
+  g.AddNode(mm);
+  g.outputs = {"y"};
+  return fusion::FuseOperators(graph::InferShapes(g), fusion::FusionPolicy::kRule);
 }
 
-const char* Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "(unset)";
+// Every group of the graph lowered, built and bound, run in order as the executor would.
+struct LibraryRun {
+  std::unique_ptr<codegen::HostKernels> kernels;
+  struct Call {
+    agate_kernel_fn fn = nullptr;
+    std::vector<void*> args;
+    std::vector<uint8_t> workspace;
+  };
+  std::vector<Call> calls;
+  std::map<std::string, graph::Tensor> values;
+  std::vector<std::string> schedules;
+  int32_t status = 0;
+
+  void Run(int threads) {
+    for (Call& c : calls) {
+      agate_kernel_ctx ctx{};
+      ctx.abi_version = AGATE_KERNEL_ABI_VERSION;
+      ctx.parallel_for = rt::SharedParallelFor;
+      ctx.pool = rt::SharedPoolHandle();
+      ctx.num_threads = threads;
+      ctx.workspace = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(c.workspace.data()) + 63) & ~uintptr_t{63});
+      ctx.workspace_bytes = c.workspace.size() - 64;
+      status |= c.fn(c.args.data(), &ctx);
+    }
+  }
+};
+
+std::unique_ptr<LibraryRun> BuildLibrary(const Problem& p, const Operands& x, const ops::LowerGroupOptions& options,
+                                         const std::string& prefix) {
+  graph::Graph g = MakeGraph(p, x);
+  target::Target host = target::Target::Host();
+  auto run = std::make_unique<LibraryRun>();
+  run->values["a"] = x.a;
+  if (!p.b_constant) run->values["b"] = x.b;
+  std::vector<ops::GroupKernel> kernels;
+  std::vector<ir::LoweredFunc> funcs;
+  for (size_t i = 0; i < g.groups.size(); ++i) {
+    // Kernel names are unique per build: the shared objects live in one process.
+    kernels.push_back(ops::LowerGroup(g, g.groups[i], host, prefix + "_k" + std::to_string(i), options));
+    funcs.push_back(kernels.back().func);
+    run->schedules.push_back(kernels.back().schedule_summary);
+  }
+  run->kernels = std::make_unique<codegen::HostKernels>(codegen::HostKernels::Build(funcs, host));
+  for (const ops::GroupKernel& k : kernels) {
+    LibraryRun::Call call;
+    call.fn = run->kernels->Get(k.func.name);
+    for (const ops::KernelParam& param : k.params) {
+      graph::Tensor* t = nullptr;
+      if (param.kind == ops::KernelParam::Kind::kConstant) {
+        run->values["#const" + std::to_string(run->values.size())] = param.constant;
+        t = &run->values["#const" + std::to_string(run->values.size() - 1)];
+      } else if (g.IsConstant(param.value)) {
+        run->values[param.value] = g.ConstantOf(param.value);
+        t = &run->values[param.value];
+      } else {
+        if (!run->values.count(param.value)) {
+          const graph::TensorType& type = g.TypeOf(param.value);
+          run->values[param.value] = graph::Tensor(type.dtype, type.shape);
+        }
+        t = &run->values[param.value];
+      }
+      call.args.push_back(t->mutable_raw_data());
+    }
+    call.workspace.resize(static_cast<size_t>(std::max<int64_t>(k.func.workspace_bytes, 64)) + 64);
+    run->calls.push_back(std::move(call));
+  }
+  return run;
 }
 
-void SetOpenMPThreads(int threads) {
-  // oneDNN's Debian build uses GNU OpenMP; its libgomp is already loaded with libdnnl.
+// ---------------------------------------------------------------- agate: compile + run
+
+std::string AgateBinary(const char* argv0) {
+  // `bazel run` starts in the binary's runfiles tree; a direct start finds it beside the binary.
+  for (const std::string& path : {std::string("tools/cli/agate"), std::string(argv0) + ".runfiles/agate/tools/cli/agate"}) {
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
+std::string WriteModel(const Problem& p, const Operands& x, const std::string& dir) {
+  onnx_frontend::ModelBuilder b(13);
+  b.Input("a", onnx::TensorProto::FLOAT, x.a.shape());
+  std::string bname = "b";
+  if (p.b_constant) {
+    b.Initializer("b", x.b);
+  } else {
+    b.Input("b", onnx::TensorProto::FLOAT, x.b.shape());
+  }
+  if (p.b_constant && p.b_transposed) {
+    b.Node("Gemm", {"a", "b"}, {"y"}, {{"transB", graph::Attribute(int64_t{1})}});
+  } else {
+    if (p.b_transposed) {
+      std::vector<int64_t> perm;
+      for (size_t i = 0; i < p.batch.size(); ++i) perm.push_back(static_cast<int64_t>(i));
+      perm.push_back(static_cast<int64_t>(p.batch.size() + 1));
+      perm.push_back(static_cast<int64_t>(p.batch.size()));
+      b.Node("Transpose", {"b"}, {"bt"}, {{"perm", graph::Attribute(perm)}});
+      bname = "bt";
+    }
+    b.Node("MatMul", {"a", bname}, {"y"});
+  }
+  b.Output("y");
+  std::string path = dir + "/" + p.name + ".onnx";
+  std::ofstream(path, std::ios::binary) << b.Serialize();
+  return path;
+}
+
+struct CliRun {
+  std::unique_ptr<cli::ModuleRunner> runner;
+};
+
+npz::Array ToArray(const std::string& name, const graph::Tensor& t) {
+  npz::Array a;
+  a.name = name;
+  a.dtype = t.dtype();
+  a.shape = t.shape();
+  const auto* bytes = static_cast<const uint8_t*>(t.raw_data());
+  a.data.assign(bytes, bytes + t.nbytes());
+  return a;
+}
+
+// ---------------------------------------------------------------- oneDNN
+
+// oneDNN's Debian build runs on GNU OpenMP; its thread count is set through libgomp.
+void SetOmpThreads(int threads) {
   using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set(threads);
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  auto set = reinterpret_cast<SetThreads>(dlsym(gomp ? gomp : RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set) set(threads);
+}
+
+struct OneDnn {
+  // 2-D: dnnl_sgemm. Batched: a matmul primitive created for the current thread count.
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul matmul;
+  dnnl::memory src, weights, dst;
+  bool batched = false;
+};
+
+std::unique_ptr<OneDnn> BuildOneDnn(const Problem& p, Operands& x, graph::Tensor* out) {
+  auto d = std::make_unique<OneDnn>();
+  d->batched = !p.batch.empty();
+  if (!d->batched) return d;
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  int64_t b = BatchCount(p);
+  dnnl::memory::desc src({b, p.m, p.k}, dt::f32, tag::abc);
+  // A transposed B is stored [batch, N, K]: the weights' K and N swapped in memory (acb).
+  dnnl::memory::desc wei({b, p.k, p.n}, dt::f32, p.b_transposed ? tag::acb : tag::abc);
+  dnnl::memory::desc dst({b, p.m, p.n}, dt::f32, tag::abc);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), d->engine);
+  d->matmul = dnnl::matmul(pd);
+  d->src = dnnl::memory(src, d->engine, x.a.mutable_raw_data());
+  d->weights = dnnl::memory(wei, d->engine, x.b.mutable_raw_data());
+  d->dst = dnnl::memory(dst, d->engine, out->mutable_raw_data());
+  return d;
+}
+
+void RunOneDnn(const Problem& p, OneDnn& d, Operands& x, graph::Tensor* out) {
+  if (d.batched) {
+    d.matmul.execute(d.stream, {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights}, {DNNL_ARG_DST, d.dst}});
+    d.stream.wait();
+    return;
+  }
+  dnnl_sgemm('N', p.b_transposed ? 'T' : 'N', p.m, p.n, p.k, 1.0f, x.a.data<float>(), p.k, x.b.data<float>(),
+             p.b_transposed ? p.k : p.n, 0.0f, out->mutable_data<float>(), p.n);
+}
+
+double MaxRelativeError(const graph::Tensor& got, const graph::Tensor& want) {
+  double err = 0;
+  const float* g = got.data<float>();
+  const float* w = want.data<float>();
+  for (int64_t i = 0; i < want.numel(); ++i)
+    err = std::max(err, std::fabs(g[i] - w[i]) / std::max(1.0, static_cast<double>(std::fabs(w[i]))));
+  return err;
 }
 
 std::vector<int> ParseList(const std::string& text) {
   std::vector<int> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::atoi(item.c_str()));
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    out.push_back(std::stoi(text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
   return out;
 }
 
+std::string Gflops(const bench::Timing& t, double flops) {
+  return bench::Fixed(flops / (t.median_ms * 1e6), 1) + " [" + bench::Fixed(flops / (t.max_ms * 1e6), 0) + "-" +
+         bench::Fixed(flops / (t.min_ms * 1e6), 0) + "]";
+}
+
 int Main(int argc, char** argv) {
-  std::vector<int> sizes = {256, 512, 1000, 1024, 2048};
-  std::vector<int> thread_counts = {1, 2};
-  double min_time = 2.0;
-  std::string dump_asm;
-  int mr = 0, nr = 0, mc = 0, kc = 0;  // blocking overrides for tuning (0: DefaultBlocking)  // write the generated assembly of each GEMM kernel here (for tuning)
+  std::vector<int> threads_list{1, 2};
+  std::string filter;
+  int rounds = 7;
+  double min_run_ms = 20;
+  bool cli = true;
+  bool cpu_time = false;
+  std::string baseline;
+  ops::LowerGroupOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--sizes=", 0) == 0) sizes = ParseList(arg.substr(8));
-    if (arg.rfind("--threads=", 0) == 0) thread_counts = ParseList(arg.substr(10));
-    if (arg.rfind("--min_time=", 0) == 0) min_time = std::atof(arg.substr(11).c_str());
-    if (arg.rfind("--dump_asm=", 0) == 0) dump_asm = arg.substr(11);
-    if (arg.rfind("--mr=", 0) == 0) mr = std::atoi(arg.substr(5).c_str());
-    if (arg.rfind("--nr=", 0) == 0) nr = std::atoi(arg.substr(5).c_str());
-    if (arg.rfind("--mc=", 0) == 0) mc = std::atoi(arg.substr(5).c_str());
-    if (arg.rfind("--kc=", 0) == 0) kc = std::atoi(arg.substr(5).c_str());
-  }
-  target::Target host = target::Target::Host();
-  const dnnl_version_t* dnnl = dnnl_version();
-  std::printf("== environment\n");
-  std::printf("cpu model          : %s (%s), %u hardware threads\n", CpuModel().c_str(), CpuFamily().c_str(),
-              std::thread::hardware_concurrency());
-  std::printf("agate target       : %s\n", host.ToString().c_str());
-  std::printf("OPENBLAS_CORETYPE  : %s\n", Env("OPENBLAS_CORETYPE"));
-  std::printf("OMP_NUM_THREADS    : %s\n", Env("OMP_NUM_THREADS"));
-  std::printf("DNNL_MAX_CPU_ISA   : %s\n", Env("DNNL_MAX_CPU_ISA"));
-  std::printf("openblas           : %s (core %s)\n", openblas_get_config(), openblas_get_corename());
-  std::printf("onednn             : %d.%d.%d (%s), cpu runtime %s\n", dnnl->major, dnnl->minor, dnnl->patch, dnnl->hash,
-              dnnl->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other");
-  {
-    std::ifstream load("/proc/loadavg");
-    std::string loadavg;
-    std::getline(load, loadavg);
-    std::printf("load average       : %s (the machine is shared: run under `chrt -r 10` for stable figures)\n",
-                loadavg.c_str());
-  }
-  std::printf("timing             : best call of >= 5 interleaved rounds and >= %.1f s per size and thread count, after a warm-up call\n", min_time);
-
-  bool avx512 = host.HasFeature("avx512f");
-  std::string how;
-  std::vector<double> peak(3, 0);
-  for (int t : thread_counts) {
-    if (t >= 1 && t <= 2) peak[t] = MeasurePeak(t, avx512, &how);
-  }
-  std::printf("fma peak           : %s: ", how.c_str());
-  for (int t : thread_counts) std::printf("%d thread(s) %.1f GFLOP/s  ", t, peak[t]);
-  std::printf("\n\n");
-
-  std::printf("%-16s %3s %8s %8s %8s %8s %6s %6s %6s %6s %6s %6s %8s %8s\n", "M=N=K", "thr", "agateTE", "agateIR",
-              "openblas", "onednn", "TE/dn", "IR/dn", "ag/ob", "ag/dn", "ag%pk", "dn%pk", "compile", "max_err");
-  std::vector<std::string> blockings;
-  for (int size : sizes) {
-    const int m = size, n = size, k = size;
-    const double flops = 2.0 * m * n * k;
-    AlignedFloats a(size_t(m) * k), b(size_t(k) * n), c_agate(size_t(m) * n), c_ir(size_t(m) * n), c_peer(size_t(m) * n);
-    std::vector<float> ra = RandomMatrix(size_t(m) * k, 1), rb = RandomMatrix(size_t(k) * n, 2);
-    std::copy(ra.begin(), ra.end(), a.data.get());
-    std::copy(rb.begin(), rb.end(), b.data.get());
-    for (int threads : thread_counts) {
-      GemmBlocking blocking = DefaultBlocking(m, n, k, host.vector_width_bits(), threads);
-      if (mr) blocking.mr = mr;
-      if (nr) blocking.nr = nr;
-      if (mc) blocking.mc = mc;
-      if (kc) blocking.kc = kc;
-      blocking.mc = (blocking.mc + blocking.mr - 1) / blocking.mr * blocking.mr;
-      // Two agate kernels: the TE schedule lowered by core/lower, and the same
-      // algorithm written directly as loop IR (with A packing and edge predicates).
-      auto compile_start = Clock::now();
-      GemmBlocking te_blocking = TeBlocking(m, n, k, host.vector_width_bits(), threads);
-      if (mr) te_blocking.mr = mr;
-      if (nr) te_blocking.nr = nr;
-      if (mc) te_blocking.mc = mc;
-      if (kc) te_blocking.kc = kc;
-      ir::LoweredFunc te_func = MakeTeGemmKernel("gemm_te", m, n, k, te_blocking);
-      ir::LoweredFunc ir_func = MakeGemmKernel("gemm_ir", m, n, k, blocking);
-      codegen::HostKernels kernels = codegen::HostKernels::Build({te_func, ir_func}, host);
-      double compile_seconds = Seconds(compile_start, Clock::now());
-      if (!dump_asm.empty()) {
-        std::ofstream(dump_asm + "." + std::to_string(size) + "." + std::to_string(threads) + ".ir")
-            << ir::ToString(te_func) << "\n" << ir::ToString(ir_func);
-        codegen::LLVMBuildOptions options;
-        options.keep_assembly = true;
-        std::ofstream(dump_asm + "." + std::to_string(size) + "." + std::to_string(threads) + ".s")
-            << codegen::BuildLLVMObject({te_func, ir_func}, host, options).assembly;
-      }
-      ThreadPool pool(threads);
-      struct AgateKernel {
-        agate_kernel_fn fn;
-        std::unique_ptr<AlignedFloats> workspace;
-        agate_kernel_ctx ctx;
-      };
-      auto make = [&](const ir::LoweredFunc& f) {
-        AgateKernel kernel;
-        kernel.fn = kernels.Get(f.name);
-        kernel.workspace = std::make_unique<AlignedFloats>(static_cast<size_t>(f.workspace_bytes / 4 + 16));
-        kernel.ctx.abi_version = AGATE_KERNEL_ABI_VERSION;
-        kernel.ctx.parallel_for = ThreadPool::ParallelFor;
-        kernel.ctx.pool = &pool;
-        kernel.ctx.num_threads = threads;
-        kernel.ctx.workspace = kernel.workspace->data.get();
-        kernel.ctx.workspace_bytes = static_cast<uint64_t>(f.workspace_bytes);
-        return kernel;
-      };
-      AgateKernel te_kernel = make(te_func), ir_kernel = make(ir_func);
-      void* args[3] = {a.data.get(), b.data.get(), c_agate.data.get()};
-      void* ir_args[3] = {a.data.get(), b.data.get(), c_ir.data.get()};
-      int32_t status = 0;
-      auto run_te = [&] { status |= te_kernel.fn(args, &te_kernel.ctx); };
-      auto run_ir = [&] { status |= ir_kernel.fn(ir_args, &ir_kernel.ctx); };
-      auto run_openblas = [&] {
-        openblas_set_num_threads(threads);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data.get(), k, b.data.get(), n, 0.0f,
-                    c_peer.data.get(), n);
-      };
-      auto run_onednn = [&] {
-        SetOpenMPThreads(threads);
-        dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data.get(), k, b.data.get(), n, 0.0f, c_peer.data.get(), n);
-      };
-      run_te();
-      run_ir();
-      run_openblas();
-      double max_error = 0;
-      for (size_t i = 0; i < size_t(m) * n; ++i) {
-        double ref = c_peer.data.get()[i], scale = std::max(1.0, std::fabs(ref));
-        max_error = std::max(max_error, std::fabs(c_agate.data.get()[i] - ref) / scale);
-        max_error = std::max(max_error, std::fabs(c_ir.data.get()[i] - ref) / scale);
-      }
-      std::vector<double> best = BestSeconds({run_te, run_ir, run_openblas, run_onednn}, min_time);
-      double te_gflops = flops / best[0] / 1e9, ir_gflops = flops / best[1] / 1e9,
-             openblas_gflops = flops / best[2] / 1e9, onednn_gflops = flops / best[3] / 1e9;
-      double agate_gflops = std::max(te_gflops, ir_gflops);
-      double pk = threads <= 2 ? peak[threads] : 0;
-      std::printf("%-16s %3d %8.1f %8.1f %8.1f %8.1f %6.2f %6.2f %6.2f %6.2f %5.1f%% %5.1f%% %7.2fs %8.1e%s\n",
-                  (std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)).c_str(), threads, te_gflops,
-                  ir_gflops, openblas_gflops, onednn_gflops, te_gflops / onednn_gflops, ir_gflops / onednn_gflops,
-                  agate_gflops / openblas_gflops, agate_gflops / onednn_gflops, pk > 0 ? 100 * agate_gflops / pk : 0.0,
-                  pk > 0 ? 100 * onednn_gflops / pk : 0.0, compile_seconds, max_error,
-                  status != 0 ? "  KERNEL FAILED" : "");
-      std::fflush(stdout);
-      auto describe = [](const GemmBlocking& b) {
-        return std::to_string(b.mr) + "x" + std::to_string(b.nr) + " mc " + std::to_string(b.mc) + " kc " +
-               std::to_string(b.kc);
-      };
-      blockings.push_back(std::to_string(m) + " " + std::to_string(threads) + "T: TE " + describe(te_blocking) +
-                          "; IR " + describe(blocking));
+    if (arg.rfind("--threads=", 0) == 0) threads_list = ParseList(arg.substr(10));
+    if (arg.rfind("--filter=", 0) == 0) filter = arg.substr(9);
+    if (arg.rfind("--rounds=", 0) == 0) rounds = std::stoi(arg.substr(9));
+    if (arg.rfind("--min_run_ms=", 0) == 0) min_run_ms = std::stod(arg.substr(13));
+    if (arg == "--no_cli") cli = false;
+    if (arg == "--cpu_time") cpu_time = true;
+    if (arg.rfind("--baseline_cli=", 0) == 0) baseline = arg.substr(15);
+    if (arg.rfind("--knob=", 0) == 0) {
+      std::string kv = arg.substr(7);
+      size_t eq = kv.find('=');
+      ops::SetScheduleKnob(&options, kv.substr(0, eq), std::stoll(kv.substr(eq + 1)));
     }
   }
-  std::printf("\nblocking (micro-kernel MRxNR, rows per parallel block, K slice):\n");
-  for (const std::string& b : blockings) std::printf("  %s\n", b.c_str());
-  std::printf("\nGFLOP/s: agateTE = TE schedule lowered by core/lower, agateIR = the same algorithm as hand-written "
-              "loop IR (plus A packing, edge predicates); agate = the better of the two.\n"
-              "TE/dn, IR/dn, ag/ob, ag/dn: ratios to oneDNN / OpenBLAS; ag%%pk, dn%%pk: share of the measured FMA peak "
-              "for that thread count;\ncompile: lowering + LLVM O3 + link of both kernels; max_err: max |agate - "
-              "OpenBLAS| / max(1, |OpenBLAS|) over both kernels.\n");
+  std::string agate = cli ? AgateBinary(argv[0]) : "";
+  if (cli && agate.empty()) {
+    std::printf("the agate binary was not found (run through `bazel run`); the cli column is skipped\n");
+    cli = false;
+  }
+  char dir_template[] = "/tmp/agate-gemm-XXXXXX";
+  std::string dir = mkdtemp(dir_template);
+
+  std::vector<double> peaks = bench::PrintMachine();
+  const dnnl_version_t* v = dnnl_version();
+  std::printf("oneDNN %d.%d.%d (%s runtime); agate target %s\n", v->major, v->minor, v->patch,
+              v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other", target::Target::Host().ToString().c_str());
+  std::printf("timing: %d interleaved rounds, samples of >= %.0f ms, GFLOP/s median [min-max] over the rounds%s\n",
+              rounds, min_run_ms, cpu_time ? "; 1-thread rows in the calling thread's CPU time (--cpu_time)" : "");
+  std::printf("load average at start: %s\n\n", bench::LoadAverage().c_str());
+
+  std::vector<std::string> header = {"problem", "MxKxN", "B", "threads", "agate library GFLOP/s",
+                                     "agate compile+run GFLOP/s", "oneDNN GFLOP/s", "library/oneDNN", "cli/oneDNN",
+                                     "agate % peak", "oneDNN % peak", "max rel err", "agate kernels"};
+  if (!baseline.empty()) header.insert(header.begin() + 9, "baseline cli/oneDNN");
+  bench::Table table(header);
+  std::vector<double> best_onednn(3, 0);
+  int kernel_id = 0;
+  for (const Problem& p : Problems()) {
+    if (!filter.empty() && p.name.find(filter) == std::string::npos) continue;
+    Operands x = MakeOperands(p);
+    graph::Tensor want(kF32, WithBatch(p, p.m, p.n));
+    std::unique_ptr<LibraryRun> lib = BuildLibrary(p, x, options, "gemm" + std::to_string(kernel_id++));
+    std::string model;
+    if (cli) {
+      model = WriteModel(p, x, dir);
+      for (const auto& [binary, out] : {std::pair<std::string, std::string>{agate, model + ".agm"},
+                                               {baseline, model + ".baseline.agm"}}) {
+        if (binary.empty()) continue;
+        std::string cmd = binary + " compile " + model + " -o " + out + " > " + out + ".log 2>&1";
+        if (std::system(cmd.c_str()) != 0) {
+          std::printf("%s: %s compile failed (see %s.log)\n", p.name.c_str(), binary.c_str(), out.c_str());
+          return 1;
+        }
+      }
+    }
+    for (int threads : threads_list) {
+      rt::SetSharedPoolThreads(threads);
+      SetOmpThreads(threads);
+      std::unique_ptr<OneDnn> d = BuildOneDnn(p, x, &want);
+      CliRun c, base;
+      std::vector<npz::Array> inputs = {ToArray("a", x.a)};
+      if (!p.b_constant) inputs.push_back(ToArray("b", x.b));
+      if (cli) {
+        c.runner = std::make_unique<cli::ModuleRunner>(model + ".agm", threads);
+        c.runner->BindInputs(inputs);
+        if (!baseline.empty()) {
+          base.runner = std::make_unique<cli::ModuleRunner>(model + ".baseline.agm", threads);
+          base.runner->BindInputs(inputs);
+        }
+      }
+      std::vector<std::function<void()>> contenders = {[&] { lib->Run(threads); },
+                                                        [&] { RunOneDnn(p, *d, x, &want); }};
+      if (cli) contenders.push_back([&] { c.runner->Run(); });
+      if (base.runner) contenders.push_back([&] { base.runner->Run(); });
+      std::vector<bench::Timing> t = bench::TimeInterleaved(contenders, rounds, min_run_ms, 20.0, cpu_time && threads == 1);
+      double err = MaxRelativeError(lib->values.at("y"), want);
+      if (cli) {
+        std::vector<npz::Array> outs = c.runner->Outputs();
+        graph::Tensor got = graph::Tensor::FromBytes(kF32, want.shape(), outs[0].data.data(), outs[0].data.size());
+        err = std::max(err, MaxRelativeError(got, want));
+      }
+      double flops = Flops(p);
+      double g_lib = flops / (t[0].median_ms * 1e6), g_dnn = flops / (t[1].median_ms * 1e6);
+      double g_cli = cli ? flops / (t[2].median_ms * 1e6) : 0;
+      double peak = threads <= 2 ? peaks[threads - 1] : 0;
+      if (threads <= 2) best_onednn[threads] = std::max(best_onednn[threads], flops / (t[1].min_ms * 1e6));
+      std::string schedules;
+      for (const std::string& s : lib->schedules) schedules += (schedules.empty() ? "" : "; ") + s;
+      std::vector<std::string> row = {p.name, ShapeText(p), p.b_constant ? "weights" : "run-time",
+                                      std::to_string(threads), Gflops(t[0], flops), cli ? Gflops(t[2], flops) : "-",
+                                      Gflops(t[1], flops), bench::Fixed(g_lib / g_dnn, 2),
+                                      cli ? bench::Fixed(g_cli / g_dnn, 2) : "-",
+                                      peak > 0 ? bench::Fixed(100 * std::max(g_lib, g_cli) / peak, 0) : "-",
+                                      peak > 0 ? bench::Fixed(100 * g_dnn / peak, 0) : "-", bench::Fixed(err, 7),
+                                      schedules};
+      if (!baseline.empty()) row.insert(row.begin() + 9, base.runner ? bench::Fixed(t[3].median_ms > 0 ? t[1].median_ms / t[3].median_ms : 0, 2) : "-");
+      table.AddRow(row);
+      if (lib->status != 0) std::printf("%s: an agate kernel returned %d\n", p.name.c_str(), lib->status);
+      std::fflush(stdout);
+    }
+  }
+  table.Print();
+  std::printf("\nload average at the end: %s\n", bench::LoadAverage().c_str());
+  for (int t : threads_list) {
+    if (t > 2 || best_onednn[t] == 0) continue;
+    double share = best_onednn[t] / peaks[t - 1];
+    std::printf("peak check, %d thread(s): oneDNN's fastest sample %.1f GFLOP/s = %.0f%% of the measured peak %.1f%s\n",
+                t, best_onednn[t], 100 * share, peaks[t - 1],
+                share > 1.0 ? "  (ABOVE the peak: the peak was measured in a busy moment; re-run)" : "");
+  }
   return 0;
 }
 
 }  // namespace
-}  // namespace benchmarks
 }  // namespace agate
 
-int main(int argc, char** argv) { return agate::benchmarks::Main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return agate::Main(argc, argv);
+  } catch (const agate::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

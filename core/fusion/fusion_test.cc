@@ -190,6 +190,45 @@ TEST(FusionTest, RuleFusesMatMulBiasAndGeluPattern) {
   EXPECT_EQ(fused.nodes[fused.groups[0].anchor].name, "mm");
 }
 
+// Attention scores, q x k^T with the head split's transposes: the Transposes that
+// feed only an operand of a product with several rows join the product's group
+// (the GEMM packs B and reads A in place); a transpose with another consumer,
+// and one in front of a one-row product, stay kernels of their own.
+TEST(FusionTest, RuleFusesOperandTransposesIntoProducts) {
+  Graph g;
+  g.AddInput("q", TensorType{DType::Float(32), {1, 5, 2, 4}});  // [batch, tokens, heads, dim]
+  g.AddInput("k", TensorType{DType::Float(32), {1, 5, 2, 4}});
+  g.AddInput("v", TensorType{DType::Float(32), {1, 2, 1, 4}});
+  Add(&g, "Transpose", "q_heads", {"q"}, {"qh"}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  Add(&g, "Transpose", "k_t", {"k"}, {"kt"}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  Add(&g, "MatMul", "scores", {"qh", "kt"}, {"s"});
+  Add(&g, "Relu", "relu", {"s"}, {"y"});
+  Add(&g, "Transpose", "k_t2", {"k"}, {"kt2"}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  Add(&g, "MatMul", "one_row", {"v", "kt2"}, {"z"});  // [1, 2, 1, 4] x [1, 2, 4, 5]: one row per head
+  Add(&g, "Transpose", "shared", {"k"}, {"ks"}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  Add(&g, "Transpose", "k_t3", {"k"}, {"kt3"}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  Add(&g, "MatMul", "shared_mm", {"ks", "kt3"}, {"w"});
+  g = Finish(g, {"y", "z", "w", "ks"});
+  Graph fused = FuseOperators(g, FusionPolicy::kRule);
+  Groups groups = GroupNames(fused);
+  auto group_of = [&](const std::string& node) {
+    for (const auto& names : groups)
+      if (std::find(names.begin(), names.end(), node) != names.end()) return names;
+    return std::vector<std::string>{};
+  };
+  EXPECT_EQ(group_of("scores"), (std::vector<std::string>{"q_heads", "k_t", "scores", "relu"})) << ::testing::PrintToString(groups);
+  EXPECT_EQ(group_of("k_t2"), (std::vector<std::string>{"k_t2"}));
+  EXPECT_EQ(group_of("shared"), (std::vector<std::string>{"shared"}));  // also a graph output
+  EXPECT_EQ(group_of("shared_mm"), (std::vector<std::string>{"k_t3", "shared_mm"}));
+  std::map<std::string, graph::Tensor> inputs{{"q", RandomTensor({1, 5, 2, 4}, 1)}, {"k", RandomTensor({1, 5, 2, 4}, 2)},
+                                              {"v", RandomTensor({1, 2, 1, 4}, 3)}};
+  for (const std::string& out : g.outputs) {
+    EXPECT_EQ(graph::testing::MaxAbsDiff(graph::reference::Interpret(fused, inputs).at(out),
+                                         graph::reference::Interpret(g, inputs).at(out)),
+              0.0);
+  }
+}
+
 // LayerNorm as opset < 17 exporters write it: mean, subtract, square, mean, add eps, sqrt, divide.
 // Reductions end kernels under `rule`: elementwise ops fuse into the reduction after them, the
 // centred value (read by the square and by the final division) stays its own kernel.

@@ -52,6 +52,7 @@ class RuleFuser {
       : graph_(graph), g_(graph), sets_(g_.size()), pattern_(g_.kinds) {}
 
   Partition Run() {
+    FuseOperandTransposes();
     std::vector<int> ipdom = PostDominators(g_);
     for (int phase = 0; phase < 2; ++phase) {
       for (int i = 0; i < g_.size(); ++i) {
@@ -81,6 +82,43 @@ class RuleFuser {
 
  private:
   int Find(int i) { return sets_.Find(i); }
+
+  // Rows of a MatMul/Gemm product per batch after the operator library folds a
+  // batch that B lacks into the rows (core/ops/gemm.h GemmRows); 0 for other ops.
+  int64_t ProductRows(const graph::Node& node) {
+    if (node.op != "MatMul" && node.op != "Gemm") return 0;
+    const graph::Shape& a = graph_.TypeOf(node.inputs[0]).shape;
+    const graph::Shape& b = graph_.TypeOf(node.inputs[1]).shape;
+    if (a.size() < 2 || b.size() < 2) return 0;
+    if (node.op == "Gemm") return node.attrs.GetInt("transA", 0) != 0 ? a[1] : a[0];
+    int64_t rows = a[a.size() - 2];
+    bool b_batched = false;
+    for (size_t i = 0; i + 2 < b.size(); ++i) b_batched = b_batched || b[i] != 1;
+    if (!b_batched)
+      for (size_t i = 0; i + 2 < a.size(); ++i) rows *= a[i];
+    return rows;
+  }
+
+  // A Transpose feeding only an operand of a product with more than one row
+  // joins the product's group: the GEMM template reads A in place and packs B
+  // into panels, so the transpose becomes the packing's (or the row reads')
+  // access pattern instead of a kernel that copies the tensor (attention's K^T,
+  // the head split of Q). Products with one row stay matrix-vector products,
+  // which read B contiguously, so their transposes stay kernels of their own.
+  void FuseOperandTransposes() {
+    for (int i = 0; i < g_.size(); ++i) {
+      const graph::Node& node = graph_.nodes[i];
+      if (ProductRows(node) <= 1) continue;
+      for (int p : g_.producers[i]) {
+        const graph::Node& producer = graph_.nodes[p];
+        bool operand = producer.outputs[0] == node.inputs[0] || producer.outputs[0] == node.inputs[1];
+        if (producer.op != "Transpose" || !operand || g_.feeds_output[p] || g_.consumers[p].size() != 1) continue;
+        if (Find(p) != p) continue;  // already part of another group
+        Union(p, i);
+        pattern_[Find(i)] = std::max(pattern_[Find(i)], g_.kinds[i]);
+      }
+    }
+  }
 
   // Nodes strictly after `src` on paths to `sink`, sink included.
   std::vector<int> PathNodes(int src, int sink) {

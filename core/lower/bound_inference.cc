@@ -72,11 +72,22 @@ void ScheduleLowerer::InferStage(StageState* s) {
   PassUp(s);
 }
 
+// The region of `s` that its consumers read. Each consumer's loops are relaxed
+// twice: over the whole tiles its loops cover, and over the tiles cut back to
+// the consumer's own domain (a tail tile needs fewer elements). Per dimension,
+// the whole-tile region wins when it lies inside the stage's domain: a stage
+// padded to whole tiles (a GEMM's C' over padded rows and columns) is then
+// computed with constant extents, so its tail tiles run the same unguarded,
+// vectorized, register-resident code as the others. Otherwise the cut-back
+// region keeps the stage inside its domain.
 std::vector<Range> ScheduleLowerer::InferRegion(StageState* s) {
   size_t ndim = s->op->axis.size();
-  std::vector<IntervalSet> region(ndim);
-  std::vector<bool> seen(ndim, false), unbounded(ndim, false);
+  std::vector<IntervalSet> region(ndim), whole(ndim);
+  std::vector<bool> seen(ndim, false), unbounded(ndim, false), whole_unbounded(ndim, false);
   if (s->consumers.empty()) return FullDomain(s);
+  auto merge = [&](IntervalSet* into, const IntervalSet& is, bool first) {
+    *into = first ? is : IntervalSet{an_.Simplify(ir::min(into->min, is.min)), an_.Simplify(ir::max(into->max, is.max))};
+  };
   for (StageState* c : s->consumers) {
     CheckCovers(s, c);
     std::unordered_map<const VarNode*, IntervalSet> relax;
@@ -96,16 +107,20 @@ std::vector<Range> ScheduleLowerer::InferRegion(StageState* s) {
         if (te::AsTensor(r->producer).op().get() != s->stage->origin_op.get()) return;
         for (size_t d = 0; d < ndim; ++d) {
           IntervalSet is = an_.EvalSet(r->indices[d], root_sets);
+          // The whole-tile set from the index written in the consumer's loop
+          // variables: root variables that come from one fused loop stay
+          // correlated (floordiv(f, 197)*197 + floormod(f, 197) is f, not [0, 196]
+          // plus a multiple of 197 per root evaluated apart).
+          Expr in_loops = an_.Simplify(Substitute(r->indices[d], c->root_value));
+          IntervalSet ws = an_.EvalSet(in_loops, relax);
           if (!is.bounded()) {
             unbounded[d] = true;
             continue;
           }
-          if (!seen[d]) {
-            region[d] = is;
-            seen[d] = true;
-          } else {
-            region[d] = {an_.Simplify(ir::min(region[d].min, is.min)), an_.Simplify(ir::max(region[d].max, is.max))};
-          }
+          if (!ws.bounded()) whole_unbounded[d] = true;
+          if (!whole_unbounded[d]) merge(&whole[d], ws, !seen[d]);
+          merge(&region[d], is, !seen[d]);
+          seen[d] = true;
         }
       });
     }
@@ -117,7 +132,9 @@ std::vector<Range> ScheduleLowerer::InferRegion(StageState* s) {
       out.push_back(full[d]);
       continue;
     }
-    IntervalSet t = Tighten(region[d], full[d]);
+    Expr dmax = an_.Simplify(full[d].min + full[d].extent - 1);
+    bool whole_fits = !whole_unbounded[d] && an_.CanProve(whole[d].min >= full[d].min) && an_.CanProve(whole[d].max <= dmax);
+    IntervalSet t = whole_fits ? whole[d] : Tighten(region[d], full[d]);
     out.emplace_back(t.min, an_.Simplify(t.max - t.min + 1));
   }
   return out;

@@ -50,6 +50,10 @@ class SplitPointFinder : public IRVisitor {
     Expr d2 = Simplify(Substitute(d, VarMap{{var_.get(), make_const(var_.dtype(), 2)}}));
     int64_t a, a2;
     if (!is_const_int(Simplify(d1 - d0), &a) || !is_const_int(Simplify(d2 - d1), &a2) || a != a2 || a <= 0) return;
+    // Three samples cannot tell floormod(var, 3) from var: the rest of d must not
+    // depend on var at all (d = a*var + rest), else the guard is not linear in it.
+    Expr rest = Simplify(d - make_const(var_.dtype(), a) * var_);
+    if (UsesVar(rest, [&](const VarNode* v) { return v == var_.get(); })) return;
     ConstIntBound rb = an_.ConstBound(d0);  // the rest, over the inner loops
     if (rb.max == ConstIntBound::kPosInf || rb.min == ConstIntBound::kNegInf) return;
     // a*v + rest < 0 for every rest  <=>  v <= floor((-rest.max - 1) / a)
@@ -68,7 +72,11 @@ class Partitioner : public IRMutator {
  public:
   Stmt VisitStmt_(const For* op, const Stmt& self) override {
     int64_t m, e;
+    // A parallel loop is not partitioned: each part would be a fork/join of its
+    // own, and a one-iteration tail would run on one thread while the others
+    // wait. Its guards stay; loops inside it are partitioned instead.
     if (op->for_kind == ForKind::kVectorized || op->for_kind == ForKind::kThreadBinding ||
+        op->for_kind == ForKind::kParallel ||
         !is_const_int(op->min, &m) || !is_const_int(op->extent, &e) || e < 2 || depth_ >= kMaxDepth) {
       return IRMutator::VisitStmt_(op, self);
     }

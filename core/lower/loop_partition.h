@@ -6,10 +6,12 @@
 // the jo loop into [0, 2) (guard provably true, removed by the simplifier) and
 // [2, 3) (guard kept) gives a fast main part and a small tail, the classic
 // "main loop + epilogue" form. Only guards of the form `linear < bound` whose
-// other terms range over loops nested inside (constant bounds) are used;
-// vectorized loops are never partitioned (their tail is what the partition of
-// the enclosing loop isolates), and at most three partitions nest (each one
-// duplicates the loop body).
+// other terms range over loops nested inside (constant bounds) are used
+// (`linear` checked: a floormod of the loop variable is not linear, however
+// its first values look); vectorized loops are never partitioned (their tail is
+// what the partition of the enclosing loop isolates), nor parallel loops (each
+// part would be a fork/join of its own, the tail alone on one thread), and at
+// most three partitions nest (each one duplicates the loop body).
 #ifndef AGATE_CORE_LOWER_LOOP_PARTITION_H_
 #define AGATE_CORE_LOWER_LOOP_PARTITION_H_
 

@@ -100,6 +100,50 @@ TEST(LowerTest, CacheWriteComputeAtAgrees) {
   if (getenv("AGATE_SHOW_IR")) std::cerr << text;
 }
 
+// A producer padded to whole tiles (a GEMM's C' over padded rows and columns,
+// read by an output of the true size) computed at the consumer's tile covers
+// the whole tile, also when the consumer's domain provably ends inside it (here
+// 5 columns, one tile of 8): its loops keep constant extents (vectorizable,
+// register-resident) and carry no guard; only the consumer's stores are guarded.
+TEST(LowerTest, PaddedProducerComputesWholeTiles) {
+  const int64_t m = 13, n = 5, k = 5, tm = 4, tn = 8;
+  Tensor a = placeholder({Expr(m), Expr(k)}, DType::Float(32), "A");
+  Tensor b = placeholder({Expr(k), Expr(n)}, DType::Float(32), "B");
+  IterVar rk = reduce_axis({0, Expr(k)}, "k");
+  const int64_t mp = 16, np = 8;  // whole tiles
+  Tensor padded = compute({Expr(mp), Expr(np)}, [&](Var i, Var j) {
+    return sum(a(ir::min(i, Expr(m - 1)), rk) * b(rk, ir::min(j, Expr(n - 1))), {rk});
+  }, "P");
+  Tensor c = compute({Expr(m), Expr(n)}, [&](Var i, Var j) { return padded(i, j) * 2.0f; }, "C");
+  Schedule s = create_schedule({c});
+  Stage cs = s[c];
+  auto t = cs.tile(cs.axis(0), cs.axis(1), tm, tn);
+  s[padded].compute_at(cs, t[1]);
+  Stage ps = s[padded];
+  ps.reorder({rk, ps.axis(0), ps.axis(1)});
+  ps.vectorize(ps.axis(1));
+  LowerOptions opt;
+  opt.partition_loops = false;
+  ir::LoweredFunc f = Lower(s, {a, b, c}, "f", opt);
+  std::string text = ir::ToString(f);
+  EXPECT_NE(text.find("allocate P[float32 * 32]"), std::string::npos) << text;
+  // The producer's FMA loop is one vector statement per row: no guard, no scalar tail.
+  EXPECT_NE(text.find("P[ramp("), std::string::npos) << text;
+  size_t loop = text.find("for (k, 0, 5)");
+  ASSERT_NE(loop, std::string::npos) << text;
+  size_t loop_end = text.find("}", loop);
+  EXPECT_EQ(text.substr(loop, loop_end - loop).find("if ("), std::string::npos) << text;
+  std::vector<float> av = RandomData(m * k, 1), bv = RandomData(k * n, 2), cv(m * n, 0.0f), want(m * n, 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t kk = 0; kk < k; ++kk) want[i * n + j] += av[i * k + kk] * bv[kk * n + j];
+      want[i * n + j] *= 2.0f;
+    }
+  EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
+  EXPECT_TRUE(AllClose(cv, want)) << text;
+  if (getenv("AGATE_SHOW_IR")) std::cerr << text;
+}
+
 TEST(LowerTest, InlineAndComputeAtOfElementwiseStages) {
   Tensor a = placeholder({Expr(20), Expr(13)}, DType::Float(32), "A");
   Tensor b = compute({Expr(20), Expr(13)}, [&](Var i, Var j) { return a(i, j) * 2.0f; }, "B");

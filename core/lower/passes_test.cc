@@ -3,6 +3,7 @@
 
 #include "core/ir/printer.h"
 #include "core/lower/kernel_memory_plan.h"
+#include "core/lower/loop_partition.h"
 #include "core/lower/unique_defs.h"
 #include "core/lower/unroll.h"
 #include "core/lower/vectorize.h"
@@ -52,6 +53,28 @@ TEST(VectorizeTest, ReductionsOverTheLaneAndWideLoopsStayScalar) {
   EXPECT_TRUE(Has(ToString(VectorizeLoops(reduce)), "vectorized"));
   Stmt too_wide = For::make(j, 0, 64, ForKind::kVectorized, Store::make(c, Load::make(a, j), j));
   EXPECT_TRUE(Has(ToString(VectorizeLoops(too_wide, 16)), "vectorized"));
+}
+
+// A guard linear in the loop variable splits the loop into a guard-free main
+// part and a tail. A guard on floormod(f, 3) is not linear (its first three
+// values only look so); partitioning on it isolated a guard-free head of 2 of
+// 12 iterations and left the rest guarded. Parallel loops are not partitioned.
+TEST(LoopPartitionTest, OnlyLinearGuardsOfSerialLoops) {
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var i("i"), j("j"), f("f");
+  auto guarded = [&](const Var& outer, ForKind kind, Expr row, int64_t bound) {
+    return For::make(outer, 0, 5, kind,
+                     For::make(j, 0, 8, ForKind::kSerial,
+                               IfThenElse::make(row * 8 + j < Expr(bound), Store::make(c, Expr(1.0f), row * 8 + j))));
+  };
+  std::string linear = ToString(PartitionLoops(guarded(i, ForKind::kSerial, i, 37)));
+  EXPECT_TRUE(Has(linear, "for (i, 0, 4)")) << linear;
+  EXPECT_TRUE(Has(linear, "for (j, 0, 5)")) << linear;  // the tail, its one iteration unrolled
+  EXPECT_FALSE(Has(linear, "if (")) << linear;
+  std::string modular = ToString(PartitionLoops(guarded(f, ForKind::kSerial, floormod(f, 3), 20)));
+  EXPECT_FALSE(Has(modular, "f.tail")) << modular;  // (the inner j loop still splits: linear in j)
+  std::string parallel = ToString(PartitionLoops(guarded(i, ForKind::kParallel, i, 37)));
+  EXPECT_FALSE(Has(parallel, "i.tail")) << parallel;
 }
 
 TEST(UnrollTest, ConstantLoopsUnrollOthersStay) {

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/ops/gemm.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -56,10 +57,10 @@ int64_t DenseNBlock(int64_t n, int lanes, const LowerGroupOptions& o) {
   return 1;
 }
 
-// Register-tiled schedule of a 2-D (or batched) product: the output tile
-// (m_block x n_block) accumulates in a local buffer over k, then the epilogue
-// writes it once.
-std::string ScheduleDense(const ScheduleRequest& r) {
+// Register-tiled schedule of a product with one row per batch (matrix-vector:
+// bound by reading B): the output tile (m_block x n_block) accumulates in a
+// local buffer over k, then the epilogue writes it once.
+std::string ScheduleMatVec(const ScheduleRequest& r) {
   te::Schedule s = r.schedule;
   Tensor out, acc;
   if (r.epilogue.defined() && StaticShape(r.epilogue) == StaticShape(r.anchor)) {
@@ -161,8 +162,23 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
   bool has_c = ctx.has_input(2) && beta != 0.0;
   std::string prod_name = has_c || alpha != 1.0 ? name + "_mm" : name;
   int64_t n = ctx.output_type(0).shape[1];
-  Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
-  Tensor prod = panels.defined() ? DenseWithPanels(a, panels, prod_name) : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
+  Tensor prod;
+  if (GemmRows(StaticShape(a), ctx.output_type(0).shape) > 1 && n > 1) {
+    GemmOperands operands;
+    operands.a = a;
+    const graph::Tensor* c = ctx.constant(1);
+    if (c != nullptr && c->shape().size() == 2) {
+      operands.b_constant = c;
+      operands.b_constant_transposed = tb;
+    } else {
+      operands.b = RightOperand(ctx, tb);
+    }
+    prod = BuildGemm(ctx, operands, prod_name);
+  } else {
+    Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
+    prod = panels.defined() ? DenseWithPanels(a, panels, prod_name) : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
+    ctx.SetSchedule(ScheduleMatVec, prod);
+  }
   Tensor out = prod;
   if (has_c || alpha != 1.0) {
     Tensor c = has_c ? ctx.input(2) : Tensor();
@@ -173,7 +189,6 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
       return v;
     }, name, tag::kBroadcast);
   }
-  ctx.SetSchedule(ScheduleDense, prod);
   return {out};
 }
 
@@ -182,6 +197,14 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
   graph::Shape as = StaticShape(a), bs = StaticShape(b);
   std::string name = ctx.node().outputs[0];
   bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (!a_vec && !b_vec && GemmRows(as, bs) > 1 && bs.back() > 1) {
+    GemmOperands operands;
+    operands.a = a;
+    operands.b = b;
+    const graph::Tensor* c = ctx.constant(1);
+    if (c != nullptr && bs.size() == 2) operands.b_constant = c;
+    return {BuildGemm(ctx, operands, name)};
+  }
   if (a_vec) {
     Tensor orig = a;
     a = te::compute(ToExprShape({1, as[0]}), [&](Var, Var k) { return orig(k); }, name + "_a2", tag::kInjective);
@@ -207,7 +230,7 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
       return prod(idx);
     }, name, tag::kInjective);
   }
-  ctx.SetSchedule(ScheduleDense, prod);
+  ctx.SetSchedule(ScheduleMatVec, prod);
   return {out};
 }
 

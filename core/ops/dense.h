@@ -1,13 +1,15 @@
 // Matrix products: Gemm (dense layers), MatMul with numpy batch broadcasting
 // (batch_matmul), 1-D operands.
 //
-// Why a register-tiled template: a dense layer is a GEMM; its speed comes from
-// keeping an (m_block x n_block) tile of C in registers while streaming A and B
-// through it, one broadcast of A and n_block/lanes vector loads of B per k.
-// Constant right-hand sides stored transposed (Gemm transB=1, PyTorch Linear)
-// are transposed once at compile time so the vector loads are contiguous. The
-// epilogue (alpha/beta/C, bias, GELU...) is applied to the tile before it is
-// written.
+// Two templates. Products with more than one row (after folding a batch that B
+// does not have into the rows) are GEMMs: packed panels, cache blocks, register
+// tiles, parallel blocks (gemm.h). Products with one row per batch (batch-1 FC
+// layers, 1-D operands) are matrix-vector products bound by reading B: an
+// (m_block x n_block) tile of C in registers while B streams through it, a
+// constant B (stored transposed or not: Gemm transB, PyTorch Linear) packed
+// once at compile time into column panels so the vector loads are contiguous.
+// Either way the epilogue (alpha/beta/C, bias, GELU...) is applied to the tile
+// before it is written.
 #ifndef AGATE_CORE_OPS_DENSE_H_
 #define AGATE_CORE_OPS_DENSE_H_
 

@@ -46,6 +46,12 @@ struct LowerGroupOptions {
   int conv_ow_block = 0;   // output columns per register tile
   int dense_n_block = 0;   // output columns per register tile of dense/matmul
   int dense_m_block = 0;   // output rows per register tile of dense/matmul
+  // GEMM-class products (more than one row; core/ops/gemm_plan.h): cache blocks.
+  int dense_row_block = 0;  // output rows per parallel block (rounded to register tiles)
+  int dense_col_block = 0;  // output columns per parallel block (rounded to register tiles)
+  int dense_k_block = 0;    // K slice the register tile accumulates before the next block
+  // Parallel loop of GEMMs: -1 automatic, 0 (batch, column blocks), 1 (batch, column blocks, row blocks).
+  int dense_parallel_rows = -1;
   int vector_lanes = 0;    // SIMD lanes for float32
   // Winograd F(m x m, 3x3) for 3x3 stride-1 blocked convs with constant weights
   // (core/ops/winograd.h): -1 automatic (WinogradByShape), 0 never, 1 whenever it applies.

@@ -29,9 +29,9 @@ const char* kAcceptedKinds = "llvm, c, cuda";
 
 // The options each kind accepts, in the order ToString prints them.
 const std::vector<std::string>& AcceptedKeys(TargetKind kind) {
-  static const std::vector<std::string> llvm_keys = {"-mtriple",  "-mcpu",        "-mattr",       "-mfloat-abi",
-                                                     "-fast-math", "-num-threads", "-vector-width"};
-  static const std::vector<std::string> c_keys = {"-mcpu", "-fast-math", "-num-threads", "-vector-width"};
+  static const std::vector<std::string> llvm_keys = {"-mtriple",    "-mcpu",         "-mattr",   "-mfloat-abi", "-fast-math",
+                                                     "-num-threads", "-vector-width", "-cache-kb"};
+  static const std::vector<std::string> c_keys = {"-mcpu", "-fast-math", "-num-threads", "-vector-width", "-cache-kb"};
   static const std::vector<std::string> cuda_keys = {"-arch", "-fast-math"};
   switch (kind) {
     case TargetKind::kLLVM: return llvm_keys;
@@ -157,7 +157,24 @@ struct HostDescription {
   std::string triple;
   std::string cpu;
   std::vector<std::string> mattr;  // host features the CPU name does not imply (and implied ones it lacks)
+  int64_t caches[3] = {0, 0, 0};   // L1D, L2, L3 bytes as the CPU reports them (0: unknown)
 };
+
+// The host's data caches, from the CPU's own description (glibc reads CPUID on
+// x86 and the system's cache topology elsewhere). A level the CPU does not
+// report is 0; the caller then keeps the architecture's default.
+void DetectHostCaches(int64_t caches[3]) {
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+  const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
+  for (int i = 0; i < 3; ++i) {
+    long bytes = sysconf(names[i]);
+    // Round to whole KiB (the printed unit); absurd values count as unknown.
+    caches[i] = bytes >= 1024 && bytes <= (int64_t{1} << 40) ? bytes / 1024 * 1024 : 0;
+  }
+#else
+  for (int i = 0; i < 3; ++i) caches[i] = 0;
+#endif
+}
 
 HostDescription DetectHost() {
   HostDescription host;
@@ -179,6 +196,7 @@ HostDescription DetectHost() {
     if (!entry.second && implied) host.mattr.push_back("-" + name);
   }
   std::sort(host.mattr.begin(), host.mattr.end());
+  DetectHostCaches(host.caches);
   return host;
 }
 
@@ -201,6 +219,25 @@ int DeriveVectorWidth(const Target& t) {
     case Arch::kUnknown: return 128;  // portable C: what any C compiler's vectorizer handles
   }
   return 128;
+}
+
+// The caches a target gets when neither -cache-kb nor the host describes them:
+// typical current cores of each architecture, erring small (a block sized for a
+// smaller cache loses little on a larger one; the reverse thrashes).
+void DefaultCacheSizes(const Target& t, int64_t caches[3]) {
+  const int64_t kib = 1024;
+  int64_t l1 = 0, l2 = 0, l3 = 0;
+  switch (t.arch()) {
+    case Arch::kX86_64: l1 = 32 * kib, l2 = 1024 * kib, l3 = 8192 * kib; break;
+    case Arch::kAArch64: l1 = 32 * kib, l2 = 512 * kib, l3 = 2048 * kib; break;
+    case Arch::kARM:
+      // Cortex-M and small Cortex-A: tightly coupled memory or a small L1 at most.
+      if (!t.is_bare_metal()) l1 = 32 * kib, l2 = 256 * kib;
+      break;
+    case Arch::kNVPTX: break;  // GPU schedules block for shared memory, not these
+    case Arch::kUnknown: l1 = 32 * kib, l2 = 256 * kib; break;  // portable C
+  }
+  caches[0] = l1, caches[1] = l2, caches[2] = l3;
 }
 
 // For `c -mcpu=X`: the triple whose LLVM backend knows X, so its features are known too.
@@ -312,6 +349,7 @@ class TargetParser {
       }
       target_.cpu_ = host.cpu;
       target_.mattr_ = host.mattr;
+      UseHostCaches(host);
     } else {
       target_.cpu_ = cpu.empty() ? "generic" : cpu;
       if (!IsValidCPU(target_.triple_, target_.cpu_)) {
@@ -322,6 +360,49 @@ class TargetParser {
     ReadMattr();
     ReadFloatABI(triple);
     ComputeFeatures();
+  }
+
+  // The host's caches, where the CPU reports them (levels it does not report keep
+  // the architecture's defaults, filled in by ResolveCaches).
+  void UseHostCaches(const HostDescription& host) {
+    for (int i = 0; i < 3; ++i) host_caches_[i] = host.caches[i];
+    from_host_ = true;
+  }
+
+  // -cache-kb=L1D,L2,L3 (KiB, 0 for a missing level), else the host's, else defaults.
+  void ResolveCaches() {
+    DefaultCacheSizes(target_, target_.cache_bytes_);
+    if (target_.kind_ == TargetKind::kCUDA) return;
+    if (HasOption("-cache-kb")) {
+      std::string list = Option("-cache-kb");
+      std::vector<int64_t> kib;
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+        int value = 0;
+        if (item == "0") {
+          kib.push_back(0);
+        } else if (ParsePositiveInt(item, 1 << 24, &value)) {
+          kib.push_back(value);
+        } else {
+          kib.push_back(-1);
+        }
+      }
+      bool ok = kib.size() == 3 && std::all_of(kib.begin(), kib.end(), [](int64_t v) { return v >= 0; });
+      if (!ok) {
+        Fail("-cache-kb='" + list + "' is not a cache description; accepted: three sizes in KiB for L1D,L2,L3 "
+             "(0 for a missing level, at most 16777216 each), e.g. -cache-kb=48,1024,32768");
+      }
+      for (int i = 0; i < 3; ++i) target_.cache_bytes_[i] = kib[i] * 1024;
+      target_.caches_explicit_ = true;
+      return;
+    }
+    if (!from_host_) return;
+    for (int i = 0; i < 3; ++i)
+      if (host_caches_[i] > 0) target_.cache_bytes_[i] = host_caches_[i];
+    target_.caches_explicit_ = true;
   }
 
   std::string ExampleCPUs() const {
@@ -404,6 +485,7 @@ class TargetParser {
       target_.triple_ = host.triple;
       target_.cpu_ = host.cpu;
       target_.mattr_ = host.mattr;
+      UseHostCaches(host);
     } else {
       target_.triple_ = TripleForCPU(cpu);
       if (target_.triple_.empty()) {
@@ -445,11 +527,14 @@ class TargetParser {
     } else {
       target_.vector_width_bits_ = DeriveVectorWidth(target_);
     }
+    ResolveCaches();
   }
 
   std::string text_;
   Target target_;
   std::map<std::string, std::string> options_;
+  int64_t host_caches_[3] = {0, 0, 0};
+  bool from_host_ = false;
 };
 
 Target Target::Parse(const std::string& text) { return TargetParser(text).Parse(); }
@@ -462,6 +547,18 @@ Target Target::Host() {
 int Target::NativeLanes(ir::DType element) const {
   int bits = element.bits() == 1 ? 8 : element.bits();
   return std::max(1, vector_width_bits_ / std::max(1, bits));
+}
+
+int Target::vector_registers() const {
+  switch (arch_) {
+    case Arch::kX86_64: return HasFeature("avx512f") ? 32 : 16;
+    case Arch::kAArch64: return 32;
+    case Arch::kARM:
+      if (HasFeature("neon")) return 16;
+      if (HasFeature("mve") || HasFeature("mve.fp")) return 8;
+      return 16;  // no SIMD: scalar FPU registers (16 single-precision pairs on Cortex-M4F)
+    default: return 16;
+  }
 }
 
 bool Target::is_bare_metal() const {
@@ -495,6 +592,9 @@ std::string Target::ToString() const {
   if (fast_math_) out << " -fast-math";
   if (num_threads_ > 0) out << " -num-threads=" << num_threads_;
   if (vector_width_explicit_) out << " -vector-width=" << vector_width_bits_;
+  if (caches_explicit_) {
+    out << " -cache-kb=" << cache_bytes_[0] / 1024 << "," << cache_bytes_[1] / 1024 << "," << cache_bytes_[2] / 1024;
+  }
   return out.str();
 }
 

@@ -16,10 +16,12 @@
 //   cuda -arch=sm_80
 //
 // Options shared by kinds: -fast-math, -num-threads=N, -vector-width=N (bits;
-// derived from the CPU's features when absent). Parsing resolves everything that
-// depends on the machine the compiler runs on (`native`, the host triple), so the
-// printed form (ToString) names a concrete machine and parses back to an equal
-// Target on any other machine.
+// derived from the CPU's features when absent), and for CPUs -cache-kb=L1D,L2,L3
+// (data cache sizes in KiB that GEMM-class schedules block for; 0: no such
+// level). Parsing resolves everything that depends on the machine the compiler
+// runs on (`native`, the host triple, the host's caches), so the printed form
+// (ToString) names a concrete machine and parses back to an equal Target on any
+// other machine.
 #ifndef AGATE_CORE_TARGET_TARGET_H_
 #define AGATE_CORE_TARGET_TARGET_H_
 
@@ -67,6 +69,20 @@ class Target {
   int vector_width_bits() const { return vector_width_bits_; }
   // Lanes of `element` that fill one native vector register (at least 1).
   int NativeLanes(ir::DType element) const;
+  // Architectural SIMD registers a kernel's register tile may occupy: 32 with
+  // AVX-512 and on AArch64, 16 with AVX/SSE and 32-bit NEON, 8 with Arm MVE;
+  // 16 for portable C (the compiler's vectorizer decides).
+  int vector_registers() const;
+
+  // Data caches the schedules size their blocks from, in bytes (0: no such level):
+  // the L1 data cache and the L2 of one core, and the last-level cache. The host's
+  // come from the CPU (`llvm`, `-mcpu=native`), -cache-kb=L1D,L2,L3 sets them, and
+  // otherwise they are documented defaults per architecture (DefaultCacheSizes in
+  // target.cc: x86-64 32 KiB / 1 MiB / 8 MiB, AArch64 32 KiB / 512 KiB / 2 MiB,
+  // portable C 32 KiB / 256 KiB / 0, microcontrollers and GPUs none).
+  int64_t l1d_cache_bytes() const { return cache_bytes_[0]; }
+  int64_t l2_cache_bytes() const { return cache_bytes_[1]; }
+  int64_t l3_cache_bytes() const { return cache_bytes_[2]; }
 
   // True when the CPU (with mattr) has the LLVM feature, e.g. "avx2", "fma",
   // "avx512f", "neon", "dsp", "mve.fp". Includes features implied by the CPU name.
@@ -97,6 +113,8 @@ class Target {
   int num_threads_ = 0;
   int vector_width_bits_ = 0;
   bool vector_width_explicit_ = false;
+  int64_t cache_bytes_[3] = {0, 0, 0};
+  bool caches_explicit_ = false;  // from -cache-kb or the host: printed by ToString
   std::set<std::string> features_;
 
   friend class TargetParser;

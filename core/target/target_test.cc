@@ -1,6 +1,7 @@
 #include "core/target/target.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "core/support/error.h"
 
@@ -53,13 +54,53 @@ TEST(TargetTest, PrintedFormRoundTrips) {
         "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4", "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard",
         "llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33", "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512",
         "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3 -vector-width=128", "c", "c -mcpu=cortex-m4", "c -fast-math",
-        "cuda", "cuda -arch=sm_80 -fast-math", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7"}) {
+        "cuda", "cuda -arch=sm_80 -fast-math", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7",
+        "llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -cache-kb=32,512,32768", "c -cache-kb=16,128,0"}) {
     Target target = Target::Parse(text);
     Target again = Target::Parse(target.ToString());
     EXPECT_EQ(target.ToString(), again.ToString()) << text;
     EXPECT_EQ(target.vector_width_bits(), again.vector_width_bits()) << text;
     EXPECT_EQ(target.features(), again.features()) << text;
+    EXPECT_EQ(target.l1d_cache_bytes(), again.l1d_cache_bytes()) << text;
+    EXPECT_EQ(target.l2_cache_bytes(), again.l2_cache_bytes()) << text;
+    EXPECT_EQ(target.l3_cache_bytes(), again.l3_cache_bytes()) << text;
   }
+}
+
+// The host's caches are what the CPU reports, spelled out in the printed form so
+// that a module's target string means the same machine everywhere; other targets
+// get -cache-kb or their architecture's defaults; GEMM blocks are sized from them.
+TEST(TargetTest, CacheSizes) {
+  Target host = Target::Host();
+  EXPECT_GT(host.l1d_cache_bytes(), 0);
+  EXPECT_GE(host.l2_cache_bytes(), host.l1d_cache_bytes());
+  EXPECT_NE(host.ToString().find(" -cache-kb="), std::string::npos) << host.ToString();
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (l1 > 0) EXPECT_EQ(host.l1d_cache_bytes(), l1 / 1024 * 1024);
+
+  Target given = Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -cache-kb=48,2048,0");
+  EXPECT_EQ(given.l1d_cache_bytes(), 48 * 1024);
+  EXPECT_EQ(given.l2_cache_bytes(), 2048 * 1024);
+  EXPECT_EQ(given.l3_cache_bytes(), 0);
+  EXPECT_EQ(given.ToString(), "llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=haswell -cache-kb=48,2048,0");
+
+  Target x86 = Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
+  EXPECT_EQ(x86.l1d_cache_bytes(), 32 * 1024);
+  EXPECT_EQ(x86.l2_cache_bytes(), 1024 * 1024);
+  EXPECT_EQ(x86.ToString().find("-cache-kb"), std::string::npos) << "defaults are not printed";
+  Target a64 = Target::Parse("llvm -mtriple=aarch64-linux-gnu");
+  EXPECT_EQ(a64.l1d_cache_bytes(), 32 * 1024);
+  EXPECT_EQ(a64.l2_cache_bytes(), 512 * 1024);
+  Target m4 = Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4");
+  EXPECT_EQ(m4.l1d_cache_bytes(), 0);
+  EXPECT_EQ(m4.l2_cache_bytes(), 0);
+}
+
+TEST(TargetTest, VectorRegisters) {
+  EXPECT_EQ(Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512").vector_registers(), 32);
+  EXPECT_EQ(Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell").vector_registers(), 16);
+  EXPECT_EQ(Target::Parse("llvm -mtriple=aarch64-linux-gnu").vector_registers(), 32);
+  EXPECT_EQ(Target::Parse("llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55").vector_registers(), 8);
 }
 
 TEST(TargetTest, CrossTargetsCarryTripleCPUAndWidth) {
@@ -150,6 +191,10 @@ TEST(TargetTest, BadStringsNameTheProblemAndTheChoices) {
   ExpectRejected("llvm -num-threads=0", {"-num-threads='0'", "1..1024"});
   ExpectRejected("llvm -num-threads=two", {"'two'"});
   ExpectRejected("llvm -vector-width=100", {"'100'", "power of two"});
+  ExpectRejected("llvm -cache-kb=48,1024", {"-cache-kb='48,1024'", "L1D,L2,L3"});
+  ExpectRejected("llvm -cache-kb=48,-1,0", {"'48,-1,0'", "KiB"});
+  ExpectRejected("llvm -cache-kb=a,b,c", {"'a,b,c'"});
+  ExpectRejected("cuda -cache-kb=1,2,3", {"'-cache-kb'"});
   ExpectRejected("llvm -fast-math=1", {"-fast-math", "flag"});
   ExpectRejected("llvm -mcpu", {"-mcpu", "needs a value"});
   ExpectRejected("llvm -mcpu=native -mcpu=native", {"given twice"});
