@@ -74,6 +74,27 @@ TEST(SimplificationTest, RemovesIdentityDropoutAndCancellingTransposes) {
   EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({2, 3, 4}, 3)}}), 0.0);
 }
 
+// Exports name Dropout's mask output even when nothing reads it (Swin's attention), pad by nothing
+// and slice everything (Swin's window padding and crop for sizes the window divides): all no-ops.
+// A Dropout whose mask is read, a real pad and a reversing slice stay.
+TEST(SimplificationTest, RemovesNoOpDropoutPadAndSlice) {
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", F32({1, 4, 6}));
+  Add(&g, "Dropout", "drop", {"x"}, {"a", "unused_mask"}, {{"ratio", 0.0}});
+  Add(&g, "Pad", "pad", {"a"}, {"b"}, {{"pads", Ints{0, 0, 0, 0, 0, 0}}});
+  Add(&g, "Slice", "slice", {"b"}, {"c"}, {{"starts", Ints{0}}, {"ends", Ints{6}}, {"axes", Ints{2}}, {"steps", Ints{1}}});
+  Add(&g, "Relu", "relu", {"c"}, {"y"});
+  Add(&g, "Dropout", "drop2", {"y"}, {"z", "mask"}, {{"ratio", 0.0}});
+  Add(&g, "Slice", "reverse", {"z"}, {"r"}, {{"starts", Ints{-1}}, {"ends", Ints{-7}}, {"axes", Ints{2}}, {"steps", Ints{-1}}});
+  Add(&g, "Pad", "real_pad", {"r"}, {"p"}, {{"pads", Ints{0, 0, 1, 0, 0, 1}}});
+  g = Finish(g, {"p", "mask"});
+  Graph s = Simplify(g);
+  EXPECT_EQ(Ops(s), (std::vector<std::string>{"Relu", "Dropout", "Slice", "Pad"})) << PrintGraph(s);
+  EXPECT_EQ(s.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({1, 4, 6}, 3)}}), 0.0);
+}
+
 // PyTorch exports avg_pool2d(padding=1) as Pad + AveragePool: the zero pad folds
 // into the pool (counting the padding) and into a conv; a pad with a non-zero
 // value, of the channel axis, or with a second reader stays.
