@@ -229,6 +229,34 @@ std::vector<Tensor> LayerNormOp(const OpContext& ctx) {
   return outs;
 }
 
+// RMSNormalization: x / sqrt(mean(x^2 over [axis, rank)) + eps) * scale; one statistic per row.
+std::vector<Tensor> RmsNormOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  int rank = static_cast<int>(x.ndim());
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), rank, ctx.Describe());
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  std::vector<int> axes;
+  for (int d = axis; d < rank; ++d) axes.push_back(d);
+  graph::Shape xs = StaticShape(x);
+  int64_t count = 1;
+  for (int a : axes) count *= xs[a];
+  std::string name = ctx.node().outputs[0];
+  Tensor sq = ReduceTensor(x, axes, true, "sum", [](Expr v) { return v * v; }, name + "_sumsq");
+  Tensor inv = te::compute(sq.shape(), [&](const std::vector<Var>& o) {
+    return ir::rsqrt(sq(Exprs(o)) * (1.0 / static_cast<double>(count)) + ir::make_const(x.dtype(), eps));
+  }, name + "_inv_rms", tag::kElemwise);
+  const Tensor& scale = ctx.input(1);
+  Tensor out = te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    std::vector<Var> normalized(o.begin() + axis, o.end());
+    return x(Exprs(o)) * inv(StatIndex(o, axes)) * BroadcastRead(scale, normalized);
+  }, name, tag::kOpaque);
+  std::vector<Tensor> stats = {sq, inv};
+  size_t r = static_cast<size_t>(rank);
+  ctx.SetSchedule([stats, axes, r](const ScheduleRequest& req) { return ScheduleNorm(req, stats, axes, r, "rms_norm"); },
+                  out);
+  return {out};
+}
+
 std::vector<Tensor> MvnOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   int rank = static_cast<int>(x.ndim());
@@ -278,6 +306,7 @@ void RegisterNormOps(OpTable* t) {
   t->Register("BatchNormalization", BatchNormOp);
   t->Register("InstanceNormalization", InstanceNormOp);
   t->Register("LayerNormalization", LayerNormOp);
+  t->Register("RMSNormalization", RmsNormOp);
   t->Register("MeanVarianceNormalization", MvnOp);
   t->Register("LRN", LrnOp);
 }

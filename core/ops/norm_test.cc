@@ -128,6 +128,20 @@ TEST(NormTest, MeanVarianceNormalizationAndLrn) {
   EXPECT_TRUE(CheckAgainstReference(Finish(l, {"y"})));
 }
 
+// RMSNormalization over the last axis (rows at the output's row loop) and over two trailing axes.
+TEST(NormTest, RmsNormalization) {
+  for (const auto& [shape, axis] : std::vector<std::pair<graph::Shape, int64_t>>{
+           {{3, 5, 48}, -1}, {{2, 7, 13}, -1}, {{2, 3, 4, 8}, 2}}) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, shape});
+    graph::Shape normalized(shape.begin() + (axis < 0 ? shape.size() + axis : axis), shape.end());
+    g.AddConstant("scale", RandomTensor(normalized, 5, 0.5, 1.5));
+    Add(&g, "RMSNormalization", "rms", {"x", "scale"}, {"y"},
+        {{"axis", Attribute(axis)}, {"epsilon", Attribute(1e-6)}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << graph::ShapeToString(shape);
+  }
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate

@@ -22,6 +22,7 @@ const OpTable& OpTable::Global() {
     RegisterMiscOps(t);
     RegisterLossOps(t);
     RegisterEinsumOps(t);
+    RegisterAttentionOps(t);
     return t;
   }();
   return *table;

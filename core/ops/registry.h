@@ -49,6 +49,7 @@ void RegisterLayoutTransformOps(OpTable* table);
 void RegisterMiscOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);
+void RegisterAttentionOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate
