@@ -140,8 +140,26 @@ Types InstanceNormInfer(const InferContext& ctx) {
   return {ctx.input(0)};
 }
 
+// With `data_layout` (set by the layout pass for channels-last blocks computed in the layout of
+// the convolutions around them): the input is a 4-D NCHW activation in that layout and each pixel
+// is normalized over its channels (axis 1), scale and bias [C]; the output has the input's layout.
+Types ChannelLayerNormInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  Shape logical = LogicalShape(ctx.node(), x.shape);
+  AGATE_REQUIRE(logical.size() == 4 && ctx.attrs().GetInt("axis", 1) == 1 && ctx.num_outputs() == 1, kInvalidArgument)
+      << Where(ctx) << ": with data_layout the input must be a 4-D activation normalized over its channels (axis=1) "
+      << "with one output";
+  for (int i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    AGATE_REQUIRE(ctx.input(i).shape == Shape{logical[1]}, kInvalidArgument)
+        << Where(ctx) << ": input " << i << " " << ShapeToString(ctx.input(i).shape) << " must be [" << logical[1] << "]";
+  }
+  return {x};
+}
+
 Types LayerNormInfer(const InferContext& ctx) {
   RequireFloat(ctx, 0);
+  if (ctx.attrs().Has("data_layout")) return ChannelLayerNormInfer(ctx);
   const TensorType& x = ctx.input(0);
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), Where(ctx));
   Shape normalized(x.shape.begin() + axis, x.shape.end());
@@ -261,7 +279,8 @@ void RegisterNnOps(OpRegistry* r) {
   };
   r->Register(batch_norm);
   r->Register(Def("InstanceNormalization", OpKind::kOpaque, 3, 3, {"epsilon"}, InstanceNormInfer));
-  r->Register(Def("LayerNormalization", OpKind::kOpaque, 2, 3, {"axis", "epsilon", "stash_type"}, LayerNormInfer));
+  r->Register(Def("LayerNormalization", OpKind::kOpaque, 2, 3, {"axis", "epsilon", "stash_type", "data_layout"},
+                  LayerNormInfer));
   r->Register(Def("RMSNormalization", OpKind::kOpaque, 2, 2, {"axis", "epsilon", "stash_type"}, RmsNormInfer));
   OpDef attention = Def("Attention", OpKind::kOpaque, 3, 4,
                         {"is_causal", "scale", "q_num_heads", "kv_num_heads", "softcap", "qk_matmul_output_mode",

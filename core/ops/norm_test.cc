@@ -142,6 +142,23 @@ TEST(NormTest, RmsNormalization) {
   }
 }
 
+// LayerNormalization per pixel over the channels (the layout pass's form of a channels-last
+// block's norm), NCHW and blocked with 8 and 16 lanes per block.
+TEST(NormTest, ChannelLayerNormInEveryLayout) {
+  for (int64_t block : {0, 8, 16}) {
+    int64_t c = 32;
+    Graph g;
+    graph::Shape shape = block ? graph::Shape{1, c / block, 5, 6, block} : graph::Shape{1, c, 5, 6};
+    g.AddInput("x", TensorType{kF32, shape});
+    g.AddConstant("scale", RandomTensor({c}, 7, 0.5, 1.5));
+    g.AddConstant("bias", RandomTensor({c}, 8));
+    std::string layout = block ? "NCHW" + std::to_string(block) + "c" : "NCHW";
+    Add(&g, "LayerNormalization", "ln", {"x", "scale", "bias"}, {"y"},
+        {{"axis", Attribute(int64_t{1})}, {"epsilon", Attribute(1e-6)}, {"data_layout", Attribute(layout)}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << layout;
+  }
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate

@@ -298,7 +298,33 @@ Tensors InstanceNorm(const KernelContext& ctx) {
   return {out};
 }
 
+// LayerNormalization with data_layout: each pixel of an NCHW (or blocked) activation over its channels.
+Tensors ChannelLayerNorm(const KernelContext& ctx) {
+  int64_t block = BlockOf(ctx.node);
+  Tensor x = block ? Unblock(ctx.in(0), block) : ctx.in(0);
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  const Shape& s = x.shape();
+  int64_t channels = s[1], plane = s[2] * s[3];
+  Tensor y(x.dtype(), s);
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t p = 0; p < plane; ++p) {
+      auto at = [&](int64_t c) { return (n * channels + c) * plane + p; };
+      double mean = 0, var = 0;
+      for (int64_t c = 0; c < channels; ++c) mean += x.GetDouble(at(c));
+      mean /= channels;
+      for (int64_t c = 0; c < channels; ++c) var += std::pow(x.GetDouble(at(c)) - mean, 2);
+      double inv_std = 1.0 / std::sqrt(var / channels + eps);
+      for (int64_t c = 0; c < channels; ++c) {
+        double v = (x.GetDouble(at(c)) - mean) * inv_std * ctx.in(1).GetDouble(c);
+        if (ctx.has(2)) v += ctx.in(2).GetDouble(c);
+        y.SetDouble(at(c), v);
+      }
+    }
+  return {block ? Block(y, block) : y};
+}
+
 Tensors LayerNorm(const KernelContext& ctx) {
+  if (ctx.attrs().Has("data_layout")) return ChannelLayerNorm(ctx);
   const Tensor& x = ctx.in(0);
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), ctx.node.Describe());
   double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
