@@ -77,7 +77,9 @@ std::string ScheduleAttention(const ScheduleRequest& r, const Stages& st) {
     VectorizeInner(p, p.axis(3), lanes);
   }
 
-  // Y: (batch x head x query block) in parallel, each block's rows and values inside.
+  // Y: (batch x head x query block) in parallel, each block's rows and values inside: consecutive
+  // tasks share a head's K^T and V tiles in the cache (12 heads' worth would not stay in L2). The
+  // stages per block run over queries padded to whole blocks, so only Y's last block is guarded.
   te::Stage y = s[out];
   auto [io, ii] = y.split(y.axis(2), Expr(st.tiles.query_block));
   y.reorder({y.axis(0), y.axis(1), io, ii, y.axis(3)});
@@ -118,10 +120,13 @@ std::string ScheduleAttention(const ScheduleRequest& r, const Stages& st) {
     sc.unroll(sc.axis(2));
     if (vec > 1) sc.vectorize(lane);
   }
+  // The tile's row max and row sum in vector partials (rfactor), the probabilities a vector at a time.
+  VectorizeReduction(s, st.tile_max, lanes);
   s[st.tile_max].compute_at(state, jb);
   te::Stage p = s[st.probs];
   p.compute_at(state, jb);
   VectorizeInner(p, p.axis(3), lanes);
+  VectorizeReduction(s, st.tile_sum, lanes);
   s[st.tile_sum].compute_at(state, jb);
   // P V: rows x value vectors, the tile's keys outside the register tile.
   te::Stage pv = s[st.pv];
@@ -179,6 +184,10 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
   int64_t tiles = (skv + tile - 1) / tile;
   int64_t skp = tiles * tile;
   st.padded_keys = skp;
+  // Queries padded to whole blocks too (rows of zeros): the stages computed per block then have a
+  // constant, guard-free extent; only the output's last block is cut to the real queries.
+  int64_t block_rows = st.tiles.query_block;
+  int64_t sqp = (sq + block_rows - 1) / block_rows * block_rows;
   Expr zero = ir::make_zero(dt);
   Expr neg_inf = ir::make_const(dt, -std::numeric_limits<double>::infinity());
   Expr last_key(skv - 1);
@@ -193,11 +202,14 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
     Expr value = v(i[0], i[1], key_index(i[2]), i[3]);
     return skp == skv ? value : ir::select(i[2] < Expr(skv), value, zero);
   }, name + "_vp", kAttentionTag);
-  st.qs = te::compute(ToExprShape({batch, heads, sq, d}), [&](const std::vector<Var>& i) {
-    return q(i[0], i[1], i[2], i[3]) * ir::make_const(dt, scale);
+  Expr last_query(sq - 1);
+  auto query_index = [&](Expr i) { return sqp == sq ? i : ir::min(i, last_query); };
+  st.qs = te::compute(ToExprShape({batch, heads, sqp, d}), [&](const std::vector<Var>& i) {
+    Expr value = q(i[0], i[1], query_index(i[2]), i[3]) * ir::make_const(dt, scale);
+    return sqp == sq ? value : ir::select(i[2] < Expr(sq), value, zero);
   }, name + "_qs", kAttentionTag);
   ir::IterVar rc = te::reduce_axis({Expr(int64_t{0}), Expr(d)}, "c");
-  st.scores = te::compute(ToExprShape({batch, heads, sq, skp}), [&](const std::vector<Var>& i) {
+  st.scores = te::compute(ToExprShape({batch, heads, sqp, skp}), [&](const std::vector<Var>& i) {
     return te::sum(st.qs(i[0], i[1], i[2], rc) * st.kt(i[0], kv_head(i[1]), rc, i[3]), {rc});
   }, name + "_scores", kAttentionTag);
 
@@ -209,7 +221,7 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
     if (skp != skv) both(j < Expr(skv));
     if (causal) both(j <= i);
     if (mask.defined()) {
-      std::vector<Expr> full{b, h, i, key_index(j)};
+      std::vector<Expr> full{b, h, query_index(i), key_index(j)};
       std::vector<Expr> idx(full.end() - mask.ndim(), full.end());
       Expr m = BroadcastRead(mask, idx);
       if (mask.dtype().is_bool()) {
@@ -221,22 +233,22 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
     return valid.defined() ? ir::select(valid, score, neg_inf) : score;
   };
   ir::IterVar rj = te::reduce_axis({Expr(int64_t{0}), Expr(tile)}, "j");
-  st.tile_max = te::compute(ToExprShape({batch, heads, sq, tiles}), [&](const std::vector<Var>& i) {
+  st.tile_max = te::compute(ToExprShape({batch, heads, sqp, tiles}), [&](const std::vector<Var>& i) {
     return te::max(masked(i[0], i[1], i[2], i[3] * tile + rj), {rj});
   }, name + "_tile_max", kAttentionTag);
   // The tile's max, at least the lowest finite value: a tile whose keys are all masked out then has
   // probabilities exp(-inf) = 0 instead of exp(-inf - -inf).
   Expr lowest = ir::min_value(dt);
   auto tile_max = [&](Expr b, Expr h, Expr i, Expr t) { return ir::max(st.tile_max(b, h, i, t), lowest); };
-  st.probs = te::compute(ToExprShape({batch, heads, sq, skp}), [&](const std::vector<Var>& i) {
+  st.probs = te::compute(ToExprShape({batch, heads, sqp, skp}), [&](const std::vector<Var>& i) {
     return ir::exp(masked(i[0], i[1], i[2], i[3]) - tile_max(i[0], i[1], i[2], ir::floordiv(i[3], Expr(tile))));
   }, name + "_probs", kAttentionTag);
   ir::IterVar rs = te::reduce_axis({Expr(int64_t{0}), Expr(tile)}, "j");
-  st.tile_sum = te::compute(ToExprShape({batch, heads, sq, tiles}), [&](const std::vector<Var>& i) {
+  st.tile_sum = te::compute(ToExprShape({batch, heads, sqp, tiles}), [&](const std::vector<Var>& i) {
     return te::sum(st.probs(i[0], i[1], i[2], i[3] * tile + rs), {rs});
   }, name + "_tile_sum", kAttentionTag);
   ir::IterVar rv = te::reduce_axis({Expr(int64_t{0}), Expr(tile)}, "j");
-  st.pv = te::compute(ToExprShape({batch, heads, sq, tiles, dv}), [&](const std::vector<Var>& i) {
+  st.pv = te::compute(ToExprShape({batch, heads, sqp, tiles, dv}), [&](const std::vector<Var>& i) {
     Expr key = i[3] * tile + rv;
     return te::sum(st.probs(i[0], i[1], i[2], key) * st.vp(i[0], kv_head(i[1]), key, i[4]), {rv});
   }, name + "_pv", kAttentionTag);
@@ -251,7 +263,7 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
       },
       {neg_inf, zero, zero});
   ir::IterVar rt = te::reduce_axis({Expr(int64_t{0}), Expr(tiles)}, "key_tile");
-  st.state = te::compute_multi(ToExprShape({batch, heads, sq, dv}), [&](const std::vector<Var>& i) {
+  st.state = te::compute_multi(ToExprShape({batch, heads, sqp, dv}), [&](const std::vector<Var>& i) {
     return te::comm_reducer(online)(
         {tile_max(i[0], i[1], i[2], rt), st.tile_sum(i[0], i[1], i[2], rt), st.pv(i[0], i[1], i[2], rt, i[3])}, {rt},
         Expr());
