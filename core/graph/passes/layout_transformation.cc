@@ -6,6 +6,7 @@
 #include "core/graph/op_registry.h"
 #include "core/graph/passes/rewrite.h"
 #include "core/graph/shape_inference.h"
+#include "core/support/error.h"
 
 namespace agate {
 namespace graph {
@@ -156,12 +157,19 @@ class LayoutRewriter {
   }
 
   // The blocked twin of an NCHW value, inserting NCHW -> blocked at a region's entry.
+  // A value produced in another block converts directly between the two blocks (one copy, not
+  // blocked -> NCHW -> blocked).
   std::string Blocked(const std::string& value, int64_t block) {
     std::string& twin = twins_[value][block];
     if (!twin.empty()) return twin;
     twin = result_.FreshName(value + "_" + LayoutName(block));
     std::string twin_name = twin;  // Transform() may grow twins_
-    Transform(Plain(value), twin_name, "NCHW", LayoutName(block));
+    if (IsBlocked(value) && !plain_ready_.count(value)) {
+      int64_t home = HomeBlock(value);
+      Transform(twins_[value][home], twin_name, LayoutName(home), LayoutName(block));
+    } else {
+      Transform(Plain(value), twin_name, "NCHW", LayoutName(block));
+    }
     return twin_name;
   }
 
@@ -430,12 +438,29 @@ class LayoutRewriter {
   std::set<std::string> plain_ready_;                            // blocked values whose NCHW form exists
 };
 
+// The pass's promise: no layout transform reads another one (a chain of copies where one would
+// do, or two that cancel); kInternal names the pair when that is broken.
+void CheckNoBackToBackTransforms(const Graph& g) {
+  std::map<std::string, int> producers = g.Producers();
+  for (const Node& node : g.nodes) {
+    if (node.op != "LayoutTransform") continue;
+    auto p = producers.find(node.inputs[0]);
+    if (p == producers.end()) continue;
+    const Node& before = g.nodes[p->second];
+    AGATE_REQUIRE(before.op != "LayoutTransform", kInternal)
+        << "layout transformation left " << before.Describe() << " (" << before.attrs.GetString("src_layout") << " -> "
+        << before.attrs.GetString("dst_layout") << ") feeding " << node.Describe() << " ("
+        << node.attrs.GetString("src_layout") << " -> " << node.attrs.GetString("dst_layout") << ")";
+  }
+}
+
 }  // namespace
 
 Graph TransformLayout(const Graph& graph, int64_t block) {
   if (block <= 1) return graph;
   Graph result = LayoutRewriter(graph, block).Run();
   DropUnusedValues(&result);
+  CheckNoBackToBackTransforms(result);
   return result;
 }
 
