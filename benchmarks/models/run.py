@@ -13,7 +13,9 @@ share of the measured FMA peak of each transformer's largest matrix products (fr
 plot to DIR/results.png (matplotlib). Model inputs (names, dtypes, shapes) come from
 tools/zoo/export_models.py. Usage:
   benchmarks/models/run.py [--models resnet50 ... bert_base gpt2_small] [--threads 1 2] [--runs 20] [--rounds 1]
-                           [--fusion none rule all] [--out benchmarks/models]
+                           [--fusion none rule all] [--baseline OTHER_AGATE_BINARY] [--out benchmarks/models]
+--baseline also compiles every model (--fusion rule) with another agate build (e.g. main's) and times its
+modules in the same rounds: the "no slower than before" check.
 """
 import argparse
 import json
@@ -59,8 +61,9 @@ def model_inputs(model):
     return [(k, str(v.dtype).replace("torch.", ""), list(v.shape)) for k, v in xs.items()]
 
 
-def agate_runs(out, threads, runs):
-    return {t: json.loads(run([AGATE, "run", out, "--json", "--repeat", str(runs), "--threads", str(t)])) for t in threads}
+def agate_runs(out, threads, runs, binary=AGATE):
+    return {t: json.loads(run([binary, "run", out, "--json", "--repeat", str(runs), "--threads", str(t)]))
+            for t in threads}
 
 
 def torch_runs(model, threads, runs):
@@ -108,6 +111,7 @@ def main():
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--fusion", nargs="+", default=["none", "rule", "all"], choices=["none", "rule", "all"])
     p.add_argument("--no-ort", action="store_true")
+    p.add_argument("--baseline", help="another agate binary whose rule-fusion modules are timed in the same rounds")
     p.add_argument("--out", help="write RESULTS.md, results.json and results.png into this folder")
     p.add_argument("--replot", help="only redraw DIR/results.png from DIR/results.json")
     a = p.parse_args()
@@ -123,7 +127,7 @@ def main():
     machine = run([os.path.join(ROOT, "bazel-bin/benchmarks/harness/peak")])
     peak = {int(t): float(g) for g, t in re.findall(r"([\d.]+) GFLOP/s \((\d) thread", machine)}
     print(machine, end="")
-    rows, spread_rows, matmul_rows, compile_ms, ratios, plot_rows = [], [], [], {}, {}, {}
+    rows, spread_rows, matmul_rows, baseline_rows, compile_ms, ratios, plot_rows = [], [], [], [], {}, {}, {}
     for model in a.models:
         onnx = os.path.join(ZOO, model + ".onnx")
         inputs = model_inputs(model)
@@ -136,9 +140,14 @@ def main():
             modules[fusion] = out
             if fusion == "rule":
                 kernel_text = summary
-        agate, torch, ort = [], [], []
+        if a.baseline:
+            baseline_module = os.path.join("/tmp", f"agate-bench-{model}-baseline.agm")
+            run([a.baseline, "compile", onnx, "-o", baseline_module, "--fusion", "rule"])
+        agate, torch, ort, base = [], [], [], []
         for _ in range(a.rounds):  # the engines take turns
             agate.append({(f, t): r for f in a.fusion for t, r in agate_runs(modules[f], a.threads, a.runs).items()})
+            if a.baseline:
+                base.append(agate_runs(baseline_module, a.threads, a.runs, a.baseline))
             torch.append(torch_runs(model, a.threads, a.runs))
             if not a.no_ort:
                 ort.append(ort_runs(model, inputs, a.threads, a.runs))
@@ -160,6 +169,10 @@ def main():
                                    (f"{o[1]:.2f}-{o[2]:.2f}" if o else "-") + f" | {ts[1]:.2f}-{ts[2]:.2f} | "
                                    f"{eager[1]:.2f}-{eager[2]:.2f} |")
             rows.append(cells)
+            if base and "rule" in a.fusion:
+                b, r = summarize(base, t), summarize(agate, ("rule", t))
+                baseline_rows.append(f"| {model} | {t} | {b[0]:.2f} ({b[1]:.2f}-{b[2]:.2f}) | {r[0]:.2f} "
+                                     f"({r[1]:.2f}-{r[2]:.2f}) | {b[0] / r[0]:.2f}x |")
         if model in LARGEST_MATMULS and "rule" in a.fusion:
             pattern, m, n, k = LARGEST_MATMULS[model]
             kernels = [l.split(":")[0].strip() for l in kernel_text.splitlines()
@@ -188,6 +201,10 @@ def main():
         lines += ["", "Spread: the fastest and slowest single run (ms) over all rounds.", "",
                   "| model | threads | agate rule | ONNX Runtime | TorchScript frozen | PyTorch eager |",
                   "| --- | --- | --- | --- | --- | --- |"] + spread_rows
+    if baseline_rows:
+        lines += ["", f"Against the baseline build `{a.baseline}` (rule, same rounds; median (fastest-slowest) ms):", "",
+                  "| model | threads | baseline | this build | speed-up |", "| --- | --- | --- | --- | --- |"]
+        lines += baseline_rows
     if matmul_rows:
         lines += ["", "Largest matrix products (agate rule, `agate run --profile`, median over the layers' kernels; "
                   "% of the FMA peak measured at the start):", "",

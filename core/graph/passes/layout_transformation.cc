@@ -110,17 +110,25 @@ class LayoutRewriter {
     if (KindOf(node) > OpKind::kBroadcast || node.outputs.size() != 1) return false;
     if (node.op == "BatchNormalization" || node.op == "PRelu" || node.op == "Dropout") return false;
     int64_t block = 0;
+    bool full = false;
+    const Shape& out = ShapeOf(node.outputs[0]);
     for (const std::string& in : node.inputs) {
       if (in.empty()) continue;
       if (IsBlocked(in)) {
-        if (ShapeOf(in) != ShapeOf(node.outputs[0])) return false;
+        // The full activation, or a blocked per-channel value [N, C, 1, 1] (a squeeze-and-excitation
+        // scale: [N, C/c, 1, 1, c] broadcasts against the blocked activation as it is).
+        const Shape& shape = ShapeOf(in);
+        bool per_channel = shape.size() == 4 && out.size() == 4 && shape[1] == out[1] && shape[2] == 1 &&
+                           shape[3] == 1 && (shape[0] == out[0] || shape[0] == 1);
+        if (shape != out && !per_channel) return false;
+        full = full || shape == out;
         if (block != 0 && HomeBlock(in) != block) return false;
         block = HomeBlock(in);
       } else if (source_.TypeOf(in).numel() != 1 && !IsPerChannelConstant(in, OutputChannels(node))) {
         return false;
       }
     }
-    return block != 0;
+    return block != 0 && full;
   }
 
   // A channel concat of values blocked in one block (each input's channels a

@@ -285,6 +285,29 @@ TEST(LayoutTransformationTest, ChannelsLastBlockWithoutABlockedProducerStays) {
   EXPECT_LT(Difference(g, out, {{"x", RandomTensor({1, 6, 5, 5}, 61)}}), 1e-5);
 }
 
+// A squeeze-and-excitation block (MobileNetV3, EfficientNet): the [1, C, 1, 1] scale computed
+// from the pooled activation multiplies the blocked activation in the blocked layout.
+TEST(LayoutTransformationTest, SqueezeExcitationScaleStaysBlocked) {
+  Graph g;
+  g.AddInput("x", F32({1, 16, 6, 6}));
+  g.AddConstant("w", RandomTensor({16, 16, 3, 3}, 70, -0.3, 0.3));
+  g.AddConstant("fc1", RandomTensor({8, 16, 1, 1}, 71, -0.3, 0.3));
+  g.AddConstant("fc2", RandomTensor({16, 8, 1, 1}, 72, -0.3, 0.3));
+  g.AddConstant("proj", RandomTensor({16, 16, 1, 1}, 73, -0.3, 0.3));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Add(&g, "GlobalAveragePool", "pool", {"c"}, {"p"});
+  Add(&g, "Conv", "squeeze", {"p", "fc1"}, {"s1"});
+  Add(&g, "Relu", "relu", {"s1"}, {"s2"});
+  Add(&g, "Conv", "excite", {"s2", "fc2"}, {"s3"});
+  Add(&g, "HardSigmoid", "gate", {"s3"}, {"scale"}, {{"alpha", 1.0 / 6}});
+  Add(&g, "Mul", "apply", {"c", "scale"}, {"scaled"});
+  Add(&g, "Conv", "project", {"scaled", "proj"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph blocked = TransformLayout(g, 8);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);  // entry and exit only
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 16, 6, 6}, 74)}}), 1e-5);
+}
+
 TEST(LayoutTransformationTest, PerChannelConstantsStayInsideTheRegion) {
   Graph g;
   g.AddInput("x", F32({1, 8, 4, 4}));
