@@ -81,6 +81,15 @@ std::vector<Layer> Layers() {
     l.push_back({"mbv2_dw_" + std::to_string(c) + "_" + std::to_string(hw) + "_s" + std::to_string(s), c, hw, hw, c, 3,
                  s, 1, c});
   }
+  // Large-kernel depthwise layers: ConvNeXt-T's 7x7 (every stage) and MobileNetV3-small's 5x5.
+  for (auto [c, hw] : std::vector<std::pair<int64_t, int64_t>>{{96, 56}, {192, 28}, {384, 14}, {768, 7}}) {
+    l.push_back({"convnext_dw7_" + std::to_string(c) + "_" + std::to_string(hw), c, hw, hw, c, 7, 1, 3, c});
+  }
+  for (auto [c, hw, s] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {96, 28, 2}, {240, 14, 1}, {120, 14, 1}, {144, 14, 1}, {288, 14, 2}, {576, 7, 1}}) {
+    l.push_back({"mbv3_dw5_" + std::to_string(c) + "_" + std::to_string(hw) + "_s" + std::to_string(s), c, hw, hw, c, 5,
+                 s, 2, c});
+  }
   return l;
 }
 

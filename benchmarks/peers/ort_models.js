@@ -1,36 +1,53 @@
 // ONNX Runtime (onnxruntime-node 1.30, CPU) as a peer for the end-to-end model benchmark.
 // Install once: (cd benchmarks/peers && npm install --ignore-scripts onnxruntime-node@1.30.0)
-// Usage: node ort_models.js MODEL.onnx INPUT_NAME N C H W [--threads 1 2] [--runs 20]
+// Usage: node ort_models.js MODEL.onnx --input NAME:DTYPE:D1xD2x... [--input ...] [--threads 1 2] [--runs 20]
+//   DTYPE is float32 or int64 (token ids, masks); e.g. --input input:float32:1x3x224x224
+//   --input input_ids:int64:1x128 --input attention_mask:int64:1x128
+// Inputs are deterministic: floats (i % 97) / 97, integers i % 2 (valid token ids and mask flags).
 // Prints one JSON line per thread count: {"peer":"onnxruntime", "threads":N, "median_ms":...}.
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const args = {threads: [1, 2], runs: 20, warmup: 5};
-  const positional = [];
+  const args = {threads: [1, 2], runs: 20, warmup: 5, inputs: []};
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--threads') {
       args.threads = [];
       while (i + 1 < argv.length && /^\d+$/.test(argv[i + 1])) args.threads.push(Number(argv[++i]));
     } else if (argv[i] === '--runs') {
       args.runs = Number(argv[++i]);
+    } else if (argv[i] === '--input') {
+      const [name, dtype, dims] = argv[++i].split(':');
+      if (!name || !['float32', 'int64'].includes(dtype) || !dims) throw new Error(`bad --input '${argv[i]}'`);
+      args.inputs.push({name, dtype, shape: dims.split('x').map(Number)});
+    } else if (!args.model) {
+      args.model = argv[i];
     } else {
-      positional.push(argv[i]);
+      throw new Error(`unexpected argument '${argv[i]}'`);
     }
   }
-  [args.model, args.input] = positional;
-  args.shape = positional.slice(2).map(Number);
+  if (!args.model || args.inputs.length === 0) throw new Error('usage: ort_models.js MODEL.onnx --input NAME:DTYPE:DIMS ...');
   return args;
+}
+
+function makeTensor({dtype, shape}) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (dtype === 'int64') {
+    const data = new BigInt64Array(count);
+    for (let i = 0; i < count; i++) data[i] = BigInt(i % 2);
+    return new ort.Tensor('int64', data, shape);
+  }
+  const data = new Float32Array(count);
+  for (let i = 0; i < count; i++) data[i] = (i % 97) / 97;
+  return new ort.Tensor('float32', data, shape);
 }
 
 (async () => {
   const args = parseArgs(process.argv.slice(2));
-  const count = args.shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i++) data[i] = (i % 97) / 97;
+  const feeds = {};
+  for (const input of args.inputs) feeds[input.name] = makeTensor(input);
   for (const threads of args.threads) {
     const session = await ort.InferenceSession.create(args.model, {
       intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential'});
-    const feeds = {[args.input]: new ort.Tensor('float32', data, args.shape)};
     for (let i = 0; i < args.warmup; i++) await session.run(feeds);
     const times = [];
     for (let i = 0; i < args.runs; i++) {
@@ -41,7 +58,7 @@ function parseArgs(argv) {
     times.sort((a, b) => a - b);
     const median = times.length % 2 ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
     console.log(JSON.stringify({peer: 'onnxruntime', model: args.model, threads, median_ms: median, min_ms: times[0],
-                                runs: times.length, version: '1.30.0'}));
+                                max_ms: times[times.length - 1], runs: times.length, version: '1.30.0'}));
     await session.release();
   }
 })().catch((e) => { console.error(`ort_models.js: ${e.message}`); process.exit(1); });

@@ -18,14 +18,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import export_models  # noqa: E402
 
 
-def timed_runs(fn, x, warmup, runs):
+def timed_runs(fn, xs, warmup, runs):
     with torch.no_grad():
         for _ in range(warmup):
-            fn(x)
+            fn(*xs)
         times = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            fn(x)
+            fn(*xs)
             times.append((time.perf_counter() - t0) * 1e3)
     return times
 
@@ -40,18 +40,20 @@ def main():
     env = {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     for name in args.models:
         torch.manual_seed(0)
-        constructor, size = export_models.MODELS[name]
+        constructor, inputs = export_models.MODELS[name]
         model = constructor().eval()
-        export_models.randomize_batchnorm(model, torch.Generator().manual_seed(1))
-        x = torch.rand(1, 3, size, size, generator=torch.Generator().manual_seed(1))
+        generator = torch.Generator().manual_seed(1)
+        export_models.randomize_batchnorm(model, generator)
+        xs = tuple(inputs(generator).values())
         with torch.no_grad():
-            frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x).eval()))
+            frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, xs).eval()))
         for threads in args.threads:
             torch.set_num_threads(threads)
             for peer, fn in (("pytorch_eager", model), ("pytorch_torchscript_frozen", frozen)):
-                times = timed_runs(fn, x, args.warmup, args.runs)
+                times = timed_runs(fn, xs, args.warmup, args.runs)
                 print(json.dumps({"peer": peer, "model": name, "threads": threads, "median_ms": statistics.median(times),
-                                  "min_ms": min(times), "runs": len(times), "torch": torch.__version__, "env": env}),
+                                  "min_ms": min(times), "max_ms": max(times), "runs": len(times),
+                                  "torch": torch.__version__, "env": env}),
                       flush=True)
     return 0
 

@@ -21,15 +21,18 @@ bool IsAnchorKind(OpKind kind) { return kind == OpKind::kReduction || kind == Op
 
 class AllFuser {
  public:
-  explicit AllFuser(const graph::Graph& graph) : g_(graph), sets_(g_.size()), anchors_(g_.size(), 0) {
-    for (int i = 0; i < g_.size(); ++i) anchors_[i] = IsAnchorKind(g_.kinds[i]) ? 1 : 0;
+  explicit AllFuser(const graph::Graph& graph) : graph_(graph), g_(graph), sets_(g_.size()), anchors_(g_.size(), 0) {
+    for (int i = 0; i < g_.size(); ++i)
+      anchors_[i] = IsAnchorKind(g_.kinds[i]) || graph.nodes[i].op == "Attention" ? 1 : 0;
   }
 
   Partition Run() {
     for (int c = 0; c < g_.size(); ++c) {
-      if (g_.kinds[c] == OpKind::kOpaque) continue;
+      // Attention takes its injective producers (the head split of Q, K, V), as under `rule`.
+      bool attention = graph_.nodes[c].op == "Attention";
+      if (g_.kinds[c] == OpKind::kOpaque && !attention) continue;
       for (int p : g_.producers[c]) {
-        if (g_.kinds[p] == OpKind::kOpaque) continue;
+        if (g_.kinds[p] == OpKind::kOpaque || (attention && g_.kinds[p] > OpKind::kInjective)) continue;
         int a = Find(p), b = Find(c);
         if (a == b || anchors_[a] + anchors_[b] > 1 || ReachesThroughOther(a, b)) continue;
         sets_.Merge(a, b);
@@ -71,6 +74,7 @@ class AllFuser {
     return false;
   }
 
+  const graph::Graph& graph_;
   NodeGraph g_;
   UnionFind sets_;
   std::vector<int> anchors_;  // valid at roots

@@ -6,7 +6,8 @@
 // satisfies the kind condition of its phase: phase 0 fuses complex
 // out-elementwise-fusable ops with their elementwise successors and
 // elementwise/broadcast ops into injective or reduction consumers; phase 1
-// fuses injective ops together.
+// fuses injective ops together, and injective chains into the Attention node
+// they feed (the head split of Q, K and V).
 #include <algorithm>
 #include <functional>
 
@@ -73,6 +74,12 @@ class RuleFuser {
           });
         } else if (group == OpKind::kInjective) {
           if (phase != 1) continue;
+          if (graph_.nodes[dom].op == "Attention") {
+            // The head split (Reshape, Transpose, Slice, Gather) of Q, K and V: the attention
+            // kernel reads its operands once, into its packed tiles, so the split is index arithmetic.
+            Fuse(i, dom, [](OpKind kind, bool is_sink) { return is_sink || kind <= OpKind::kInjective; });
+            continue;
+          }
           Fuse(i, dom, [](OpKind kind, bool) { return kind <= OpKind::kInjective; });
         }
       }

@@ -112,6 +112,39 @@ TEST(GraphTest, ShapeMismatchNamesTheNode) {
   EXPECT_NE(error.find("3 channels"), std::string::npos) << error;
 }
 
+// Attention (ONNX opset 23) as far as agate implements it: what it does not implement, and
+// operands that disagree, are errors naming the node and the reason.
+TEST(GraphTest, AttentionRejectsWhatItDoesNotImplement) {
+  auto attention = [](Shape q, Shape k, Shape v, Shape mask, std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    Graph g;
+    g.AddInput("q", F32(q));
+    g.AddInput("k", F32(k));
+    g.AddInput("v", F32(v));
+    std::vector<std::string> inputs = {"q", "k", "v"};
+    if (!mask.empty()) {
+      g.AddInput("mask", F32(mask));
+      inputs.push_back("mask");
+    }
+    Add(&g, "Attention", "attn", inputs, {"y"}, attrs);
+    return ErrorOf([&] { Finish(g, {"y"}); });
+  };
+  EXPECT_EQ(attention({1, 4, 5, 8}, {1, 2, 7, 8}, {1, 2, 7, 3}, {1, 1, 5, 7}), "");
+  EXPECT_NE(attention({1, 5, 32}, {1, 7, 32}, {1, 7, 32}, {}).find("only the 4-D form"), std::string::npos);
+  EXPECT_NE(attention({1, 4, 5, 8}, {1, 3, 7, 8}, {1, 3, 7, 8}, {}).find("disagree"), std::string::npos);
+  EXPECT_NE(attention({1, 2, 5, 8}, {1, 2, 7, 4}, {1, 2, 7, 8}, {}).find("attn"), std::string::npos);
+  EXPECT_NE(attention({1, 2, 5, 8}, {1, 2, 7, 8}, {1, 2, 7, 8}, {1, 2, 5, 6}).find("does not broadcast"),
+            std::string::npos);
+  Node node;
+  node.name = "attn";
+  node.op = "Attention";
+  node.inputs = {"q", "k", "v"};
+  node.attrs.Set("softcap", 30.0);
+  EXPECT_EQ(UnsupportedReason(node), "softcap");
+  node.inputs = {"q", "k", "v", "mask", "past_key", "past_value"};
+  node.attrs = Attributes();
+  EXPECT_NE(UnsupportedReason(node).find("inputs"), std::string::npos);
+}
+
 TEST(GraphTest, RegistryKnowsKindsAndRejectsUnknownAttributes) {
   Node node;
   node.name = "n";

@@ -57,6 +57,15 @@ void RegisterElementwiseOps(OpRegistry* r) {
   r->Register(Def("Selu", OpKind::kElemWise, 1, 1, {"alpha", "gamma"}, SameAsFirst));
   r->Register(Def("ThresholdedRelu", OpKind::kElemWise, 1, 1, {"alpha"}, SameAsFirst));
   r->Register(Def("HardSigmoid", OpKind::kElemWise, 1, 1, {"alpha", "beta"}, SameAsFirst));
+  // Gelu (ONNX opset 20): approximate="none" is x/2 (1 + erf(x/sqrt 2)), "tanh" the tanh approximation.
+  OpDef gelu = Def("Gelu", OpKind::kElemWise, 1, 1, {"approximate"}, SameAsFirst);
+  gelu.check = [](const Node& node) -> std::string {
+    std::string a = node.attrs.GetString("approximate", "none");
+    return a == "none" || a == "tanh" ? "" : "approximate=" + a + " (only none and tanh exist)";
+  };
+  r->Register(gelu);
+  // Swish (ONNX opset 24): x * sigmoid(alpha * x); alpha = 1 is SiLU.
+  r->Register(Def("Swish", OpKind::kElemWise, 1, 1, {"alpha"}, SameAsFirst));
   r->Register(Def("Shrink", OpKind::kElemWise, 1, 1, {"bias", "lambd"}, SameAsFirst));
   r->Register(Def("IsNaN", OpKind::kElemWise, 1, 1, {}, BoolOfFirst));
   r->Register(Def("IsInf", OpKind::kElemWise, 1, 1, {"detect_negative", "detect_positive"}, BoolOfFirst));

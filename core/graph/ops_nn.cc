@@ -140,8 +140,26 @@ Types InstanceNormInfer(const InferContext& ctx) {
   return {ctx.input(0)};
 }
 
+// With `data_layout` (set by the layout pass for channels-last blocks computed in the layout of
+// the convolutions around them): the input is a 4-D NCHW activation in that layout and each pixel
+// is normalized over its channels (axis 1), scale and bias [C]; the output has the input's layout.
+Types ChannelLayerNormInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  Shape logical = LogicalShape(ctx.node(), x.shape);
+  AGATE_REQUIRE(logical.size() == 4 && ctx.attrs().GetInt("axis", 1) == 1 && ctx.num_outputs() == 1, kInvalidArgument)
+      << Where(ctx) << ": with data_layout the input must be a 4-D activation normalized over its channels (axis=1) "
+      << "with one output";
+  for (int i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    AGATE_REQUIRE(ctx.input(i).shape == Shape{logical[1]}, kInvalidArgument)
+        << Where(ctx) << ": input " << i << " " << ShapeToString(ctx.input(i).shape) << " must be [" << logical[1] << "]";
+  }
+  return {x};
+}
+
 Types LayerNormInfer(const InferContext& ctx) {
   RequireFloat(ctx, 0);
+  if (ctx.attrs().Has("data_layout")) return ChannelLayerNormInfer(ctx);
   const TensorType& x = ctx.input(0);
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), Where(ctx));
   Shape normalized(x.shape.begin() + axis, x.shape.end());
@@ -157,6 +175,60 @@ Types LayerNormInfer(const InferContext& ctx) {
   DType stash = ctx.attrs().GetInt("stash_type", 1) == 1 ? DType::Float(32) : x.dtype;
   for (int i = 1; i < ctx.num_outputs(); ++i) out.push_back(TensorType{stash, stat});
   return out;
+}
+
+// RMSNormalization (ONNX opset 23): X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * scale.
+Types RmsNormInfer(const InferContext& ctx) {
+  RequireFloat(ctx, 0);
+  const TensorType& x = ctx.input(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), Where(ctx));
+  Shape normalized(x.shape.begin() + axis, x.shape.end());
+  AGATE_REQUIRE(BroadcastShapes(ctx.input(1).shape, normalized, Where(ctx)) == normalized, kInvalidArgument)
+      << Where(ctx) << ": scale " << ShapeToString(ctx.input(1).shape) << " does not broadcast to "
+      << ShapeToString(normalized);
+  return {x};
+}
+
+// Attention (ONNX opset 23), the 4-D form: Q [B, H, Sq, D], K [B, Hk, Skv, D], V [B, Hk, Skv, Dv] with
+// H a multiple of Hk (grouped-query attention: query head h reads key/value head h / (H / Hk)), an
+// optional mask (bool: true attends; float: added to the scores) broadcastable to [B, H, Sq, Skv].
+// Y [B, H, Sq, Dv] = softmax(Q K^T * scale + mask, causal when is_causal) V. The 3-D (packed heads)
+// form, past key/value caches, softcap and the extra outputs are not supported.
+Types AttentionInfer(const InferContext& ctx) {
+  RequireFloat(ctx, 0);
+  const Shape &q = ctx.input(0).shape, &k = ctx.input(1).shape, &v = ctx.input(2).shape;
+  AGATE_REQUIRE(q.size() == 4 && k.size() == 4 && v.size() == 4, kUnsupported)
+      << Where(ctx) << ": Q, K, V are " << ShapeToString(q) << ", " << ShapeToString(k) << ", " << ShapeToString(v)
+      << "; only the 4-D form [batch, heads, sequence, head size] is supported";
+  for (int i = 1; i < 3; ++i) {
+    AGATE_REQUIRE(ctx.input(i).dtype == ctx.input(0).dtype, kInvalidArgument)
+        << Where(ctx) << ": input " << i << " is " << ctx.input(i).dtype << " but Q is " << ctx.input(0).dtype;
+  }
+  AGATE_REQUIRE(k[0] == q[0] && v[0] == q[0] && k[1] == v[1] && k[1] > 0 && q[1] % k[1] == 0 && k[3] == q[3] &&
+                    v[2] == k[2],
+                kInvalidArgument)
+      << Where(ctx) << ": Q " << ShapeToString(q) << ", K " << ShapeToString(k) << " and V " << ShapeToString(v)
+      << " disagree (batch, heads a multiple of the key/value heads, head size of Q and K, sequence of K and V)";
+  Shape scores{q[0], q[1], q[2], k[2]};
+  if (ctx.has_input(3)) {
+    const TensorType& mask = ctx.input(3);
+    AGATE_REQUIRE(mask.dtype.is_bool() || mask.dtype == ctx.input(0).dtype, kInvalidArgument)
+        << Where(ctx) << ": the mask is " << mask.dtype << "; it must be bool or " << ctx.input(0).dtype;
+    AGATE_REQUIRE(mask.rank() <= 4 && BroadcastShapes(mask.shape, scores, Where(ctx)) == scores, kInvalidArgument)
+        << Where(ctx) << ": mask " << ShapeToString(mask.shape) << " does not broadcast to the scores "
+        << ShapeToString(scores);
+  }
+  AGATE_REQUIRE(ctx.num_outputs() == 1, kUnsupported)
+      << Where(ctx) << ": " << ctx.num_outputs() << " outputs; only Y is supported (no present key/value)";
+  return {TensorType{ctx.input(0).dtype, {q[0], q[1], q[2], v[3]}}};
+}
+
+std::string AttentionCheck(const Node& node) {
+  if (node.attrs.GetFloat("softcap", 0.0) != 0.0) return "softcap";
+  if (node.attrs.GetInt("qk_matmul_output_mode", 0) != 0) return "qk_matmul_output_mode";
+  int64_t causal = node.attrs.GetInt("is_causal", 0);
+  if (causal != 0 && causal != 1) return "is_causal=" + std::to_string(causal);
+  return "";
 }
 
 Types PoolInfer(const InferContext& ctx) {
@@ -207,7 +279,15 @@ void RegisterNnOps(OpRegistry* r) {
   };
   r->Register(batch_norm);
   r->Register(Def("InstanceNormalization", OpKind::kOpaque, 3, 3, {"epsilon"}, InstanceNormInfer));
-  r->Register(Def("LayerNormalization", OpKind::kOpaque, 2, 3, {"axis", "epsilon", "stash_type"}, LayerNormInfer));
+  r->Register(Def("LayerNormalization", OpKind::kOpaque, 2, 3, {"axis", "epsilon", "stash_type", "data_layout"},
+                  LayerNormInfer));
+  r->Register(Def("RMSNormalization", OpKind::kOpaque, 2, 2, {"axis", "epsilon", "stash_type"}, RmsNormInfer));
+  OpDef attention = Def("Attention", OpKind::kOpaque, 3, 4,
+                        {"is_causal", "scale", "q_num_heads", "kv_num_heads", "softcap", "qk_matmul_output_mode",
+                         "softmax_precision"},
+                        AttentionInfer);
+  attention.check = AttentionCheck;
+  r->Register(attention);
   OpDef max_pool = Def("MaxPool", OpKind::kOutEWiseFusable, 1, 1,
                        with(window, {"ceil_mode", "storage_order", "data_layout"}), PoolInfer);
   r->Register(max_pool);

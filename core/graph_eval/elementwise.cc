@@ -168,6 +168,16 @@ void RegisterElementwiseKernels(KernelRegistry* r) {
   r->Register("Tan", FloatUnary([](double x) { return std::tan(x); }));
   r->Register("Tanh", FloatUnary([](double x) { return std::tanh(x); }));
   r->Register("HardSwish", FloatUnary([](double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); }));
+  r->Register("Gelu", FloatUnary([](const Attributes& a) -> UnaryFloat {
+    if (a.GetString("approximate", "none") == "tanh") {
+      return [](double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); };
+    }
+    return [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
+  }));
+  r->Register("Swish", FloatUnary([](const Attributes& a) -> UnaryFloat {
+    double alpha = a.GetFloat("alpha", 1.0);
+    return [alpha](double x) { return x / (1.0 + std::exp(-alpha * x)); };
+  }));
   r->Register("Softplus", FloatUnary([](double x) { return std::log1p(std::exp(x)); }));
   r->Register("Softsign", FloatUnary([](double x) { return x / (1.0 + std::fabs(x)); }));
   r->Register("Not", MixedUnary([](int64_t x) -> int64_t { return x == 0; }, [](double x) -> double { return x == 0; }));

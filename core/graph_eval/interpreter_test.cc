@@ -185,6 +185,61 @@ TEST(ReferenceTest, InterpretRunsAGraphAndChecksInputs) {
   EXPECT_THROW(Interpret(g, {}), Error);
 }
 
+TEST(ReferenceTest, GeluAndSwishByHand) {
+  Tensor x = F32({3}, {-1.0, 0.5, 2.0});
+  std::vector<double> erf = RunNode(MakeNode("Gelu", 1), {x});
+  std::vector<double> tanh = RunNode(MakeNode("Gelu", 1, {{"approximate", std::string("tanh")}}), {x});
+  // torch.nn.functional.gelu at these points (approximate="none" and "tanh").
+  std::vector<double> want_erf = {-0.15865525, 0.34573123, 1.95449974}, want_tanh = {-0.15880801, 0.34571401, 1.95459769};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(erf[i], want_erf[i], 1e-6);
+    EXPECT_NEAR(tanh[i], want_tanh[i], 1e-6);
+  }
+  std::vector<double> silu = RunNode(MakeNode("Swish", 1), {x});
+  std::vector<double> swish2 = RunNode(MakeNode("Swish", 1, {{"alpha", 2.0}}), {x});
+  for (int i = 0; i < 3; ++i) {
+    double v = x.GetDouble(i);
+    EXPECT_NEAR(silu[i], v / (1 + std::exp(-v)), 1e-6);
+    EXPECT_NEAR(swish2[i], v / (1 + std::exp(-2 * v)), 1e-6);
+  }
+}
+
+TEST(ReferenceTest, RmsNormByHand) {
+  // Rows (3, 4) and (1, -1): rms 3.5355 and 1; scale (1, 2).
+  Tensor x = F32({2, 2}, {3, 4, 1, -1}), scale = F32({2}, {1, 2});
+  std::vector<double> y = RunNode(MakeNode("RMSNormalization", 2, {{"epsilon", 0.0}}), {x, scale});
+  double r = std::sqrt(12.5);
+  std::vector<double> want = {3 / r, 8 / r, 1, -2};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], want[i], 1e-6);
+}
+
+TEST(ReferenceTest, AttentionByHand) {
+  // One head, two queries and keys of size 1: scores q*k*scale; the second query is causal-masked from key 1.
+  Tensor q = F32({1, 1, 2, 1}, {1, 2}), k = F32({1, 1, 2, 1}, {1, -1}), v = F32({1, 1, 2, 2}, {10, 0, 0, 10});
+  std::vector<double> y = RunNode(MakeNode("Attention", 3, {{"scale", 0.5}}), {q, k, v});
+  // Query 0: scores (0.5, -0.5); query 1: (1, -1).
+  double p0 = 1 / (1 + std::exp(-1.0)), p1 = 1 / (1 + std::exp(-2.0));
+  std::vector<double> want = {10 * p0, 10 * (1 - p0), 10 * p1, 10 * (1 - p1)};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], want[i], 1e-5);
+  std::vector<double> causal = RunNode(MakeNode("Attention", 3, {{"scale", 0.5}, {"is_causal", int64_t{1}}}), {q, k, v});
+  EXPECT_NEAR(causal[0], 10, 1e-5);
+  EXPECT_NEAR(causal[1], 0, 1e-5);
+  EXPECT_NEAR(causal[2], want[2], 1e-5);
+  // An additive mask of -inf on key 0 and a bool mask allowing only key 0.
+  Tensor additive = F32({1, 1, 1, 2}, {-INFINITY, 0});
+  std::vector<double> masked = RunNode(MakeNode("Attention", 4, {{"scale", 0.5}}), {q, k, v, additive});
+  EXPECT_NEAR(masked[0], 0, 1e-5);
+  EXPECT_NEAR(masked[1], 10, 1e-5);
+  Tensor allow = Tensor::FromInts(DType::Bool(), {2, 2}, {1, 0, 1, 0});
+  std::vector<double> bools = RunNode(MakeNode("Attention", 4, {{"scale", 0.5}}), {q, k, v, allow});
+  EXPECT_NEAR(bools[0], 10, 1e-5);
+  EXPECT_NEAR(bools[3], 0, 1e-5);
+  // Grouped-query attention: two query heads share one key/value head; the default scale is 1/sqrt(1).
+  Tensor q2 = F32({1, 2, 1, 1}, {1, 2});
+  std::vector<double> gqa = RunNode(MakeNode("Attention", 3), {q2, F32({1, 1, 1, 1}, {3}), F32({1, 1, 1, 1}, {7})});
+  EXPECT_EQ(gqa, (std::vector<double>{7, 7}));
+}
+
 TEST(ReferenceTest, EveryRegisteredOperatorHasAKernel) {
   for (const std::string& op : OpRegistry::Global().Ops()) EXPECT_TRUE(HasKernel(op)) << op;
 }

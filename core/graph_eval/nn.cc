@@ -299,7 +299,33 @@ Tensors InstanceNorm(const KernelContext& ctx) {
   return {out};
 }
 
+// LayerNormalization with data_layout: each pixel of an NCHW (or blocked) activation over its channels.
+Tensors ChannelLayerNorm(const KernelContext& ctx) {
+  int64_t block = BlockOf(ctx.node);
+  Tensor x = block ? Unblock(ctx.in(0), block) : ctx.in(0);
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  const Shape& s = x.shape();
+  int64_t channels = s[1], plane = s[2] * s[3];
+  Tensor y(x.dtype(), s);
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t p = 0; p < plane; ++p) {
+      auto at = [&](int64_t c) { return (n * channels + c) * plane + p; };
+      double mean = 0, var = 0;
+      for (int64_t c = 0; c < channels; ++c) mean += x.GetDouble(at(c));
+      mean /= channels;
+      for (int64_t c = 0; c < channels; ++c) var += std::pow(x.GetDouble(at(c)) - mean, 2);
+      double inv_std = 1.0 / std::sqrt(var / channels + eps);
+      for (int64_t c = 0; c < channels; ++c) {
+        double v = (x.GetDouble(at(c)) - mean) * inv_std * ctx.in(1).GetDouble(c);
+        if (ctx.has(2)) v += ctx.in(2).GetDouble(c);
+        y.SetDouble(at(c), v);
+      }
+    }
+  return {block ? Block(y, block) : y};
+}
+
 Tensors LayerNorm(const KernelContext& ctx) {
+  if (ctx.attrs().Has("data_layout")) return ChannelLayerNorm(ctx);
   const Tensor& x = ctx.in(0);
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), ctx.node.Describe());
   double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
@@ -327,6 +353,70 @@ Tensors LayerNorm(const KernelContext& ctx) {
     if (out.size() > 2) out[2].SetDouble(r, inv_std);
   }
   return out;
+}
+
+Tensors RmsNorm(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), ctx.node.Describe());
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  Shape normalized(x.shape().begin() + axis, x.shape().end());
+  int64_t inner = NumElements(normalized);
+  int64_t outer = inner == 0 ? 0 : x.numel() / inner;
+  std::vector<int64_t> scale_off = BroadcastOffsets(normalized, ctx.in(1).shape());
+  Tensor out = ctx.NewOutput(0);
+  for (int64_t r = 0; r < outer; ++r) {
+    double sq = 0;
+    for (int64_t i = 0; i < inner; ++i) sq += std::pow(x.GetDouble(r * inner + i), 2);
+    double inv = 1.0 / std::sqrt(sq / inner + eps);
+    for (int64_t i = 0; i < inner; ++i)
+      out.SetDouble(r * inner + i, x.GetDouble(r * inner + i) * inv * ctx.in(1).GetDouble(scale_off[i]));
+  }
+  return {out};
+}
+
+// softmax(Q K^T * scale + mask) V per batch and head; masked-out scores are -inf (a fully masked row is NaN).
+Tensors Attention(const KernelContext& ctx) {
+  const Tensor &q = ctx.in(0), &k = ctx.in(1), &v = ctx.in(2);
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+  int64_t batch = qs[0], heads = qs[1], sq = qs[2], d = qs[3], kv_heads = ks[1], skv = ks[2], dv = vs[3];
+  double scale = ctx.attrs().GetFloat("scale", 1.0 / std::sqrt(static_cast<double>(d)));
+  bool causal = ctx.attrs().GetInt("is_causal", 0) != 0;
+  Shape scores{batch, heads, sq, skv};
+  std::vector<int64_t> mask_off;
+  if (ctx.has(3)) mask_off = BroadcastOffsets(scores, ctx.in(3).shape());
+  bool bool_mask = ctx.has(3) && ctx.in(3).dtype().is_bool();
+  Tensor out = ctx.NewOutput(0);
+  std::vector<double> row(skv);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t hk = h / (heads / kv_heads);
+      for (int64_t i = 0; i < sq; ++i) {
+        double max = -inf;
+        for (int64_t j = 0; j < skv; ++j) {
+          double s = 0;
+          for (int64_t c = 0; c < d; ++c)
+            s += q.GetDouble(((b * heads + h) * sq + i) * d + c) * k.GetDouble(((b * kv_heads + hk) * skv + j) * d + c);
+          s *= scale;
+          if (ctx.has(3)) {
+            int64_t at = mask_off[((b * heads + h) * sq + i) * skv + j];
+            if (bool_mask) s = ctx.in(3).GetInt(at) ? s : -inf;
+            else s += ctx.in(3).GetDouble(at);
+          }
+          if (causal && j > i) s = -inf;
+          row[j] = s;
+          max = std::max(max, s);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < skv; ++j) sum += row[j] = std::exp(row[j] - max);
+        for (int64_t c = 0; c < dv; ++c) {
+          double y = 0;
+          for (int64_t j = 0; j < skv; ++j) y += row[j] * v.GetDouble(((b * kv_heads + hk) * skv + j) * dv + c);
+          out.SetDouble(((b * heads + h) * sq + i) * dv + c, y / sum);
+        }
+      }
+    }
+  return {out};
 }
 
 enum class PoolKind { kMax, kAverage, kLp };
@@ -506,6 +596,8 @@ void RegisterNnKernels(KernelRegistry* r) {
   r->Register("BatchNormalization", BatchNorm);
   r->Register("InstanceNormalization", InstanceNorm);
   r->Register("LayerNormalization", LayerNorm);
+  r->Register("RMSNormalization", RmsNorm);
+  r->Register("Attention", Attention);
   r->Register("MaxPool", [](const KernelContext& ctx) { return Pool(ctx, PoolKind::kMax); });
   r->Register("AveragePool", [](const KernelContext& ctx) { return Pool(ctx, PoolKind::kAverage); });
   r->Register("LpPool", [](const KernelContext& ctx) { return Pool(ctx, PoolKind::kLp); });

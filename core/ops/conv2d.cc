@@ -372,21 +372,28 @@ std::string ScheduleDepthwiseNCHWc(const ScheduleRequest& r, const Tensor& conv)
   te::Stage out = s[t.out];
   auto [owo, owi] = out.split(out.axis(3), Expr(ow_block));
   out.reorder({out.axis(0), out.axis(1), out.axis(2), owo, owi, out.axis(4)});
-  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), out.axis(1)), out.axis(2));
-  if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
+  // The padded input one task reads is built in L1 by the task, instead of a padded copy of the
+  // whole input: depthwise convs do only KH*KW FMAs per input element, so a full copy would double
+  // their memory traffic, which is what bounds them. A channel block's whole padded plane when it
+  // fits in L1 (each row padded once: large kernels over small maps, ConvNeXt's 7x7 at 14x14 and
+  // 7x7, pad 3, would otherwise pad every row KH times), else the KH rows of one output row.
+  graph::Shape cs = StaticShape(conv);
+  int64_t kh = ConstExtent(s[t.accum].reduce_axis(0)), kw = ConstExtent(s[t.accum].reduce_axis(1));
+  int64_t plane_bytes = (cs[2] + kh) * (os[3] + kw) * os[4] * 4;
+  bool plane = kh * kw >= 25 && plane_bytes <= 32 * 1024 && os[0] * os[1] >= 2;
+  ir::IterVar task = out.fuse(out.axis(0), out.axis(1));
+  if (!plane) task = out.fuse(task, out.axis(2));
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(task);
   if (lanes > 1) out.vectorize(out.axis(4));
-  // The padded input rows one output row reads (KH rows of one channel block) are
-  // built at the row loop, in L1, instead of a padded copy of the whole input:
-  // depthwise convs do ~KH*KW FMAs per input element, so a full copy would double
-  // their memory traffic, which is what bounds them.
-  bool row_pad = PadRowsAt(s, conv, out, fused, lanes);
+  bool padded = PadRowsAt(s, conv, out, task, lanes);
   te::Stage acc = s[t.accum];
   acc.compute_at(out, owo);
   acc.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.axis(3), acc.axis(4)});
   acc.unroll(acc.axis(3));
   if (lanes > 1) acc.vectorize(acc.axis(4));
   std::ostringstream text;
-  text << "depthwise_nchwc block=" << os[4] << " ow_block=" << ow_block << (row_pad ? ", padding per row" : "")
+  text << "depthwise_nchwc " << kh << "x" << kw << " block=" << os[4] << " ow_block=" << ow_block
+       << (padded ? (plane ? ", padding per channel plane" : ", padding per row") : "")
        << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
   return text.str();
 }

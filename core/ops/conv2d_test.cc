@@ -235,6 +235,35 @@ TEST(Conv2dTest, BlockedDepthwise) {
   }
 }
 
+// Large-kernel depthwise convs in NCHW<c>c (ConvNeXt's 7x7, MobileNetV3's 5x5): small maps pad a
+// channel block's whole plane once per task, large ones the rows of one output row.
+TEST(Conv2dTest, BlockedLargeKernelDepthwise) {
+  using Ints = std::vector<int64_t>;
+  struct Case {
+    int64_t c, h, w, k, stride;
+    const char* padding;
+  };
+  for (const Case& c : std::vector<Case>{{32, 7, 7, 7, 1, "plane"}, {32, 14, 11, 5, 2, "plane"},
+                                         {16, 40, 33, 7, 1, "row"}, {48, 9, 9, 5, 1, "plane"}}) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, {1, c.c, c.h, c.w}});
+    g.AddConstant("w", RandomTensor({c.c, 1, c.k, c.k}, 15));
+    g.AddConstant("b", RandomTensor({c.c}, 16));
+    int64_t p = c.k / 2;
+    Add(&g, "LayoutTransform", "to", {"x"}, {"xb"}, {{"src_layout", Attribute("NCHW")}, {"dst_layout", Attribute("NCHW16c")}});
+    Add(&g, "Conv", "dw", {"xb", "w", "b"}, {"y"},
+        {{"group", Attribute(c.c)}, {"data_layout", Attribute("NCHW16c")}, {"strides", Attribute(Ints{c.stride, c.stride})},
+         {"pads", Attribute(Ints{p, p, p, p})}});
+    Graph finished = Finish(g, {"y"});
+    EXPECT_TRUE(CheckAgainstReference(finished)) << c.k << "x" << c.k << " on " << c.h << "x" << c.w;
+    Graph fused = testing::Fuse(finished);
+    GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Host(), "dw");
+    EXPECT_NE(k.schedule_summary.find(std::string("padding per ") + (c.padding == std::string("row") ? "row" : "channel plane")),
+              std::string::npos)
+        << k.schedule_summary;
+  }
+}
+
 // Inception's 17x17 stage: 17 columns (prime) get 6-column tiles (6+6+5, the
 // last guarded) instead of 8 (8+8+1 with 7 wasted columns), and stay correct.
 TEST(Conv2dTest, PrimeWidthsGetTheLeastWastefulTile) {

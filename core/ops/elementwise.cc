@@ -120,6 +120,16 @@ void RegisterElementwiseOps(OpTable* t) {
     ir::DType d = x.dtype();
     return x * ir::max(ir::make_zero(d), ir::min(C(d, 1.0), x / 6.0 + 0.5));
   }));
+  RegisterUnary(t, "Gelu", [](const OpContext& ctx, Expr x) {
+    RequireFloat(ctx, x);
+    if (ctx.attrs().GetString("approximate", "none") != "tanh") return Gelu(x);
+    return x * (ir::tanh((x + x * x * x * 0.044715) * std::sqrt(2.0 / M_PI)) + 1.0) * 0.5;
+  });
+  RegisterUnary(t, "Swish", [](const OpContext& ctx, Expr x) {
+    double alpha = ctx.attrs().GetFloat("alpha", 1.0);
+    RequireFloat(ctx, x);
+    return x * ir::sigmoid(alpha == 1.0 ? x : x * alpha);
+  });
   RegisterUnary(t, "Softplus", F([](Expr x) {
     // log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).
     return ir::max(x, ir::make_zero(x.dtype())) + ir::log(ir::exp(-ir::abs(x)) + 1.0);

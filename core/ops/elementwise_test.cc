@@ -41,6 +41,16 @@ TEST(ElementwiseTest, UnaryFloatOps) {
   }
 }
 
+// The activations the pattern fusion produces (graph/passes/activation_fusion.h).
+TEST(ElementwiseTest, GeluAndSwish) {
+  CheckOptions o;
+  o.tolerance = 2e-5;
+  EXPECT_TRUE(CheckAgainstReference(Unary("Gelu", {2, 3, 17}), o));
+  EXPECT_TRUE(CheckAgainstReference(Unary("Gelu", {2, 3, 17}, {{"approximate", std::string("tanh")}}), o));
+  EXPECT_TRUE(CheckAgainstReference(Unary("Swish", {2, 3, 17}), o));
+  EXPECT_TRUE(CheckAgainstReference(Unary("Swish", {2, 3, 17}, {{"alpha", 1.702}}), o));
+}
+
 TEST(ElementwiseTest, PositiveDomainOps) {
   for (const char* op : {"Log", "Sqrt", "Reciprocal", "Acosh"}) {
     Graph g;

@@ -7,6 +7,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/window.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -84,8 +85,12 @@ std::string ScheduleNorm(const ScheduleRequest& r, const std::vector<Tensor>& st
   for (size_t d = 0; d < rank; ++d) total *= std::max<int64_t>(ConstExtent(o.axis(d)), 1);
   if (ParallelAllowed(*r.target) && r.options->allow_parallel && total >= knobs.min_parallel_elements)
     o.parallel(row);
-  for (const Tensor& st : stats) s[st].compute_at(o, row);
-  return what + ": statistics at the row loop";
+  bool vector_stats = false;
+  for (const Tensor& st : stats) {
+    vector_stats |= VectorizeReduction(s, st, lanes);
+    s[st].compute_at(o, row);
+  }
+  return what + ": statistics at the row loop" + (vector_stats ? " in vector partials" : "");
 }
 
 // Scale, bias, mean and variance hold one value per channel (axis 1 of x). Shape inference
@@ -190,7 +195,73 @@ std::vector<Tensor> InstanceNormOp(const OpContext& ctx) {
   return {out};
 }
 
+// Per pixel over the channels of a 4-D activation (the layout pass's form of a channels-last
+// block's layer norm, graph/ops_nn.cc): NCHW, or NCHW{b}c where the channels are the chunk axis
+// and the lanes. Loops (n, h) in parallel, then each pixel: its statistics (over the chunks, in
+// vectors of lanes), then its chunks normalized, a vector of lanes at a time.
+std::string ScheduleChannelNorm(const ScheduleRequest& r, const std::vector<Tensor>& stats, bool blocked) {
+  te::Schedule s = r.schedule;
+  if (r.outputs.size() != 1) return ScheduleAnchorDefault(r, "channel_norm (several outputs: default schedule)");
+  const Tensor& out = r.outputs[0];
+  te::Stage o = s[out];
+  int lanes = VectorLanes(*r.target, out.dtype());
+  ir::IterVar row;
+  ir::IterVar pixel;
+  if (blocked) {
+    o.reorder({o.axis(0), o.axis(2), o.axis(3), o.axis(1), o.axis(4)});
+    row = o.fuse(o.axis(0), o.axis(2));
+    pixel = o.axis(3);
+    int64_t block = ConstExtent(o.axis(4));
+    if (lanes > 1 && block % lanes == 0) {
+      auto [lo, li] = o.split(o.axis(4), Expr(int64_t{lanes}));
+      o.vectorize(li);
+    } else if (lanes > 1 && block <= lanes) {
+      o.vectorize(o.axis(4));
+    }
+  } else {
+    o.reorder({o.axis(0), o.axis(2), o.axis(3), o.axis(1)});
+    row = o.fuse(o.axis(0), o.axis(2));
+    pixel = o.axis(3);
+  }
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel) o.parallel(row);
+  bool vector_stats = false;
+  for (const Tensor& st : stats) {
+    if (blocked) vector_stats |= VectorizeReduction(s, st, lanes);
+    s[st].compute_at(o, pixel);
+  }
+  return std::string("channel_norm: statistics per pixel") + (vector_stats ? " in vector partials" : "");
+}
+
+std::vector<Tensor> ChannelLayerNormOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  int64_t block = LayoutBlock(ctx.node());
+  AGATE_REQUIRE(x.ndim() == (block ? 5u : 4u) && ctx.num_outputs() == 1, kInvalidArgument)
+      << ctx.Describe() << ": a channel layer norm needs a 4-D activation (NCHW or NCHW{c}c) and one output";
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  std::vector<int> axes = block ? std::vector<int>{1, 4} : std::vector<int>{1};
+  std::string name = ctx.node().outputs[0];
+  Moments m = ComputeMoments(x, axes, name);
+  Tensor inv_std = te::compute(m.var.shape(), [&](const std::vector<Var>& o) {
+    return ir::rsqrt(m.var(Exprs(o)) + ir::make_const(x.dtype(), eps));
+  }, name + "_inv_std", tag::kElemwise);
+  const Tensor& scale = ctx.input(1);
+  Tensor bias = ctx.has_input(2) ? ctx.input(2) : Tensor();
+  Tensor out = te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    std::vector<Expr> si = StatIndex(o, axes);
+    Expr channel = block ? o[1] * block + o[4] : Expr(o[1]);
+    Expr y = (x(Exprs(o)) - m.mean(si)) * inv_std(si) * scale(channel);
+    if (bias.defined()) y = y + bias(channel);
+    return y;
+  }, name, tag::kOpaque);
+  std::vector<Tensor> stats = {m.sum, m.sq_dev, inv_std};
+  bool blocked = block != 0;
+  ctx.SetSchedule([stats, blocked](const ScheduleRequest& req) { return ScheduleChannelNorm(req, stats, blocked); },
+                  out);
+  return {out};
+}
+
 std::vector<Tensor> LayerNormOp(const OpContext& ctx) {
+  if (ctx.attrs().Has("data_layout")) return ChannelLayerNormOp(ctx);
   const Tensor& x = ctx.input(0);
   int rank = static_cast<int>(x.ndim());
   int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), rank, ctx.Describe());
@@ -227,6 +298,34 @@ std::vector<Tensor> LayerNormOp(const OpContext& ctx) {
     return ScheduleNorm(req, stats, axes, r, "layer_norm");
   }, out);
   return outs;
+}
+
+// RMSNormalization: x / sqrt(mean(x^2 over [axis, rank)) + eps) * scale; one statistic per row.
+std::vector<Tensor> RmsNormOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  int rank = static_cast<int>(x.ndim());
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), rank, ctx.Describe());
+  double eps = ctx.attrs().GetFloat("epsilon", 1e-5);
+  std::vector<int> axes;
+  for (int d = axis; d < rank; ++d) axes.push_back(d);
+  graph::Shape xs = StaticShape(x);
+  int64_t count = 1;
+  for (int a : axes) count *= xs[a];
+  std::string name = ctx.node().outputs[0];
+  Tensor sq = ReduceTensor(x, axes, true, "sum", [](Expr v) { return v * v; }, name + "_sumsq");
+  Tensor inv = te::compute(sq.shape(), [&](const std::vector<Var>& o) {
+    return ir::rsqrt(sq(Exprs(o)) * (1.0 / static_cast<double>(count)) + ir::make_const(x.dtype(), eps));
+  }, name + "_inv_rms", tag::kElemwise);
+  const Tensor& scale = ctx.input(1);
+  Tensor out = te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    std::vector<Var> normalized(o.begin() + axis, o.end());
+    return x(Exprs(o)) * inv(StatIndex(o, axes)) * BroadcastRead(scale, normalized);
+  }, name, tag::kOpaque);
+  std::vector<Tensor> stats = {sq, inv};
+  size_t r = static_cast<size_t>(rank);
+  ctx.SetSchedule([stats, axes, r](const ScheduleRequest& req) { return ScheduleNorm(req, stats, axes, r, "rms_norm"); },
+                  out);
+  return {out};
 }
 
 std::vector<Tensor> MvnOp(const OpContext& ctx) {
@@ -278,6 +377,7 @@ void RegisterNormOps(OpTable* t) {
   t->Register("BatchNormalization", BatchNormOp);
   t->Register("InstanceNormalization", InstanceNormOp);
   t->Register("LayerNormalization", LayerNormOp);
+  t->Register("RMSNormalization", RmsNormOp);
   t->Register("MeanVarianceNormalization", MvnOp);
   t->Register("LRN", LrnOp);
 }

@@ -128,6 +128,37 @@ TEST(NormTest, MeanVarianceNormalizationAndLrn) {
   EXPECT_TRUE(CheckAgainstReference(Finish(l, {"y"})));
 }
 
+// RMSNormalization over the last axis (rows at the output's row loop) and over two trailing axes.
+TEST(NormTest, RmsNormalization) {
+  for (const auto& [shape, axis] : std::vector<std::pair<graph::Shape, int64_t>>{
+           {{3, 5, 48}, -1}, {{2, 7, 13}, -1}, {{2, 3, 4, 8}, 2}}) {
+    Graph g;
+    g.AddInput("x", TensorType{kF32, shape});
+    graph::Shape normalized(shape.begin() + (axis < 0 ? shape.size() + axis : axis), shape.end());
+    g.AddConstant("scale", RandomTensor(normalized, 5, 0.5, 1.5));
+    Add(&g, "RMSNormalization", "rms", {"x", "scale"}, {"y"},
+        {{"axis", Attribute(axis)}, {"epsilon", Attribute(1e-6)}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << graph::ShapeToString(shape);
+  }
+}
+
+// LayerNormalization per pixel over the channels (the layout pass's form of a channels-last
+// block's norm), NCHW and blocked with 8 and 16 lanes per block.
+TEST(NormTest, ChannelLayerNormInEveryLayout) {
+  for (int64_t block : {0, 8, 16}) {
+    int64_t c = 32;
+    Graph g;
+    graph::Shape shape = block ? graph::Shape{1, c / block, 5, 6, block} : graph::Shape{1, c, 5, 6};
+    g.AddInput("x", TensorType{kF32, shape});
+    g.AddConstant("scale", RandomTensor({c}, 7, 0.5, 1.5));
+    g.AddConstant("bias", RandomTensor({c}, 8));
+    std::string layout = block ? "NCHW" + std::to_string(block) + "c" : "NCHW";
+    Add(&g, "LayerNormalization", "ln", {"x", "scale", "bias"}, {"y"},
+        {{"axis", Attribute(int64_t{1})}, {"epsilon", Attribute(1e-6)}, {"data_layout", Attribute(layout)}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << layout;
+  }
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate

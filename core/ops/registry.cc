@@ -23,6 +23,7 @@ const OpTable& OpTable::Global() {
     RegisterSequenceOps(t);
     RegisterLossOps(t);
     RegisterEinsumOps(t);
+    RegisterAttentionOps(t);
     return t;
   }();
   return *table;

@@ -50,6 +50,7 @@ void RegisterQuantizeOps(OpTable* table);
 void RegisterSequenceOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);
+void RegisterAttentionOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate

@@ -19,6 +19,32 @@ bool ParallelAllowed(const target::Target& target) {
   return target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
 }
 
+bool VectorizeReduction(te::Schedule& s, const te::Tensor& reduction, int lanes) {
+  te::Stage stage = s[reduction];
+  auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
+  if (!compute || !compute->is_reduction() || compute->num_outputs() != 1 || compute->axis.empty() || lanes <= 1)
+    return false;
+  if (stage->leaf_iter_vars.size() != compute->axis.size() + compute->reduce_axis.size()) return false;  // scheduled
+  size_t nreduce = compute->reduce_axis.size();
+  int64_t extent = ConstExtent(stage.reduce_axis(nreduce - 1));
+  if (extent < lanes || extent % lanes != 0) return false;
+  auto [ko, ki] = stage.split(stage.reduce_axis(nreduce - 1), ir::Expr(int64_t{lanes}));
+  (void)ko;
+  te::Tensor rf = s.rfactor(reduction, ki);
+  te::Stage r = s[rf];
+  size_t ndata = compute->axis.size();
+  r.compute_at(stage, stage.axis(ndata - 1));
+  // RF: (lane, data axes...) x (the kept half, other reduce axes): lanes innermost.
+  std::vector<ir::IterVar> order;
+  for (size_t i = 1; i <= ndata; ++i) order.push_back(r.axis(i));
+  for (size_t i = 1; i < nreduce; ++i) order.push_back(r.reduce_axis(i));
+  order.push_back(r.reduce_axis(0));
+  order.push_back(r.axis(0));
+  r.reorder(order);
+  r.vectorize(r.axis(0));
+  return true;
+}
+
 ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops) {
   if (loops.empty()) return ir::IterVar();
   ir::IterVar fused = loops[0];

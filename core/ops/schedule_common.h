@@ -46,6 +46,16 @@ bool ParallelAllowed(const target::Target& target);
 ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
                                    const InjectiveKnobs& knobs = {});
 
+// Accumulates the single-output reduction `reduction` in `lanes`-wide vector
+// partials when its innermost reduce axis is a multiple of the lanes and
+// contiguous in memory (a row sum or max over the last axis): rfactor over the
+// lanes, the partials computed per output element at the reduction's innermost
+// data loop (one vector of registers), only the final lanes combined serially.
+// Without it such a reduction runs one scalar at a time (LLVM does not reorder
+// floating-point sums). Call it before attaching `reduction` (rfactor resets its
+// loops). False, with nothing changed, when it does not apply.
+bool VectorizeReduction(te::Schedule& s, const te::Tensor& reduction, int lanes);
+
 // Fuses leaf loops [begin, end) of `stage` (adjacent, outermost first) into one; returns it.
 ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops);
 

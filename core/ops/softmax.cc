@@ -92,8 +92,12 @@ std::string ScheduleSoftmax(const ScheduleRequest& r, const std::vector<Tensor>&
   for (size_t d = 0; d < rank; ++d) total *= std::max<int64_t>(ConstExtent(o.axis(d)), 1);
   if (ParallelAllowed(*r.target) && r.options->allow_parallel && total >= knobs.min_parallel_elements)
     o.parallel(row);
-  for (const Tensor& st : stats) s[st].compute_at(o, row);
-  return "softmax: row statistics at the row loop";
+  bool vector_stats = false;
+  for (const Tensor& st : stats) {
+    vector_stats |= VectorizeReduction(s, st, lanes);
+    s[st].compute_at(o, row);
+  }
+  return std::string("softmax: row statistics at the row loop") + (vector_stats ? " in vector partials" : "");
 }
 
 std::vector<Tensor> SoftmaxOp(const OpContext& ctx, SoftmaxKind kind) {

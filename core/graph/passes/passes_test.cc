@@ -74,6 +74,27 @@ TEST(SimplificationTest, RemovesIdentityDropoutAndCancellingTransposes) {
   EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({2, 3, 4}, 3)}}), 0.0);
 }
 
+// Exports name Dropout's mask output even when nothing reads it (Swin's attention), pad by nothing
+// and slice everything (Swin's window padding and crop for sizes the window divides): all no-ops.
+// A Dropout whose mask is read, a real pad and a reversing slice stay.
+TEST(SimplificationTest, RemovesNoOpDropoutPadAndSlice) {
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", F32({1, 4, 6}));
+  Add(&g, "Dropout", "drop", {"x"}, {"a", "unused_mask"}, {{"ratio", 0.0}});
+  Add(&g, "Pad", "pad", {"a"}, {"b"}, {{"pads", Ints{0, 0, 0, 0, 0, 0}}});
+  Add(&g, "Slice", "slice", {"b"}, {"c"}, {{"starts", Ints{0}}, {"ends", Ints{6}}, {"axes", Ints{2}}, {"steps", Ints{1}}});
+  Add(&g, "Relu", "relu", {"c"}, {"y"});
+  Add(&g, "Dropout", "drop2", {"y"}, {"z", "mask"}, {{"ratio", 0.0}});
+  Add(&g, "Slice", "reverse", {"z"}, {"r"}, {{"starts", Ints{-1}}, {"ends", Ints{-7}}, {"axes", Ints{2}}, {"steps", Ints{-1}}});
+  Add(&g, "Pad", "real_pad", {"r"}, {"p"}, {{"pads", Ints{0, 0, 1, 0, 0, 1}}});
+  g = Finish(g, {"p", "mask"});
+  Graph s = Simplify(g);
+  EXPECT_EQ(Ops(s), (std::vector<std::string>{"Relu", "Dropout", "Slice", "Pad"})) << PrintGraph(s);
+  EXPECT_EQ(s.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({1, 4, 6}, 3)}}), 0.0);
+}
+
 // PyTorch exports avg_pool2d(padding=1) as Pad + AveragePool: the zero pad folds
 // into the pool (counting the padding) and into a conv; a pad with a non-zero
 // value, of the channel axis, or with a second reader stays.
@@ -204,6 +225,87 @@ TEST(LayoutTransformationTest, BlocksTheConvRegionWithTransformsOnlyAtItsBoundar
   EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 8, 5, 5}, 24)}}), 1e-5);
   // Channels that are not a multiple of the block keep NCHW.
   EXPECT_EQ(Count(TransformLayout(g, 3), "LayoutTransform"), 0);
+}
+
+// A ConvNeXt block as torchvision 0.14 exports it, after norm and activation fusion: depthwise
+// 7x7 conv, Transpose to channels-last, LayerNorm over the channels, Linear (MatMul + Add),
+// GELU, Linear, Transpose back, layer scale [C, 1, 1] and the residual Add.
+Graph ConvNextBlock(int64_t c, int64_t hw) {
+  Graph g;
+  g.AddInput("x", F32({1, c, hw, hw}));
+  g.AddConstant("stem_w", RandomTensor({c, c, 1, 1}, 50, -0.3, 0.3));
+  g.AddConstant("dw_w", RandomTensor({c, 1, 7, 7}, 51, -0.2, 0.2));
+  g.AddConstant("dw_b", RandomTensor({c}, 52));
+  g.AddConstant("ln_w", RandomTensor({c}, 53, 0.5, 1.5));
+  g.AddConstant("ln_b", RandomTensor({c}, 54));
+  g.AddConstant("fc1_w", RandomTensor({c, 4 * c}, 55, -0.2, 0.2));
+  g.AddConstant("fc1_b", RandomTensor({4 * c}, 56));
+  g.AddConstant("fc2_w", RandomTensor({4 * c, c}, 57, -0.2, 0.2));
+  g.AddConstant("fc2_b", RandomTensor({c}, 58));
+  g.AddConstant("gamma", RandomTensor({c, 1, 1}, 59));
+  Add(&g, "Conv", "stem", {"x", "stem_w"}, {"s"});
+  Add(&g, "Conv", "dw", {"s", "dw_w", "dw_b"}, {"d"},
+      {{"group", c}, {"pads", std::vector<int64_t>{3, 3, 3, 3}}, {"kernel_shape", std::vector<int64_t>{7, 7}}});
+  Add(&g, "Transpose", "to_nhwc", {"d"}, {"t"}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  Add(&g, "LayerNormalization", "ln", {"t", "ln_w", "ln_b"}, {"n"}, {{"axis", int64_t{-1}}, {"epsilon", 1e-6}});
+  Add(&g, "MatMul", "fc1", {"n", "fc1_w"}, {"h"});
+  Add(&g, "Add", "fc1_bias", {"h", "fc1_b"}, {"hb"});
+  Add(&g, "Gelu", "gelu", {"hb"}, {"a"});
+  Add(&g, "MatMul", "fc2", {"a", "fc2_w"}, {"o"});
+  Add(&g, "Add", "fc2_bias", {"fc2_b", "o"}, {"ob"});
+  Add(&g, "Transpose", "to_nchw", {"ob"}, {"back"}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+  Add(&g, "Mul", "layer_scale", {"gamma", "back"}, {"scaled"});
+  Add(&g, "Add", "residual", {"scaled", "s"}, {"r"});
+  Add(&g, "Relu", "next", {"r"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+// The channels-last block runs in the convolutions' blocked layout: no Transpose, no layout
+// transform inside, the layer norm per pixel over the channels, the Linears as 1x1 convs.
+TEST(LayoutTransformationTest, ChannelsLastBlockRunsInTheConvolutionsLayout) {
+  Graph g = ConvNextBlock(16, 9);
+  Graph blocked = TransformLayout(g, 8);
+  EXPECT_EQ(Count(blocked, "Transpose"), 0) << PrintGraph(blocked);
+  EXPECT_EQ(Count(blocked, "MatMul"), 0);
+  EXPECT_EQ(Count(blocked, "Conv"), 4);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 2);  // the region's entry and exit only
+  for (const Node& n : blocked.nodes) {
+    if (n.op == "LayerNormalization") EXPECT_EQ(n.attrs.GetString("data_layout"), "NCHW8c");
+    if (n.op == "Conv") EXPECT_EQ(n.attrs.GetString("data_layout"), "NCHW8c");
+  }
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 16, 9, 9}, 60)}}), 1e-4);
+}
+
+// Without a blocked producer (channels no block divides) the block stays channels-last as written.
+TEST(LayoutTransformationTest, ChannelsLastBlockWithoutABlockedProducerStays) {
+  Graph g = ConvNextBlock(6, 5);
+  Graph out = TransformLayout(g, 8);
+  EXPECT_EQ(Count(out, "Transpose"), 2);
+  EXPECT_EQ(Count(out, "MatMul"), 2);
+  EXPECT_LT(Difference(g, out, {{"x", RandomTensor({1, 6, 5, 5}, 61)}}), 1e-5);
+}
+
+// A squeeze-and-excitation block (MobileNetV3, EfficientNet): the [1, C, 1, 1] scale computed
+// from the pooled activation multiplies the blocked activation in the blocked layout.
+TEST(LayoutTransformationTest, SqueezeExcitationScaleStaysBlocked) {
+  Graph g;
+  g.AddInput("x", F32({1, 16, 6, 6}));
+  g.AddConstant("w", RandomTensor({16, 16, 3, 3}, 70, -0.3, 0.3));
+  g.AddConstant("fc1", RandomTensor({8, 16, 1, 1}, 71, -0.3, 0.3));
+  g.AddConstant("fc2", RandomTensor({16, 8, 1, 1}, 72, -0.3, 0.3));
+  g.AddConstant("proj", RandomTensor({16, 16, 1, 1}, 73, -0.3, 0.3));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Add(&g, "GlobalAveragePool", "pool", {"c"}, {"p"});
+  Add(&g, "Conv", "squeeze", {"p", "fc1"}, {"s1"});
+  Add(&g, "Relu", "relu", {"s1"}, {"s2"});
+  Add(&g, "Conv", "excite", {"s2", "fc2"}, {"s3"});
+  Add(&g, "HardSigmoid", "gate", {"s3"}, {"scale"}, {{"alpha", 1.0 / 6}});
+  Add(&g, "Mul", "apply", {"c", "scale"}, {"scaled"});
+  Add(&g, "Conv", "project", {"scaled", "proj"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph blocked = TransformLayout(g, 8);
+  EXPECT_EQ(Count(blocked, "LayoutTransform"), 2) << PrintGraph(blocked);  // entry and exit only
+  EXPECT_LT(Difference(g, blocked, {{"x", RandomTensor({1, 16, 6, 6}, 74)}}), 1e-5);
 }
 
 TEST(LayoutTransformationTest, PerChannelConstantsStayInsideTheRegion) {

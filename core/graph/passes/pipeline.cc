@@ -1,10 +1,13 @@
 #include "core/graph/passes/pipeline.h"
 
+#include "core/graph/passes/activation_fusion.h"
+#include "core/graph/passes/attention_fusion.h"
 #include "core/graph/passes/batchnorm_folding.h"
 #include "core/graph/passes/constant_folding.h"
 #include "core/graph/passes/dead_code_elimination.h"
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph/passes/graph_memory_plan.h"
+#include "core/graph/passes/norm_fusion.h"
 #include "core/graph/passes/simplification.h"
 
 namespace agate {
@@ -17,6 +20,9 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   PassManager pm(pm_options);
   pm.Add("simplification", Simplify);
   pm.Add("constant_folding", FoldConstants);
+  pm.Add("norm_fusion", FuseNormalizations);
+  pm.Add("activation_fusion", FuseActivations);
+  pm.Add("attention_fusion", FuseAttention);
   pm.Add("batchnorm_folding", FoldBatchNorm);
   pm.Add("constant_folding_2", FoldConstants);
   if (options.layout_block > 1) {

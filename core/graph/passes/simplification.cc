@@ -20,11 +20,26 @@ std::vector<int64_t> PermOf(const Node& node, int rank) {
   return perm;
 }
 
-// A node that computes its input unchanged.
-bool IsNoOp(const Node& node, const Graph& g) {
+// A node that computes its input unchanged. `unused` holds the values nothing reads.
+bool IsNoOp(const Node& node, const Graph& g, const std::set<std::string>& unused) {
   if (node.op == "Identity") return true;
-  if (node.op == "Dropout") return node.outputs.size() == 1 || node.outputs[1].empty();
+  // Inference Dropout; its mask output (exporters name it even when nothing reads it) must be unused.
+  if (node.op == "Dropout") {
+    bool training = node.attrs.GetInt("training_mode", 0) != 0 && node.attrs.GetFloat("ratio", 0.5) != 0.0;
+    return !training && (node.outputs.size() == 1 || node.outputs[1].empty() || unused.count(node.outputs[1]));
+  }
   if (IsReshapeLike(node.op)) return g.TypeOf(node.inputs[0]) == g.TypeOf(node.outputs[0]);
+  // A Pad of nothing, a Slice of everything (unit steps, so the same extents mean the same elements).
+  if (node.op == "Pad" && (node.inputs.size() < 2 || node.inputs[1].empty())) {
+    for (int64_t p : node.attrs.GetInts("pads", {}))
+      if (p != 0) return false;
+    return g.TypeOf(node.inputs[0]) == g.TypeOf(node.outputs[0]);
+  }
+  if (node.op == "Slice" && node.inputs.size() == 1) {
+    for (int64_t step : node.attrs.GetInts("steps", {}))
+      if (step != 1) return false;
+    return g.TypeOf(node.inputs[0]) == g.TypeOf(node.outputs[0]);
+  }
   if (node.op == "Transpose") {
     std::vector<int64_t> perm = PermOf(node, g.TypeOf(node.inputs[0]).rank());
     for (size_t i = 0; i < perm.size(); ++i)
@@ -64,14 +79,17 @@ Graph SimplifyOnce(const Graph& graph, bool* changed) {
   std::map<std::string, std::string> renames;
   std::map<std::string, int> producer;  // value -> index in result.nodes
   std::map<std::string, std::vector<int>> consumers = graph.Consumers();
-  std::map<std::string, std::string> output_renames;  // producer output -> graph output name
+  std::set<std::string> unused;
+  for (const Node& node : graph.nodes)
+    for (const std::string& out : node.outputs)
+      if (!out.empty() && !consumers.count(out) && !graph.IsGraphOutput(out)) unused.insert(out);
   for (const Node& original : graph.nodes) {
     Node node = original;
     for (std::string& in : node.inputs) {
       auto it = renames.find(in);
       if (it != renames.end()) in = it->second;
     }
-    if (IsNoOp(node, result)) {
+    if (IsNoOp(node, result, unused)) {
       const std::string& in = node.inputs[0];
       const std::string& out = node.outputs[0];
       if (!graph.IsGraphOutput(out)) {
