@@ -54,6 +54,166 @@ Summary NoSync(std::vector<Access> all) {
   return s;
 }
 
+// Sums of digits of one value recombine: floormod(floordiv(x, a), b) * a +
+// floordiv(x, a * b) * (a * b) == floordiv(x, a) * a for any integer x and
+// positive a, b. A fused loop's index, split back into the dimensions of a
+// buffer and flattened again (the index of every stage scheduled by fusing its
+// axes), thereby folds back into the fused index, whose dependence on the
+// thread indices is affine again.
+class MixedRadix {
+ public:
+  static Expr Fold(const Expr& e) {
+    MixedRadix m;
+    m.Collect(e, 1);
+    if (m.terms_.size() < 2) return e;
+    bool changed = false;
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t i = 0; i < m.terms_.size() && !progress; ++i) {
+        for (size_t j = 0; j < m.terms_.size() && !progress; ++j) {
+          if (i != j && m.Combine(i, j)) progress = changed = true;
+        }
+      }
+    }
+    if (!changed) return e;
+    Expr out = Expr(m.constant_);
+    for (const Term& t : m.terms_) out = out + t.Value() * Expr(t.coeff);
+    return out;
+  }
+
+ private:
+  // coeff * floormod(floordiv(x, a), b) (b > 0: a digit) or coeff * floordiv(x, a) (b == 0).
+  struct Term {
+    int64_t coeff;
+    Expr x;
+    int64_t a, b;
+    Expr Value() const {
+      Expr high = a == 1 ? x : floordiv(x, Expr(a));
+      return b > 0 ? floormod(high, Expr(b)) : high;
+    }
+  };
+
+  void Collect(const Expr& e, int64_t coeff) {
+    int64_t c = 0;
+    if (is_const_int(e, &c)) {
+      constant_ += coeff * c;
+    } else if (const ir::Add* add = e.as<ir::Add>()) {
+      Collect(add->a, coeff);
+      Collect(add->b, coeff);
+    } else if (const Sub* sub = e.as<Sub>()) {
+      Collect(sub->a, coeff);
+      Collect(sub->b, -coeff);
+    } else if (const Mul* mul = e.as<Mul>(); mul && is_const_int(mul->b, &c)) {
+      Collect(mul->a, coeff * c);
+    } else if (const Mul* mul2 = e.as<Mul>(); mul2 && is_const_int(mul2->a, &c)) {
+      Collect(mul2->b, coeff * c);
+    } else {
+      terms_.push_back(Atom(e, coeff));
+    }
+  }
+
+  static Term Atom(const Expr& e, int64_t coeff) {
+    int64_t a = 0, b = 0;
+    if (const FloorMod* mod = e.as<FloorMod>(); mod && is_const_int(mod->b, &b) && b > 0) {
+      if (const FloorDiv* div = mod->a.as<FloorDiv>(); div && is_const_int(div->b, &a) && a > 0) {
+        return Term{coeff, div->a, a, b};
+      }
+      return Term{coeff, mod->a, 1, b};
+    }
+    if (const FloorDiv* div = e.as<FloorDiv>(); div && is_const_int(div->b, &a) && a > 0) {
+      return Term{coeff, div->a, a, 0};
+    }
+    return Term{coeff, e, 1, 0};
+  }
+
+  // digit(x, a, b) * c + floordiv(x, a * b) * c * b -> floordiv(x, a) * c.
+  bool Combine(size_t i, size_t j) {
+    const Term& digit = terms_[i];
+    const Term& high = terms_[j];
+    if (digit.b <= 0 || high.b != 0 || high.a != digit.a * digit.b || high.coeff != digit.coeff * digit.b) return false;
+    if (!StructuralEqual(digit.x, high.x)) return false;
+    Term folded{digit.coeff, digit.x, digit.a, 0};
+    terms_.erase(terms_.begin() + std::max(i, j));
+    terms_.erase(terms_.begin() + std::min(i, j));
+    terms_.push_back(folded);
+    return true;
+  }
+
+  std::vector<Term> terms_;
+  int64_t constant_ = 0;
+};
+
+// Whether an index maps distinct points (thread indices and loop values, each
+// in [0, extent)) to distinct elements. The index, a sum of constant multiples
+// of "digits" of the variables (v, floordiv(v, a), floormod(v, b),
+// floormod(floordiv(v, a), b)), is injective when each variable's digits
+// decompose it completely (a radix chain 1, b1, b1*b2, ... covering its
+// extent) and the digits' coefficients are a mixed radix: each larger than the
+// span of all smaller ones. Terms without the variables are the same at every
+// point; any other use of a variable proves nothing.
+class IndexDigits {
+ public:
+  static bool Injective(const Expr& index, const std::unordered_map<const VarNode*, int64_t>& extent) {
+    IndexDigits d(extent);
+    if (!d.Collect(index, 1)) return false;
+    std::vector<std::pair<int64_t, int64_t>> radix;  // |coefficient|, digit extent
+    for (const auto& [var, n] : extent) {
+      std::vector<Digit>& digits = d.digits_[var];
+      if (digits.empty()) return false;  // the variable does not change the element
+      std::sort(digits.begin(), digits.end(), [](const Digit& x, const Digit& y) { return x.a < y.a; });
+      int64_t next = 1;
+      for (const Digit& g : digits) {
+        if (g.a != next) return false;
+        int64_t b = g.b > 0 ? g.b : (n + g.a - 1) / g.a;
+        radix.emplace_back(g.coeff < 0 ? -g.coeff : g.coeff, std::min(b, (n + g.a - 1) / g.a));
+        next = g.a * b;
+      }
+      if (next < n) return false;
+    }
+    std::sort(radix.begin(), radix.end());
+    int64_t reach = 0;
+    for (const auto& [c, b] : radix) {
+      if (b <= 1) continue;
+      if (c <= reach) return false;
+      reach += c * (b - 1);
+    }
+    return true;
+  }
+
+ private:
+  struct Digit {
+    int64_t coeff, a, b;  // coeff * floormod(floordiv(v, a), b); b == 0: coeff * floordiv(v, a)
+  };
+  explicit IndexDigits(const std::unordered_map<const VarNode*, int64_t>& extent) : extent_(extent) {}
+
+  bool Uses(const Expr& e) const {
+    return UsesVar(e, [&](const VarNode* v) { return extent_.count(v) != 0; });
+  }
+
+  bool Collect(const Expr& e, int64_t coeff) {
+    int64_t c = 0;
+    if (const ir::Add* add = e.as<ir::Add>()) return Collect(add->a, coeff) && Collect(add->b, coeff);
+    if (const Sub* sub = e.as<Sub>()) return Collect(sub->a, coeff) && Collect(sub->b, -coeff);
+    if (const Mul* mul = e.as<Mul>()) {
+      if (is_const_int(mul->b, &c)) return Collect(mul->a, coeff * c);
+      if (is_const_int(mul->a, &c)) return Collect(mul->b, coeff * c);
+    }
+    if (!Uses(e)) return true;
+    const VarNode* v = e.as<VarNode>();
+    int64_t a = 1, b = 0;
+    Expr x = e;
+    if (const FloorMod* mod = x.as<FloorMod>(); mod && is_const_int(mod->b, &b) && b > 0) x = mod->a;
+    if (const FloorDiv* div = x.as<FloorDiv>(); div && is_const_int(div->b, &a) && a > 0) x = div->a;
+    v = x.as<VarNode>();
+    if (!v || !extent_.count(v)) return false;
+    digits_[v].push_back(Digit{coeff, a, b});
+    return true;
+  }
+
+  const std::unordered_map<const VarNode*, int64_t>& extent_;
+  std::unordered_map<const VarNode*, std::vector<Digit>> digits_;
+};
+
 Stmt SyncStmt() { return Evaluate::make(Call::make(DType::Int(32), CallOp::kSyncThreads, {})); }
 
 bool IsSync(const Stmt& s) {
@@ -249,7 +409,10 @@ class Planner {
   const Access* Conflict(const std::vector<Access>& earlier, const std::vector<Access>& later, const VarNode* loop) {
     for (const Access& a : earlier) {
       for (const Access& b : later) {
-        if (!a.write && !b.write) continue;
+        // Only a read makes an order observable: every element of a stage is
+        // written by one thread (two writers are a race no barrier fixes, and the
+        // evaluator reports them), so two writes need no barrier between them.
+        if (a.write == b.write) continue;
         if (a.buffer != b.buffer) {
           if (Overlap(a.buffer, b.buffer)) return &b;
           continue;
@@ -319,7 +482,8 @@ class Planner {
   }
 
   Access MakeAccess(const Buffer& b, const Expr& index, bool write) {
-    Access a{b->data.get(), b->name, an_.Simplify(Inline(index)), write, false, b->dtype.element_bytes()};
+    Expr folded = an_.Simplify(MixedRadix::Fold(an_.Simplify(Inline(index))));
+    Access a{b->data.get(), b->name, folded, write, false, b->dtype.element_bytes()};
     a.owned = Injective(a.index, {});
     return a;
   }
@@ -348,31 +512,16 @@ class Planner {
       if (v && thread_dependent_.count(v) && !IsThreadVar(v)) opaque = true;
     });
     if (opaque) return false;
-    std::vector<std::pair<const Var*, int64_t>> axes;  // variable, extent
+    std::unordered_map<const VarNode*, int64_t> extent;  // the points compared: threads and loop values
     for (int d = 0; d < 3; ++d) {
-      if (parts_.thread_vars[d].defined() && parts_.block[d] > 1) axes.emplace_back(&parts_.thread_vars[d], parts_.block[d]);
+      if (parts_.thread_vars[d].defined() && parts_.block[d] > 1) extent[parts_.thread_vars[d].get()] = parts_.block[d];
     }
     for (const VarNode* v : locals) {
-      const LoopRange& r = loop_range_.at(v);
-      int64_t extent = 0;
-      if (!is_const_int(r.extent, &extent)) return false;
-      if (extent > 1) axes.emplace_back(&r.var, extent);
+      int64_t n = 0;
+      if (!is_const_int(loop_range_.at(v).extent, &n)) return false;
+      if (n > 1) extent[v] = n;
     }
-    std::vector<std::pair<int64_t, int64_t>> terms;  // |coefficient|, extent
-    for (const auto& [var, extent] : axes) {
-      const Var& t = *var;
-      Expr step = an_.Simplify(Substitute(index, VarMap{{t.get(), t + Expr(int64_t{1})}}) - index);
-      int64_t c = 0;
-      if (!is_const_int(step, &c) || c == 0) return false;
-      terms.emplace_back(c < 0 ? -c : c, extent);
-    }
-    std::sort(terms.begin(), terms.end());
-    int64_t reach = 0;  // the largest distance the smaller terms span
-    for (const auto& [c, extent] : terms) {
-      if (c <= reach) return false;
-      reach += c * (extent - 1);
-    }
-    return true;
+    return IndexDigits::Injective(index, extent);
   }
 
   bool IsThreadVar(const VarNode* v) const {

@@ -12,8 +12,10 @@
 // those, it inserts a barrier; in a loop, accesses at the end of one iteration
 // that conflict with the start of the next put a barrier at the top of the body
 // (the shared-memory tile loop of a GEMM gets "sync; fetch; sync; compute").
-// Two accesses conflict when they touch the same buffer, at least one writes,
-// and they may come from different threads. They provably come from the same
+// Two accesses conflict when they touch the same buffer, one reads and the
+// other writes, and they may come from different threads (two writes of one
+// element by two threads are a race no barrier repairs; the evaluator reports
+// them). They provably come from the same
 // thread when both use the same index, and that index, with lets substituted,
 // is affine in the thread indices with coefficients that make it injective over
 // the block (each thread owns its elements: out[ty * 64 + tx] = ...; ... =

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -123,6 +124,8 @@ Tensor RightOperand(const OpContext& ctx, bool trans_b) {
 // FC layer reads 411 MB); strided rows touch a new page per k and run at a
 // fraction of the memory bandwidth. Undefined when B is not such a constant.
 Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
+  // GPUs stage tiles of B in shared memory instead (cuda::ScheduleDense).
+  if (ctx.target().kind() == target::TargetKind::kCUDA) return Tensor();
   const graph::Tensor* c = ctx.constant(1);
   if (c == nullptr || c->dtype() != ir::DType::Float(32) || c->shape().size() != 2 || nb <= 1) return Tensor();
   int64_t k = trans_b ? c->shape()[1] : c->shape()[0], n = trans_b ? c->shape()[0] : c->shape()[1];
@@ -174,6 +177,7 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
     }, name, tag::kBroadcast);
   }
   ctx.SetSchedule(ScheduleDense, prod);
+  ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   return {out};
 }
 
@@ -208,6 +212,7 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
     }, name, tag::kInjective);
   }
   ctx.SetSchedule(ScheduleDense, prod);
+  ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   return {out};
 }
 
