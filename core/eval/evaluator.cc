@@ -1,5 +1,6 @@
 #include "core/eval/evaluator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -21,11 +22,50 @@ using namespace ir;  // NOLINT
 
 namespace {
 
+// Lanes of a value: inline up to four (scalars and 16-byte vectors, nearly
+// every value), so evaluating an expression allocates nothing.
+template <typename T>
+class Lanes {
+ public:
+  Lanes() = default;
+  Lanes(const Lanes& o) { *this = o; }
+  Lanes& operator=(const Lanes& o) {
+    if (this == &o) return *this;
+    resize(o.size_);
+    std::copy(o.begin(), o.end(), begin());
+    return *this;
+  }
+  void resize(size_t n) {
+    if (n > kInline && n > heap_size_) {
+      heap_.reset(new T[n]());
+      heap_size_ = n;
+    }
+    size_ = n;
+    if (n <= kInline) std::fill(inline_, inline_ + n, T());
+  }
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  T* data() { return size_ <= kInline ? inline_ : heap_.get(); }
+  const T* data() const { return size_ <= kInline ? inline_ : heap_.get(); }
+  T inline_[kInline] = {};
+  std::unique_ptr<T[]> heap_;
+  size_t heap_size_ = 0;
+  size_t size_ = 0;
+};
+
 // A scalar or vector value: integer/bool lanes in `i`, float lanes in `f`.
 struct Value {
   DType dtype;
-  std::vector<int64_t> i;
-  std::vector<double> f;
+  Lanes<int64_t> i;
+  Lanes<double> f;
   int lanes() const { return dtype.lanes(); }
   bool is_float() const { return dtype.is_float(); }
   double AsDouble(int lane) const { return is_float() ? f[lane] : static_cast<double>(i[lane]); }

@@ -49,14 +49,29 @@ struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
 };
 
-// A CUDA kernel: its image (PTX text or cubin bytes, containing the entry `name`)
-// and launch geometry; its parameters are the call's arguments as CUdeviceptr.
+// A CUDA kernel's launch and, in format-1.0 modules, its own image (PTX text or
+// cubin bytes containing the entry `name`). Modules with ModuleSpec::cuda_images
+// (format 1.1) leave `image` empty: the entry `name` is in those images. The
+// kernel's parameters are the call's arguments as CUdeviceptr values in plan
+// order, plus, when KernelSpec::workspace_bytes > 0, one last pointer to a device
+// workspace of that size.
 struct CudaKernelSpec {
   CudaImageKind kind = CudaImageKind::kPtx;
   std::vector<uint8_t> image;
   Dim3 grid;
   Dim3 block;
-  uint32_t shared_memory_bytes = 0;
+  uint32_t shared_memory_bytes = 0;         // dynamic shared memory per block
+  uint32_t registers_per_thread = 0;        // from ptxas for the exact-arch cubin (0: not recorded)
+  uint32_t static_shared_memory_bytes = 0;  // likewise
+};
+
+// One image holding every kernel of a CUDA module (format 1.1), for one
+// architecture: a cubin runs on `arch` (major * 10 + minor), PTX on `arch` and
+// newer. The compiler writes the cubin for the compile-time arch first, then PTX.
+struct CudaImageSpec {
+  CudaImageKind kind = CudaImageKind::kCubin;
+  uint32_t arch = 0;
+  std::vector<uint8_t> image;
 };
 
 struct KernelSpec {
@@ -103,6 +118,7 @@ struct ModuleSpec {
   std::vector<ConstantSpec> constants;
   std::vector<KernelSpec> kernels;
   std::vector<uint8_t> host_object;  // kHostCpu: ELF shared object bytes
+  std::vector<CudaImageSpec> cuda_images;  // kCuda (format 1.1): every kernel, one image per arch
   std::vector<CallSpec> plan;
   // Workspace shared by every call: at least the largest KernelSpec::workspace_bytes
   // (SerializeModule raises it to that when smaller).

@@ -42,12 +42,50 @@ fb::TargetKind ToFb(TargetKind kind) {
   AGATE_THROW(kInternal) << "unknown TargetKind";
 }
 
+fb::CudaImageKind ToFb(CudaImageKind kind) {
+  return kind == CudaImageKind::kPtx ? fb::CudaImageKind::Ptx : fb::CudaImageKind::Cubin;
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::CudaImage>>> BuildCudaImages(
+    flatbuffers::FlatBufferBuilder& b, const std::vector<CudaImageSpec>& images) {
+  if (images.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::CudaImage>> out;
+  for (const CudaImageSpec& image : images) {
+    // 16-byte aligned: the driver reads a cubin (an ELF file) in place.
+    b.ForceVectorAlignment(image.image.size(), 1, 16);
+    out.push_back(fb::CreateCudaImage(b, ToFb(image.kind), image.arch, b.CreateVector(image.image),
+                                      rt::Fnv1a64(image.image.data(), image.image.size())));
+  }
+  return b.CreateVector(out);
+}
+
 // What FlatBuffers itself cannot encode (it would assert), checked up front.
 void RequireEncodable(const ModuleSpec& spec) {
   for (size_t i = 0; i < spec.constants.size(); ++i) {
     const uint32_t a = spec.constants[i].alignment;
     AGATE_REQUIRE(IsPowerOfTwo(a) && a <= rt::kMaxAlignment, kInvalidArgument)
         << "constant " << i << " alignment " << a << " is not a power of two up to " << rt::kMaxAlignment;
+  }
+}
+
+// A CUDA module's kernels have launch geometry and an image to run from: their
+// own (format 1.0) or the module's images (format 1.1, the kernel's own empty).
+// The compiler checks what it writes; the cuda runtime profile checks what it loads.
+void RequireCudaPayload(const ModuleSpec& spec) {
+  if (spec.target_kind != TargetKind::kCuda) return;
+  for (const CudaImageSpec& image : spec.cuda_images) {
+    AGATE_REQUIRE(!image.image.empty() && image.arch > 0, kInvalidArgument)
+        << "CUDA image for arch " << image.arch << " is empty";
+  }
+  for (size_t i = 0; i < spec.kernels.size(); ++i) {
+    const KernelSpec& k = spec.kernels[i];
+    bool has_image = k.has_cuda && (spec.cuda_images.empty() ? !k.cuda.image.empty() : k.cuda.image.empty());
+    AGATE_REQUIRE(has_image, kInvalidArgument)
+        << "kernel " << i << " '" << k.name << "' has no CUDA image in a CUDA module"
+        << (spec.cuda_images.empty() ? "" : " (with Module.cuda_images its own image must be empty)");
+    const Dim3 &g = k.cuda.grid, &b = k.cuda.block;
+    AGATE_REQUIRE(g.x && g.y && g.z && b.x && b.y && b.z, kInvalidArgument)
+        << "kernel " << i << " '" << k.name << "' has an empty launch grid or block";
   }
 }
 
@@ -66,10 +104,9 @@ flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, c
   if (k.has_cuda) {
     const fb::Dim3 grid(k.cuda.grid.x, k.cuda.grid.y, k.cuda.grid.z);
     const fb::Dim3 block(k.cuda.block.x, k.cuda.block.y, k.cuda.block.z);
-    cuda = fb::CreateCudaKernel(
-        b, k.cuda.kind == CudaImageKind::kPtx ? fb::CudaImageKind::Ptx : fb::CudaImageKind::Cubin,
-        b.CreateVector(k.cuda.image), &grid, &block, k.cuda.shared_memory_bytes,
-        rt::Fnv1a64(k.cuda.image.data(), k.cuda.image.size()));
+    cuda = fb::CreateCudaKernel(b, ToFb(k.cuda.kind), b.CreateVector(k.cuda.image), &grid, &block,
+                                k.cuda.shared_memory_bytes, rt::Fnv1a64(k.cuda.image.data(), k.cuda.image.size()),
+                                k.cuda.registers_per_thread, k.cuda.static_shared_memory_bytes);
   }
   return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes));
 }
@@ -94,6 +131,7 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   for (const ConstantSpec& c : spec.constants) estimate += c.data.size() + c.alignment + 64;
   estimate += spec.host_object.size() + 64;
   for (const KernelSpec& k : spec.kernels) estimate += k.cuda.image.size() + 256;
+  for (const CudaImageSpec& image : spec.cuda_images) estimate += image.image.size() + 64;
   flatbuffers::FlatBufferBuilder b(estimate);
   // Scalars equal to their defaults are written too: every module has the same
   // fields, and tools can patch a field in place.
@@ -111,6 +149,7 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
     host_object = fb::CreateHostObject(b, fb::ObjectFormat::ElfSharedObject, b.CreateVector(spec.host_object),
                                        rt::Fnv1a64(spec.host_object.data(), spec.host_object.size()));
   }
+  auto cuda_images = BuildCudaImages(b, spec.cuda_images);
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   uint64_t workspace_bytes = spec.workspace_bytes;
   for (const KernelSpec& k : spec.kernels) {
@@ -131,7 +170,8 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   auto module = fb::CreateModule(b, rt::kFormatMajor, rt::kFormatMinor, b.CreateString(spec.target),
                                  ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
                                  spec.arena_alignment, workspace_bytes, b.CreateVector(constants),
-                                 b.CreateVector(kernels), host_object, b.CreateVector(plan), metadata);
+                                 b.CreateVector(kernels), host_object, b.CreateVector(plan), metadata,
+                                 cuda_images);
   fb::FinishModuleBuffer(b, module);
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 
@@ -155,10 +195,11 @@ uint64_t TensorSpec::bytes() const {
 std::vector<uint8_t> SerializeModuleUnverifiedForTesting(const ModuleSpec& spec) { return Build(spec); }
 
 std::vector<uint8_t> SerializeModule(const ModuleSpec& spec) {
+  RequireCudaPayload(spec);
   std::vector<uint8_t> bytes = Build(spec);
   const fb::Module* module = nullptr;
   rt::ModuleFacts facts;
-  const agate_status_t status = rt::VerifyModule(bytes.data(), bytes.size(), &module, &facts);
+  agate_status_t status = rt::VerifyModule(bytes.data(), bytes.size(), &module, &facts);
   if (status != AGATE_OK) {
     const StatusCode code = status == AGATE_OUT_OF_RANGE ? StatusCode::kOutOfRange : StatusCode::kInvalidArgument;
     throw Error(code, std::string("module spec for target '") + spec.target + "' is invalid: " + rt::LastMessage());

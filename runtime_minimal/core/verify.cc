@@ -157,23 +157,6 @@ agate_status_t CheckKernels(const fb::Module& m) {
                                  << kernel.workspace_bytes() << " workspace bytes, more than the module's "
                                  << m.workspace_bytes();
     }
-    if (m.target_kind() == fb::TargetKind::Cuda) {
-      const fb::CudaKernel* cuda = kernel.cuda();
-      if (cuda == nullptr) {
-        return Fail(AGATE_NOT_FOUND) << "kernel " << k << " '" << kernel.name()->c_str()
-                                     << "' has no CUDA image in a CUDA module";
-      }
-      if (cuda->kind() > fb::CudaImageKind::MAX || cuda->image()->size() == 0) {
-        return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
-                                   << "' has an invalid CUDA image";
-      }
-      const fb::Dim3* g = cuda->grid();
-      const fb::Dim3* b = cuda->block();
-      if (g->x() == 0 || g->y() == 0 || g->z() == 0 || b->x() == 0 || b->y() == 0 || b->z() == 0) {
-        return Fail(AGATE_CORRUPT) << "kernel " << k << " '" << kernel.name()->c_str()
-                                   << "' has an empty launch grid or block";
-      }
-    }
   }
   if (m.target_kind() == fb::TargetKind::HostCpu) {
     if (m.host_object() == nullptr || m.host_object()->data()->size() == 0) {
