@@ -317,8 +317,8 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
     spec.workspace_bytes = std::max(spec.workspace_bytes, kspec.workspace_bytes);
     if (cuda) {
       // One module kernel and one call per launch, all with the group's arguments.
+      // None when the group has nothing to compute (every output has zero elements).
       std::vector<ir::GpuLaunch> launches = ir::CollectGpuLaunches(kernel.func.body);
-      AGATE_CHECK(!launches.empty()) << "kernel " << kernel.func.name << " has no GPU launch";
       for (const ir::GpuLaunch& l : launches) {
         serialize::KernelSpec launch = kspec;
         launch.name = l.name;
@@ -349,7 +349,10 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   std::vector<ir::LoweredFunc> funcs;
   for (const ops::GroupKernel& k : kernels) funcs.push_back(k.func);
   if (cuda) {
-    if (!funcs.empty()) AddCudaPayload(funcs, target, options.dump_ir_dir, &result);
+    std::vector<ir::LoweredFunc> launched;
+    for (const ir::LoweredFunc& f : funcs)
+      if (ir::HasGpuLaunches(f.body)) launched.push_back(f);
+    if (!launched.empty()) AddCudaPayload(launched, target, options.dump_ir_dir, &result);
   } else if (has_os && funcs.empty()) {
     // Nothing to link (every output is a zero-element constant): the module carries no host object.
   } else if (has_os) {

@@ -234,6 +234,21 @@ TEST(CudaCompileTest, DumpIrWritesTheCudaSource) {
   EXPECT_TRUE(Has(text, "extern \"C\" __global__")) << text.substr(0, 300);
 }
 
+// A group with nothing to compute (a zero-element output) launches nothing.
+TEST(CudaCompileTest, ZeroElementOutputsNeedNoLaunch) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {3, 4}});
+  Add(&g, "Slice", "empty", {"x"}, {"e"}, {{"starts", Attribute(Ints{5})}, {"ends", Attribute(Ints{9})},
+                                          {"axes", Attribute(Ints{0})}});
+  Add(&g, "Relu", "relu", {"x"}, {"y"});
+  Graph done = graph::testing::Finish(g, {"e", "y"});
+  CompileResult result;
+  if (!CompileOrExplain(done, Cuda(), &result)) GTEST_SKIP() << "NVRTC is not installed";
+  ExpectCudaModule(result, 80);
+  EXPECT_EQ(result.spec.plan.size(), 1u) << result.Summary();
+  ExpectMatchesReference(done, result, 1e-6);
+}
+
 // An operator whose group has no CUDA schedule is refused naming it and the target:
 // here a convolution in the blocked CPU layout NCHW8c.
 TEST(CudaCompileTest, AnOperatorWithoutACudaScheduleIsRefused) {

@@ -34,9 +34,9 @@ std::vector<graph::Tensor> EvaluatePlan(const CompileResult& result, const std::
         << "input " << spec.inputs[i].name << " is " << inputs[i].ToString(0) << ", the module wants "
         << spec.inputs[i].dtype << " " << graph::ShapeToString(spec.inputs[i].shape);
   }
-  AGATE_REQUIRE(result.call_group.size() == spec.plan.size() && !result.funcs.empty() == !spec.plan.empty(),
-                kInvalidArgument)
-      << "the compile result keeps no loop IR for its plan";
+  bool groups_known = result.call_group.size() == spec.plan.size();
+  for (size_t group : result.call_group) groups_known = groups_known && group < result.funcs.size();
+  AGATE_REQUIRE(groups_known, kInvalidArgument) << "the compile result keeps no loop IR for its plan";
   AlignedBytes arena(spec.arena_bytes);
   std::vector<AlignedBytes> constants;
   for (const serialize::ConstantSpec& c : spec.constants) {

@@ -66,6 +66,12 @@ void CollectInto(const Stmt& s, std::vector<GpuLaunch>* out) {
       return CollectInto(a->body, out);
     }
     case StmtKind::kLetStmt: return CollectInto(s.as<LetStmt>()->body, out);
+    case StmtKind::kEvaluate: {
+      // A no-op (what simplification leaves of a kernel with nothing to compute).
+      const Call* call = s.as<Evaluate>()->value.as<Call>();
+      if (!call || !IsGpuIntrinsic(call->op)) return;
+      AGATE_THROW(kInternal) << "GPU kernel: " << s.as<Evaluate>()->value << " outside the launches";
+    }
     case StmtKind::kAttrStmt: {
       const AttrStmt* attr = s.as<AttrStmt>();
       if (attr->key == attr::kGpuLaunch) {

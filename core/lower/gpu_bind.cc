@@ -142,6 +142,9 @@ class Binder {
         }
         break;
       }
+      case StmtKind::kEvaluate:
+        if (!s.as<Evaluate>()->value.as<Call>()) return s;  // a no-op: nothing to launch
+        break;
       default: break;
     }
     return Launch(s);

@@ -56,7 +56,14 @@ const std::set<std::string>& ReservedNames() {
       "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
       "true", "false", "class", "namespace", "template", "this", "new", "delete", "operator", "private", "public",
       "protected", "friend", "virtual", "using", "asm", "min", "max", "abs", "blockIdx", "threadIdx", "blockDim",
-      "gridDim", "warpSize", "half", "float2", "float4", "int2", "int4", "uint2", "uint4", "main", "lane"};
+      "gridDim", "warpSize", "half", "float2", "float4", "int2", "int4", "uint2", "uint4", "main", "lane",
+      // The rest of C++'s keywords and its alternative operator names (a tensor named "and" or "not").
+      "alignas", "alignof", "and", "and_eq", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t",
+      "compl", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await", "co_return",
+      "co_yield", "decltype", "dynamic_cast", "explicit", "export", "mutable", "noexcept", "not", "not_eq",
+      "nullptr", "or", "or_eq", "reinterpret_cast", "requires", "static_assert", "static_cast", "thread_local",
+      "throw", "try", "typeid", "typename", "wchar_t", "xor", "xor_eq", "__global__", "__device__",
+      "__shared__", "__restrict__"};
   return names;
 }
 

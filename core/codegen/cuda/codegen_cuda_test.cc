@@ -152,6 +152,49 @@ TEST(CubinInfoTest, MalformedCubinIsCorrupt) {
   }
 }
 
+// Tensor names become C++ identifiers: C++'s keywords and alternative operator
+// names ("and", "not", "xor" are ONNX test tensor names) are renamed.
+TEST(NvrtcTest, TensorsNamedLikeCppKeywordsCompile) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "NVRTC is not installed; the cuda target is unavailable on this machine";
+  Tensor a = placeholder({Expr(64)}, DType::Bool(), "and");
+  Tensor b = placeholder({Expr(64)}, DType::Bool(), "not");
+  Tensor c = compute({Expr(64)}, [&](Var i) { return a(i) && !b(i); }, "xor");
+  Schedule s = create_schedule({c});
+  auto [bo, t] = s[c].split(s[c].axis(0), 32);
+  s[c].bind(bo, "blockIdx.x").bind(t, "threadIdx.x");
+  CudaBuild build = BuildCuda({LowerGpu(s, {a, b, c}, "logic")}, Cuda(), "keywords");
+  EXPECT_FALSE(Has(build.source, "* __restrict__ and,")) << build.source;
+}
+
+// Static shared memory and local memory as ptxas reports them ("256 bytes smem";
+// sm_90 cubins fold the driver's 1 KiB reservation into the kernel's section).
+TEST(NvrtcTest, CubinFiguresOfAHandWrittenKernel) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "NVRTC is not installed; the cuda target is unavailable on this machine";
+  const char* source = R"(
+extern "C" __global__ void staged(float* a) {
+  __shared__ float tile[64];
+  tile[threadIdx.x] = a[threadIdx.x];
+  __syncthreads();
+  a[threadIdx.x] = tile[63 - threadIdx.x];
+}
+extern "C" __global__ void plain(float* a) { a[threadIdx.x] += 1.0f; }
+)";
+  std::vector<int> supported = NvrtcSupportedArchs();
+  for (int arch : {80, 90}) {
+    if (std::find(supported.begin(), supported.end(), arch) == supported.end()) continue;
+    NvrtcResult r = CompileCuda(source, arch, false, "figures");
+    std::map<std::string, CubinKernelInfo> info;
+    for (const CubinKernelInfo& k : ReadCubinInfo(r.cubin)) info[k.name] = k;
+    ASSERT_EQ(info.size(), 2u) << r.log;
+    EXPECT_TRUE(Has(r.log, "256 bytes smem")) << r.log;
+    int64_t reserved = info["staged"].shared_includes_reserved ? 1024 : 0;
+    EXPECT_EQ(info["staged"].static_shared_bytes - reserved, 256) << "sm_" << arch;
+    EXPECT_EQ(info["plain"].static_shared_bytes, 0) << "sm_" << arch;
+    EXPECT_EQ(info["plain"].local_bytes, 0);
+    EXPECT_GT(info["plain"].registers, 0);
+  }
+}
+
 // Every kernel above, every float type, for every architecture agate knows that
 // this NVRTC compiles for; the registers read from the cubin are ptxas's.
 TEST(NvrtcTest, EveryKernelCompilesForEveryArchitecture) {
