@@ -183,7 +183,7 @@ Graph TransformerBlock() {
 
 TEST(CudaCompileTest, TransformerBlockMatchesTheReferenceOnTheEvaluator) {
   Graph graph = TransformerBlock();
-  for (fusion::FusionPolicy policy : {fusion::FusionPolicy::kRule, fusion::FusionPolicy::kNone}) {
+  for (fusion::FusionPolicy policy : {fusion::FusionPolicy::kRule, fusion::FusionPolicy::kNone, fusion::FusionPolicy::kAll}) {
     CompileOptions options = Cuda();
     options.fusion = policy;
     CompileResult result;

@@ -330,6 +330,27 @@ TEST(GpuLaunchCheckTest, TooManyThreadsOrTooMuchSharedMemory) {
   EXPECT_TRUE(Has(msg, "2048 bytes of shared memory") && Has(msg, "sm_test")) << msg;
 }
 
+// Fused axes split back into dimensions: the non-negative divisions become C
+// division, and indices that fit in int32 are computed in int32.
+TEST(GpuIndexMathTest, FusedIndicesUseInt32AndCDivision) {
+  Tensor a = placeholder({Expr(3), Expr(5), Expr(7)}, DType::Float(32), "A");
+  Tensor c = compute({Expr(7), Expr(3), Expr(5)}, [&](Var i, Var j, Var k) { return a(j, k, i) * 2.0f; }, "C");
+  Schedule s = create_schedule({c});
+  IterVar fused = s[c].fuse(s[c].fuse(s[c].axis(0), s[c].axis(1)), s[c].axis(2));
+  auto [bo, t] = s[c].split(fused, 32);
+  s[c].bind(bo, "blockIdx.x").bind(t, "threadIdx.x");
+  ir::LoweredFunc f = LowerGpu(s, {a, c});
+  std::string text = ir::ToString(f);
+  EXPECT_FALSE(Has(text, "floordiv(") || Has(text, "floormod(")) << text;
+  EXPECT_TRUE(Has(text, "int32(")) << text;
+  std::vector<float> av = RandomData(105, 12), cv(105), want(105);
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 5; ++k) want[(i * 3 + j) * 5 + k] = av[(j * 5 + k) * 7 + i] * 2;
+  EXPECT_EQ(eval::RunFloat(f, {&av, &cv}), 0);
+  EXPECT_TRUE(AllClose(cv, want));
+}
+
 // A vectorized inner loop of 4 floats at provably aligned offsets stays a vector
 // access; one whose offset is not a multiple of 4 becomes per-element code.
 TEST(GpuVectorizeTest, WideAccessesOnlyWhereAligned) {

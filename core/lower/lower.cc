@@ -6,6 +6,7 @@
 #include "core/lower/analyzer.h"
 #include "core/lower/gpu_allreduce.h"
 #include "core/lower/gpu_bind.h"
+#include "core/lower/gpu_index_math.h"
 #include "core/lower/gpu_sync.h"
 #include "core/lower/gpu_vectorize.h"
 #include "core/lower/gpu_verify.h"
@@ -127,6 +128,8 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
     p.After("gpu_allreduce", VerifyOptions{true, true});
     f.body = InsertSyncThreads(f.body);
     p.After("gpu_sync", VerifyOptions{true, true});
+    f.body = NarrowIndexMath(f.body);
+    p.After("gpu_index_math", VerifyOptions{true, true});
     CheckGpuLaunches(f.body, options.gpu_limits);
   }
   return f;

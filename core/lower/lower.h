@@ -18,6 +18,7 @@
 //   gpu_bind        bound loops -> launches, shared memory per block  gpu_bind.h
 //   gpu_allreduce   cross-thread reductions -> warp shuffles          gpu_allreduce.h
 //   gpu_sync        __syncthreads where threads exchange data         gpu_sync.h
+//   gpu_index_math  int32 index arithmetic, C division where exact    gpu_index_math.h
 //   launch checks   threads, shared memory against the architecture   gpu_launch_check.h
 //
 // What the returned LoweredFunc guarantees to code generators (checked by the
