@@ -128,6 +128,9 @@ const std::vector<Knob>& Knobs() {
       {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3 convs: -1 auto, 0 never, 1 whenever it applies"},
       {"winograd_tile", &LowerGroupOptions::winograd_tile, 0, 4, "Winograd output tile: 2 or 4 (0: by shape)"},
       {"winograd_tile_block", &LowerGroupOptions::winograd_tile_block, 0, 64, "Winograd tiles per GEMM register tile (0: auto)"},
+      {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
+      {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
+      {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},
   };
   return knobs;
 }
@@ -141,6 +144,11 @@ void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_
         << "schedule knob " << name << "=" << value << " is out of its range [" << k.min << ", " << k.max << "]";
     AGATE_REQUIRE(name != "winograd_tile" || value == 0 || value == 2 || value == 4, kInvalidArgument)
         << "schedule knob winograd_tile=" << value << ": the output tile is 2 or 4 (0: by shape)";
+    AGATE_REQUIRE(name != "cuda_threads" || value == 0 || (value >= 32 && (value & (value - 1)) == 0), kInvalidArgument)
+        << "schedule knob cuda_threads=" << value << ": a power of two from 32 to 1024 (0: 256)";
+    AGATE_REQUIRE(name != "cuda_tile" || value == 0 || value == 16 || value == 32 || value == 64 || value == 128,
+                  kInvalidArgument)
+        << "schedule knob cuda_tile=" << value << ": 16, 32, 64 or 128 (0: auto)";
     options->*k.field = static_cast<int>(value);
     return;
   }
@@ -271,7 +279,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
       for (const te::Tensor& out : outputs) {
         if (out.op().get() == tiled.op().get()) continue;
         if (gpu) {
-          cuda::ScheduleInjective(s, out);
+          cuda::ScheduleInjective(s, out, options.cuda_threads);
         } else {
           ScheduleInjectiveStage(s, out, target, knobs);
         }
@@ -285,14 +293,14 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     if (!options.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
     for (const te::Tensor& out : outputs) {
       if (gpu) {
-        cuda::ScheduleInjective(s, out);
+        cuda::ScheduleInjective(s, out, options.cuda_threads);
       } else {
         ScheduleInjectiveStage(s, out, target, knobs);
       }
     }
     summary = gpu ? "injective (cuda)" : "injective";
   }
-  if (gpu) cuda::BindRemainingStages(s);
+  if (gpu) cuda::BindRemainingStages(s, options.cuda_threads);
   std::ostringstream ops_text;
   for (size_t i = 0; i < group.nodes.size(); ++i) ops_text << (i ? "+" : "") << graph.nodes[group.nodes[i]].op;
   summary += " [" + ops_text.str() + "]";

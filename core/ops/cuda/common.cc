@@ -13,10 +13,11 @@ using te::Expr;
 
 namespace {
 
-// A power of two from 32 to kThreads, the smallest covering `work`.
-int64_t ThreadsFor(int64_t work) {
+// A power of two from 32 to `max` (kThreads when 0), the smallest covering `work`.
+int64_t ThreadsFor(int64_t work, int64_t max = 0) {
+  if (max <= 0) max = kThreads;
   int64_t t = 32;
-  while (t < kThreads && t < work) t *= 2;
+  while (t < max && t < work) t *= 2;
   return t;
 }
 
@@ -51,7 +52,7 @@ bool SplitAcrossThreads(int64_t reduce_total, int64_t outputs) {
   return reduce_total >= 1024 || (reduce_total >= 64 && outputs < 8192);
 }
 
-ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out) {
+ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out, int64_t max_threads) {
   te::Stage st = s[out];
   size_t rank = out.ndim();
   if (rank == 0) return ir::IterVar();
@@ -72,12 +73,12 @@ ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out) {
     axes.push_back(inner);
   }
   ir::IterVar fused = FuseRange(st, axes);
-  auto [blocks, threads] = st.split(fused, Expr(ThreadsFor(total)));
+  auto [blocks, threads] = st.split(fused, Expr(ThreadsFor(total, max_threads)));
   st.bind(blocks, "blockIdx.x").bind(threads, "threadIdx.x");
   return threads;
 }
 
-ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out) {
+ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out, int64_t max_threads) {
   te::Stage st = s[out];
   const te::ComputeOpNode* op = ComputeOf(out);
   AGATE_CHECK(op && op->is_reduction()) << "ScheduleReduction of " << out.name();
@@ -86,20 +87,21 @@ ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out) {
   for (size_t i = 0; i < op->reduce_axis.size(); ++i) reduce.push_back(st.reduce_axis(i));
   int64_t outputs = Product(data), reduce_total = Product(reduce);
   if (SplitAcrossThreads(reduce_total, outputs) || data.empty()) {
-    ReduceAcrossThreads(st, op, ThreadsFor(reduce_total));
+    ReduceAcrossThreads(st, op, ThreadsFor(reduce_total, max_threads));
     if (data.empty()) return ir::IterVar();
     ir::IterVar row = FuseRange(st, data);
     st.bind(row, "blockIdx.x");
     return row;
   }
   ir::IterVar fused = FuseRange(st, data);
-  auto [blocks, threads] = st.split(fused, Expr(ThreadsFor(outputs)));
+  auto [blocks, threads] = st.split(fused, Expr(ThreadsFor(outputs, max_threads)));
   st.bind(blocks, "blockIdx.x").bind(threads, "threadIdx.x");
   return threads;
 }
 
 std::string ScheduleAnchorDefault(const ScheduleRequest& r, const std::string& what) {
   te::Schedule s = r.schedule;
+  const int64_t max_threads = r.options ? r.options->cuda_threads : 0;
   if (r.epilogue.defined()) {
     const te::ComputeOpNode* anchor = ComputeOf(r.anchor);
     te::Stage a = s[r.anchor];
@@ -115,26 +117,26 @@ std::string ScheduleAnchorDefault(const ScheduleRequest& r, const std::string& w
         ir::IterVar row = FuseRange(e, out_axes);
         e.bind(row, "blockIdx.x");
         a.compute_at(e, row);
-        ReduceAcrossThreads(a, anchor, ThreadsFor(reduce_total));
+        ReduceAcrossThreads(a, anchor, ThreadsFor(reduce_total, max_threads));
         return what + " (cuda): reduction across the threads of a block per output, epilogue fused";
       }
     }
-    ir::IterVar at = ScheduleInjective(s, r.epilogue);
+    ir::IterVar at = ScheduleInjective(s, r.epilogue, max_threads);
     if (at.defined()) a.compute_at(s[r.epilogue], at);
     return what + " (cuda): a thread per output, epilogue fused";
   }
   for (const te::Tensor& out : r.outputs) {
     const te::ComputeOpNode* op = ComputeOf(out);
     if (op && op->is_reduction()) {
-      ScheduleReduction(s, out);
+      ScheduleReduction(s, out, max_threads);
     } else {
-      ScheduleInjective(s, out);
+      ScheduleInjective(s, out, max_threads);
     }
   }
   return what + " (cuda)";
 }
 
-void BindRemainingStages(te::Schedule& s) {
+void BindRemainingStages(te::Schedule& s, int64_t max_threads) {
   for (const te::Stage& stage : s->stages) {
     if (stage->op->kind != te::OpKind::kCompute || stage->attach_type != te::AttachType::kRoot) continue;
     if (HasBoundAxis(stage)) continue;
@@ -143,9 +145,9 @@ void BindRemainingStages(te::Schedule& s) {
                                           << " was split or fused for a GPU but none of its loops is bound";
     const te::ComputeOpNode* op = static_cast<const te::ComputeOpNode*>(stage->op.get());
     if (op->is_reduction()) {
-      ScheduleReduction(s, t);
+      ScheduleReduction(s, t, max_threads);
     } else {
-      ScheduleInjective(s, t);
+      ScheduleInjective(s, t, max_threads);
     }
   }
 }

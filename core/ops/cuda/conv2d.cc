@@ -47,6 +47,7 @@ std::string ScheduleConv2d(const ScheduleRequest& r, const Tensor& conv) {
   int64_t oc = os[1], oh = os[2], ow = os[3];
   const int64_t tm = 4, tn = 4, th = 4;
   int64_t bm = oc >= 64 ? 64 : (oc >= 32 ? 32 : 16);
+  if (r.options->cuda_tile > 0) bm = r.options->cuda_tile;
   int64_t tw = ow >= 16 ? 16 : 8;
   int64_t ty = bm / tm, tx = th * (tw / tn);
   te::Stage o = s[out];
@@ -63,7 +64,8 @@ std::string ScheduleConv2d(const ScheduleRequest& r, const Tensor& conv) {
   te::Stage a = s[acc];
   a.compute_at(o, thread_x);
   int64_t ic = ConstExtent(a.reduce_axis(0));
-  int64_t bk = ic >= 8 ? 8 : ic;
+  int64_t step = r.options->cuda_k_step > 0 ? r.options->cuda_k_step : 8;
+  int64_t bk = ic >= step ? step : ic;
   auto [rco, rci] = a.split(a.reduce_axis(0), Expr(bk));
   a.reorder({rco, rci, a.reduce_axis(1), a.reduce_axis(2), a.axis(0), a.axis(1), a.axis(2), a.axis(3)});
   a.unroll(a.axis(1)).unroll(a.axis(3));

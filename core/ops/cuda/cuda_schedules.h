@@ -11,7 +11,9 @@
 // these produce goes through the GPU lowering passes (core/lower/gpu_*.h), and
 // every stage is checked by the evaluator's GPU semantics in the tests.
 //
-// Conventions: blocks of kThreads threads for element-wise work; a fused
+// Conventions: blocks of kThreads threads for element-wise work (the knob
+// cuda_threads changes it; cuda_tile and cuda_k_step size the dense and conv
+// tiles, core/ops/lower_group.h); a fused
 // group's epilogue is the stage that is tiled and bound, and its anchor is
 // computed per thread (or per block, with a cross-thread reduction) inside it,
 // so conv + bias + add + relu stays one kernel that writes its output once.
@@ -35,13 +37,13 @@ constexpr int64_t kThreads = 256;
 // kThreads threads, four contiguous 4-byte elements per thread (one 16-byte
 // access) when the innermost extent allows. Returns the thread loop (where a
 // producer can be computed per thread); undefined for a rank-0 stage.
-ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out);
+ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out, int64_t max_threads = 0);
 
 // A root reduction. Few, long reductions: one block per output element, the
 // reduction split across its threads (warp shuffles). Otherwise one thread per
 // output element. Returns the loop a consumer's tile may attach it to (the
 // block loop, or the thread loop).
-ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out);
+ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out, int64_t max_threads = 0);
 
 // True when a reduction of `reduce_total` elements per output, `outputs` outputs,
 // is split across threads.
@@ -75,7 +77,7 @@ std::string ScheduleConv2d(const ScheduleRequest& request, const te::Tensor& con
 // Every compute stage still at the kernel's root without GPU-bound loops gets
 // ScheduleReduction or ScheduleInjective (stages an operator builds for itself,
 // the statistics of a fallback path): a kernel never leaves work to one thread.
-void BindRemainingStages(te::Schedule& s);
+void BindRemainingStages(te::Schedule& s, int64_t max_threads = 0);
 
 }  // namespace cuda
 }  // namespace ops

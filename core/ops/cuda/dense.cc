@@ -47,12 +47,14 @@ std::string ScheduleDense(const ScheduleRequest& r) {
   if (m < 32 || n < 32 || k < 16) {
     // Few rows (batch-1 fully connected layers): a thread per output streams its
     // column of B; consecutive threads read consecutive columns.
-    ir::IterVar t = ScheduleInjective(s, out);
+    ir::IterVar t = ScheduleInjective(s, out, r.options->cuda_threads);
     if (t.defined()) a.compute_at(o, t);
     return "dense (cuda): a thread per output";
   }
-  const int64_t tm = 4, tn = 4, bk = 16;
+  const int64_t tm = 4, tn = 4;
+  int64_t bk = r.options->cuda_k_step > 0 ? r.options->cuda_k_step : 16;
   int64_t bm = m >= 64 ? 64 : 32, bn = n >= 64 ? 64 : 32;
+  if (r.options->cuda_tile > 0) bm = bn = r.options->cuda_tile;
   int64_t ty = bm / tm, tx = bn / tn;
   auto tile = o.tile(o.axis(rank - 2), o.axis(rank - 1), Expr(bm), Expr(bn));
   auto [thread_y, reg_m] = o.split(tile[2], Expr(tm));

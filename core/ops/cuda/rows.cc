@@ -20,9 +20,9 @@ std::string ScheduleRows(const ScheduleRequest& r, const std::vector<te::Tensor>
     // Statistics and output as separate launches (the remaining stages are bound by the sweep).
     for (const te::Tensor& st : stats) {
       auto* op = static_cast<const te::ComputeOpNode*>(st.op().get());
-      if (op->is_reduction()) ScheduleReduction(s, st);
+      if (op->is_reduction()) ScheduleReduction(s, st, r.options->cuda_threads);
     }
-    for (const te::Tensor& out : r.outputs) ScheduleInjective(s, out);
+    for (const te::Tensor& out : r.outputs) ScheduleInjective(s, out, r.options->cuda_threads);
     return what + " (cuda): statistics, then normalize, as separate launches";
   }
   const te::Tensor& out = r.outputs[0];
@@ -32,8 +32,9 @@ std::string ScheduleRows(const ScheduleRequest& r, const std::vector<te::Tensor>
   for (size_t d = axes.front(); d < rank; ++d) cols.push_back(o.axis(d));
   int64_t width = 1;
   for (const ir::IterVar& iv : cols) width *= std::max<int64_t>(ConstExtent(iv), 1);
+  int64_t max_threads = r.options->cuda_threads > 0 ? r.options->cuda_threads : kThreads;
   int64_t threads = 32;
-  while (threads < kThreads && threads < width) threads *= 2;
+  while (threads < max_threads && threads < width) threads *= 2;
   ir::IterVar row = FuseRange(o, rows);
   ir::IterVar col = FuseRange(o, cols);
   auto [co, ci] = o.split(col, Expr(threads));
