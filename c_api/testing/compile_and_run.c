@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   agate_executor_t* executor = NULL;
   DLTensor tensor, output;
   const float* result;
+  agate_status_t status;
   int i;
 
   const char* out_dir = getenv("TEST_TMPDIR");
@@ -93,6 +94,25 @@ int main(int argc, char** argv) {
   if (agate_compile(model, options, &compiled) != AGATE_INVALID_ARGUMENT ||
       strstr(agate_compiler_last_error_message(), "fusoin") == NULL) {
     fprintf(stderr, "a misspelled option was not refused: %s\n", agate_compiler_last_error_message());
+    return 1;
+  }
+  /* The same model for an NVIDIA GPU: compiled here by NVRTC (no GPU needed), or refused
+   * with AGATE_UNAVAILABLE naming NVRTC on a machine without the CUDA toolkit. */
+  agate_compile_options_free(options);
+  CHECK_C(agate_compile_options_create(&options));
+  CHECK_C(agate_compile_options_set(options, "target", "cuda -arch=sm_80"));
+  status = agate_compile(model, options, &compiled);
+  if (status == AGATE_OK) {
+    const uint8_t* bytes = NULL;
+    size_t size = 0;
+    CHECK_C(agate_compiled_bytes(compiled, &bytes, &size));
+    if (size == 0 || memcmp(bytes + 4, "AGTM", 4) != 0) {
+      fprintf(stderr, "the cuda module is not a module\n");
+      return 1;
+    }
+    agate_compiled_free(compiled);
+  } else if (status != AGATE_UNAVAILABLE || strstr(agate_compiler_last_error_message(), "NVRTC") == NULL) {
+    fprintf(stderr, "compiling for cuda: %d %s\n", (int)status, agate_compiler_last_error_message());
     return 1;
   }
   if (agate_model_load_onnx_file("/nonexistent.onnx", &model) != AGATE_NOT_FOUND) {

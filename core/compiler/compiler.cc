@@ -10,9 +10,11 @@
 #include <sstream>
 
 #include "core/codegen/c/codegen_c.h"
+#include "core/codegen/cuda/build_cuda.h"
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/ir/buffer.h"
+#include "core/ir/gpu_launch.h"
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
 #include "core/serialize/serialize_module.h"
@@ -20,6 +22,7 @@
 #include "core/support/file.h"
 #include "core/support/logging.h"
 #include "core/support/version.h"
+#include "core/target/cuda_arch.h"
 #include "core/target/target.h"
 
 namespace agate {
@@ -148,6 +151,57 @@ void EnsureOutputsProduced(graph::Graph* graph) {
   }
 }
 
+// The module's CUDA images (the cubin for the target's arch, then its PTX) and
+// each kernel's launch and ptxas figures, from one NVRTC compile of all kernels.
+void AddCudaPayload(const std::vector<ir::LoweredFunc>& funcs, const target::Target& target,
+                    const std::string& dump_dir, CompileResult* result) {
+  codegen::CudaBuild build = codegen::BuildCuda(funcs, target, "module");
+  result->cuda_source = build.source;
+  result->cuda_log = build.log;
+  if (!dump_dir.empty()) {
+    ::mkdir(dump_dir.c_str(), 0755);
+    WriteFileAtomically(dump_dir + "/kernels.cu", build.source.data(), build.source.size());
+    WriteFileAtomically(dump_dir + "/kernels.ptx", build.ptx.data(), build.ptx.size());
+  }
+  serialize::ModuleSpec& spec = result->spec;
+  spec.cuda_images.push_back({serialize::CudaImageKind::kCubin, static_cast<uint32_t>(build.arch), build.cubin});
+  spec.cuda_images.push_back(
+      {serialize::CudaImageKind::kPtx, static_cast<uint32_t>(build.arch),
+       std::vector<uint8_t>(build.ptx.begin(), build.ptx.end())});
+  std::map<std::string, const codegen::CudaKernelBinary*> by_name;
+  for (const codegen::CudaKernelBinary& k : build.kernels) by_name[k.source.name] = &k;
+  const target::CudaArch& arch = target.cuda_arch();
+  for (size_t i = 0; i < spec.kernels.size(); ++i) {
+    serialize::KernelSpec& k = spec.kernels[i];
+    auto it = by_name.find(k.name);
+    AGATE_CHECK(it != by_name.end()) << "CUDA kernel " << k.name << " was not built";
+    const codegen::CudaKernelBinary& b = *it->second;
+    const ir::GpuLaunch& l = b.source.launch;
+    k.has_cuda = true;
+    k.cuda.kind = serialize::CudaImageKind::kCubin;
+    k.cuda.grid = {static_cast<uint32_t>(l.grid[0]), static_cast<uint32_t>(l.grid[1]), static_cast<uint32_t>(l.grid[2])};
+    k.cuda.block = {static_cast<uint32_t>(l.block[0]), static_cast<uint32_t>(l.block[1]),
+                    static_cast<uint32_t>(l.block[2])};
+    k.cuda.shared_memory_bytes = static_cast<uint32_t>(l.shared_bytes);
+    k.cuda.registers_per_thread = static_cast<uint32_t>(b.registers);
+    k.cuda.static_shared_memory_bytes = static_cast<uint32_t>(b.static_shared_bytes);
+    CudaLaunchSummary summary;
+    summary.name = k.name;
+    for (int d = 0; d < 3; ++d) {
+      summary.grid[d] = static_cast<uint32_t>(l.grid[d]);
+      summary.block[d] = static_cast<uint32_t>(l.block[d]);
+    }
+    summary.dynamic_shared_bytes = k.cuda.shared_memory_bytes;
+    summary.static_shared_bytes = k.cuda.static_shared_memory_bytes;
+    summary.registers = k.cuda.registers_per_thread;
+    target::Occupancy o =
+        target::TheoreticalOccupancy(arch, l.threads_per_block(), b.registers, l.shared_bytes + b.static_shared_bytes);
+    summary.occupancy = o.fraction;
+    summary.occupancy_limit = o.limited_by;
+    result->kernels.at(result->call_group.at(i)).cuda.push_back(summary);
+  }
+}
+
 }  // namespace
 
 uint64_t CompileResult::constant_bytes() const {
@@ -166,6 +220,12 @@ std::string CompileResult::Summary() const {
     if (!k.schedule.empty()) os << "  [" << k.schedule << "]";
     if (k.workspace_bytes) os << "  workspace " << k.workspace_bytes << " B";
     os << "\n";
+    for (const CudaLaunchSummary& c : k.cuda) {
+      os << "    " << c.name << ": grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", block "
+         << c.block[0] << "x" << c.block[1] << "x" << c.block[2] << ", " << c.registers << " registers, "
+         << c.dynamic_shared_bytes + c.static_shared_bytes << " B shared, occupancy "
+         << static_cast<int>(c.occupancy * 100 + 0.5) << "% (" << c.occupancy_limit << ")\n";
+    }
   }
   os << "arena: " << spec.arena_bytes << " bytes (one buffer per intermediate would need "
      << graph.memory_plan.total_intermediate_bytes << ")\n";
@@ -185,8 +245,7 @@ std::string CompileResult::Summary() const {
 CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions& options) {
   CompileResult result;
   target::Target target = target::Target::Parse(options.target);
-  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
-      << "target '" << options.target << "': the CUDA backend is not part of this compiler yet; use an llvm or c target";
+  const bool cuda = target.kind() == target::TargetKind::kCUDA;
 
   // Graph passes.
   auto t0 = Clock::now();
@@ -220,7 +279,9 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   // The module: signature, constants, plan.
   serialize::ModuleSpec& spec = result.spec;
   spec.target = target.ToString();
-  spec.target_kind = has_os ? serialize::TargetKind::kHostCpu : serialize::TargetKind::kMicro;
+  spec.target_kind = cuda     ? serialize::TargetKind::kCuda
+                     : has_os ? serialize::TargetKind::kHostCpu
+                              : serialize::TargetKind::kMicro;
   for (const std::string& in : graph.inputs) spec.inputs.push_back(TensorSpecOf(graph, in));
   for (const std::string& out : graph.outputs) spec.outputs.push_back(TensorSpecOf(graph, out));
   spec.arena_bytes = static_cast<uint64_t>(graph.memory_plan.arena_bytes);
@@ -253,8 +314,25 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
       call.args.push_back(arg);
     }
     spec.workspace_bytes = std::max(spec.workspace_bytes, kspec.workspace_bytes);
-    spec.kernels.push_back(std::move(kspec));
-    spec.plan.push_back(std::move(call));
+    if (cuda) {
+      // One module kernel and one call per launch, all with the group's arguments.
+      // None when the group has nothing to compute (every output has zero elements).
+      std::vector<ir::GpuLaunch> launches = ir::CollectGpuLaunches(kernel.func.body);
+      for (const ir::GpuLaunch& l : launches) {
+        serialize::KernelSpec launch = kspec;
+        launch.name = l.name;
+        serialize::CallSpec launch_call = call;
+        launch_call.kernel = static_cast<uint32_t>(spec.kernels.size());
+        spec.kernels.push_back(std::move(launch));
+        spec.plan.push_back(std::move(launch_call));
+        result.call_group.push_back(i);
+      }
+    } else {
+      call.kernel = static_cast<uint32_t>(spec.kernels.size());
+      spec.kernels.push_back(std::move(kspec));
+      spec.plan.push_back(std::move(call));
+      result.call_group.push_back(i);
+    }
 
     KernelSummary summary;
     summary.name = kernel.func.name;
@@ -269,7 +347,12 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   t0 = Clock::now();
   std::vector<ir::LoweredFunc> funcs;
   for (const ops::GroupKernel& k : kernels) funcs.push_back(k.func);
-  if (has_os && funcs.empty()) {
+  if (cuda) {
+    std::vector<ir::LoweredFunc> launched;
+    for (const ir::LoweredFunc& f : funcs)
+      if (ir::HasGpuLaunches(f.body)) launched.push_back(f);
+    if (!launched.empty()) AddCudaPayload(launched, target, options.dump_ir_dir, &result);
+  } else if (has_os && funcs.empty()) {
     // Nothing to link (every output is a zero-element constant): the module carries no host object.
   } else if (has_os) {
     std::string object = codegen::BuildLLVMSharedObject(funcs, target);
@@ -282,6 +365,7 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
     result.firmware_kernels_suffix = ".o";
   }
   result.timings.push_back({"codegen", MsSince(t0)});
+  result.funcs = std::move(funcs);
 
   spec.metadata.compiler_version = AGATE_VERSION_STRING;
   spec.metadata.options = options.recorded_options;

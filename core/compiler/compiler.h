@@ -16,6 +16,7 @@
 
 #include "core/fusion/fusion.h"
 #include "core/graph/graph.h"
+#include "core/ir/function.h"
 #include "core/ops/lower_group.h"
 #include "core/serialize/module_spec.h"
 
@@ -31,12 +32,25 @@ struct CompileOptions {
   ops::LowerGroupOptions schedule_knobs;  // every kernel's schedule knobs (--knob name=value)
 };
 
-// One kernel of the compiled module, for summaries.
+// How a CUDA kernel launches and what ptxas gave it (cuda targets).
+struct CudaLaunchSummary {
+  std::string name;                        // the __global__ function (a group may launch several)
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t registers = 0;                  // per thread
+  double occupancy = 0;                    // theoretical: resident warps / the SM's maximum
+  std::string occupancy_limit;             // what stops more blocks per SM
+};
+
+// One kernel of the compiled module (one fused group), for summaries.
 struct KernelSummary {
   std::string name;
   std::vector<std::string> nodes;  // "name (Op)" of every graph node fused into it
   std::string schedule;            // what the operator library chose
   uint64_t workspace_bytes = 0;
+  std::vector<CudaLaunchSummary> cuda;  // cuda targets: its launches, in order
 };
 
 struct PhaseTiming {
@@ -57,6 +71,15 @@ struct CompileResult {
   // Empty for targets with an OS, whose kernels are embedded in the module.
   std::string firmware_kernels;
   std::string firmware_kernels_suffix;
+  // The loop IR of every fused group (kernels[i]'s), and for each call of the
+  // module's plan the group it runs (a group for a GPU may be several calls, one
+  // per launch, each running part of the same function): what
+  // core/compiler/plan_evaluator.h runs to check a compile result on the CPU.
+  std::vector<ir::LoweredFunc> funcs;
+  std::vector<size_t> call_group;
+  // cuda targets: the CUDA C of every kernel (written by --dump-ir) and NVRTC's log.
+  std::string cuda_source;
+  std::string cuda_log;
 
   uint64_t constant_bytes() const;
   // A human-readable summary: groups, kernels, arena/constant bytes, timings.

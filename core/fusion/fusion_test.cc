@@ -223,8 +223,8 @@ TEST(FusionTest, RuleFusesOperandTransposesIntoProducts) {
   std::map<std::string, graph::Tensor> inputs{{"q", RandomTensor({1, 5, 2, 4}, 1)}, {"k", RandomTensor({1, 5, 2, 4}, 2)},
                                               {"v", RandomTensor({1, 2, 1, 4}, 3)}};
   for (const std::string& out : g.outputs) {
-    EXPECT_EQ(graph::testing::MaxAbsDiff(graph::reference::Interpret(fused, inputs).at(out),
-                                         graph::reference::Interpret(g, inputs).at(out)),
+    EXPECT_EQ(graph::testing::MaxAbsDiff(graph_eval::Interpret(fused, inputs).at(out),
+                                         graph_eval::Interpret(g, inputs).at(out)),
               0.0);
   }
 }

@@ -66,14 +66,20 @@ const char* CallOpName(CallOp op) {
     case CallOp::kTrunc: return "trunc";
     case CallOp::kSin: return "sin";
     case CallOp::kCos: return "cos";
+    case CallOp::kSyncThreads: return "sync_threads";
+    case CallOp::kShuffleXor: return "shuffle_xor";
   }
   return "?";
 }
 
+bool IsGpuIntrinsic(CallOp op) { return op == CallOp::kSyncThreads || op == CallOp::kShuffleXor; }
+
 int CallOpArity(CallOp op) {
   switch (op) {
+    case CallOp::kSyncThreads: return 0;
     case CallOp::kPow: return 2;
     case CallOp::kFma: return 3;
+    case CallOp::kShuffleXor: return 3;
     default: return 1;
   }
 }
@@ -220,6 +226,15 @@ Expr Call::make(DType dtype, CallOp op, std::vector<Expr> args) {
   if (op == CallOp::kReinterpret) {
     AGATE_REQUIRE(dtype.bits() * dtype.lanes() == args[0].dtype().bits() * args[0].dtype().lanes(), kInvalidArgument)
         << "reinterpret: " << args[0].dtype() << " and " << dtype << " differ in size";
+  } else if (op == CallOp::kSyncThreads) {
+    AGATE_REQUIRE(dtype == DType::Int(32), kInvalidArgument) << "sync_threads: the result is int32, not " << dtype;
+  } else if (op == CallOp::kShuffleXor) {
+    AGATE_REQUIRE(args[0].dtype() == dtype && dtype.is_scalar() && !dtype.is_handle(), kInvalidArgument)
+        << "shuffle_xor: shuffles a scalar of the result type " << dtype << ", got " << args[0].dtype();
+    for (size_t i = 1; i < args.size(); ++i) {
+      AGATE_REQUIRE(args[i].dtype() == DType::Int(32), kInvalidArgument)
+          << "shuffle_xor: lane mask and width are int32, got " << args[i].dtype();
+    }
   } else {
     for (const Expr& a : args) {
       AGATE_REQUIRE(a.dtype() == dtype, kInvalidArgument)

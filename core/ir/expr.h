@@ -255,8 +255,16 @@ enum class CallOp : uint8_t {
   kTrunc,
   kSin,
   kCos,
+  // GPU intrinsics (CUDA kernels only; CPU code generators refuse them). They are
+  // not pure: their value depends on other threads, so passes must neither move
+  // nor duplicate them across a thread's control flow.
+  kSyncThreads,  // __syncthreads(): no arguments, int32 result, only as Evaluate(call)
+  kShuffleXor,   // shuffle_xor(value, lane_mask, width): `value` of the lane lane ^ lane_mask
+                 // within aligned groups of `width` lanes of the warp (int32 mask and width)
 };
 const char* CallOpName(CallOp op);
+// True for the GPU intrinsics above.
+bool IsGpuIntrinsic(CallOp op);
 // The number of arguments the intrinsic takes.
 int CallOpArity(CallOp op);
 

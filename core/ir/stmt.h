@@ -79,6 +79,14 @@ constexpr const char* kPragmaPrefix = "pragma_";
 constexpr const char* kTensorize = "tensorize";
 // Storage alignment hint for an allocation of node_name: value = alignment bytes.
 constexpr const char* kStorageAlignment = "storage_alignment";
+// GPU kernels: one launch of a CUDA kernel (core/ir/gpu_launch.h has the form of
+// its body). node_name is the kernel's entry name, value the bytes of dynamic
+// shared memory per block.
+constexpr const char* kGpuLaunch = "gpu_launch";
+// A reduction across the threads of a reduce axis bound to threadIdx.x, left by
+// schedule_ops for core/lower/gpu_allreduce.h (which documents its body); value
+// is the number of threads that reduce.
+constexpr const char* kThreadAllReduce = "thread_allreduce";
 }  // namespace attr
 
 // An annotation of `body`: key, an optional value and the name of what it is about.
@@ -110,7 +118,10 @@ enum class ForKind : uint8_t {
   kParallel,       // iterations may run on different threads: codegen outlines into ctx->parallel_for
   kVectorized,     // a loop the vectorize pass could not turn into vector code: runs serially
   kUnrolled,       // a loop the unroll pass left (variable extent): runs serially
-  kThreadBinding,  // a GPU grid/block axis, thread_tag says which ("blockIdx.x", "threadIdx.x")
+  kThreadBinding,  // a GPU grid/block axis, thread_tag says which ("blockIdx.x", "threadIdx.x"):
+                   // its iterations run on the blocks or threads of that axis, so two nested
+                   // loops bound to the same threadIdx axis take the same value (the thread's
+                   // index), not every pair (core/ir/gpu_launch.h)
 };
 const char* ForKindName(ForKind kind);
 
@@ -156,7 +167,9 @@ struct Store : StmtNode {
 // Contract with codegen by scope:
 //   kLocal/kShared: storage private to the enclosing thread or task (a stack or
 //     register array; shared memory on GPUs). Allocations inside a parallel For
-//     are always kLocal, so each task of the outlined loop has its own.
+//     are always kLocal, so each task of the outlined loop has its own. Inside a
+//     GPU launch (attr::kGpuLaunch) a kShared buffer is one per thread block, at
+//     workspace_offset bytes into the block's dynamic shared memory.
 //   kWorkspace: data = (char*)ctx->workspace + workspace_offset; lowering lays out
 //     all workspace allocations of a function and records the total in
 //     LoweredFunc::workspace_bytes. Never inside a parallel For.
@@ -173,7 +186,8 @@ struct Allocate : StmtNode {
   const std::vector<Expr> extents;
   const int alignment;
   const MemoryScope scope;
-  const int64_t workspace_offset;  // bytes into ctx->workspace for kWorkspace, else -1
+  const int64_t workspace_offset;  // bytes into ctx->workspace for kWorkspace (into dynamic shared
+                                   // memory for kShared in a GPU launch), else -1
   const Stmt body;
 };
 

@@ -1,13 +1,19 @@
 #include "core/loop_eval/evaluator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
+#include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/ir/float16.h"
 #include "core/ir/functor.h"
+#include "core/ir/gpu_launch.h"
 #include "core/ir/printer.h"
+#include "core/loop_eval/race_detector.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -17,11 +23,50 @@ using namespace ir;  // NOLINT
 
 namespace {
 
+// Lanes of a value: inline up to four (scalars and 16-byte vectors, nearly
+// every value), so evaluating an expression allocates nothing.
+template <typename T>
+class Lanes {
+ public:
+  Lanes() = default;
+  Lanes(const Lanes& o) { *this = o; }
+  Lanes& operator=(const Lanes& o) {
+    if (this == &o) return *this;
+    resize(o.size_);
+    std::copy(o.begin(), o.end(), begin());
+    return *this;
+  }
+  void resize(size_t n) {
+    if (n > kInline && n > heap_size_) {
+      heap_.reset(new T[n]());
+      heap_size_ = n;
+    }
+    size_ = n;
+    if (n <= kInline) std::fill(inline_, inline_ + n, T());
+  }
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  T* data() { return size_ <= kInline ? inline_ : heap_.get(); }
+  const T* data() const { return size_ <= kInline ? inline_ : heap_.get(); }
+  T inline_[kInline] = {};
+  std::unique_ptr<T[]> heap_;
+  size_t heap_size_ = 0;
+  size_t size_ = 0;
+};
+
 // A scalar or vector value: integer/bool lanes in `i`, float lanes in `f`.
 struct Value {
   DType dtype;
-  std::vector<int64_t> i;
-  std::vector<double> f;
+  Lanes<int64_t> i;
+  Lanes<double> f;
   int lanes() const { return dtype.lanes(); }
   bool is_float() const { return dtype.is_float(); }
   double AsDouble(int lane) const { return is_float() ? f[lane] : static_cast<double>(i[lane]); }
@@ -65,7 +110,27 @@ struct Memory {
   uint8_t* base;
   size_t bytes;
   std::string name;
+  MemoryScope scope = MemoryScope::kGlobal;
 };
+
+using Env = std::unordered_map<const VarNode*, Value>;
+
+// True when a statement (or an expression in it) synchronizes the threads of a
+// block or exchanges values between them: such code runs in lockstep.
+bool HasGpuIntrinsic(const Stmt& s) {
+  bool found = false;
+  PostOrderVisit(s, [&](const Expr* e, const Stmt*) {
+    if (e && e->as<Call>() && IsGpuIntrinsic(e->as<Call>()->op)) found = true;
+  });
+  return found;
+}
+bool HasGpuIntrinsic(const Expr& e) {
+  bool found = false;
+  PostOrderVisit(e, [&](const Expr* x, const Stmt*) {
+    if (x && x->as<Call>() && IsGpuIntrinsic(x->as<Call>()->op)) found = true;
+  });
+  return found;
+}
 
 class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<void(const Stmt&)> {
  public:
@@ -83,6 +148,7 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
       memory_[b->data.get()] = {static_cast<uint8_t*>(args[i].data), args[i].bytes, b->name};
     }
     workspace_.assign(static_cast<size_t>(f.workspace_bytes), 0xFF);
+    gpu_kernel_ = HasGpuLaunches(f.body);
   }
 
   int32_t Run() {
@@ -106,8 +172,8 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     return v;
   }
   Value VisitExpr_(const VarNode* op, const Expr& self) override {
-    auto it = env_.find(op);
-    if (it != env_.end()) return it->second;
+    auto it = env().find(op);
+    if (it != env().end()) return it->second;
     auto sv = shape_vars_.find(op->name);
     AGATE_REQUIRE(sv != shape_vars_.end() && op->dtype.is_integer(), kInvalidArgument)
         << "kernel " << func_.name << ": variable " << op->name << " has no value";
@@ -234,7 +300,16 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     }
     return r;
   }
-  Value VisitExpr_(const Call* op, const Expr&) override {
+  Value VisitExpr_(const Call* op, const Expr& self) override {
+    if (op->op == CallOp::kShuffleXor) {
+      AGATE_REQUIRE(in_threads_, kInternal) << "kernel " << func_.name << ": " << self
+                                            << " outside the thread loops of a GPU launch";
+      auto it = shuffles_[cur_].find(op);
+      AGATE_CHECK(it != shuffles_[cur_].end()) << "kernel " << func_.name << ": shuffle " << self << " not prepared";
+      return it->second;
+    }
+    AGATE_REQUIRE(op->op != CallOp::kSyncThreads, kInternal)
+        << "kernel " << func_.name << ": __syncthreads used as a value";
     std::vector<Value> args;
     for (const Expr& a : op->args) args.push_back(VisitExpr(a));
     Value r = MakeValue(op->dtype);
@@ -268,7 +343,9 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kTrunc: v = std::trunc(x); break;
         case CallOp::kSin: v = std::sin(x); break;
         case CallOp::kCos: v = std::cos(x); break;
-        case CallOp::kReinterpret: break;
+        case CallOp::kReinterpret:
+        case CallOp::kSyncThreads:
+        case CallOp::kShuffleXor: break;
       }
       r.f[l] = RoundToType(v, op->dtype);
     }
@@ -313,9 +390,9 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
   }
   Value VisitExpr_(const Let* op, const Expr&) override {
     Value v = VisitExpr(op->value);
-    env_[op->var.get()] = v;
+    env()[op->var.get()] = v;
     Value r = VisitExpr(op->body);
-    env_.erase(op->var.get());
+    env().erase(op->var.get());
     return r;
   }
   Value VisitExpr_(const Load* op, const Expr&) override {
@@ -339,28 +416,299 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     AGATE_THROW(kInvalidArgument) << "evaluator runs flattened loop IR; found " << self;
   }
 
+
+  // ---- GPU launches (core/ir/gpu_launch.h)
+  //
+  // Blocks run one after another as the loops they are. Within a block, every
+  // thread has its own variables and local buffers; code without barriers or
+  // shuffles runs thread after thread, and code with them runs in lockstep: a
+  // loop or branch around a barrier is entered by all threads together, each
+  // barrier ends a phase for the whole block, and a shuffle reads the other
+  // lane's operand as all lanes computed it at that point.
+
+  void RunLaunch(const AttrStmt* op, const Stmt& self) {
+    AGATE_REQUIRE(launch_ == nullptr, kInternal) << "kernel " << func_.name << ": launch " << op->node_name
+                                                 << " inside launch " << launch_->name;
+    std::vector<GpuLaunch> launches = CollectGpuLaunches(self);
+    AGATE_CHECK(launches.size() == 1) << "launch " << op->node_name;
+    GpuLaunch launch = launches[0];
+    launch_ = &launch;
+    tracked_.clear();
+    PostOrderVisit(launch.code, [&](const Expr*, const Stmt* s) {
+      if (s && s->as<Store>()) tracked_.insert(s->as<Store>()->buffer->data.get());
+    });
+    block_counter_ = 0;
+    block_names_.clear();
+    shared_region_.assign(static_cast<size_t>(launch.shared_bytes), 0xFF);
+    races_.BeginLaunch(op->node_name, [this](int64_t block, int64_t thread) { return DescribeThread(block, thread); });
+    VisitStmt(op->body);
+    launch_ = nullptr;
+  }
+
+  std::string DescribeThread(int64_t block, int64_t thread) const {
+    std::ostringstream os;
+    auto it = block_names_.find(block);
+    os << "block " << (it != block_names_.end() ? it->second : std::to_string(block));
+    if (thread < 0) return os.str() + " (a thread)";
+    const GpuLaunch& l = *launch_;
+    os << " thread (" << thread % l.block[0] << "," << thread / l.block[0] % l.block[1] << ","
+       << thread / (l.block[0] * l.block[1]) << ")";
+    return os.str();
+  }
+
+  std::string ThreadContext() const {
+    if (!in_threads_) return "";
+    return " (launch " + launch_->name + ", " + DescribeThread(block_counter_ - 1, cur_) + ")";
+  }
+
+  // The thread loops of a block: every thread of the block, then the code in lockstep.
+  void RunThreads(const Stmt& loops) {
+    const GpuLaunch& l = *launch_;
+    int64_t count = l.threads_per_block();
+    AGATE_REQUIRE(count <= 4096, kInternal) << "launch " << l.name << ": " << count << " threads per block";
+    int64_t block = block_counter_++;
+    block_names_[block] = "(" + std::to_string(block_index_[0]) + "," + std::to_string(block_index_[1]) + "," +
+                          std::to_string(block_index_[2]) + ")";
+    races_.BeginBlock(block);
+    Env outer = envs_[0];
+    envs_.assign(static_cast<size_t>(count), outer);
+    thread_memory_.assign(static_cast<size_t>(count), {});
+    shuffles_.assign(static_cast<size_t>(count), {});
+    for (int64_t t = 0; t < count; ++t) {
+      int64_t index[3] = {t % l.block[0], t / l.block[0] % l.block[1], t / (l.block[0] * l.block[1])};
+      for (int d = 0; d < 3; ++d) {
+        if (!l.thread_vars[d].defined()) continue;
+        Value v = MakeValue(l.thread_vars[d].dtype());
+        v.i[0] = index[d];
+        envs_[t][l.thread_vars[d].get()] = v;
+      }
+    }
+    std::vector<int64_t> all(static_cast<size_t>(count));
+    std::iota(all.begin(), all.end(), 0);
+    in_threads_ = true;
+    try {
+      Lockstep(l.code, all);
+    } catch (...) {
+      LeaveThreads(outer);
+      throw;
+    }
+    LeaveThreads(outer);
+    (void)loops;
+  }
+
+  void LeaveThreads(const Env& outer) {
+    in_threads_ = false;
+    cur_ = 0;
+    envs_.assign(1, outer);
+    thread_memory_.clear();
+    shuffles_.clear();
+  }
+
+  bool NeedsLockstep(const Stmt& s) {
+    auto it = lockstep_.find(s.get());
+    if (it != lockstep_.end()) return it->second;
+    bool needs = HasGpuIntrinsic(s);
+    lockstep_[s.get()] = needs;
+    return needs;
+  }
+
+  void PerThread(const std::vector<int64_t>& active, const std::function<void()>& f) {
+    for (int64_t t : active) {
+      cur_ = t;
+      f();
+    }
+    cur_ = 0;
+  }
+
+  // The one value every active thread computes for `e` (bounds of a loop that
+  // holds a barrier); differing values are a divergent barrier.
+  int64_t Uniform(const Expr& e, const std::vector<int64_t>& active, const std::string& what) {
+    int64_t value = 0;
+    bool first = true;
+    PerThread(active, [&] {
+      int64_t v = VisitExpr(e).i[0];
+      AGATE_REQUIRE(first || v == value, kInternal)
+          << "kernel " << func_.name << ": " << what << " differs between the threads of launch " << launch_->name
+          << " around a __syncthreads or shuffle (" << value << " and " << v << ")" << ThreadContext();
+      value = v;
+      first = false;
+    });
+    return value;
+  }
+
+  void Lockstep(const Stmt& s, const std::vector<int64_t>& active) {
+    if (active.empty()) return;
+    if (!NeedsLockstep(s)) {
+      PerThread(active, [&] { VisitStmt(s); });
+      return;
+    }
+    switch (s.kind()) {
+      case StmtKind::kSeq:
+        for (const Stmt& x : s.as<Seq>()->stmts) Lockstep(x, active);
+        return;
+      case StmtKind::kAttrStmt: return Lockstep(s.as<AttrStmt>()->body, active);
+      case StmtKind::kLetStmt: {
+        const LetStmt* op = s.as<LetStmt>();
+        PrepareShuffles({op->value}, active);
+        PerThread(active, [&] { env()[op->var.get()] = VisitExpr(op->value); });
+        Lockstep(op->body, active);
+        PerThread(active, [&] { env().erase(op->var.get()); });
+        return;
+      }
+      case StmtKind::kFor: {
+        const For* op = s.as<For>();
+        AGATE_REQUIRE(op->for_kind != ForKind::kThreadBinding, kInternal)
+            << "kernel " << func_.name << ": loop " << op->var->name << " bound to " << op->thread_tag
+            << " inside the thread loops of launch " << launch_->name;
+        int64_t lo = Uniform(op->min, active, "the start of loop " + op->var->name);
+        int64_t n = Uniform(op->extent, active, "the extent of loop " + op->var->name);
+        for (int64_t k = 0; k < n; ++k) {
+          PerThread(active, [&] {
+            Value v = MakeValue(op->var.dtype());
+            v.i[0] = lo + k;
+            env()[op->var.get()] = v;
+          });
+          Lockstep(op->body, active);
+        }
+        PerThread(active, [&] { env().erase(op->var.get()); });
+        return;
+      }
+      case StmtKind::kIfThenElse: {
+        const IfThenElse* op = s.as<IfThenElse>();
+        PrepareShuffles({op->condition}, active);
+        std::vector<int64_t> then_threads, else_threads;
+        for (int64_t t : active) {
+          cur_ = t;
+          (VisitExpr(op->condition).i[0] ? then_threads : else_threads).push_back(t);
+        }
+        cur_ = 0;
+        Lockstep(op->then_case, then_threads);
+        if (op->else_case.defined()) Lockstep(op->else_case, else_threads);
+        return;
+      }
+      case StmtKind::kAllocate: {
+        const Allocate* op = s.as<Allocate>();
+        // Each thread's own copy, alive while the threads run the body in lockstep.
+        AGATE_REQUIRE(op->scope == MemoryScope::kLocal, kInternal)
+            << "kernel " << func_.name << ": " << MemoryScopeName(op->scope) << " buffer " << op->buffer->name
+            << " allocated by the threads of launch " << launch_->name;
+        int64_t elements = 1;
+        for (const Expr& e : op->extents) elements *= Uniform(e, active, "the size of " + op->buffer->name);
+        size_t bytes = static_cast<size_t>(elements) * op->buffer->dtype.element_bytes();
+        std::vector<std::unique_ptr<uint8_t[]>> owned;
+        const VarNode* data = op->buffer->data.get();
+        for (int64_t t : active) {
+          owned.emplace_back(new uint8_t[bytes == 0 ? 1 : bytes]);
+          std::memset(owned.back().get(), 0xFF, bytes);
+          thread_memory_[t][data] = {owned.back().get(), bytes, op->buffer->name, MemoryScope::kLocal};
+        }
+        Lockstep(op->body, active);
+        for (int64_t t : active) thread_memory_[t].erase(data);
+        return;
+      }
+      case StmtKind::kEvaluate: {
+        const Call* call = s.as<Evaluate>()->value.as<Call>();
+        if (call && call->op == CallOp::kSyncThreads) return Barrier(active);
+        PrepareShuffles({s.as<Evaluate>()->value}, active);
+        PerThread(active, [&] { VisitStmt(s); });
+        return;
+      }
+      case StmtKind::kStore: {
+        const Store* op = s.as<Store>();
+        PrepareShuffles({op->value, op->index, op->predicate}, active);
+        PerThread(active, [&] { VisitStmt(s); });
+        return;
+      }
+      case StmtKind::kAssert:
+        PrepareShuffles({s.as<AssertStmt>()->condition}, active);
+        PerThread(active, [&] { VisitStmt(s); });
+        return;
+      default:
+        AGATE_THROW(kInternal) << "kernel " << func_.name << ": " << StmtKindName(s.kind())
+                               << " in the thread code of launch " << launch_->name;
+    }
+  }
+
+  void Barrier(const std::vector<int64_t>& active) {
+    int64_t count = launch_->threads_per_block();
+    if (static_cast<int64_t>(active.size()) != count) {
+      cur_ = active.front();
+      AGATE_THROW(kInternal) << "kernel " << func_.name << ": __syncthreads reached by " << active.size() << " of the "
+                             << count << " threads of the block (a barrier in divergent code)" << ThreadContext();
+    }
+    races_.Barrier();
+  }
+
+  // Computes every shuffle in `exprs` for all active threads, innermost first,
+  // so that evaluating an expression per thread reads its shuffled values.
+  void PrepareShuffles(const std::vector<Expr>& exprs, const std::vector<int64_t>& active) {
+    for (const Expr& root : exprs) {
+      if (!root.defined() || !HasGpuIntrinsic(root)) continue;
+      PostOrderVisit(root, [&](const Expr* e, const Stmt*) {
+        const Call* call = e ? e->as<Call>() : nullptr;
+        if (!call || call->op != CallOp::kShuffleXor) return;
+        int64_t mask = Uniform(call->args[1], active, "the lane mask of a shuffle");
+        int64_t width = Uniform(call->args[2], active, "the width of a shuffle");
+        AGATE_REQUIRE(width >= 1 && width <= 32 && (width & (width - 1)) == 0 && mask >= 0 && mask < width, kInternal)
+            << "kernel " << func_.name << ": shuffle_xor with lane mask " << mask << " and width " << width;
+        std::unordered_map<int64_t, Value> operand;
+        for (int64_t t : active) {
+          cur_ = t;
+          operand[t] = VisitExpr(call->args[0]);
+        }
+        int64_t count = launch_->threads_per_block();
+        for (int64_t t : active) {
+          int64_t lane = t % 32, warp = t - lane;
+          for (int64_t other = warp; other < std::min(warp + 32, count); ++other) {
+            if (!operand.count(other)) {
+              cur_ = t;
+              AGATE_THROW(kInternal) << "kernel " << func_.name << ": a shuffle runs in only part of a warp (lane "
+                                     << other - warp << " does not take part)" << ThreadContext();
+            }
+          }
+          int64_t source = warp + (lane ^ mask);
+          if (source >= count) source = t;
+          shuffles_[t][call] = operand.at(source);
+        }
+        cur_ = 0;
+      });
+    }
+  }
+
   // ---- statements
   struct AssertFailed {};
 
   void VisitStmt_(const LetStmt* op, const Stmt&) override {
-    env_[op->var.get()] = VisitExpr(op->value);
+    env()[op->var.get()] = VisitExpr(op->value);
     VisitStmt(op->body);
-    env_.erase(op->var.get());
+    env().erase(op->var.get());
   }
-  void VisitStmt_(const AttrStmt* op, const Stmt&) override { VisitStmt(op->body); }
+  void VisitStmt_(const AttrStmt* op, const Stmt& self) override {
+    if (op->key == attr::kGpuLaunch) return RunLaunch(op, self);
+    VisitStmt(op->body);
+  }
   void VisitStmt_(const AssertStmt* op, const Stmt&) override {
     if (!VisitExpr(op->condition).i[0]) throw AssertFailed();
   }
-  void VisitStmt_(const For* op, const Stmt&) override {
+  void VisitStmt_(const For* op, const Stmt& self) override {
+    bool is_block = false;
+    int dim = 0;
+    bool bound = op->for_kind == ForKind::kThreadBinding && ParseThreadTag(op->thread_tag, &is_block, &dim);
+    if (bound && launch_ != nullptr) {
+      AGATE_REQUIRE(!in_threads_, kInternal) << "kernel " << func_.name << ": loop " << op->var->name << " bound to "
+                                             << op->thread_tag << " inside the thread loops of launch " << launch_->name;
+      if (!is_block) return RunThreads(self);
+    }
     int64_t lo = VisitExpr(op->min).i[0];
     int64_t n = VisitExpr(op->extent).i[0];
     Value v = MakeValue(op->var.dtype());
     for (int64_t k = 0; k < n; ++k) {
       v.i[0] = lo + k;
-      env_[op->var.get()] = v;
+      env()[op->var.get()] = v;
+      if (bound && is_block && launch_ != nullptr) block_index_[dim] = lo + k;
       VisitStmt(op->body);
     }
-    env_.erase(op->var.get());
+    env().erase(op->var.get());
   }
   void VisitStmt_(const IfThenElse* op, const Stmt&) override {
     if (VisitExpr(op->condition).i[0]) {
@@ -386,28 +734,50 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     for (const Expr& e : op->extents) elements *= VisitExpr(e).i[0];
     size_t bytes = static_cast<size_t>(elements) * op->buffer->dtype.element_bytes();
     const VarNode* data = op->buffer->data.get();
-    auto saved = memory_.find(data);
+    AGATE_REQUIRE(!in_threads_ || op->scope == MemoryScope::kLocal, kInternal)
+        << "kernel " << func_.name << ": " << MemoryScopeName(op->scope) << " buffer " << op->buffer->name
+        << " allocated by the threads of launch " << (launch_ ? launch_->name : std::string("?"))
+        << " (only local buffers may be; shared ones belong to the block)";
+    std::unordered_map<const VarNode*, Memory>& memory = in_threads_ ? thread_memory_[cur_] : memory_;
+    auto saved_it = memory.find(data);
+    bool had = saved_it != memory.end();
+    Memory saved = had ? saved_it->second : Memory{};
     std::unique_ptr<uint8_t[]> owned;
-    if (op->scope == MemoryScope::kWorkspace) {
+    if (op->scope == MemoryScope::kShared && launch_ != nullptr) {
+      // The block's dynamic shared memory: buffers whose lifetimes did not overlap share bytes.
+      AGATE_REQUIRE(op->workspace_offset >= 0 && op->workspace_offset + bytes <= shared_region_.size(), kInternal)
+          << "shared buffer " << op->buffer->name << " at offset " << op->workspace_offset << " (" << bytes
+          << " bytes) exceeds the " << shared_region_.size() << " bytes of launch " << launch_->name;
+      uint8_t* base = shared_region_.data() + op->workspace_offset;
+      std::memset(base, 0xFF, bytes);
+      memory[data] = {base, bytes, op->buffer->name, MemoryScope::kShared};
+    } else if (op->scope == MemoryScope::kWorkspace) {
       AGATE_REQUIRE(op->workspace_offset >= 0 && op->workspace_offset + bytes <= workspace_.size(), kInternal)
           << "workspace buffer " << op->buffer->name << " at offset " << op->workspace_offset << " (" << bytes
           << " bytes) exceeds the kernel's workspace of " << workspace_.size() << " bytes";
       uint8_t* base = workspace_.data() + op->workspace_offset;
-      std::memset(base, 0xFF, bytes);
-      memory_[data] = {base, bytes, op->buffer->name};
+      // Within one GPU kernel, launches pass workspace buffers on: only the first touch is fresh.
+      if (!gpu_kernel_) std::memset(base, 0xFF, bytes);
+      memory[data] = {base, bytes, op->buffer->name, MemoryScope::kGlobal};
     } else {
       owned.reset(new uint8_t[bytes == 0 ? 1 : bytes]);
       std::memset(owned.get(), 0xFF, bytes);
-      memory_[data] = {owned.get(), bytes, op->buffer->name};
+      memory[data] = {owned.get(), bytes, op->buffer->name, op->scope};
     }
     VisitStmt(op->body);
-    memory_.erase(data);
-    if (saved != memory_.end()) memory_[data] = saved->second;
+    std::unordered_map<const VarNode*, Memory>& after = in_threads_ ? thread_memory_[cur_] : memory_;
+    after.erase(data);
+    if (had) after[data] = saved;
   }
   void VisitStmt_(const Seq* op, const Stmt&) override {
     for (const Stmt& s : op->stmts) VisitStmt(s);
   }
-  void VisitStmt_(const Evaluate* op, const Stmt&) override { VisitExpr(op->value); }
+  void VisitStmt_(const Evaluate* op, const Stmt&) override {
+    const Call* call = op->value.as<Call>();
+    AGATE_REQUIRE(!call || call->op != CallOp::kSyncThreads, kInternal)
+        << "kernel " << func_.name << ": __syncthreads outside the thread loops of a GPU launch";
+    VisitExpr(op->value);
+  }
   void VisitStmt_(const Provide* op, const Stmt&) override {
     AGATE_THROW(kInvalidArgument) << "evaluator runs flattened loop IR; found a provide of "
                                   << op->producer->producer_name();
@@ -424,15 +794,30 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     return v.i[0];
   }
 
+  const Memory* FindMemory(const VarNode* data) const {
+    if (in_threads_) {
+      auto t = thread_memory_[cur_].find(data);
+      if (t != thread_memory_[cur_].end()) return &t->second;
+    }
+    auto it = memory_.find(data);
+    return it == memory_.end() ? nullptr : &it->second;
+  }
+
   uint8_t* Address(const Buffer& buf, int64_t index, const char* what) {
-    auto it = memory_.find(buf->data.get());
-    AGATE_REQUIRE(it != memory_.end(), kInternal)
+    const Memory* m = FindMemory(buf->data.get());
+    AGATE_REQUIRE(m != nullptr, kInternal)
         << "kernel " << func_.name << ": " << what << " buffer " << buf->name << " outside its allocation";
     size_t eb = buf->dtype.element_bytes();
-    AGATE_REQUIRE(index >= 0 && static_cast<size_t>(index + 1) * eb <= it->second.bytes, kOutOfRange)
+    AGATE_REQUIRE(index >= 0 && static_cast<size_t>(index + 1) * eb <= m->bytes, kOutOfRange)
         << "kernel " << func_.name << ": " << what << " " << buf->name << "[" << index << "] is outside its "
-        << it->second.bytes / eb << " elements";
-    return it->second.base + index * eb;
+        << m->bytes / eb << " elements" << ThreadContext();
+    uint8_t* p = m->base + index * eb;
+    if (in_threads_ && m->scope != MemoryScope::kLocal) {
+      bool write = std::strcmp(what, "store to") == 0;
+      bool shared = m->scope == MemoryScope::kShared;
+      if (shared || tracked_.count(buf->data.get())) races_.Access(p, shared, write, cur_, m->name, index);
+    }
+    return p;
   }
 
   static void ReadElement(const uint8_t* p, DType t, Value* out, int lane) {
@@ -505,8 +890,23 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
   }
 
   const LoweredFunc& func_;
-  std::unordered_map<const VarNode*, Value> env_;
+  Env& env() { return envs_[cur_]; }
+
+  std::vector<Env> envs_ = std::vector<Env>(1);  // per thread of a block inside a launch, else one
+  size_t cur_ = 0;                               // whose variables and local buffers are visible
   std::unordered_map<const VarNode*, Memory> memory_;
+  std::vector<std::unordered_map<const VarNode*, Memory>> thread_memory_;
+  std::vector<std::unordered_map<const Call*, Value>> shuffles_;
+  std::unordered_map<const StmtNode*, bool> lockstep_;
+  bool gpu_kernel_ = false;
+  const GpuLaunch* launch_ = nullptr;
+  bool in_threads_ = false;
+  int64_t block_counter_ = 0;
+  int64_t block_index_[3] = {0, 0, 0};
+  std::map<int64_t, std::string> block_names_;
+  std::unordered_set<const VarNode*> tracked_;
+  std::vector<uint8_t> shared_region_;  // the current block's dynamic shared memory
+  RaceDetector races_;
   std::map<std::string, int64_t> shape_vars_;
   std::vector<uint8_t> workspace_;
 };

@@ -10,6 +10,19 @@
 // checked against its buffer (kOutOfRange naming buffer and index), fresh
 // allocations are filled with NaN-like bytes so reads of never-written memory
 // show up in results, and division by zero is reported. Slow by design.
+//
+// GPU kernels (core/ir/gpu_launch.h) run with CUDA's semantics, so the CUDA
+// backend is checked on machines without a GPU: launches run in order; the
+// blocks of a launch run one after another as the loops they are; the threads
+// of a block each have their own variables and local buffers and share the
+// block's shared buffers; code with a __syncthreads or a warp shuffle runs in
+// lockstep (every thread finishes one phase before any starts the next, a
+// shuffle reads the other lane's value at that point). What would be undefined
+// on a GPU is an error (kInternal, naming kernel, block and thread): a barrier
+// reached by only part of a block, a shuffle in part of a warp, and every data
+// race on shared memory or on global memory the launch writes (race_detector.h).
+// Thread-bound loops outside a launch (a schedule lowered without the GPU
+// passes) run as ordinary nested loops.
 #ifndef AGATE_CORE_LOOP_EVAL_EVALUATOR_H_
 #define AGATE_CORE_LOOP_EVAL_EVALUATOR_H_
 

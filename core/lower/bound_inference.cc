@@ -95,6 +95,16 @@ std::vector<Range> ScheduleLowerer::InferRegion(StageState* s) {
       const IterVarNode* iv = c->path[i];
       relax[iv->var.get()] = {make_zero(DType::Index()), an_.Simplify(leaf_extent_.at(iv) - 1)};
     }
+    // A shared buffer serves every thread of the block: its region is what all
+    // of them read, so the consumer's enclosing threadIdx loops range too.
+    if (s->stage->scope == MemoryScope::kShared) {
+      for (size_t i = 0; i < s->attach_prefix.size(); ++i) {
+        const IterVarNode* iv = c->path[i];
+        auto tag = thread_tag_.find(iv);
+        if (tag == thread_tag_.end() || tag->second.compare(0, 10, "threadIdx.") != 0) continue;
+        relax[iv->var.get()] = {make_zero(DType::Index()), an_.Simplify(leaf_extent_.at(iv) - 1)};
+      }
+    }
     std::unordered_map<const VarNode*, IntervalSet> root_sets;
     for (const IterVar& root : c->op->root_iter_vars()) {
       IntervalSet set = an_.EvalSet(c->root_value.at(root.var().get()), relax);

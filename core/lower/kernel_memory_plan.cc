@@ -17,13 +17,15 @@ namespace {
 
 class Planner : public IRMutator {
  public:
-  explicit Planner(int64_t max_local) : max_local_(max_local) {}
+  Planner(int64_t max_local, bool gpu) : max_local_(max_local), gpu_(gpu) {}
 
   Stmt VisitStmt_(const For* op, const Stmt& self) override {
     bool parallel = op->for_kind == ForKind::kParallel || op->for_kind == ForKind::kThreadBinding;
-    if (parallel) ++parallel_depth_;
+    bool block = op->for_kind == ForKind::kThreadBinding && op->thread_tag.compare(0, 9, "blockIdx.") == 0;
+    int& depth = gpu_ && block ? block_depth_ : parallel_depth_;
+    if (parallel) ++depth;
     Stmt s = IRMutator::VisitStmt_(op, self);
-    if (parallel) --parallel_depth_;
+    if (parallel) --depth;
     return s;
   }
 
@@ -33,14 +35,18 @@ class Planner : public IRMutator {
     int64_t bytes = constant ? elements * op->buffer->dtype.element_bytes() : -1;
     MemoryScope scope;
     int64_t offset = -1;
-    if (op->scope == MemoryScope::kShared) {
+    if (op->scope == MemoryScope::kShared || (gpu_ && block_depth_ > 0 && parallel_depth_ == 0)) {
+      // On a GPU, a buffer computed per block (inside the block loops, outside
+      // the thread loops) is what the block's threads share.
+      AGATE_REQUIRE(constant, kUnsupported)
+          << "shared buffer " << op->buffer->name << " has a size that is not a constant: " << op->NumElements();
       scope = MemoryScope::kShared;
     } else if (parallel_depth_ > 0) {
       AGATE_REQUIRE(constant, kUnsupported)
           << "buffer " << op->buffer->name << " inside a parallel loop has a size that is not a constant: "
           << op->NumElements();
       scope = MemoryScope::kLocal;
-    } else if (constant && bytes <= max_local_ && op->scope != MemoryScope::kWorkspace) {
+    } else if (constant && bytes <= max_local_ && op->scope != MemoryScope::kWorkspace && !gpu_) {
       scope = MemoryScope::kLocal;
     } else {
       AGATE_REQUIRE(constant, kUnsupported)
@@ -98,7 +104,9 @@ class Planner : public IRMutator {
 
  private:
   int64_t max_local_;
-  int parallel_depth_ = 0;
+  bool gpu_;
+  int parallel_depth_ = 0;  // CPU parallel loops, or GPU thread loops
+  int block_depth_ = 0;     // GPU block loops
   int64_t stack_top_ = 0;  // end of the live workspace allocations
   std::unordered_map<const VarNode*, MemoryScope> scopes_;
   std::unordered_map<const BufferNode*, Buffer> rescoped_;
@@ -106,8 +114,8 @@ class Planner : public IRMutator {
 
 }  // namespace
 
-KernelMemoryPlan PlanKernelMemory(const Stmt& stmt, int64_t max_local_bytes) {
-  Planner p(max_local_bytes);
+KernelMemoryPlan PlanKernelMemory(const Stmt& stmt, int64_t max_local_bytes, bool gpu) {
+  Planner p(max_local_bytes, gpu);
   KernelMemoryPlan r;
   r.body = p.VisitStmt(stmt);
   r.workspace_bytes = p.workspace_bytes;

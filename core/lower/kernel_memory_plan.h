@@ -11,6 +11,10 @@
 //    reuse the same bytes), and the peak is returned as the workspace size.
 // A buffer of non-constant size outside any parallel loop cannot be placed and
 // is reported as kUnsupported naming the buffer.
+// For a GPU kernel (`gpu`), loops bound to threadIdx count as parallel loops;
+// a buffer inside the blockIdx loops but outside the threadIdx loops is
+// computed once per block and lives in shared memory; outside every bound loop
+// a buffer is global (the workspace), never a thread's stack.
 #ifndef AGATE_CORE_LOWER_KERNEL_MEMORY_PLAN_H_
 #define AGATE_CORE_LOWER_KERNEL_MEMORY_PLAN_H_
 
@@ -26,7 +30,7 @@ struct KernelMemoryPlan {
   int64_t workspace_bytes = 0;
 };
 
-KernelMemoryPlan PlanKernelMemory(const ir::Stmt& stmt, int64_t max_local_bytes = 16384);
+KernelMemoryPlan PlanKernelMemory(const ir::Stmt& stmt, int64_t max_local_bytes = 16384, bool gpu = false);
 
 }  // namespace lower
 }  // namespace agate

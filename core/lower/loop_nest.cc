@@ -134,7 +134,9 @@ Stmt ScheduleLowerer::MakeNest(StageState* s) {
     if (attr && attr->tensor_intrin) return MakeTensorizedNest(s, l, attr->tensor_intrin);
   }
   Stmt body;
-  if (s->op->is_reduction()) {
+  if (s->op->is_reduction() && CrossThreadLeaf(s) >= 0) {
+    body = MakeCrossThreadReduction(s);
+  } else if (s->op->is_reduction()) {
     int p = n;
     for (int i = 0; i < n; ++i) {
       if (s->leaves()[i].kind() == IterVarKind::kCommReduce) {

@@ -4,6 +4,12 @@
 
 #include "core/ir/printer.h"
 #include "core/lower/analyzer.h"
+#include "core/lower/gpu_allreduce.h"
+#include "core/lower/gpu_bind.h"
+#include "core/lower/gpu_index_math.h"
+#include "core/lower/gpu_sync.h"
+#include "core/lower/gpu_vectorize.h"
+#include "core/lower/gpu_verify.h"
 #include "core/lower/loop_partition.h"
 #include "core/lower/kernel_memory_plan.h"
 #include "core/lower/schedule_ops.h"
@@ -100,16 +106,32 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
     f.body = PartitionLoops(f.body);
     p.After("loop_partition", flat);
   }
+  if (options.gpu) {
+    f.body = PrepareGpuVectorize(f.body, options.gpu_limits.max_vector_bytes);
+    p.After("gpu_vectorize", flat);
+  }
   f.body = VectorizeLoops(f.body, options.max_vector_lanes);
   p.After("vectorize", flat);
   f.body = UnrollLoops(f.body, options.max_unroll_extent);
   p.After("unroll", flat);
-  KernelMemoryPlan plan = PlanKernelMemory(f.body, options.max_local_bytes);
+  KernelMemoryPlan plan = PlanKernelMemory(f.body, options.max_local_bytes, options.gpu);
   f.body = plan.body;
   f.workspace_bytes = plan.workspace_bytes;
   p.After("kernel_memory_plan", flat);
   f.body = UniqueDefs(f.body);
   p.After("unique_defs", VerifyOptions{true, true});
+  if (options.gpu) {
+    VerifyGpuBinding(f.body, f.name);
+    f.body = BindThreads(f.body, f.name);
+    p.After("gpu_bind", VerifyOptions{true, true});
+    f.body = UniqueDefs(LowerThreadAllReduce(f.body, options.gpu_limits.warp_size));
+    p.After("gpu_allreduce", VerifyOptions{true, true});
+    f.body = InsertSyncThreads(f.body);
+    p.After("gpu_sync", VerifyOptions{true, true});
+    f.body = NarrowIndexMath(f.body);
+    p.After("gpu_index_math", VerifyOptions{true, true});
+    CheckGpuLaunches(f.body, options.gpu_limits);
+  }
   return f;
 }
 

@@ -12,6 +12,14 @@
 //   unroll          unrolled loops -> straight-line code              unroll.h
 //   kernel_memory_plan  stack vs workspace, workspace offsets         kernel_memory_plan.h
 //   unique_defs     one binding per variable/buffer                   unique_defs.h
+// and for GPU targets (LowerOptions::gpu):
+//   gpu_vectorize   wide accesses only where provably aligned         gpu_vectorize.h  (before vectorize)
+//   gpu_verify      every kernel-level loop bound                     gpu_verify.h
+//   gpu_bind        bound loops -> launches, shared memory per block  gpu_bind.h
+//   gpu_allreduce   cross-thread reductions -> warp shuffles          gpu_allreduce.h
+//   gpu_sync        __syncthreads where threads exchange data         gpu_sync.h
+//   gpu_index_math  int32 index arithmetic, C division where exact    gpu_index_math.h
+//   launch checks   threads, shared memory against the architecture   gpu_launch_check.h
 //
 // What the returned LoweredFunc guarantees to code generators (checked by the
 // verifier after the last pass):
@@ -42,6 +50,7 @@
 #include <vector>
 
 #include "core/ir/function.h"
+#include "core/lower/gpu_launch_check.h"
 #include "core/schedule/schedule.h"
 #include "core/te/tensor.h"
 
@@ -58,6 +67,13 @@ struct LowerOptions {
   // Values for symbolic shape variables (a variable extent stays a variable
   // until bound here); unbound ones remain free variables of the kernel.
   std::vector<std::pair<ir::Var, ir::Expr>> shape_bindings;
+  // GPU targets: after the passes above, loops bound to blockIdx/threadIdx become
+  // launches (core/ir/gpu_launch.h) with barriers and warp shuffles derived from
+  // the code: gpu_verify, gpu_bind, gpu_allreduce, gpu_sync, then the launch
+  // checks against `gpu_limits`. Vectorized loops become wide accesses only where
+  // alignment is provable (gpu_vectorize, before vectorize).
+  bool gpu = false;
+  GpuLimits gpu_limits;
   // Called after every pass with the pass name and the printed IR (--dump-ir).
   std::function<void(const std::string& pass, const std::string& ir_text)> dump;
 };

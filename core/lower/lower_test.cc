@@ -139,7 +139,7 @@ TEST(LowerTest, PaddedProducerComputesWholeTiles) {
       for (int64_t kk = 0; kk < k; ++kk) want[i * n + j] += av[i * k + kk] * bv[kk * n + j];
       want[i * n + j] *= 2.0f;
     }
-  EXPECT_EQ(eval::RunFloat(f, {&av, &bv, &cv}), 0);
+  EXPECT_EQ(loop_eval::RunFloat(f, {&av, &bv, &cv}), 0);
   EXPECT_TRUE(AllClose(cv, want)) << text;
   if (getenv("AGATE_SHOW_IR")) std::cerr << text;
 }

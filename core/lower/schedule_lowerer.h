@@ -104,6 +104,12 @@ class ScheduleLowerer {
   Stmt RealizeStage(StageState* s, Stmt body);
   Stmt MakeNest(StageState* s);
 
+  // ---- reductions across the threads of a GPU block (cross_thread_reduction.cc)
+  // The index of the reduce leaf bound to threadIdx.x, or -1.
+  int CrossThreadLeaf(const StageState* s) const;
+  Stmt MakeCrossThreadReduction(StageState* s);
+  bool HasChildren(StageState* s, int level) const;
+
   // ---- tensorized blocks (tensorize_nest.cc)
   [[noreturn]] void TensorizeError(const StageState* s, int level, const std::string& why);
   Stmt MakeTensorizedNest(StageState* s, int level, const std::shared_ptr<const te::TensorIntrin>& intrin);
@@ -116,6 +122,7 @@ class ScheduleLowerer {
   std::map<const te::StageNode*, StageState*> by_stage_;
   std::map<const OperationNode*, StageState*> by_origin_;
   std::unordered_map<const IterVarNode*, Expr> leaf_extent_;
+  std::unordered_map<const IterVarNode*, std::string> thread_tag_;  // every axis bound to a GPU index
   Analyzer an_;
 };
 

@@ -72,6 +72,9 @@ void ScheduleLowerer::CollectStages() {
     state->op = op;
     state->body = body;
     state->is_arg = stage->is_output || arg_ops_.count(stage->origin_op.get()) > 0;
+    for (const auto& [iv, attr] : stage->iter_var_attrs) {
+      if (attr.for_kind == ForKind::kThreadBinding) thread_tag_[iv] = attr.thread_tag;
+    }
     by_stage_[stage.get()] = state.get();
     by_origin_[stage->origin_op.get()] = state.get();
     states_.push_back(std::move(state));

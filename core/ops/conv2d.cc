@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -17,11 +18,11 @@ using te::Tensor;
 using te::Var;
 
 Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g, int64_t groups,
-                const std::string& name) {
+                const std::string& name, bool split_column_phases) {
   graph::Shape xs = StaticShape(x), ws = StaticShape(w);
   size_t nsp = g.kernel.size();
   int64_t oc_total = ws[0], ic_per_group = ws[1], oc_per_group = oc_total / groups;
-  bool phase_split = nsp == 2 && g.strides[1] > 1;
+  bool phase_split = split_column_phases && nsp == 2 && g.strides[1] > 1;
   Tensor padded = phase_split ? x : PadSpatial(x, 2, g.pad_begin, g.pad_end, ir::make_zero(x.dtype()), name + "_pad");
   std::vector<ir::IterVar> reduce;
   ir::IterVar ric;
@@ -39,7 +40,7 @@ Tensor ConvNCHW(const Tensor& x, const Tensor& w, const graph::WindowGeometry& g
   // A 2-D conv strided along the columns reads a copy of the padded input split
   // by column phase (column % stride), so vectors along the output columns are
   // contiguous loads instead of gathers.
-  int64_t sw = nsp == 2 ? g.strides[1] : 1;
+  int64_t sw = phase_split ? g.strides[1] : 1;
   Tensor phased;
   if (sw > 1) {
     int64_t needed = (g.out[1] - 1) * sw + (g.kernel[1] - 1) * g.dilations[1] + 1;
@@ -479,10 +480,17 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
       return ctx.has_input(2) ? v + ctx.input(2)(o[1]) : v;
     }, name, tag::kBroadcast);
     ctx.SetSchedule([dw, ow](const ScheduleRequest& r) { return ScheduleDepthwise(r, dw, ow); }, dw);
+    ctx.SetCudaSchedule([](const ScheduleRequest& r) { return cuda::ScheduleAnchorDefault(r, "depthwise_conv2d"); });
     return {out};
   }
-  Tensor conv = ConvNCHW(x, w, g, groups, ctx.has_input(2) ? name + "_conv" : name);
+  bool gpu = ctx.target().kind() == target::TargetKind::kCUDA;
+  Tensor conv = ConvNCHW(x, w, g, groups, ctx.has_input(2) ? name + "_conv" : name, !gpu);
   ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDirectNCHW(r, conv); }, conv);
+  if (groups == 1 && xs.size() == 4) {
+    ctx.SetCudaSchedule([conv](const ScheduleRequest& r) { return cuda::ScheduleConv2d(r, conv); });
+  } else {
+    ctx.SetCudaSchedule([](const ScheduleRequest& r) { return cuda::ScheduleAnchorDefault(r, "grouped_conv"); });
+  }
   return {AddBias(ctx, conv, 0)};
 }
 

@@ -37,8 +37,10 @@ namespace agate {
 namespace ops {
 
 // out[n, oc, o...] = sum over ic in the group, k... of x_pad * w (no bias).
+// `split_column_phases`: a 2-D conv strided along the columns reads its input
+// split by column phase (contiguous CPU vectors); GPUs read the padded input.
 te::Tensor ConvNCHW(const te::Tensor& x, const te::Tensor& w, const graph::WindowGeometry& g, int64_t groups,
-                    const std::string& name);
+                    const std::string& name, bool split_column_phases = true);
 
 // x: [N, IC/bi, H, W, bi] (or NCHW, read as bi = 1), packed w: [OC/bo, IC/bi, KH, KW, bi, bo]
 // -> [N, OC/bo, OH, OW, bo]. Input and output blocks may differ.

@@ -64,8 +64,7 @@ std::vector<Tensor> ConvTransposeOp(const OpContext& ctx) {
       return conv(std::vector<Expr>(o.begin(), o.end())) + bias(o[1]);
     }, name, tag::kBroadcast);
   }
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "conv2d_transpose (gather)"); },
-                  conv);
+  SetDefaultSchedules(ctx, "conv2d_transpose (gather)", conv);
   return {out};
 }
 

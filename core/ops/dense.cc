@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/gemm.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
@@ -124,6 +125,8 @@ Tensor RightOperand(const OpContext& ctx, bool trans_b) {
 // FC layer reads 411 MB); strided rows touch a new page per k and run at a
 // fraction of the memory bandwidth. Undefined when B is not such a constant.
 Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
+  // GPUs stage tiles of B in shared memory instead (cuda::ScheduleDense).
+  if (ctx.target().kind() == target::TargetKind::kCUDA) return Tensor();
   const graph::Tensor* c = ctx.constant(1);
   if (c == nullptr || c->dtype() != ir::DType::Float(32) || c->shape().size() != 2 || nb <= 1) return Tensor();
   int64_t k = trans_b ? c->shape()[1] : c->shape()[0], n = trans_b ? c->shape()[0] : c->shape()[1];
@@ -163,7 +166,9 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
   std::string prod_name = has_c || alpha != 1.0 ? name + "_mm" : name;
   int64_t n = ctx.output_type(0).shape[1];
   Tensor prod;
-  if (GemmRows(StaticShape(a), ctx.output_type(0).shape) > 1 && n > 1) {
+  // GPUs stage tiles of B in shared memory (cuda::ScheduleDense) instead of packing it.
+  const bool cuda = ctx.target().kind() == target::TargetKind::kCUDA;
+  if (!cuda && GemmRows(StaticShape(a), ctx.output_type(0).shape) > 1 && n > 1) {
     GemmOperands operands;
     operands.a = a;
     const graph::Tensor* c = ctx.constant(1);
@@ -178,6 +183,7 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
     Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
     prod = panels.defined() ? DenseWithPanels(a, panels, prod_name) : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
     ctx.SetSchedule(ScheduleMatVec, prod);
+    ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   }
   Tensor out = prod;
   if (has_c || alpha != 1.0) {
@@ -197,7 +203,8 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
   graph::Shape as = StaticShape(a), bs = StaticShape(b);
   std::string name = ctx.node().outputs[0];
   bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (!a_vec && !b_vec && GemmRows(as, bs) > 1 && bs.back() > 1) {
+  const bool cuda = ctx.target().kind() == target::TargetKind::kCUDA;
+  if (!cuda && !a_vec && !b_vec && GemmRows(as, bs) > 1 && bs.back() > 1) {
     GemmOperands operands;
     operands.a = a;
     operands.b = b;
@@ -231,6 +238,7 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
     }, name, tag::kInjective);
   }
   ctx.SetSchedule(ScheduleMatVec, prod);
+  ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   return {out};
 }
 

@@ -46,7 +46,7 @@ std::vector<Tensor> EinsumOp(const OpContext& ctx) {
     return reduce_axes.empty() ? product : te::sum(product, reduce_axes);
   }, ctx.node().outputs[0], reduce_axes.empty() ? tag::kInjective : tag::kReduce);
   if (!reduce_axes.empty()) {
-    ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "einsum"); }, out);
+    SetDefaultSchedules(ctx, "einsum", out);
   }
   return {out};
 }

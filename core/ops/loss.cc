@@ -92,7 +92,7 @@ std::vector<Tensor> NllLossOp(const OpContext& ctx) {
   RequireTypes(ctx);
   std::string name = ctx.node().outputs[0];
   Tensor out = Reduce(ctx, WeightedNll(ctx, ctx.input(0), name), name);
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "nll_loss"); }, out);
+  SetDefaultSchedules(ctx, "nll_loss", out);
   return {out};
 }
 
@@ -104,7 +104,7 @@ std::vector<Tensor> SoftmaxCrossEntropyOp(const OpContext& ctx) {
   Tensor log_prob = Softmax(ctx.input(0), {1}, SoftmaxKind::kLogSoftmax,
                             wants_log_prob ? ctx.node().outputs[1] : name + "_log_prob", &stats);
   Tensor out = Reduce(ctx, WeightedNll(ctx, log_prob, name), name);
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "softmax_cross_entropy"); }, out);
+  SetDefaultSchedules(ctx, "softmax_cross_entropy", out);
   if (ctx.num_outputs() > 1) return {out, wants_log_prob ? log_prob : Tensor()};
   return {out};
 }

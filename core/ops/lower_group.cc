@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/lower/lower.h"
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -134,6 +135,9 @@ const std::vector<Knob>& Knobs() {
       {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3 convs: -1 auto, 0 never, 1 whenever it applies"},
       {"winograd_tile", &LowerGroupOptions::winograd_tile, 0, 4, "Winograd output tile: 2 or 4 (0: by shape)"},
       {"winograd_tile_block", &LowerGroupOptions::winograd_tile_block, 0, 64, "Winograd tiles per GEMM register tile (0: auto)"},
+      {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
+      {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
+      {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},
   };
   return knobs;
 }
@@ -147,6 +151,11 @@ void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_
         << "schedule knob " << name << "=" << value << " is out of its range [" << k.min << ", " << k.max << "]";
     AGATE_REQUIRE(name != "winograd_tile" || value == 0 || value == 2 || value == 4, kInvalidArgument)
         << "schedule knob winograd_tile=" << value << ": the output tile is 2 or 4 (0: by shape)";
+    AGATE_REQUIRE(name != "cuda_threads" || value == 0 || (value >= 32 && (value & (value - 1)) == 0), kInvalidArgument)
+        << "schedule knob cuda_threads=" << value << ": a power of two from 32 to 1024 (0: 256)";
+    AGATE_REQUIRE(name != "cuda_tile" || value == 0 || value == 16 || value == 32 || value == 64 || value == 128,
+                  kInvalidArgument)
+        << "schedule knob cuda_tile=" << value << ": 16, 32, 64 or 128 (0: auto)";
     options->*k.field = static_cast<int>(value);
     return;
   }
@@ -164,6 +173,7 @@ bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
                        const std::string& kernel_name, const LowerGroupOptions& options) {
   AGATE_REQUIRE(!group.nodes.empty(), kInvalidArgument) << "kernel " << kernel_name << ": empty fused group";
+  const bool gpu = target.kind() == target::TargetKind::kCUDA;
   std::map<std::string, te::Tensor> tensors;
   std::vector<std::pair<std::string, te::Tensor>> input_placeholders;
   for (const std::string& value : group.inputs) {
@@ -209,8 +219,11 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     AGATE_CHECK(outs.size() == node.outputs.size()) << node.Describe() << ": built " << outs.size() << " outputs";
     for (size_t i = 0; i < outs.size(); ++i)
       if (!node.outputs[i].empty()) tensors[node.outputs[i]] = outs[i];
-    if (index == group.anchor || (group.anchor < 0 && node_schedule.fn)) {
-      anchor_schedule = node_schedule.fn;
+    if (index == group.anchor || (group.anchor < 0 && (node_schedule.fn || node_schedule.cuda))) {
+      AGATE_REQUIRE(!gpu || node_schedule.cuda || !node_schedule.fn, kUnsupported)
+          << node.Describe() << ": operator " << node.op << " has no schedule for target '" << target
+          << "' (it compiles for CPU targets only)";
+      anchor_schedule = gpu ? node_schedule.cuda : node_schedule.fn;
       anchor_tensor = node_schedule.anchor.defined() ? node_schedule.anchor : outs.at(0);
       for (const te::Tensor& t : outs) anchor_node_ops.insert(t.op().get());
     }
@@ -272,7 +285,11 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
       size_t others = 0;
       for (const te::Tensor& out : outputs) {
         if (out.op().get() == tiled.op().get()) continue;
-        ScheduleInjectiveStage(s, out, target, knobs);
+        if (gpu) {
+          cuda::ScheduleInjective(s, out, options.cuda_threads);
+        } else {
+          ScheduleInjectiveStage(s, out, target, knobs);
+        }
         ++others;
       }
       summary += "; " + std::to_string(others) + " output(s) computed from its buffer";
@@ -281,9 +298,16 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     InjectiveKnobs knobs;
     knobs.vector_lanes = options.vector_lanes;
     if (!options.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
-    for (const te::Tensor& out : outputs) ScheduleInjectiveStage(s, out, target, knobs);
-    summary = "injective";
+    for (const te::Tensor& out : outputs) {
+      if (gpu) {
+        cuda::ScheduleInjective(s, out, options.cuda_threads);
+      } else {
+        ScheduleInjectiveStage(s, out, target, knobs);
+      }
+    }
+    summary = gpu ? "injective (cuda)" : "injective";
   }
+  if (gpu) cuda::BindRemainingStages(s, options.cuda_threads);
   std::ostringstream ops_text;
   for (size_t i = 0; i < group.nodes.size(); ++i) ops_text << (i ? "+" : "") << graph.nodes[group.nodes[i]].op;
   summary += " [" + ops_text.str() + "]";
@@ -306,7 +330,16 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     args.push_back(outputs[i]);
     kernel.params.push_back(KernelParam{KernelParam::Kind::kValue, group.outputs[i], graph::Tensor()});
   }
-  kernel.func = lower::Lower(s, args, kernel_name);
+  lower::LowerOptions lower_options;
+  if (gpu) {
+    const target::CudaArch& arch = target.cuda_arch();
+    lower_options.gpu = true;
+    lower_options.gpu_limits.arch = arch.name();
+    lower_options.gpu_limits.max_threads_per_block = arch.max_threads_per_block;
+    lower_options.gpu_limits.max_shared_bytes_per_block = arch.max_shared_bytes_per_block;
+    lower_options.gpu_limits.warp_size = arch.warp_size;
+  }
+  kernel.func = lower::Lower(s, args, kernel_name, lower_options);
   kernel.schedule_summary = summary;
   return kernel;
 }

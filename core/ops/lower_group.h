@@ -58,6 +58,10 @@ struct LowerGroupOptions {
   int conv_winograd = -1;
   int winograd_tile = 0;        // output tile m: 4 or 2 (0: by shape, WinogradTileSize)
   int winograd_tile_block = 0;  // tiles per GEMM register tile (0: 8 with two output blocks, else 12)
+  // cuda targets (core/ops/cuda/cuda_schedules.h):
+  int cuda_threads = 0;    // threads per block of element-wise and per-output schedules (0: 256)
+  int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)
+  int cuda_k_step = 0;     // k (dense) or input channels (conv) per shared-memory step (0: 16 / 8)
   bool allow_parallel = true;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/graph/shape_rules.h"
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/reduce.h"
 #include "core/ops/registry.h"
@@ -163,6 +164,9 @@ std::vector<Tensor> BatchNormTraining(const OpContext& ctx) {
   ctx.SetSchedule([stats, axes, rank](const ScheduleRequest& r) {
     return ScheduleNorm(r, stats, axes, rank, "batch_norm_training");
   }, y);
+  ctx.SetCudaSchedule([stats, axes, rank](const ScheduleRequest& r) {
+    return cuda::ScheduleRows(r, stats, axes, rank, "batch_norm_training");
+  });
   return outs;
 }
 
@@ -192,6 +196,9 @@ std::vector<Tensor> InstanceNormOp(const OpContext& ctx) {
   ctx.SetSchedule([stats, axes, rank](const ScheduleRequest& r) {
     return ScheduleNorm(r, stats, axes, rank, "instance_norm");
   }, out);
+  ctx.SetCudaSchedule([stats, axes, rank](const ScheduleRequest& r) {
+    return cuda::ScheduleRows(r, stats, axes, rank, "instance_norm");
+  });
   return {out};
 }
 
@@ -297,6 +304,9 @@ std::vector<Tensor> LayerNormOp(const OpContext& ctx) {
   ctx.SetSchedule([stats, axes, r](const ScheduleRequest& req) {
     return ScheduleNorm(req, stats, axes, r, "layer_norm");
   }, out);
+  ctx.SetCudaSchedule([stats, axes, r](const ScheduleRequest& req) {
+    return cuda::ScheduleRows(req, stats, axes, r, "layer_norm");
+  });
   return outs;
 }
 
@@ -343,6 +353,9 @@ std::vector<Tensor> MvnOp(const OpContext& ctx) {
   size_t r = static_cast<size_t>(rank);
   ctx.SetSchedule([stats, axes, r](const ScheduleRequest& req) { return ScheduleNorm(req, stats, axes, r, "mvn"); },
                   out);
+  ctx.SetCudaSchedule([stats, axes, r](const ScheduleRequest& req) {
+    return cuda::ScheduleRows(req, stats, axes, r, "mvn");
+  });
   return {out};
 }
 
@@ -367,7 +380,7 @@ std::vector<Tensor> LrnOp(const OpContext& ctx) {
     Expr s = sq(Exprs(o)) * (alpha / size) + ir::make_const(dt, bias);
     return x(Exprs(o)) / ir::pow(s, ir::make_const(dt, beta));
   }, name, tag::kElemwise);
-  ctx.SetSchedule([](const ScheduleRequest& req) { return ScheduleAnchorDefault(req, "lrn"); }, sq);
+  SetDefaultSchedules(ctx, "lrn", sq);
   return {out};
 }
 

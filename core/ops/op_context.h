@@ -49,10 +49,13 @@ struct ScheduleRequest {
 };
 // Schedules the group around its anchor; returns the one-line summary.
 using ScheduleFn = std::function<std::string(const ScheduleRequest&)>;
-// A node's schedule and the stage it is anchored on (the stage that owns the
-// loop nest; undefined: the node's first output).
+// A node's schedules and the stage it is anchored on (the stage that owns the
+// loop nest; undefined: the node's first output). `fn` is for CPU targets, `cuda`
+// for GPU targets (core/ops/cuda/cuda_schedules.h); an anchor without `cuda` is
+// refused for cuda targets.
 struct NodeSchedule {
   ScheduleFn fn;
+  ScheduleFn cuda;
   te::Tensor anchor;
 };
 
@@ -70,7 +73,15 @@ class OpContext {
   const LowerGroupOptions& options() const { return options_; }
   // Sets the schedule used when this node is the group's anchor (or alone).
   void SetSchedule(ScheduleFn fn, te::Tensor anchor = te::Tensor()) const {
-    if (schedule_) *schedule_ = NodeSchedule{std::move(fn), std::move(anchor)};
+    if (!schedule_) return;
+    schedule_->fn = std::move(fn);
+    schedule_->anchor = std::move(anchor);
+  }
+  // Sets the schedule for GPU targets; `anchor` as for SetSchedule (the same stage).
+  void SetCudaSchedule(ScheduleFn fn, te::Tensor anchor = te::Tensor()) const {
+    if (!schedule_) return;
+    schedule_->cuda = std::move(fn);
+    if (anchor.defined()) schedule_->anchor = std::move(anchor);
   }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs_[i].defined(); }

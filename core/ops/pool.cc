@@ -154,7 +154,7 @@ std::vector<Tensor> MaxPoolIndicesOp(const OpContext& ctx) {
   AGATE_REQUIRE(storage_order == 0 || storage_order == 1, kInvalidArgument)
       << ctx.Describe() << ": storage_order " << storage_order << " (0: row-major, 1: column-major)";
   MaxPoolOutputs outs = MaxPoolWithIndices(x, g, storage_order == 1, ctx.node().outputs[0], ctx.node().outputs[1]);
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "max_pool_indices"); }, outs.argmax);
+  SetDefaultSchedules(ctx, "max_pool_indices", outs.argmax);
   return {outs.values, outs.indices};
 }
 
@@ -192,7 +192,7 @@ std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
       return v / ir::cast(dt, count);
     }, name, tag::kElemwise);
   }
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "pool"); }, acc);
+  SetDefaultSchedules(ctx, "pool", acc);
   if (ctx.num_outputs() > 1) return {out, Tensor()};  // an unnamed (absent) Indices output
   return {out};
 }
@@ -212,7 +212,7 @@ std::vector<Tensor> GlobalPoolOp(const OpContext& ctx, bool is_max) {
       return acc(std::vector<Expr>(o.begin(), o.end())) / ir::make_const(x.dtype(), static_cast<double>(count));
     }, name, tag::kElemwise);
   }
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "global_pool"); }, acc);
+  SetDefaultSchedules(ctx, "global_pool", acc);
   return {out};
 }
 

@@ -113,7 +113,7 @@ std::vector<Tensor> ReduceOp(const OpContext& ctx) {
       return max_stage(mi) + ir::log(v);
     }, name, tag::kElemwise);
   }
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "reduce"); }, acc);
+  SetDefaultSchedules(ctx, "reduce", acc);
   return {out};
 }
 
@@ -143,7 +143,7 @@ std::vector<Tensor> ArgOp(const OpContext& ctx, bool is_max) {
     Expr k = arg(std::vector<Expr>(o.begin(), o.end()));
     return last ? Expr(n - 1) - k : k;
   }, ctx.node().outputs[0], tag::kElemwise);
-  ctx.SetSchedule([](const ScheduleRequest& req) { return ScheduleAnchorDefault(req, "arg_reduce"); }, outs[0]);
+  SetDefaultSchedules(ctx, "arg_reduce", outs[0]);
   return {out};
 }
 

@@ -96,6 +96,7 @@ ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const
 }  // namespace ops
 }  // namespace agate
 
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 
 namespace agate {
@@ -154,6 +155,11 @@ std::string ScheduleAnchorDefault(const ScheduleRequest& r, const std::string& w
     }
   }
   return what;
+}
+
+void SetDefaultSchedules(const OpContext& ctx, const std::string& what, const te::Tensor& anchor) {
+  ctx.SetSchedule([what](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, what); }, anchor);
+  ctx.SetCudaSchedule([what](const ScheduleRequest& r) { return cuda::ScheduleAnchorDefault(r, what); }, anchor);
 }
 
 }  // namespace ops

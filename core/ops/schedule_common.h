@@ -79,6 +79,11 @@ ir::IterVar ScheduleReductionStage(te::Schedule& s, const te::Tensor& out, const
 // reduction or injective schedule. Returns the summary.
 std::string ScheduleAnchorDefault(const ScheduleRequest& request, const std::string& what);
 
+class OpContext;
+// Sets ScheduleAnchorDefault for CPU targets and its GPU counterpart
+// (cuda::ScheduleAnchorDefault) for cuda targets, anchored at `anchor`.
+void SetDefaultSchedules(const OpContext& ctx, const std::string& what, const te::Tensor& anchor);
+
 }  // namespace ops
 }  // namespace agate
 

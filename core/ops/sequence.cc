@@ -34,7 +34,7 @@ std::vector<Tensor> CumSumOp(const OpContext& ctx) {
                         : (exclusive ? Expr(r) < o[axis] : Expr(r) <= o[axis]);
     return te::sum(ir::select(take, x(idx), ir::make_zero(x.dtype())), {r});
   }, ctx.node().outputs[0], tag::kReduce);
-  ctx.SetSchedule([](const ScheduleRequest& req) { return ScheduleAnchorDefault(req, "cumsum"); }, out);
+  SetDefaultSchedules(ctx, "cumsum", out);
   return {out};
 }
 

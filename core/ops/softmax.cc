@@ -1,6 +1,7 @@
 #include "core/ops/softmax.h"
 
 #include "core/graph/shape_rules.h"
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/reduce.h"
 #include "core/ops/registry.h"
@@ -116,6 +117,9 @@ std::vector<Tensor> SoftmaxOp(const OpContext& ctx, SoftmaxKind kind) {
   Tensor out = Softmax(x, axes, kind, ctx.node().outputs[0], &stats);
   size_t r = static_cast<size_t>(rank);
   ctx.SetSchedule([stats, axes, r](const ScheduleRequest& req) { return ScheduleSoftmax(req, stats, axes, r); }, out);
+  ctx.SetCudaSchedule([stats, axes, r](const ScheduleRequest& req) {
+    return cuda::ScheduleRows(req, stats, axes, r, "softmax");
+  });
   return {out};
 }
 

@@ -229,7 +229,7 @@ std::vector<Tensor> ScatterElementsOp(const OpContext& ctx) {
     Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
       return ScatterFold(reduction, data(Exprs(o)), matches(o), updates(candidate(o)), {k});
     }, name, tag::kReduce);
-    ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter"); }, out);
+    SetDefaultSchedules(ctx, "scatter", out);
     return {out};
   }
   std::vector<Tensor> last = te::compute_multi(data.shape(), [&](const std::vector<Var>& o) {
@@ -241,7 +241,7 @@ std::vector<Tensor> ScatterElementsOp(const OpContext& ctx) {
     at[axis] = ir::max(ir::cast(ir::DType::Index(), kk), I(0));
     return ir::select(kk >= ir::make_const(ir::DType::Int(64), 0), updates(at), data(Exprs(o)));
   }, name, tag::kInjective);
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter"); }, last[0]);
+  SetDefaultSchedules(ctx, "scatter", last[0]);
   return {out};
 }
 
@@ -283,7 +283,7 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
       std::vector<Expr> tuple(t.begin(), t.end());
       return ScatterFold(reduction, data(Exprs(o)), matches(o), update_at(o, tuple), t);
     }, name, tag::kReduce);
-    ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter_nd"); }, out);
+    SetDefaultSchedules(ctx, "scatter_nd", out);
     return {out};
   }
   std::vector<Tensor> last = te::compute_multi(data.shape(), [&](const std::vector<Var>& o) {
@@ -301,7 +301,7 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
     }
     return ir::select(p >= ir::make_const(ir::DType::Int(64), 0), update_at(o, tuple), data(Exprs(o)));
   }, name, tag::kInjective);
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "scatter_nd"); }, last[0]);
+  SetDefaultSchedules(ctx, "scatter_nd", last[0]);
   return {out};
 }
 
@@ -339,7 +339,7 @@ std::vector<Tensor> TopKOp(const OpContext& ctx) {
     at[axis] = ir::cast(ir::DType::Index(), indices(Exprs(o)));
     return x(at);
   }, name, tag::kInjective);
-  ctx.SetSchedule([](const ScheduleRequest& r) { return ScheduleAnchorDefault(r, "top_k"); }, indices);
+  SetDefaultSchedules(ctx, "top_k", indices);
   return {values, indices};
 }
 

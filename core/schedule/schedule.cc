@@ -166,7 +166,11 @@ IterVarAttr& AttrOf(StageNode* s, const IterVar& iv) { return s->iter_var_attrs[
 void SetForKind(StageNode* s, const IterVar& iv, ir::ForKind kind, const char* primitive, const std::string& tag = "") {
   RequireCompute(s, primitive);
   RequireOwnAxis(s, iv, primitive);
-  if (kind != ir::ForKind::kUnrolled) {
+  // A reduce axis may be unrolled, or bound to threadIdx.x: schedule_ops then gives
+  // every thread its own accumulator and combines them across the threads
+  // (a cross-thread reduction, lowered to warp shuffles by core/lower/gpu_allreduce.h).
+  bool cross_thread = kind == ir::ForKind::kThreadBinding && tag == "threadIdx.x";
+  if (kind != ir::ForKind::kUnrolled && !cross_thread) {
     AGATE_REQUIRE(iv.kind() != IterVarKind::kCommReduce, kIllegalSchedule)
         << primitive << " on stage " << s->origin_op->name << ": axis " << iv.name()
         << " is (derived from) a reduction axis; running its iterations at the same time would race on the "

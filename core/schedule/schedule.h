@@ -114,7 +114,9 @@ class Stage {
   Stage& vectorize(const IterVar& iv);
   Stage& parallel(const IterVar& iv);
   Stage& unroll(const IterVar& iv);
-  // GPU: bind a loop to "blockIdx.x|y|z" or "threadIdx.x|y|z".
+  // GPU: bind a loop to "blockIdx.x|y|z" or "threadIdx.x|y|z". A reduction axis
+  // may be bound to threadIdx.x (a cross-thread reduction: each thread reduces
+  // its share, then the threads combine their results).
   Stage& bind(const IterVar& iv, const std::string& thread_tag);
   // Attaches AttrStmt "pragma_<key>" around the loop of iv.
   Stage& pragma(const IterVar& iv, const std::string& key, const Expr& value = Expr());

@@ -69,6 +69,27 @@ void RequireEncodable(const ModuleSpec& spec) {
   }
 }
 
+// A CUDA module's kernels have launch geometry and an image to run from: their
+// own (format 1.0) or the module's images (format 1.1, the kernel's own empty).
+// The compiler checks what it writes; the cuda runtime profile checks what it loads.
+void RequireCudaPayload(const ModuleSpec& spec) {
+  if (spec.target_kind != TargetKind::kCuda) return;
+  for (const CudaImageSpec& image : spec.cuda_images) {
+    AGATE_REQUIRE(!image.image.empty() && image.arch > 0, kInvalidArgument)
+        << "CUDA image for arch " << image.arch << " is empty";
+  }
+  for (size_t i = 0; i < spec.kernels.size(); ++i) {
+    const KernelSpec& k = spec.kernels[i];
+    bool has_image = k.has_cuda && (spec.cuda_images.empty() ? !k.cuda.image.empty() : k.cuda.image.empty());
+    AGATE_REQUIRE(has_image, kInvalidArgument)
+        << "kernel " << i << " '" << k.name << "' has no CUDA image in a CUDA module"
+        << (spec.cuda_images.empty() ? "" : " (with Module.cuda_images its own image must be empty)");
+    const Dim3 &g = k.cuda.grid, &b = k.cuda.block;
+    AGATE_REQUIRE(g.x && g.y && g.z && b.x && b.y && b.z, kInvalidArgument)
+        << "kernel " << i << " '" << k.name << "' has an empty launch grid or block";
+  }
+}
+
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>> BuildTensors(
     flatbuffers::FlatBufferBuilder& b, const std::vector<TensorSpec>& tensors) {
   std::vector<flatbuffers::Offset<fb::Tensor>> out;
@@ -175,6 +196,7 @@ uint64_t TensorSpec::bytes() const {
 std::vector<uint8_t> SerializeModuleUnverifiedForTesting(const ModuleSpec& spec) { return Build(spec); }
 
 std::vector<uint8_t> SerializeModule(const ModuleSpec& spec) {
+  RequireCudaPayload(spec);
   std::vector<uint8_t> bytes = Build(spec);
   const fb::Module* module = nullptr;
   rt::ModuleFacts facts;

@@ -204,6 +204,40 @@ TEST(SerializeModuleTest, CudaModulesWithOneImagePerArchitecture) {
   EXPECT_THROW(SerializeModule(spec), Error);
 }
 
+// Format 1.1: one image per architecture for the whole module (cubin first, then
+// PTX); kernels carry their launch and ptxas's figures and an empty image of their own.
+TEST(SerializeModuleTest, CudaModulesCarryOneImagePerArchitecture) {
+  ModuleSpec spec = SmallSpec();
+  spec.target = "cuda -arch=sm_80";
+  spec.target_kind = TargetKind::kCuda;
+  spec.cuda_images.push_back({CudaImageKind::kCubin, 80, {0x7f, 'E', 'L', 'F'}});
+  spec.cuda_images.push_back({CudaImageKind::kPtx, 80, {'.', 'v', 'e', 'r', 's', 'i', 'o', 'n'}});
+  for (KernelSpec& k : spec.kernels) {
+    k.has_cuda = true;
+    k.cuda.kind = CudaImageKind::kCubin;
+    k.cuda.grid = {2, 3, 1};
+    k.cuda.block = {64, 2, 1};
+    k.cuda.shared_memory_bytes = 4096;
+    k.cuda.registers_per_thread = 40;
+    k.cuda.static_shared_memory_bytes = 16;
+  }
+  const std::vector<uint8_t> bytes = SerializeModule(spec);
+  const fb::Module* m = fb::GetModule(bytes.data());
+  ASSERT_EQ(m->cuda_images()->size(), 2u);
+  EXPECT_EQ(m->cuda_images()->Get(0)->kind(), fb::CudaImageKind::Cubin);
+  EXPECT_EQ(m->cuda_images()->Get(0)->arch(), 80u);
+  EXPECT_EQ(m->cuda_images()->Get(1)->kind(), fb::CudaImageKind::Ptx);
+  EXPECT_EQ(m->cuda_images()->Get(0)->fnv1a64(), rt::Fnv1a64(spec.cuda_images[0].image.data(), 4));
+  const fb::CudaKernel* k = m->kernels()->Get(0)->cuda();
+  EXPECT_EQ(k->image()->size(), 0u);
+  EXPECT_EQ(k->registers_per_thread(), 40u);
+  EXPECT_EQ(k->static_shared_memory_bytes(), 16u);
+  EXPECT_EQ(k->shared_memory_bytes(), 4096u);
+  // A kernel image next to module images is refused: the loader would not know which to use.
+  spec.kernels[0].cuda.image = {1};
+  EXPECT_THROW(SerializeModule(spec), Error);
+}
+
 }  // namespace
 }  // namespace serialize
 }  // namespace agate

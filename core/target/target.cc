@@ -502,12 +502,28 @@ class TargetParser {
   void ResolveCUDA() {
     target_.arch_ = Arch::kNVPTX;
     target_.triple_ = "nvptx64-nvidia-cuda";
-    std::string arch = Option("-arch", "sm_70");
     int number = 0;
-    if (arch.compare(0, 3, "sm_") != 0 || !ParsePositiveInt(arch.substr(3), 999, &number) || number < 30) {
-      Fail("-arch='" + arch + "' is not a CUDA architecture; accepted: sm_NN with NN >= 30 (e.g. sm_70, sm_80, sm_90)");
+    if (HasOption("-arch")) {
+      std::string arch = Option("-arch");
+      if (arch.compare(0, 3, "sm_") != 0 || !ParsePositiveInt(arch.substr(3), 999, &number) ||
+          FindCudaArch(number) == nullptr) {
+        Fail("-arch='" + arch + "' is not a CUDA architecture agate compiles for; accepted: " + CudaArchList());
+      }
+    } else {
+      number = DefaultCudaArch();
     }
-    target_.cpu_ = arch;
+    target_.cuda_sm_ = number;
+    target_.cpu_ = "sm_" + std::to_string(number);
+  }
+
+  // The local GPU's architecture, or the newest known one below it (its PTX
+  // runs there), or sm_80 without a GPU.
+  static int DefaultCudaArch() {
+    int local = LocalCudaArch();
+    int best = 0;
+    for (const CudaArch& a : CudaArchs())
+      if (a.sm <= local) best = a.sm;
+    return best > 0 ? best : 80;
   }
 
   void ResolveCommon() {
@@ -559,6 +575,12 @@ int Target::vector_registers() const {
       return 16;  // no SIMD: scalar FPU registers (16 single-precision pairs on Cortex-M4F)
     default: return 16;
   }
+}
+
+const CudaArch& Target::cuda_arch() const {
+  const CudaArch* arch = kind_ == TargetKind::kCUDA ? FindCudaArch(cuda_sm_) : nullptr;
+  AGATE_REQUIRE(arch != nullptr, kInvalidArgument) << "target '" << ToString() << "' is not a CUDA target";
+  return *arch;
 }
 
 bool Target::is_bare_metal() const {

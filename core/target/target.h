@@ -13,7 +13,9 @@
 //   llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33
 //   c                                      portable C99
 //   c -mcpu=cortex-m4                      C99 tuned for (and cross compiled to) a CPU
-//   cuda -arch=sm_80
+//   cuda -arch=sm_80                       an NVIDIA GPU (sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)
+//   cuda                                   the local GPU's architecture when a driver and GPU are
+//                                          present (the newest known one not above it), else sm_80
 //
 // Options shared by kinds: -fast-math, -num-threads=N, -vector-width=N (bits;
 // derived from the CPU's features when absent), and for CPUs -cache-kb=L1D,L2,L3
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "core/ir/dtype.h"
+#include "core/target/cuda_arch.h"
 
 namespace agate {
 namespace target {
@@ -90,6 +93,9 @@ class Target {
   // All features the CPU has, implied or explicit (LLVM names without '+').
   const std::set<std::string>& features() const { return features_; }
 
+  // The GPU architecture of a cuda target (cuda_arch_.sm is e.g. 80); kInvalidArgument otherwise.
+  const CudaArch& cuda_arch() const;
+
   // No operating system: no threads, no dynamic loader, no libc beyond newlib.
   bool is_bare_metal() const;
   // The comma-joined -mattr list, as LLVM's TargetMachine wants it.
@@ -116,6 +122,7 @@ class Target {
   int64_t cache_bytes_[3] = {0, 0, 0};
   bool caches_explicit_ = false;  // from -cache-kb or the host: printed by ToString
   std::set<std::string> features_;
+  int cuda_sm_ = 0;
 
   friend class TargetParser;
 };

@@ -175,7 +175,42 @@ TEST(TargetTest, CudaTarget) {
   EXPECT_EQ(t.kind(), TargetKind::kCUDA);
   EXPECT_EQ(t.arch(), Arch::kNVPTX);
   EXPECT_EQ(t.cpu(), "sm_80");
-  EXPECT_EQ(Target::Parse("cuda").cpu(), "sm_70");
+  EXPECT_EQ(t.cuda_arch().sm, 80);
+  EXPECT_EQ(t.cuda_arch().max_shared_bytes_per_block, 166912);
+  for (const char* arch : {"sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"}) {
+    Target a = Target::Parse(std::string("cuda -arch=") + arch);
+    EXPECT_EQ(a.ToString(), std::string("cuda -arch=") + arch);
+    EXPECT_EQ(a.cuda_arch().name(), arch);
+    EXPECT_EQ(a.cuda_arch().warp_size, 32);
+  }
+  // Without -arch: the local GPU's architecture (or the newest known one below it), else sm_80.
+  int local = LocalCudaArch();
+  std::string expected = local == 0 ? "sm_80" : "";
+  if (local != 0) {
+    for (const CudaArch& a : CudaArchs())
+      if (a.sm <= local) expected = a.name();
+  }
+  EXPECT_EQ(Target::Parse("cuda").cpu(), expected);
+  EXPECT_THROW(Target::Parse("llvm").cuda_arch(), Error);
+}
+
+TEST(TargetTest, CudaOccupancy) {
+  const CudaArch& a100 = *FindCudaArch(80);
+  // 256 threads, 32 registers, no shared memory: 8 blocks fill the 64 warps.
+  Occupancy full = TheoreticalOccupancy(a100, 256, 32, 0);
+  EXPECT_EQ(full.blocks_per_sm, 8);
+  EXPECT_DOUBLE_EQ(full.fraction, 1.0);
+  // 128 registers per thread: 64K / (128 * 32) = 16 warps.
+  Occupancy regs = TheoreticalOccupancy(a100, 256, 128, 0);
+  EXPECT_EQ(regs.warps_per_sm, 16);
+  EXPECT_EQ(regs.limited_by, "registers");
+  // 48 KiB of shared memory per block (+1 KiB reserved): 3 blocks of 164 KiB.
+  Occupancy shared = TheoreticalOccupancy(a100, 128, 32, 48 * 1024);
+  EXPECT_EQ(shared.blocks_per_sm, 3);
+  EXPECT_EQ(shared.limited_by, "shared memory");
+  EXPECT_EQ(TheoreticalOccupancy(a100, 2048, 32, 0).blocks_per_sm, 0);
+  // Turing holds 1024 threads per SM.
+  EXPECT_EQ(TheoreticalOccupancy(*FindCudaArch(75), 1024, 16, 0).blocks_per_sm, 1);
 }
 
 TEST(TargetTest, BadStringsNameTheProblemAndTheChoices) {
@@ -201,6 +236,7 @@ TEST(TargetTest, BadStringsNameTheProblemAndTheChoices) {
   ExpectRejected("c -mtriple=x86_64-linux-gnu", {"'-mtriple'", "kind 'c'", "-mcpu"});
   ExpectRejected("c -mcpu=pentium9000", {"pentium9000", "cortex-m4"});
   ExpectRejected("cuda -arch=compute_80", {"compute_80", "sm_80"});
+  ExpectRejected("cuda -arch=sm_61", {"sm_61", "sm_70, sm_75, sm_80, sm_86, sm_89, sm_90"});
   ExpectRejected("llvm -mtriple=aarch64-linux-gnu -mcpu=native", {"native"});
 }
 

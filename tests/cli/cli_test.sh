@@ -51,6 +51,24 @@ check "knob out of range is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" 
 check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
 [ -s "$TMP/micro.agm.kernels.c" ] && echo "ok   firmware kernels written" || { echo "FAIL no firmware kernels"; failures=$((failures + 1)); }
 
+# CUDA: compiled with NVRTC (no GPU needed) and inspected without a GPU; without NVRTC the
+# compile names what is missing and writes nothing.
+if ldconfig -p 2>/dev/null | grep -q libnvrtc.so || [ -e /usr/local/cuda/lib64/libnvrtc.so ]; then
+  check "compile for cuda" 0 "$AGATE" compile "$MODEL" -o "$TMP/gpu.agm" --target "cuda -arch=sm_80"
+  expect_in "cuda summary shows occupancy" "$TMP/out.txt" "occupancy"
+  check "inspect the cuda module" 0 "$AGATE" inspect "$TMP/gpu.agm"
+  expect_in "inspect shows the cubin" "$TMP/out.txt" "cubin for sm_80"
+  expect_in "inspect shows registers per kernel" "$TMP/out.txt" "registers/thread"
+  expect_in "inspect shows occupancy per kernel" "$TMP/out.txt" "blocks/SM, limited by"
+else
+  echo "ok   (cuda compile skipped: NVRTC is not installed)"
+fi
+check "cuda without NVRTC is exit 1" 1 env AGATE_NVRTC_LIBRARY=/nonexistent/libnvrtc.so "$AGATE" compile "$MODEL" -o "$TMP/nogpu.agm" --target "cuda -arch=sm_80"
+expect_in "missing NVRTC is named" "$TMP/err.txt" "NVRTC"
+[ -e "$TMP/nogpu.agm" ] && { echo "FAIL module written without NVRTC"; failures=$((failures + 1)); } || echo "ok   no module without NVRTC"
+check "unknown cuda arch is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "cuda -arch=sm_61"
+expect_in "unknown cuda arch lists the archs" "$TMP/err.txt" "sm_70, sm_75, sm_80"
+
 # Bad input: exit 1, one error line, no partial file, an existing file untouched.
 printf 'not a model' > "$TMP/bad.onnx"
 cp "$TMP/demo.agm" "$TMP/keep.agm"

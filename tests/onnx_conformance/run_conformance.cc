@@ -1,12 +1,15 @@
 // Prints ONNX conformance pass rates per operator.
 //
 //   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
+//                                                          [--compiled | --cuda-eval "cuda -arch=sm_80"]
 //                                                          [--layout-block N]
 //
 // --list adds every failed and unsupported case with its reason.
 //
 // --compiled compiles every case to a module and runs it in the minimal runtime (what a
 // user's model goes through); without it, the graph pipeline and the reference interpreter.
+// --cuda-eval TARGET compiles every case for a cuda target (NVRTC included) and runs the
+// module's plan on the loop-IR evaluator with GPU semantics: no GPU needed.
 // The report says which.
 #include <cstdio>
 #include <cstdlib>
@@ -17,11 +20,13 @@
 #include "core/support/error.h"
 #include "core/graph/passes/pipeline.h"
 #include "tests/onnx_conformance/compiled_executor.h"
+#include "tests/onnx_conformance/cuda_eval_executor.h"
 #include "tests/onnx_conformance/conformance.h"
 
 int main(int argc, char** argv) {
   std::string suite = "/usr/share/libonnx-testdata/data/node";
   bool expanded = false, list = false, compiled = false;
+  std::string cuda_target;
   std::string fusion = "rule";
   int layout_block = 0;
   for (int i = 1; i < argc; ++i) {
@@ -29,10 +34,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--expanded")) expanded = true;
     else if (!std::strcmp(argv[i], "--list")) list = true;
     else if (!std::strcmp(argv[i], "--compiled")) compiled = true;
+    else if (!std::strcmp(argv[i], "--cuda-eval") && i + 1 < argc) cuda_target = argv[++i];
     else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
     else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
       return 2;
     }
   }
@@ -48,6 +54,7 @@ int main(int argc, char** argv) {
     };
     executor.run = agate::graph_eval::Interpret;
     if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
+    if (!cuda_target.empty()) executor = agate::conformance::CudaEvalExecutor(options.fusion, cuda_target);
     std::vector<agate::conformance::CaseResult> results;
     for (const std::string& dir : agate::conformance::ListCases(suite, expanded))
       results.push_back(agate::conformance::RunCase(dir, executor));

@@ -83,7 +83,7 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("compile", "compile an ONNX model into a module");
   cmd->add_option("model", flags->model, "the ONNX model")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", flags->output, "the module to write (.agm)")->required();
-  cmd->add_option("--target", flags->target, "target, e.g. \"llvm -mcpu=native\", \"llvm -mtriple=aarch64-linux-gnu\", \"c\"")
+  cmd->add_option("--target", flags->target, "target, e.g. \"llvm -mcpu=native\", \"llvm -mtriple=aarch64-linux-gnu\", \"c\", \"cuda -arch=sm_80\"")
       ->capture_default_str();
   cmd->add_option("--fusion", flags->fusion, "operator fusion policy")
       ->check(CLI::IsMember({"rule", "none", "all"}))

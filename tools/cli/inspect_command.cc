@@ -1,8 +1,10 @@
 // agate inspect MODEL.onnx|MODEL.agm [--dot FILE] [--target T] [--fusion P] [--input-shape S]
 //
 // For a model: compiles it (without writing a module) and prints the fused groups with their
-// kernels, shapes, constants and peak arena bytes. For a module: verifies it with the runtime
-// and prints what it holds and needs: target, inputs/outputs, kernels, plan, arena, constants.
+// kernels, shapes, constants and peak arena bytes. For a module: verifies it as the runtime
+// does and prints what it holds and needs: target, inputs/outputs, kernels, plan, arena,
+// constants; for a CUDA module also its images and, per kernel, the launch, ptxas's registers
+// and shared memory and the theoretical occupancy.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,7 +14,10 @@
 #include "core/serialize/module_metadata.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
+#include "core/target/cuda_arch.h"
 #include "frontends/onnx/importer.h"
+#include "runtime_minimal/core/message.h"
+#include "runtime_minimal/core/verify.h"
 #include "runtime_minimal/schema/module_generated.h"
 #include "tools/cli/command.h"
 #include "tools/cli/import_and_compile.h"
@@ -102,11 +107,57 @@ const char* ArgKindName(fb::ArgKind kind) {
   return "?";
 }
 
+std::string TensorText(const fb::Tensor* t) {
+  std::ostringstream os;
+  const fb::DType* d = t->dtype();
+  os << t->name()->str() << ": " << ir::DType(static_cast<ir::TypeCode>(d->code()), d->bits(), d->lanes()) << "[";
+  for (size_t i = 0; i < t->shape()->size(); ++i) os << (i ? "x" : "") << t->shape()->Get(i);
+  return os.str() + "]";
+}
+
+// CUDA modules: the images, and per kernel its launch, ptxas's registers and
+// shared memory, and the theoretical occupancy on the module's architecture.
+void PrintCudaKernels(const fb::Module* module) {
+  int arch = 0;
+  if (module->cuda_images()) {
+    for (const fb::CudaImage* image : *module->cuda_images()) {
+      bool cubin = image->kind() == fb::CudaImageKind::Cubin;
+      if (cubin && arch == 0) arch = static_cast<int>(image->arch());
+      std::cout << "cuda image: " << (cubin ? "cubin for sm_" : "PTX for sm_") << image->arch()
+                << (cubin ? "" : " and newer") << ", " << image->image()->size() << " bytes\n";
+    }
+  }
+  const target::CudaArch* info = target::FindCudaArch(arch);
+  std::cout << "cuda kernels" << (info ? " (occupancy on " + info->name() + ", " + info->example + ")" : "") << ":\n";
+  for (const fb::Kernel* k : *module->kernels()) {
+    const fb::CudaKernel* c = k->cuda();
+    if (!c) continue;
+    uint32_t threads = c->block()->x() * c->block()->y() * c->block()->z();
+    uint32_t shared = c->shared_memory_bytes() + c->static_shared_memory_bytes();
+    std::cout << "  " << k->name()->str() << ": grid " << c->grid()->x() << "x" << c->grid()->y() << "x"
+              << c->grid()->z() << ", block " << c->block()->x() << "x" << c->block()->y() << "x" << c->block()->z()
+              << ", " << c->registers_per_thread() << " registers/thread, " << c->shared_memory_bytes()
+              << " B dynamic + " << c->static_shared_memory_bytes() << " B static shared memory";
+    if (info && c->registers_per_thread() > 0) {
+      target::Occupancy o = target::TheoreticalOccupancy(*info, threads, c->registers_per_thread(), shared);
+      std::cout << ", occupancy " << static_cast<int>(o.fraction * 100 + 0.5) << "% (" << o.blocks_per_sm
+                << " blocks/SM, limited by " << o.limited_by << ")";
+    }
+    std::cout << "\n";
+  }
+}
+
 void InspectModule(const InspectFlags& flags) {
   AGATE_REQUIRE(flags.dot.empty(), kInvalidArgument) << "--dot needs a model (.onnx): a module holds no graph";
-  ModuleRunner runner(flags.path, 1);  // loading verifies the module
   std::vector<uint8_t> bytes = ReadFile(flags.path);
-  const fb::Module* module = fb::GetModule(bytes.data());
+  // Verified as every runtime does before it reads a module; nothing is loaded or
+  // run, so a module for a GPU or another machine is inspected here too.
+  const fb::Module* module = nullptr;
+  rt::ModuleFacts facts;
+  agate_status_t status = rt::VerifyModule(bytes.data(), bytes.size(), &module, &facts);
+  if (status != AGATE_OK) {
+    throw Error(static_cast<StatusCode>(status), "module '" + flags.path + "': " + rt::LastMessage());
+  }
   std::cout << "module: " << flags.path << " (" << bytes.size() << " bytes, format " << module->format_major() << "."
             << module->format_minor() << ", verified)\n";
   std::cout << "target: " << module->target()->str() << "\n";
@@ -121,16 +172,8 @@ void InspectModule(const InspectFlags& flags) {
       std::cout << "\n";
     }
   }
-  for (const auto& in : runner.inputs()) {
-    std::cout << "input  " << in.name << ": " << in.dtype << "[";
-    for (size_t i = 0; i < in.shape.size(); ++i) std::cout << (i ? "x" : "") << in.shape[i];
-    std::cout << "]\n";
-  }
-  for (const auto& out : runner.outputs()) {
-    std::cout << "output " << out.name << ": " << out.dtype << "[";
-    for (size_t i = 0; i < out.shape.size(); ++i) std::cout << (i ? "x" : "") << out.shape[i];
-    std::cout << "]\n";
-  }
+  for (const fb::Tensor* in : *module->inputs()) std::cout << "input  " << TensorText(in) << "\n";
+  for (const fb::Tensor* out : *module->outputs()) std::cout << "output " << TensorText(out) << "\n";
   uint64_t constant_bytes = 0;
   if (module->constants())
     for (const fb::Constant* c : *module->constants()) constant_bytes += c->data()->size();
@@ -154,6 +197,7 @@ void InspectModule(const InspectFlags& flags) {
     }
     std::cout << ")\n";
   }
+  if (module->target_kind() == fb::TargetKind::Cuda) PrintCudaKernels(module);
 }
 
 int RunInspect(const InspectFlags& flags) {

@@ -393,6 +393,10 @@ class CodeGenC {
       case ir::CallOp::kSin: return Call("sin" + f, op->args, lane);
       case ir::CallOp::kCos: return Call("cos" + f, op->args, lane);
       case ir::CallOp::kReinterpret: break;
+      case ir::CallOp::kSyncThreads:
+      case ir::CallOp::kShuffleXor:
+        AGATE_THROW(kUnsupported) << "kernel " << kernel_ << ": the GPU intrinsic " << ir::CallOpName(op->op)
+                                  << " has no meaning on a CPU; the C backend runs on CPUs";
     }
     AGATE_THROW(kInternal) << "kernel " << kernel_ << ": unknown call " << ir::CallOpName(op->op);
   }

@@ -724,6 +724,9 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
 
   Value* VisitExpr_(const ir::Call* op, const Expr&) override {
     DType t = op->dtype;
+    AGATE_REQUIRE(!ir::IsGpuIntrinsic(op->op), kUnsupported)
+        << "kernel " << kernel_name_ << ": the GPU intrinsic " << ir::CallOpName(op->op)
+        << " has no meaning on a CPU; the LLVM CPU backend cannot run it (use a cuda target)";
     std::vector<Value*> args;
     for (const Expr& a : op->args) args.push_back(VisitExpr(a));
     if (op->op == ir::CallOp::kReinterpret) {

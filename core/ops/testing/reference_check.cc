@@ -1,11 +1,15 @@
 #include "core/ops/testing/reference_check.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <sstream>
 
+#include "core/codegen/cuda/build_cuda.h"
+#include "core/codegen/cuda/nvrtc.h"
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/testing/loop_kernels.h"
 #include "core/loop_eval/evaluator.h"
@@ -28,6 +32,7 @@ std::map<std::string, graph::Tensor> RunGroups(const graph::Graph& graph,
   std::vector<GroupKernel> kernels;
   for (size_t g = 0; g < graph.groups.size(); ++g) {
     kernels.push_back(LowerGroup(graph, graph.groups[g], target, "group" + std::to_string(g), options));
+    if (std::getenv("AGATE_SHOW_IR")) std::cerr << ir::ToString(kernels.back().func);
     if (summaries) summaries->push_back(kernels.back().schedule_summary);
   }
   std::unique_ptr<codegen::HostKernels> host;
@@ -134,16 +139,28 @@ graph::Graph Fuse(const graph::Graph& graph, bool one_group) {
   std::map<std::string, graph::Tensor> inputs = RandomInputs(graph, options.seed);
   std::map<std::string, graph::Tensor> want = graph_eval::Interpret(graph, inputs);
   target::Target host = target::Target::Host();
-  for (Backend backend : {Backend::kEval, Backend::kLLVM}) {
-    if (backend == Backend::kEval && !options.eval) continue;
-    if (backend == Backend::kLLVM && !options.llvm) continue;
-    const char* name = backend == Backend::kEval ? "eval" : "llvm";
+  for (int run = 0; run < 3; ++run) {
+    Backend backend = run == 1 ? Backend::kLLVM : Backend::kEval;
+    if (run == 0 && !options.eval) continue;
+    if (run == 1 && !options.llvm) continue;
+    if (run == 2 && options.cuda_target.empty()) continue;
+    const char* name = run == 0 ? "eval" : run == 1 ? "llvm" : "cuda";
+    target::Target target = run == 2 ? target::Target::Parse(options.cuda_target) : host;
     std::vector<std::string> summaries;
     std::map<std::string, graph::Tensor> got;
     try {
-      got = RunGroups(fused, inputs, backend, host, options.lower, &summaries, options.threads);
+      got = RunGroups(fused, inputs, backend, target, options.lower, &summaries, options.threads);
+      if (run == 2 && codegen::NvrtcAvailable()) {
+        std::vector<ir::LoweredFunc> funcs;
+        for (size_t g = 0; g < fused.groups.size(); ++g) {
+          funcs.push_back(LowerGroup(fused, fused.groups[g], target, "group" + std::to_string(g), options.lower).func);
+        }
+        codegen::BuildCuda(funcs, target, "check");
+      }
     } catch (const Error& e) {
-      return ::testing::AssertionFailure() << name << ": " << e.what();
+      std::ostringstream os;
+      for (const std::string& s : summaries) os << "\n  " << s;
+      return ::testing::AssertionFailure() << name << ": " << e.what() << os.str();
     }
     for (const std::string& o : graph.outputs) {
       ::testing::AssertionResult r = TensorsClose(got.at(o), want.at(o), options.tolerance);

@@ -36,6 +36,10 @@ graph::Graph Fuse(const graph::Graph& graph, bool one_group = false);
 struct CheckOptions {
   bool eval = true;   // run on the loop-IR interpreter (slow: keep shapes small)
   bool llvm = true;   // run as LLVM host code
+  // Non-empty: also lower for this cuda target and run the kernels on the
+  // evaluator with GPU semantics (races and divergent barriers are errors), and,
+  // when NVRTC is installed, compile their CUDA source for it.
+  std::string cuda_target;
   double tolerance = 1e-4;  // |got - want| <= tol * (1 + |want|)
   int threads = 1;
   LowerGroupOptions lower;
@@ -43,7 +47,8 @@ struct CheckOptions {
   uint32_t seed = 1;
 };
 
-// Fuses, lowers, runs and compares with the reference interpreter.
+// Fuses, lowers, runs and compares with the reference interpreter. The failure
+// names the backend ("eval", "llvm", "cuda") and lists the groups' schedules.
 ::testing::AssertionResult CheckAgainstReference(const graph::Graph& graph, const CheckOptions& options = {});
 
 // Compares two tensors of the same type within `tolerance` (relative and absolute); NaN

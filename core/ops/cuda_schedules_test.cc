@@ -1,0 +1,229 @@
+// Every operator family's CUDA schedule against the reference interpreter, on
+// the evaluator with GPU semantics (every barrier, shuffle and shared buffer
+// checked for races), on small shapes that divide the tiles and shapes that do
+// not; where NVRTC is installed each group's CUDA source is compiled too. The
+// schedule summaries say which template ran, so a fallback cannot pass for the
+// specialised schedule.
+#include <gtest/gtest.h>
+
+#include "core/graph/testing/graph_builder.h"
+#include "core/ops/lower_group.h"
+#include "core/ops/testing/reference_check.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::RandomTensor;
+using testing::CheckAgainstReference;
+using testing::CheckOptions;
+using Ints = std::vector<int64_t>;
+using Attrs = std::vector<std::pair<std::string, Attribute>>;
+
+const ir::DType kF32 = ir::DType::Float(32);
+
+CheckOptions Cuda() {
+  CheckOptions o;
+  o.eval = false;
+  o.llvm = false;
+  o.cuda_target = "cuda -arch=sm_80";
+  return o;
+}
+
+// The schedule summaries of a graph's groups on the cuda target.
+std::string Summaries(const Graph& g) {
+  Graph fused = testing::Fuse(g);
+  target::Target t = target::Target::Parse("cuda -arch=sm_80");
+  std::string out;
+  for (size_t i = 0; i < fused.groups.size(); ++i) {
+    out += LowerGroup(fused, fused.groups[i], t, "k" + std::to_string(i)).schedule_summary + "\n";
+  }
+  return out;
+}
+
+bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+Graph OneOp(const std::string& op, const graph::Shape& shape, const Attrs& attrs = {}) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, shape});
+  Add(&g, op, "op", {"x"}, {"y"}, attrs);
+  return Finish(g, {"y"});
+}
+
+TEST(CudaScheduleTest, ElementwiseBroadcastAndLayout) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {2, 3, 5, 7}});
+  g.AddConstant("b", RandomTensor({3, 1, 1}, 2));
+  Add(&g, "Add", "add", {"x", "b"}, {"a"});
+  Add(&g, "Relu", "relu", {"a"}, {"r"});
+  Add(&g, "Transpose", "t", {"r"}, {"y"}, {{"perm", Attribute(Ints{0, 3, 1, 2})}});
+  Graph done = Finish(g, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(done, Cuda()));
+  EXPECT_TRUE(Has(Summaries(done), "injective (cuda)")) << Summaries(done);
+
+  Graph c;
+  c.AddInput("a", TensorType{kF32, {2, 3, 8}});
+  c.AddInput("b", TensorType{kF32, {2, 5, 8}});
+  Add(&c, "Concat", "cat", {"a", "b"}, {"y"}, {{"axis", Attribute(int64_t{1})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(c, {"y"}), Cuda()));
+
+  EXPECT_TRUE(CheckAgainstReference(
+      OneOp("Resize", {1, 2, 5, 6}, {{"mode", Attribute("linear")}, {"scales", Attribute(std::vector<double>{1, 1, 2, 1.5})}}),
+      Cuda()));
+}
+
+TEST(CudaScheduleTest, WideAccessesForAlignedElementwise) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {4, 64}});
+  Add(&g, "Sigmoid", "s", {"x"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), Cuda()));
+}
+
+TEST(CudaScheduleTest, ReductionsAcrossThreadsAndPerThread) {
+  // 1000 elements per output: split across threads; 4 per output: a thread each.
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ReduceSum", {3, 1000}, {{"axes", Attribute(Ints{1})}}), Cuda()));
+  EXPECT_TRUE(Has(Summaries(OneOp("ReduceMean", {3, 1000}, {{"axes", Attribute(Ints{1})}})), "across the threads"));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ReduceMean", {3, 1000}, {{"axes", Attribute(Ints{1})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ReduceMax", {50, 4, 3}, {{"axes", Attribute(Ints{1})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ReduceSum", {5, 7, 9}, {{"keepdims", Attribute(int64_t{0})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ReduceLogSumExp", {4, 300}, {{"axes", Attribute(Ints{-1})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ArgMax", {3, 200}, {{"axis", Attribute(int64_t{1})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("ArgMin", {6, 5}, {{"axis", Attribute(int64_t{0})}}), Cuda()));
+}
+
+TEST(CudaScheduleTest, SoftmaxAndNorms) {
+  for (const graph::Shape& shape : {graph::Shape{4, 100}, graph::Shape{2, 3, 37}, graph::Shape{3, 512}}) {
+    Graph g = OneOp("Softmax", shape, {{"axis", Attribute(int64_t{-1})}});
+    EXPECT_TRUE(CheckAgainstReference(g, Cuda())) << graph::ShapeToString(shape);
+    EXPECT_TRUE(Has(Summaries(g), "threads per row")) << Summaries(g);
+  }
+  EXPECT_TRUE(CheckAgainstReference(OneOp("LogSoftmax", {3, 70}, {{"axis", Attribute(int64_t{1})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Softmax", {5, 6, 3}, {{"axis", Attribute(int64_t{1})}}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Hardmax", {4, 33}, {{"axis", Attribute(int64_t{-1})}}), Cuda()));
+
+  Graph ln;
+  ln.AddInput("x", TensorType{kF32, {2, 5, 48}});
+  ln.AddConstant("s", RandomTensor({48}, 3));
+  ln.AddConstant("b", RandomTensor({48}, 4));
+  Add(&ln, "LayerNormalization", "ln", {"x", "s", "b"}, {"y"}, {{"axis", Attribute(int64_t{-1})}});
+  Graph lnf = Finish(ln, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(lnf, Cuda()));
+  EXPECT_TRUE(Has(Summaries(lnf), "layer_norm (cuda): a block of 64 threads per row")) << Summaries(lnf);
+
+  Graph in;
+  in.AddInput("x", TensorType{kF32, {2, 3, 9, 11}});
+  in.AddConstant("s", RandomTensor({3}, 5));
+  in.AddConstant("b", RandomTensor({3}, 6));
+  Add(&in, "InstanceNormalization", "in", {"x", "s", "b"}, {"y"}, {{"epsilon", Attribute(1e-3)}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(in, {"y"}), Cuda()));
+}
+
+TEST(CudaScheduleTest, Pooling) {
+  EXPECT_TRUE(CheckAgainstReference(
+      OneOp("MaxPool", {1, 3, 9, 11},
+            {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}),
+      Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(
+      OneOp("AveragePool", {2, 2, 7, 6}, {{"kernel_shape", Attribute(Ints{3, 2})}, {"pads", Attribute(Ints{1, 0, 2, 1})}}),
+      Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("GlobalAveragePool", {2, 5, 7, 7}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(OneOp("GlobalMaxPool", {1, 3, 16, 16}), Cuda()));
+}
+
+Graph MatMulGraph(const graph::Shape& a, const graph::Shape& b, bool bias_relu) {
+  Graph g;
+  g.AddInput("a", TensorType{kF32, a});
+  g.AddConstant("b", RandomTensor(b, 7));
+  Add(&g, "MatMul", "mm", {"a", "b"}, {bias_relu ? "m" : "y"});
+  if (bias_relu) {
+    g.AddConstant("bias", RandomTensor({b.back()}, 8));
+    Add(&g, "Add", "add", {"m", "bias"}, {"s"});
+    Add(&g, "Relu", "relu", {"s"}, {"y"});
+  }
+  return Finish(g, {"y"});
+}
+
+TEST(CudaScheduleTest, MatrixProducts) {
+  // Tiled (shared memory, 4x4 per thread), ragged in every dimension, with and without an epilogue.
+  for (bool epilogue : {false, true}) {
+    Graph g = MatMulGraph({45, 37}, {37, 70}, epilogue);
+    EXPECT_TRUE(CheckAgainstReference(g, Cuda())) << epilogue;
+    EXPECT_TRUE(Has(Summaries(g), "staged in shared memory (2 operands)")) << Summaries(g);
+  }
+  EXPECT_TRUE(CheckAgainstReference(MatMulGraph({64, 32}, {32, 64}, true), Cuda()));
+  // Batch-1 fully connected: a thread per output.
+  Graph fc = MatMulGraph({1, 50}, {50, 33}, true);
+  EXPECT_TRUE(CheckAgainstReference(fc, Cuda()));
+  EXPECT_TRUE(Has(Summaries(fc), "a thread per output")) << Summaries(fc);
+  // Batched, broadcast batch.
+  Graph bm;
+  bm.AddInput("a", TensorType{kF32, {3, 40, 20}});
+  bm.AddInput("b", TensorType{kF32, {1, 20, 36}});
+  Add(&bm, "MatMul", "mm", {"a", "b"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(bm, {"y"}), Cuda()));
+  // Gemm with transB and C.
+  Graph gm;
+  gm.AddInput("a", TensorType{kF32, {33, 24}});
+  gm.AddConstant("w", RandomTensor({40, 24}, 9));
+  gm.AddConstant("c", RandomTensor({40}, 10));
+  Add(&gm, "Gemm", "gemm", {"a", "w", "c"}, {"y"}, {{"transB", Attribute(int64_t{1})}, {"alpha", Attribute(0.5)}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(gm, {"y"}), Cuda()));
+}
+
+Graph ConvGraph(const graph::Shape& x, const graph::Shape& w, const Attrs& attrs) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, x});
+  g.AddConstant("w", RandomTensor(w, 11));
+  g.AddConstant("b", RandomTensor({w[0]}, 12));
+  Add(&g, "Conv", "conv", {"x", "w", "b"}, {"c"}, attrs);
+  return Finish(g, {"c"});
+}
+
+TEST(CudaScheduleTest, ConvolutionsAsImplicitGemm) {
+  // conv + bias + add + relu in one kernel (the residual block's tail).
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 16, 9, 11}});
+  g.AddInput("skip", TensorType{kF32, {1, 20, 9, 11}});
+  g.AddConstant("w", RandomTensor({20, 16, 3, 3}, 13));
+  g.AddConstant("b", RandomTensor({20}, 14));
+  Add(&g, "Conv", "conv", {"x", "w", "b"}, {"c"}, {{"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Add(&g, "Add", "add", {"c", "skip"}, {"s"});
+  Add(&g, "Relu", "relu", {"s"}, {"y"});
+  Graph fused = Finish(g, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(fused, Cuda()));
+  std::string summaries = Summaries(fused);
+  EXPECT_TRUE(Has(summaries, "implicit GEMM") && Has(summaries, "epilogue fused") && Has(summaries, "[Conv+Add+Relu]"))
+      << summaries;
+  EXPECT_EQ(std::count(summaries.begin(), summaries.end(), '\n'), 1) << summaries;
+
+  Attrs strided{{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}};
+  EXPECT_TRUE(CheckAgainstReference(ConvGraph({2, 8, 13, 10}, {70, 8, 3, 3}, strided), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(ConvGraph({1, 24, 6, 20}, {16, 24, 1, 1}, {}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(
+      ConvGraph({1, 3, 12, 12}, {8, 3, 5, 5}, {{"pads", Attribute(Ints{2, 2, 2, 2})}, {"dilations", Attribute(Ints{1, 1})}}),
+      Cuda()));
+  // Depthwise and grouped: a thread per output.
+  EXPECT_TRUE(CheckAgainstReference(
+      ConvGraph({1, 6, 9, 9}, {6, 1, 3, 3}, {{"group", Attribute(int64_t{6})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}),
+      Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(ConvGraph({1, 8, 7, 7}, {6, 4, 3, 3}, {{"group", Attribute(int64_t{2})}}), Cuda()));
+}
+
+TEST(CudaScheduleTest, GenericAnchorsTakeTheDefaultGpuSchedule) {
+  Graph t;
+  t.AddInput("x", TensorType{kF32, {3, 9}});
+  Add(&t, "TopK", "k", {"x"}, {"values", "indices"}, {{"k", Attribute(Ints{4})}, {"axis", Attribute(int64_t{1})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(t, {"values", "indices"}), Cuda()));
+  EXPECT_TRUE(CheckAgainstReference(
+      OneOp("CumSum", {4, 6}, {{"axis", Attribute(Ints{1})}, {"exclusive", Attribute(int64_t{1})}}), Cuda()));
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate
