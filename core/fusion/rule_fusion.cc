@@ -121,7 +121,7 @@ class RuleFuser {
         bool operand = producer.outputs[0] == node.inputs[0] || producer.outputs[0] == node.inputs[1];
         if (producer.op != "Transpose" || !operand || g_.feeds_output[p] || g_.consumers[p].size() != 1) continue;
         if (Find(p) != p) continue;  // already part of another group
-        Union(p, i);
+        sets_.Merge(p, i);
         pattern_[Find(i)] = std::max(pattern_[Find(i)], g_.kinds[i]);
       }
     }
