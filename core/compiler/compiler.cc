@@ -252,6 +252,7 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   graph::PipelineOptions pipeline;
   pipeline.fusion = options.opt_level == 0 ? fusion::FusionPolicy::kNone : options.fusion;
   pipeline.dump_dir = options.dump_ir_dir;
+  pipeline.fuse_attention = !cuda;
   // Blocked NCHW{c}c layout, c = the target's float32 SIMD lanes, so convolution kernels load and
   // store whole vectors of channels (TVM's NCHWc for CPUs). Microcontroller targets keep NCHW.
   int lanes = target.NativeLanes(ir::DType::Float(32));

@@ -214,7 +214,13 @@ Types AttentionInfer(const InferContext& ctx) {
     const TensorType& mask = ctx.input(3);
     AGATE_REQUIRE(mask.dtype.is_bool() || mask.dtype == ctx.input(0).dtype, kInvalidArgument)
         << Where(ctx) << ": the mask is " << mask.dtype << "; it must be bool or " << ctx.input(0).dtype;
-    AGATE_REQUIRE(mask.rank() <= 4 && BroadcastShapes(mask.shape, scores, Where(ctx)) == scores, kInvalidArgument)
+    // Checked here rather than by BroadcastShapes, whose error would not say that the mask is the operand at fault.
+    bool broadcasts = mask.rank() <= 4;
+    for (size_t i = 0; broadcasts && i < mask.shape.size(); ++i) {
+      int64_t m = mask.shape[mask.shape.size() - 1 - i], s = scores[scores.size() - 1 - i];
+      broadcasts = m == 1 || m == s;
+    }
+    AGATE_REQUIRE(broadcasts, kInvalidArgument)
         << Where(ctx) << ": mask " << ShapeToString(mask.shape) << " does not broadcast to the scores "
         << ShapeToString(scores);
   }

@@ -116,6 +116,15 @@ TEST(CudaScheduleTest, SoftmaxAndNorms) {
   EXPECT_TRUE(CheckAgainstReference(lnf, Cuda()));
   EXPECT_TRUE(Has(Summaries(lnf), "layer_norm (cuda): a block of 64 threads per row")) << Summaries(lnf);
 
+  // RMSNormalization (what the pattern fusion makes of LLaMA-style norms) takes the same row schedule.
+  Graph rms;
+  rms.AddInput("x", TensorType{kF32, {3, 7, 40}});
+  rms.AddConstant("s", RandomTensor({40}, 7));
+  Add(&rms, "RMSNormalization", "rms", {"x", "s"}, {"y"}, {{"axis", Attribute(int64_t{-1})}});
+  Graph rmsf = Finish(rms, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(rmsf, Cuda()));
+  EXPECT_TRUE(Has(Summaries(rmsf), "rms_norm (cuda)")) << Summaries(rmsf);
+
   Graph in;
   in.AddInput("x", TensorType{kF32, {2, 3, 9, 11}});
   in.AddConstant("s", RandomTensor({3}, 5));

@@ -335,6 +335,9 @@ std::vector<Tensor> RmsNormOp(const OpContext& ctx) {
   size_t r = static_cast<size_t>(rank);
   ctx.SetSchedule([stats, axes, r](const ScheduleRequest& req) { return ScheduleNorm(req, stats, axes, r, "rms_norm"); },
                   out);
+  ctx.SetCudaSchedule([stats, axes, r](const ScheduleRequest& req) {
+    return cuda::ScheduleRows(req, stats, axes, r, "rms_norm");
+  });
   return {out};
 }
 

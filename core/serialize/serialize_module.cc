@@ -80,10 +80,16 @@ void RequireCudaPayload(const ModuleSpec& spec) {
   }
   for (size_t i = 0; i < spec.kernels.size(); ++i) {
     const KernelSpec& k = spec.kernels[i];
-    bool has_image = k.has_cuda && (spec.cuda_images.empty() ? !k.cuda.image.empty() : k.cuda.image.empty());
-    AGATE_REQUIRE(has_image, kInvalidArgument)
-        << "kernel " << i << " '" << k.name << "' has no CUDA image in a CUDA module"
-        << (spec.cuda_images.empty() ? "" : " (with Module.cuda_images its own image must be empty)");
+    AGATE_REQUIRE(k.has_cuda, kInvalidArgument)
+        << "kernel " << i << " '" << k.name << "' has no CUDA launch description (grid, block, image) in a CUDA module";
+    if (spec.cuda_images.empty()) {
+      AGATE_REQUIRE(!k.cuda.image.empty(), kInvalidArgument)
+          << "kernel " << i << " '" << k.name << "' has no CUDA image: neither its own (format 1.0) nor the module's (1.1)";
+    } else {
+      AGATE_REQUIRE(k.cuda.image.empty(), kInvalidArgument)
+          << "kernel " << i << " '" << k.name << "' has an image of its own in a module with Module.cuda_images "
+          << "(format 1.1: the module's images hold every kernel)";
+    }
     const Dim3 &g = k.cuda.grid, &b = k.cuda.block;
     AGATE_REQUIRE(g.x && g.y && g.z && b.x && b.y && b.z, kInvalidArgument)
         << "kernel " << i << " '" << k.name << "' has an empty launch grid or block";

@@ -22,7 +22,7 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   pm.Add("constant_folding", FoldConstants);
   pm.Add("norm_fusion", FuseNormalizations);
   pm.Add("activation_fusion", FuseActivations);
-  pm.Add("attention_fusion", FuseAttention);
+  if (options.fuse_attention) pm.Add("attention_fusion", FuseAttention);
   pm.Add("batchnorm_folding", FoldBatchNorm);
   pm.Add("constant_folding_2", FoldConstants);
   if (options.layout_block > 1) {

@@ -1,6 +1,6 @@
 // agate's standard graph pipeline, in order:
 //   simplification, constant_folding, norm_fusion, activation_fusion,
-//   attention_fusion, batchnorm_folding, constant_folding,
+//   [attention_fusion], batchnorm_folding, constant_folding,
 //   [layout_transformation, constant_folding], dead_code_elimination,
 //   fusion, graph_memory_plan.
 //
@@ -21,6 +21,10 @@ struct PipelineOptions {
   fusion::FusionPolicy fusion = fusion::FusionPolicy::kRule;
   int64_t layout_block = 0;  // channels per block for NCHW{c}c; 0 keeps NCHW
   std::string dump_dir;      // --dump-ir: one file per pass
+  // Scaled-dot-product attention becomes one Attention node. Its fused kernel
+  // (core/ops/attention.h) exists for CPU targets only, so GPU targets keep
+  // MatMul, Softmax, MatMul, which have CUDA schedules.
+  bool fuse_attention = true;
   bool verify = true;
 };
 
