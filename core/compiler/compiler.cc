@@ -30,13 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// A C identifier for a kernel: "k3_conv" from group 3 whose anchor is a Conv.
-std::string KernelName(int index, const std::string& op) {
-  std::string name = "k" + std::to_string(index) + "_";
-  for (char c : op) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
-  return name;
-}
-
 serialize::TensorSpec TensorSpecOf(const graph::Graph& graph, const std::string& value) {
   const graph::TensorType& type = graph.TypeOf(value);
   return serialize::TensorSpec{value, type.dtype, type.shape};
@@ -319,6 +312,12 @@ graph::Graph ExtractGroup(const graph::Graph& planned, size_t index) {
 }
 
 }  // namespace
+
+std::string KernelName(int index, const std::string& op) {
+  std::string name = "k" + std::to_string(index) + "_";
+  for (char c : op) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  return name;
+}
 
 graph::Graph PlanGraph(const graph::Graph& graph, const CompileOptions& options) {
   return RunGraphPasses(graph, options, ParseCpuTarget(options.target), nullptr);

@@ -73,6 +73,9 @@ struct CompileResult {
 // Compiles an imported graph. Throws agate::Error naming the node, op and shape at fault.
 CompileResult CompileGraph(const graph::Graph& graph, const CompileOptions& options);
 
+// A C identifier for a kernel: "k3_conv" for group 3 whose anchor is a Conv.
+std::string KernelName(int index, const std::string& op);
+
 // The graph as CompileGraph lowers it: every graph pass run (fused groups and memory plan
 // filled) and every model output produced by a group. What a tuner extracts its tasks from.
 graph::Graph PlanGraph(const graph::Graph& graph, const CompileOptions& options);
