@@ -344,8 +344,13 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
     summary.name = name;
     summary.task_key = ops::TaskKeyOf(graph, group, target);
     ops::LowerGroupOptions knobs = options.schedule_knobs;
+    ops::KnobSpace space = ops::KnobSpaceOf(graph, group, target);
+    summary.tunable = space.size() > 1;
     auto tuned = options.task_knobs.find(summary.task_key);
     if (tuned != options.task_knobs.end()) {
+      AGATE_REQUIRE(space.Contains(tuned->second), kInvalidArgument)
+          << "kernel " << name << " (task " << summary.task_key << "): the tuned knobs "
+          << ops::KnobConfigToString(tuned->second) << " are not in its knob space " << space.ToString();
       knobs = ops::ApplyKnobConfig(tuned->second, knobs);
       summary.tuned = true;
     }

@@ -42,6 +42,7 @@ struct KernelSummary {
   std::vector<std::string> nodes;  // "name (Op)" of every graph node fused into it
   std::string schedule;            // what the operator library chose
   std::string task_key;            // its workload (ops::TaskKeyOf)
+  bool tunable = false;            // its knob space has more than the default (ops::KnobSpaceOf)
   bool tuned = false;              // its knobs came from CompileOptions::task_knobs
   uint64_t workspace_bytes = 0;
 };
