@@ -78,10 +78,43 @@ TEST(MeasureModulesTest, CrashingAndHangingCandidatesAreRecordedAsFailed) {
   EXPECT_NE(r[2].error.find("run failed"), std::string::npos) << r[2].error;
 }
 
-// x [1, 16, 14, 14] -> Conv 3x3 (32 channels, pad 1) + Relu: a planned graph with one conv group.
-graph::Graph SmallConvModel() {
-  graph::testing::GraphBuilder b;
-  return b.Build();
+// x [1, 16, 14, 14] -> Conv 3x3 pad 1 (32 channels) -> Relu, planned for the host.
+graph::Graph PlannedConv(compiler::CompileOptions* options) {
+  graph::Graph g;
+  g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, 16, 14, 14}});
+  g.AddConstant("w", graph::testing::RandomTensor({32, 16, 3, 3}, 3));
+  graph::testing::Add(&g, "Conv", "conv", {"x", "w"}, {"c"},
+                      {{"pads", graph::Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
+  graph::testing::Add(&g, "Relu", "relu", {"c"}, {"y"});
+  options->target = "llvm";  // the host: the candidates run here
+  return compiler::PlanGraph(graph::testing::Finish(g, {"y"}), *options);
+}
+
+// Real candidates of a conv group, built in parallel children and timed one by one; a knob
+// value its template refuses fails that candidate only.
+TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
+  compiler::CompileOptions options;
+  graph::Graph planned = PlannedConv(&options);
+  size_t conv = planned.groups.size();
+  for (size_t i = 0; i < planned.groups.size(); ++i)
+    if (planned.groups[i].anchor >= 0 && planned.nodes[planned.groups[i].anchor].op == "Conv") conv = i;
+  ASSERT_LT(conv, planned.groups.size());
+  MeasureOptions m;
+  m.repeats = 3;
+  m.threads = 1;
+  KernelMeasurer measurer(planned, conv, target::Target::Parse(options.target), m);
+  std::vector<MeasureResult> r =
+      measurer.Measure({{}, {{"conv_ow_block", 7}, {"conv_winograd", 0}}, {{"winograd_tile", 3}}});
+  ASSERT_EQ(r.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(r[i].ok) << r[i].error;
+    EXPECT_GT(r[i].ms, 0);
+    EXPECT_LE(r[i].min_ms, r[i].ms);
+    EXPECT_GE(r[i].max_ms, r[i].ms);
+  }
+  EXPECT_FALSE(r[2].ok);
+  EXPECT_NE(r[2].error.find("winograd_tile"), std::string::npos) << r[2].error;
+  EXPECT_THROW(KernelMeasurer(planned, planned.groups.size(), target::Target::Parse(options.target), m), Error);
 }
 
 }  // namespace
