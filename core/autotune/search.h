@@ -51,8 +51,8 @@ using FeatureFn = std::function<std::vector<float>(const ops::KnobConfig&)>;
 
 struct ModelSearchOptions {
   double epsilon = 0.1;        // share of each batch picked at random
-  int anneal_chains = 16;      // simulated-annealing walkers per batch
-  int anneal_steps = 40;       // steps per walker
+  int anneal_chains = 8;       // simulated-annealing walkers per batch
+  int anneal_steps = 12;       // steps per walker (each new point is lowered once for its features)
   int min_train = 4;           // measured configs of this task before the model is trusted
 };
 
