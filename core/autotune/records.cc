@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/support/error.h"
+#include "core/support/version.h"
 
 namespace agate {
 namespace autotune {
@@ -108,6 +109,7 @@ RecordFile ReadRecords(const std::string& path, const std::string& target) {
   RecordFile file;
   size_t start = 0;
   int line_number = 0;
+  bool warned_version = false;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     bool complete = end != std::string::npos;
@@ -130,6 +132,11 @@ RecordFile ReadRecords(const std::string& path, const std::string& target) {
     AGATE_REQUIRE(target.empty() || record.target == target, kInvalidArgument)
         << where << ": made for target '" << record.target << "', not '" << target
         << "' (tune for this target; no record of this file is applied)";
+    if (record.agate_version != AGATE_VERSION_STRING && !warned_version) {
+      file.warnings.push_back(where + ": made by agate " + record.agate_version + ", this is " + AGATE_VERSION_STRING +
+                              "; its knob space is the same, so its records apply");
+      warned_version = true;
+    }
     file.records.push_back(std::move(record));
   }
   return file;

@@ -70,7 +70,8 @@ struct RecordFile {
 // Reads every record of `path`. A missing file is kNotFound; an unparsable line (a corrupt or
 // truncated one) is skipped with a warning naming it. When `target` is not empty, a record for
 // another target is kInvalidArgument naming the file, line and both targets; a record of another
-// knob-space version is kInvalidArgument naming the line, whatever the target.
+// knob-space version is kInvalidArgument naming the line, whatever the target. Records of another
+// agate version with the same knob space apply, with one warning naming the first such line.
 RecordFile ReadRecords(const std::string& path, const std::string& target);
 
 // The fastest measured config per task.

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/support/error.h"
+#include "core/support/version.h"
 
 namespace agate {
 namespace autotune {
@@ -22,7 +23,7 @@ TuningRecord Record(const std::string& task, int64_t block, double ms) {
   r.ms = ms > 0 ? ms : 0;
   r.error = ms > 0 ? "" : "run failed: killed by signal 11 (Segmentation fault)";
   r.target = kTarget;
-  r.agate_version = "0.1.0";
+  r.agate_version = AGATE_VERSION_STRING;
   r.knob_space_version = ops::kKnobSpaceVersion;
   r.time = 1764000000;
   return r;
@@ -136,6 +137,17 @@ TEST(RecordsTest, AnotherKnobSpaceVersionIsRefused) {
     EXPECT_NE(e.message().find("line 1"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("knob-space version"), std::string::npos) << e.message();
   }
+}
+
+TEST(RecordsTest, AnotherAgateVersionWithTheSameKnobSpaceAppliesWithAWarning) {
+  std::string path = TempPath("agate_version");
+  TuningRecord other = Record("a", 4, 1.0);
+  other.agate_version = "0.0.9";
+  WriteText(path, RecordToJson(other) + "\n" + RecordToJson(other) + "\n");
+  RecordFile f = ReadRecords(path, kTarget);
+  EXPECT_EQ(f.records.size(), 2u);
+  ASSERT_EQ(f.warnings.size(), 1u);
+  EXPECT_NE(f.warnings[0].find("0.0.9"), std::string::npos) << f.warnings[0];
 }
 
 TEST(RecordsTest, AMissingFileIsNotFound) {
