@@ -96,6 +96,7 @@ MeasureResult TimeModule(const std::string& module_bytes, const MeasureOptions& 
 
 // Measures knob configs of one fused group of a planned graph (compiler::PlanGraph): builds
 // compiler::CompileGroup modules in parallel children, then times them one by one.
+// `planned` is borrowed: it must outlive the measurer.
 class KernelMeasurer {
  public:
   KernelMeasurer(const graph::Graph& planned, size_t group_index, target::Target target, MeasureOptions options);

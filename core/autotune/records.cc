@@ -34,6 +34,7 @@ std::string RecordToJson(const TuningRecord& r) {
   j["agate"] = r.agate_version;
   j["knob_space"] = r.knob_space_version;
   j["time"] = r.time;
+  j["threads"] = r.threads;
   return j.dump();
 }
 
@@ -65,6 +66,10 @@ TuningRecord RecordFromJson(const std::string& line) {
   r.agate_version = field("agate", &json::is_string, "a string").get<std::string>();
   r.knob_space_version = field("knob_space", &json::is_number_integer, "an integer").get<int>();
   r.time = field("time", &json::is_number_integer, "an integer").get<int64_t>();
+  if (auto threads = j.find("threads"); threads != j.end()) {  // optional
+    AGATE_REQUIRE(threads->is_number_integer(), kInvalidArgument) << "\"threads\" is not an integer";
+    r.threads = threads->get<int>();
+  }
   return r;
 }
 

@@ -13,7 +13,7 @@
 //
 // Example line:
 //   {"task":"conv_8c1d...","knobs":{"conv_ow_block":7},"ms":0.412,"error":"","target":"llvm -mcpu=znver4 ...",
-//    "agate":"0.1.0","knob_space":1,"time":1764000000}
+//    "agate":"0.1.0","knob_space":1,"time":1764000000,"threads":2}
 #ifndef AGATE_CORE_AUTOTUNE_RECORDS_H_
 #define AGATE_CORE_AUTOTUNE_RECORDS_H_
 
@@ -37,6 +37,9 @@ struct TuningRecord {
   std::string agate_version;    // AGATE_VERSION_STRING of the tuner
   int knob_space_version = 0;   // ops::kKnobSpaceVersion of the tuner
   int64_t time = 0;             // seconds since the epoch when measured
+  int threads = 0;              // the runtime threads it was timed with (0: the runtime's default).
+                                // Informational: a module's thread count is chosen when it runs,
+                                // so compile applies the best record whatever its threads.
 };
 
 // One line (no newline). Round-trips through RecordFromJson.

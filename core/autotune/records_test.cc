@@ -26,6 +26,7 @@ TuningRecord Record(const std::string& task, int64_t block, double ms) {
   r.agate_version = AGATE_VERSION_STRING;
   r.knob_space_version = ops::kKnobSpaceVersion;
   r.time = 1764000000;
+  r.threads = 2;
   return r;
 }
 
@@ -51,6 +52,7 @@ TEST(RecordsTest, JsonRoundTrip) {
     EXPECT_EQ(back.agate_version, r.agate_version);
     EXPECT_EQ(back.knob_space_version, r.knob_space_version);
     EXPECT_EQ(back.time, r.time);
+    EXPECT_EQ(back.threads, r.threads);
   }
 }
 

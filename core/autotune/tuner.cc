@@ -186,6 +186,7 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
       rec.agate_version = AGATE_VERSION_STRING;
       rec.knob_space_version = ops::kKnobSpaceVersion;
       rec.time = static_cast<int64_t>(std::time(nullptr));
+      rec.threads = options.measure.threads;
       writer->Append(rec);
     };
     auto task_progress = [&](const TaskReport& r) {

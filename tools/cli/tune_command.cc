@@ -36,6 +36,7 @@ struct TuneFlags {
   std::string time_budget;
   std::string cache = "network";
   int trials = 32;
+  bool trials_given = false;  // --trials on the command line (else a --time-budget alone bounds the run)
   int threads = 0;
   int batch = 8;
   int repeats = 5;
@@ -126,11 +127,11 @@ int RunTune(const TuneFlags& flags) {
 
   autotune::TuneOptions options;
   options.tuner = autotune::ParseTunerKind(flags.tuner);
-  options.trials = flags.trials;
   options.time_budget_s = ParseDuration(flags.time_budget);
+  options.trials = options.time_budget_s > 0 && !flags.trials_given ? 0 : flags.trials;
   options.batch = flags.batch;
   options.seed = flags.seed;
-  options.measure.threads = flags.threads;
+  options.measure.threads = flags.threads;  // recorded with each candidate (records.h)
   options.measure.repeats = flags.repeats;
   options.measure.timeout_s = flags.timeout_s;
   options.measure.cache = ParseCache(flags.cache);
@@ -151,7 +152,7 @@ int RunTune(const TuneFlags& flags) {
   for (const auto& t : tasks) kernels += t.kernels.size();
   std::cout << "tuning " << flags.model << " for " << target_text << ": " << tasks.size() << " tasks (" << kernels
             << " of " << planned.groups.size() << " kernels have knobs), tuner " << flags.tuner << ", "
-            << (flags.trials > 0 ? std::to_string(flags.trials) + " trials per task" : std::string("no trial limit"))
+            << (options.trials > 0 ? std::to_string(options.trials) + " trials per task" : std::string("no trial limit"))
             << (options.time_budget_s > 0 ? ", time budget " + Duration(options.time_budget_s) : std::string())
             << ", threads " << (flags.threads > 0 ? std::to_string(flags.threads) : std::string("default"))
             << ", caches " << autotune::CacheStateName(options.measure.cache) << "\n";
@@ -196,6 +197,10 @@ int RunTune(const TuneFlags& flags) {
     std::printf("tuned kernels: %.3f ms -> %.3f ms per run (%.2fx)\n", total_default, total_best,
                 total_default / total_best);
   }
+  if (!g_interrupted && reports.size() < tasks.size()) {
+    std::cout << "time budget spent: " << reports.size() << " of " << tasks.size()
+              << " tasks tuned (run again with the same records to go on)\n";
+  }
   if (g_interrupted) {
     std::cout << "interrupted: every measured candidate is kept in " << flags.records
               << "; run the same command again to resume\n";
@@ -215,7 +220,8 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
   cmd->add_option("--records", flags->records, "the JSON-lines records file (appended; an existing one is resumed)")
       ->required();
   cmd->add_option("--target", flags->target, "target, e.g. \"llvm -mcpu=native\"")->capture_default_str();
-  cmd->add_option("--trials", flags->trials, "measured candidates per task (0: no limit; then --time-budget)")
+  cmd->add_option("--trials", flags->trials,
+                  "measured candidates per task (0: no limit; with --time-budget alone: no limit either)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--time-budget", flags->time_budget, "wall-clock budget for the whole run, e.g. 30m, 1h, 90s");
@@ -243,7 +249,10 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes: name:1x3x224x224[,name2:...]");
   cmd->add_option("--seed", flags->seed, "seed of the random choices")->capture_default_str();
-  return [flags] { return RunTune(*flags); };
+  return [flags, cmd] {
+    flags->trials_given = cmd->count("--trials") > 0;
+    return RunTune(*flags);
+  };
 }
 
 }  // namespace cli
