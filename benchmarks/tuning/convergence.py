@@ -122,7 +122,7 @@ def write_table(path, results, a):
     lines = [f"# Tuner convergence ({a.trials} trials per tuner, {a.threads} thread(s), batch {a.batch}, "
              f"median of {a.repeats} runs)", "",
              "| workload | default GFLOP/s | " + " | ".join(f"{t} best" for t in TUNERS) +
-             " | xgb trials to random's best | random's trials |", "|---" * (3 + len(TUNERS)) + "|"]
+             " | xgb trials to random's best | random's trials |", "|---" * (4 + len(TUNERS)) + "|"]
     for name in sorted({n for n, _ in results}):
         row = [name, f"{results[(name, TUNERS[0])]['default']:.1f}"]
         for t in TUNERS:
