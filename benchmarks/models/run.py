@@ -113,6 +113,8 @@ def main():
     p.add_argument("--no-ort", action="store_true")
     p.add_argument("--baseline", help="another agate binary whose rule-fusion modules are timed in the same rounds")
     p.add_argument("--out", help="write RESULTS.md, results.json and results.png into this folder")
+    p.add_argument("--tuning-records", metavar="DIR",
+                   help="compile each model with DIR/<model>.jsonl (agate tune's records) when that file exists")
     p.add_argument("--replot", help="only redraw DIR/results.png from DIR/results.json")
     a = p.parse_args()
     if a.replot:
@@ -134,7 +136,11 @@ def main():
         modules, kernel_text = {}, ""
         for fusion in a.fusion:
             out = os.path.join("/tmp", f"agate-bench-{model}-{fusion}.agm")
-            summary = run([AGATE, "compile", onnx, "-o", out, "--fusion", fusion])
+            cmd = [AGATE, "compile", onnx, "-o", out, "--fusion", fusion]
+            records = os.path.join(a.tuning_records, model + ".jsonl") if a.tuning_records else ""
+            if records and os.path.exists(records):  # kernels whose workload has a record get its best
+                cmd += ["--tuning-records", records]
+            summary = run(cmd)
             line = [l for l in summary.splitlines() if l.startswith("compile time")][0]
             compile_ms[(model, fusion)] = line.split("total ")[1].split(" ms")[0]
             modules[fusion] = out

@@ -33,13 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// A C identifier for a kernel: "k3_conv" from group 3 whose anchor is a Conv.
-std::string KernelName(int index, const std::string& op) {
-  std::string name = "k" + std::to_string(index) + "_";
-  for (char c : op) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
-  return name;
-}
-
 serialize::TensorSpec TensorSpecOf(const graph::Graph& graph, const std::string& value) {
   const graph::TensorType& type = graph.TypeOf(value);
   return serialize::TensorSpec{value, type.dtype, type.shape};
@@ -242,43 +235,37 @@ std::string CompileResult::Summary() const {
   return os.str();
 }
 
-CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions& options) {
-  CompileResult result;
-  target::Target target = target::Target::Parse(options.target);
-  const bool cuda = target.kind() == target::TargetKind::kCUDA;
+namespace {
 
-  // Graph passes.
-  auto t0 = Clock::now();
+bool HasOs(const target::Target& target) {
+  return target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
+}
+
+graph::Graph RunGraphPasses(const graph::Graph& input_graph, const CompileOptions& options,
+                            const target::Target& target, CompileResult* result) {
   graph::PipelineOptions pipeline;
   pipeline.fusion = options.opt_level == 0 ? fusion::FusionPolicy::kNone : options.fusion;
   pipeline.dump_dir = options.dump_ir_dir;
-  pipeline.fuse_attention = !cuda;
+  pipeline.fuse_attention = target.kind() != target::TargetKind::kCUDA;
   // Blocked NCHW{c}c layout, c = the target's float32 SIMD lanes, so convolution kernels load and
   // store whole vectors of channels (TVM's NCHWc for CPUs). Microcontroller targets keep NCHW.
   int lanes = target.NativeLanes(ir::DType::Float(32));
-  bool has_os = target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
-  if (options.opt_level >= 2 && has_os && lanes >= 4) pipeline.layout_block = lanes;
+  if (options.opt_level >= 2 && HasOs(target) && lanes >= 4) pipeline.layout_block = lanes;
   graph::PassManager passes = graph::BuildPipeline(pipeline);
-  result.graph = passes.Run(input_graph);
-  result.pass_timing_report = passes.TimingReport();
-  result.timings.push_back({"graph passes", MsSince(t0)});
-  EnsureOutputsProduced(&result.graph);
-  const graph::Graph& graph = result.graph;
+  graph::Graph graph = passes.Run(input_graph);
+  if (result) result->pass_timing_report = passes.TimingReport();
+  EnsureOutputsProduced(&graph);
+  return graph;
+}
 
-  // One kernel per fused group.
-  t0 = Clock::now();
-  std::vector<ops::GroupKernel> kernels;
-  for (size_t i = 0; i < graph.groups.size(); ++i) {
-    const graph::FusedGroup& group = graph.groups[i];
-    int anchor = group.anchor >= 0 ? group.anchor : group.nodes.front();
-    std::string name = KernelName(static_cast<int>(i), graph.nodes[anchor].op);
-    kernels.push_back(ops::LowerGroup(graph, group, target, name, options.schedule_knobs));
-    DumpKernel(options.dump_ir_dir, name, ir::ToString(kernels.back().func));
-  }
-  result.timings.push_back({"kernels", MsSince(t0)});
-
-  // The module: signature, constants, plan.
-  serialize::ModuleSpec& spec = result.spec;
+// The module around lowered kernels (kernels[i] is result->graph.groups[i]'s, or the plan's i-th
+// call): signature, constants, plan, machine code, serialized bytes.
+void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::vector<std::string>>& kernel_nodes,
+                 const target::Target& target, const CompileOptions& options, CompileResult* result) {
+  const graph::Graph& graph = result->graph;
+  bool has_os = HasOs(target);
+  const bool cuda = target.kind() == target::TargetKind::kCUDA;
+  serialize::ModuleSpec& spec = result->spec;
   spec.target = target.ToString();
   spec.target_kind = cuda     ? serialize::TargetKind::kCuda
                      : has_os ? serialize::TargetKind::kHostCpu
@@ -326,54 +313,160 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
         launch_call.kernel = static_cast<uint32_t>(spec.kernels.size());
         spec.kernels.push_back(std::move(launch));
         spec.plan.push_back(std::move(launch_call));
-        result.call_group.push_back(i);
+        result->call_group.push_back(i);
       }
     } else {
       call.kernel = static_cast<uint32_t>(spec.kernels.size());
       spec.kernels.push_back(std::move(kspec));
       spec.plan.push_back(std::move(call));
-      result.call_group.push_back(i);
+      result->call_group.push_back(i);
     }
-
-    KernelSummary summary;
-    summary.name = kernel.func.name;
-    for (int n : graph.groups[i].nodes) summary.nodes.push_back(NodeLabel(graph.nodes[n]));
-    summary.schedule = kernel.schedule_summary;
-    summary.workspace_bytes = static_cast<uint64_t>(kernel.func.workspace_bytes);
-    result.kernels.push_back(std::move(summary));
+    result->kernels.at(i).workspace_bytes = static_cast<uint64_t>(kernel.func.workspace_bytes);
+    result->kernels.at(i).nodes = kernel_nodes.at(i);
   }
 
   // Machine code: host CPUs get a shared object inside the module; microcontrollers link
   // the kernels into their firmware and the module names them.
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   std::vector<ir::LoweredFunc> funcs;
   for (const ops::GroupKernel& k : kernels) funcs.push_back(k.func);
   if (cuda) {
     std::vector<ir::LoweredFunc> launched;
     for (const ir::LoweredFunc& f : funcs)
       if (ir::HasGpuLaunches(f.body)) launched.push_back(f);
-    if (!launched.empty()) AddCudaPayload(launched, target, options.dump_ir_dir, &result);
+    if (!launched.empty()) AddCudaPayload(launched, target, options.dump_ir_dir, result);
   } else if (has_os && funcs.empty()) {
     // Nothing to link (every output is a zero-element constant): the module carries no host object.
   } else if (has_os) {
     std::string object = codegen::BuildLLVMSharedObject(funcs, target);
     spec.host_object.assign(object.begin(), object.end());
   } else if (target.kind() == target::TargetKind::kC) {
-    result.firmware_kernels = codegen::GenerateC(funcs, target);
-    result.firmware_kernels_suffix = ".c";
+    result->firmware_kernels = codegen::GenerateC(funcs, target);
+    result->firmware_kernels_suffix = ".c";
   } else {
-    result.firmware_kernels = codegen::BuildLLVMObject(funcs, target).object;
-    result.firmware_kernels_suffix = ".o";
+    result->firmware_kernels = codegen::BuildLLVMObject(funcs, target).object;
+    result->firmware_kernels_suffix = ".o";
   }
-  result.timings.push_back({"codegen", MsSince(t0)});
-  result.funcs = std::move(funcs);
+  result->timings.push_back({"codegen", MsSince(t0)});
+  result->funcs = std::move(funcs);
 
   spec.metadata.compiler_version = AGATE_VERSION_STRING;
   spec.metadata.options = options.recorded_options;
   t0 = Clock::now();
-  result.module = serialize::SerializeModule(spec);
-  result.timings.push_back({"serialize", MsSince(t0)});
-  AGATE_LOG(INFO) << "compiled " << kernels.size() << " kernels, module " << result.module.size() << " bytes";
+  result->module = serialize::SerializeModule(spec);
+  result->timings.push_back({"serialize", MsSince(t0)});
+}
+
+// The graph holding only group `index` of `planned`: its non-constant inputs as graph inputs,
+// its constant inputs as constants, its nodes, its outputs as graph outputs. No arena: every
+// value a kernel argument names is an input, an output or a constant.
+graph::Graph ExtractGroup(const graph::Graph& planned, size_t index) {
+  AGATE_REQUIRE(index < planned.groups.size(), kInvalidArgument)
+      << "fused group " << index << " does not exist (the graph has " << planned.groups.size() << ")";
+  const graph::FusedGroup& group = planned.groups[index];
+  graph::Graph sub;
+  sub.name = planned.name + "_group" + std::to_string(index);
+  for (const std::string& value : group.inputs) {
+    if (planned.IsConstant(value)) {
+      sub.constants[value] = planned.ConstantOf(value);
+    } else {
+      sub.inputs.push_back(value);
+    }
+    sub.types[value] = planned.TypeOf(value);
+  }
+  graph::FusedGroup copy = group;
+  copy.nodes.clear();
+  copy.anchor = -1;
+  for (int n : group.nodes) {
+    const graph::Node& node = planned.nodes.at(n);
+    if (n == group.anchor) copy.anchor = static_cast<int>(sub.nodes.size());
+    copy.nodes.push_back(static_cast<int>(sub.nodes.size()));
+    sub.nodes.push_back(node);
+    for (const std::string& out : node.outputs)
+      if (!out.empty()) sub.types[out] = planned.TypeOf(out);
+  }
+  sub.outputs = group.outputs;
+  sub.groups.push_back(std::move(copy));
+  sub.memory_plan.planned = true;
+  return sub;
+}
+
+}  // namespace
+
+std::string KernelName(int index, const std::string& op) {
+  std::string name = "k" + std::to_string(index) + "_";
+  for (char c : op) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  return name;
+}
+
+graph::Graph PlanGraph(const graph::Graph& graph, const CompileOptions& options) {
+  return RunGraphPasses(graph, options, target::Target::Parse(options.target), nullptr);
+}
+
+CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions& options) {
+  CompileResult result;
+  target::Target target = target::Target::Parse(options.target);
+
+  auto t0 = Clock::now();
+  result.graph = RunGraphPasses(input_graph, options, target, &result);
+  result.timings.push_back({"graph passes", MsSince(t0)});
+  const graph::Graph& graph = result.graph;
+
+  // One kernel per fused group, with its workload's tuned knobs when there are any.
+  t0 = Clock::now();
+  std::vector<ops::GroupKernel> kernels;
+  std::vector<std::vector<std::string>> kernel_nodes;
+  for (size_t i = 0; i < graph.groups.size(); ++i) {
+    const graph::FusedGroup& group = graph.groups[i];
+    int anchor = group.anchor >= 0 ? group.anchor : group.nodes.front();
+    std::string name = KernelName(static_cast<int>(i), graph.nodes[anchor].op);
+    KernelSummary summary;
+    summary.name = name;
+    summary.task_key = ops::TaskKeyOf(graph, group, target);
+    ops::LowerGroupOptions knobs = options.schedule_knobs;
+    ops::KnobSpace space = ops::KnobSpaceOf(graph, group, target);
+    summary.tunable = space.size() > 1;
+    auto tuned = options.task_knobs.find(summary.task_key);
+    if (tuned != options.task_knobs.end()) {
+      AGATE_REQUIRE(space.Contains(tuned->second), kInvalidArgument)
+          << "kernel " << name << " (task " << summary.task_key << "): the tuned knobs "
+          << ops::KnobConfigToString(tuned->second) << " are not in its knob space " << space.ToString();
+      knobs = ops::ApplyKnobConfig(tuned->second, knobs);
+      summary.tuned = true;
+    }
+    kernels.push_back(ops::LowerGroup(graph, group, target, name, knobs));
+    summary.schedule = kernels.back().schedule_summary;
+    result.kernels.push_back(std::move(summary));
+    std::vector<std::string> labels;
+    for (int n : group.nodes) labels.push_back(NodeLabel(graph.nodes[n]));
+    kernel_nodes.push_back(std::move(labels));
+    DumpKernel(options.dump_ir_dir, name, ir::ToString(kernels.back().func));
+  }
+  result.timings.push_back({"kernels", MsSince(t0)});
+
+  size_t count = kernels.size();
+  BuildModule(std::move(kernels), kernel_nodes, target, options, &result);
+  AGATE_LOG(INFO) << "compiled " << count << " kernels, module " << result.module.size() << " bytes";
+  return result;
+}
+
+CompileResult CompileGroup(const graph::Graph& planned, size_t group_index, const target::Target& target,
+                           const ops::LowerGroupOptions& knobs) {
+  AGATE_REQUIRE(HasOs(target), kUnsupported)
+      << "target '" << target.ToString() << "': single kernels are measured on targets with an OS only";
+  CompileResult result;
+  result.graph = ExtractGroup(planned, group_index);
+  const graph::FusedGroup& group = result.graph.groups[0];
+  int anchor = group.anchor >= 0 ? group.anchor : group.nodes.front();
+  KernelSummary summary;
+  summary.name = KernelName(static_cast<int>(group_index), result.graph.nodes[anchor].op);
+  summary.task_key = ops::TaskKeyOf(result.graph, group, target);
+  std::vector<ops::GroupKernel> kernels{ops::LowerGroup(result.graph, group, target, summary.name, knobs)};
+  summary.schedule = kernels[0].schedule_summary;
+  result.kernels.push_back(summary);
+  std::vector<std::vector<std::string>> labels(1);
+  for (int n : group.nodes) labels[0].push_back(NodeLabel(result.graph.nodes[n]));
+  BuildModule(std::move(kernels), labels, target, CompileOptions{}, &result);
   return result;
 }
 

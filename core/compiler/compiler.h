@@ -17,7 +17,9 @@
 #include "core/fusion/fusion.h"
 #include "core/graph/graph.h"
 #include "core/ir/function.h"
+#include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
+#include "core/target/target.h"
 #include "core/serialize/module_spec.h"
 
 namespace agate {
@@ -30,6 +32,9 @@ struct CompileOptions {
   std::string dump_ir_dir;      // --dump-ir: every graph pass and every kernel's lowering, one file each
   std::vector<std::pair<std::string, std::string>> recorded_options;  // written into the module's metadata
   ops::LowerGroupOptions schedule_knobs;  // every kernel's schedule knobs (--knob name=value)
+  // Per-workload knobs (a tuning record's best config, core/autotune): a kernel whose task key
+  // (ops::TaskKeyOf) is here gets them set on top of schedule_knobs.
+  std::map<std::string, ops::KnobConfig> task_knobs;
 };
 
 // How a CUDA kernel launches and what ptxas gave it (cuda targets).
@@ -49,6 +54,9 @@ struct KernelSummary {
   std::string name;
   std::vector<std::string> nodes;  // "name (Op)" of every graph node fused into it
   std::string schedule;            // what the operator library chose
+  std::string task_key;            // its workload (ops::TaskKeyOf)
+  bool tunable = false;            // its knob space has more than the default (ops::KnobSpaceOf)
+  bool tuned = false;              // its knobs came from CompileOptions::task_knobs
   uint64_t workspace_bytes = 0;
   std::vector<CudaLaunchSummary> cuda;  // cuda targets: its launches, in order
 };
@@ -88,6 +96,20 @@ struct CompileResult {
 
 // Compiles an imported graph. Throws agate::Error naming the node, op and shape at fault.
 CompileResult CompileGraph(const graph::Graph& graph, const CompileOptions& options);
+
+// A C identifier for a kernel: "k3_conv" for group 3 whose anchor is a Conv.
+std::string KernelName(int index, const std::string& op);
+
+// The graph as CompileGraph lowers it: every graph pass run (fused groups and memory plan
+// filled) and every model output produced by a group. What a tuner extracts its tasks from.
+graph::Graph PlanGraph(const graph::Graph& graph, const CompileOptions& options);
+
+// A module with one kernel: fused group `group_index` of `planned` (a PlanGraph result)
+// lowered with `knobs`; the group's non-constant inputs become the module's inputs and its
+// outputs the module's outputs, so the kernel runs exactly as in the whole model (same kernel
+// ABI, same thread pool). What the tuner measures (core/autotune/measure.h).
+CompileResult CompileGroup(const graph::Graph& planned, size_t group_index, const target::Target& target,
+                           const ops::LowerGroupOptions& knobs);
 
 }  // namespace compiler
 }  // namespace agate

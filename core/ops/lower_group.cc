@@ -145,6 +145,12 @@ const std::vector<Knob>& Knobs() {
 }  // namespace
 
 void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_t value) {
+  if (name == "parallel") {
+    AGATE_REQUIRE(value == 0 || value == 1, kInvalidArgument)
+        << "schedule knob parallel=" << value << ": 1 runs the outer loop on the thread pool, 0 on one thread";
+    options->allow_parallel = value != 0;
+    return;
+  }
   for (const Knob& k : Knobs()) {
     if (name != k.name) continue;
     AGATE_REQUIRE(value >= k.min && value <= k.max, kInvalidArgument)
@@ -165,6 +171,7 @@ void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_
 std::string DescribeScheduleKnobs() {
   std::ostringstream os;
   for (const Knob& k : Knobs()) os << "  " << k.name << " [" << k.min << ".." << k.max << "]: " << k.meaning << "\n";
+  os << "  parallel [0..1]: 1 runs each kernel's outer loop on the thread pool (default), 0 on one thread\n";
   return os.str();
 }
 

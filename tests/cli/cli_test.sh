@@ -100,5 +100,30 @@ expect_in "wrong shape is described" "$TMP/err.txt" "expects"
 check "wrong input dtype is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TMP/wrong_dtype.npz"
 check "missing module is exit 2" 2 "$AGATE" run "$TMP/none.agm"
 
+# Auto-tuning end to end, a few trials per task (seconds): records written, resumed, applied.
+REC="$TMP/tune.jsonl"
+check "tune a few trials" 0 "$AGATE" tune "$MODEL" --records "$REC" --trials 2 --batch 2 --repeats 1 --tuner random --threads 1
+expect_in "tune reports each task" "$TMP/out.txt" "task 1/"
+expect_in "tune prints the speed-up" "$TMP/out.txt" "tuned kernels:"
+expect_in "records hold JSON lines" "$REC" '"knob_space":'
+check "tune again resumes" 0 "$AGATE" tune "$MODEL" --records "$REC" --trials 2 --tuner grid --threads 1
+expect_in "resumed records are not measured again" "$TMP/out.txt" "resuming:"
+check "compile --tuning-records" 0 "$AGATE" compile "$MODEL" -o "$TMP/tuned.agm" --tuning-records "$REC"
+expect_in "compile reports tuned kernels" "$TMP/out.txt" "tunable kernels tuned"
+check "run the tuned module" 0 "$AGATE" run "$TMP/tuned.agm" --inputs "$STEM.inputs.npz" --outputs "$TMP/tuned_out.npz"
+check "tuned module matches the reference" 0 /usr/bin/python3 -c "
+import numpy as np, sys
+a = np.load('$TMP/tuned_out.npz'); b = np.load('$STEM.reference.npz')
+sys.exit(0 if all(np.allclose(a[k], b[k], rtol=1e-4, atol=1e-5) for k in b.files) else 1)"
+head -c 120 "$REC" > "$TMP/truncated.jsonl"
+check "a truncated records file still compiles" 0 "$AGATE" compile "$MODEL" -o "$TMP/t2.agm" --tuning-records "$TMP/truncated.jsonl"
+expect_in "the truncated line is named" "$TMP/err.txt" "line 1 (the last line, truncated"
+expect_in "kernels without a record are listed" "$TMP/out.txt" "no record for: k0_"
+check "records of another target are refused" 1 "$AGATE" compile "$MODEL" -o "$TMP/t3.agm" --target "llvm -mtriple=aarch64-linux-gnu" --tuning-records "$REC"
+expect_in "the refusal names the line" "$TMP/err.txt" "line 1: made for target"
+[ ! -e "$TMP/t3.agm" ] && echo "ok   no module written for refused records" || { echo "FAIL module written"; failures=$((failures + 1)); }
+check "a missing records file is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/t4.agm" --tuning-records "$TMP/none.jsonl"
+check "an unknown tuner is exit 2" 2 "$AGATE" tune "$MODEL" --records "$REC" --tuner annealing
+
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

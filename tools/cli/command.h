@@ -20,6 +20,7 @@ CommandRunner RegisterCompileCommand(CLI::App& app);
 CommandRunner RegisterDemoCommand(CLI::App& app);
 CommandRunner RegisterInspectCommand(CLI::App& app);
 CommandRunner RegisterRunCommand(CLI::App& app);
+CommandRunner RegisterTuneCommand(CLI::App& app);
 CommandRunner RegisterVersionCommand(CLI::App& app);
 
 }  // namespace cli

@@ -1,7 +1,10 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
 //               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
+//               [--tuning-records FILE]
 #include <iostream>
+#include <map>
 
+#include "core/autotune/records.h"
 #include "core/compiler/compiler.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
@@ -22,7 +25,32 @@ struct CompileFlags {
   std::string input_shape;
   std::string dump_ir;
   std::vector<std::string> knobs;  // name=value
+  std::string tuning_records;      // agate tune's JSON lines
 };
+
+// The best record per task of `path`, for `target`. The whole file is read and checked before
+// anything is applied: a record for another target or knob-space version refuses the file.
+std::map<std::string, ops::KnobConfig> LoadTuningRecords(const std::string& path, const std::string& target) {
+  autotune::RecordFile file = autotune::ReadRecords(path, target::Target::Parse(target).ToString());
+  for (const std::string& w : file.warnings) std::cerr << "agate: warning: " << w << "\n";
+  std::map<std::string, ops::KnobConfig> knobs;
+  for (const auto& [task, record] : autotune::BestPerTask(file.records)) knobs[task] = record.knobs;
+  return knobs;
+}
+
+// Which kernels the records tuned, and which tunable ones they had nothing for.
+void ReportTuning(const compiler::CompileResult& result, const std::string& path) {
+  int tuned = 0, tunable = 0;
+  std::string missing;
+  for (const compiler::KernelSummary& k : result.kernels) {
+    tuned += k.tuned;
+    tunable += k.tunable;
+    if (k.tunable && !k.tuned) missing += (missing.empty() ? "" : ", ") + k.name + " (" + k.task_key + ")";
+  }
+  std::cout << "tuning records " << path << ": " << tuned << " of " << tunable << " tunable kernels tuned";
+  if (!missing.empty()) std::cout << "; no record for: " << missing;
+  std::cout << "\n";
+}
 
 // "--knob conv_winograd=0": sets one schedule knob of every kernel.
 void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* options) {
@@ -53,13 +81,15 @@ int RunCompile(const CompileFlags& flags) {
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   options.dump_ir_dir = flags.dump_ir;
   ApplyKnobs(flags.knobs, &options.schedule_knobs);
+  if (!flags.tuning_records.empty()) options.task_knobs = LoadTuningRecords(flags.tuning_records, flags.target);
   std::string knobs;
   for (const std::string& k : flags.knobs) knobs += (knobs.empty() ? "" : ",") + k;
   options.recorded_options = {{"target", flags.target},
                               {"fusion", flags.fusion},
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
-                              {"knobs", knobs}};
+                              {"knobs", knobs},
+                              {"tuning-records", flags.tuning_records}};
   compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
   // Written only after everything succeeded, atomically: a failed compile leaves no file.
   if (!result.firmware_kernels.empty()) {
@@ -68,6 +98,7 @@ int RunCompile(const CompileFlags& flags) {
   }
   WriteFileAtomically(flags.output, result.module);
   std::cout << result.Summary();
+  if (!flags.tuning_records.empty()) ReportTuning(result, flags.tuning_records);
   if (!result.firmware_kernels.empty()) {
     std::cout << "firmware kernels: " << flags.output << ".kernels" << result.firmware_kernels_suffix
               << " (link them into the firmware; the module names them)\n";
@@ -95,6 +126,8 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
   cmd->add_option("--knob", flags->knobs, "schedule knob name=value for every kernel (repeatable), e.g. conv_winograd=0")
       ->take_all();
+  cmd->add_option("--tuning-records", flags->tuning_records,
+                  "apply the best record per kernel workload of this `agate tune` file (same target)");
   return [flags] { return RunCompile(*flags); };
 }
 

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Tuner convergence: best-so-far GFLOP/s against measured trials for `agate tune --tuner
+xgb|random|grid` (the TVM paper's figure 12), on the 1024^3 GEMM and three ResNet-50 3x3
+convolutions (56x56x64, 28x28x128, 14x14x256, each with bias and ReLU as in the network).
+
+Each workload is a one-operator ONNX model (exported with PyTorch); `agate tune` tunes it with
+every tuner into its own records file; the records are read back in file order (the order they
+were measured) for the workload's main task. Writes DIR/RESULTS.md and DIR/convergence.png
+(python3-matplotlib). Usage:
+    benchmarks/tuning/convergence.py --trials 64 --threads 1 --out benchmarks/tuning
+Timing is what `agate tune` measures: the kernel through the runtime, caches as inside a network
+(LLC flushed, inputs re-read), median of --repeats runs.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+AGATE = os.path.join(ROOT, "bazel-bin", "tools", "cli", "agate")
+TUNERS = ["xgb", "random", "grid"]
+
+
+def workloads():
+    # name, kind, shape, GFLOP per call
+    return [
+        ("gemm_1024", "gemm", (1024, 1024, 1024), 2 * 1024 ** 3 / 1e9),
+        ("conv_56x56x64", "conv", (64, 56), 2 * 64 * 64 * 9 * 56 * 56 / 1e9),
+        ("conv_28x28x128", "conv", (128, 28), 2 * 128 * 128 * 9 * 28 * 28 / 1e9),
+        ("conv_14x14x256", "conv", (256, 14), 2 * 256 * 256 * 9 * 14 * 14 / 1e9),
+    ]
+
+
+def export(kind, shape, path):
+    import torch
+
+    torch.manual_seed(0)
+    if kind == "gemm":
+        m, k, n = shape
+
+        class Gemm(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(k, n) * 0.03)
+
+            def forward(self, x):
+                return torch.matmul(x, self.w)
+
+        module, x = Gemm(), torch.randn(m, k)
+    else:
+        c, hw = shape
+        module = torch.nn.Sequential(torch.nn.Conv2d(c, c, 3, padding=1), torch.nn.ReLU())
+        x = torch.randn(1, c, hw, hw)
+    torch.onnx.export(module.eval(), x, path, input_names=["input"], output_names=["output"], opset_version=13)
+
+
+def best_so_far(records_path, gflop):
+    """GFLOP/s after each trial of the main task (the one with the most records)."""
+    by_task = {}
+    with open(records_path) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            by_task.setdefault(r["task"], []).append(r)
+    main = max(by_task.values(), key=len)
+    curve, best = [], 0.0
+    for r in main:
+        if r["ms"] is not None and r["ms"] > 0:
+            best = max(best, gflop / (r["ms"] / 1e3))
+        curve.append(best)
+    # Every tuner measures the default config first (core/autotune/search.h).
+    first = main[0]
+    default = gflop / (first["ms"] / 1e3) if first["ms"] else 0.0
+    return curve, default
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--trials", type=int, default=64)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--only", nargs="*", help="workload names to run (default: all)")
+    p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "tuning"))
+    a = p.parse_args()
+    subprocess.run(["bazel", "build", "--noshow_progress", "//tools/cli:agate"], cwd=ROOT, check=True)
+    work = tempfile.mkdtemp(prefix="agate-tuning-")
+    results = {}
+    for name, kind, shape, gflop in workloads():
+        if a.only and name not in a.only:
+            continue
+        model = os.path.join(work, name + ".onnx")
+        export(kind, shape, model)
+        for tuner in TUNERS:
+            rec = os.path.join(work, f"{name}_{tuner}.jsonl")
+            t0 = time.time()
+            subprocess.run([AGATE, "tune", model, "--records", rec, "--trials", str(a.trials), "--tuner", tuner,
+                            "--threads", str(a.threads), "--batch", str(a.batch), "--repeats", str(a.repeats)],
+                           check=True, stdout=subprocess.DEVNULL)
+            curve, default = best_so_far(rec, gflop)
+            results[(name, tuner)] = {"curve": curve, "default": default, "seconds": time.time() - t0}
+            print(f"{name} {tuner}: default {default:.1f} GFLOP/s, best {curve[-1]:.1f} GFLOP/s after "
+                  f"{len(curve)} trials ({time.time() - t0:.0f} s)", flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    write_table(os.path.join(a.out, "RESULTS.md"), results, a)
+    plot(os.path.join(a.out, "convergence.png"), results)
+
+
+def trials_to_reach(curve, target):
+    for i, v in enumerate(curve):
+        if v >= target * 0.999:
+            return i + 1
+    return None
+
+
+def write_table(path, results, a):
+    lines = [f"# Tuner convergence ({a.trials} trials per tuner, {a.threads} thread(s), batch {a.batch}, "
+             f"median of {a.repeats} runs)", "",
+             "| workload | default GFLOP/s | " + " | ".join(f"{t} best" for t in TUNERS) +
+             " | xgb trials to random's best | random's trials |", "|---" * (4 + len(TUNERS)) + "|"]
+    for name in sorted({n for n, _ in results}):
+        row = [name, f"{results[(name, TUNERS[0])]['default']:.1f}"]
+        for t in TUNERS:
+            row.append(f"{results[(name, t)]['curve'][-1]:.1f}")
+        rand = results[(name, "random")]["curve"]
+        reach = trials_to_reach(results[(name, "xgb")]["curve"], rand[-1])
+        row.append(str(reach) if reach else "not reached")
+        row.append(str(trials_to_reach(rand, rand[-1])))
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "Machine: " + subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip() +
+              f", {os.cpu_count()} CPUs (shared). Reproduce: benchmarks/tuning/convergence.py --trials {a.trials} "
+              f"--threads {a.threads}"]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def plot(path, results):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is missing (apt install python3-matplotlib): no plot written", file=sys.stderr)
+        return
+    names = sorted({n for n, _ in results})
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        for t in TUNERS:
+            curve = results[(name, t)]["curve"]
+            ax.plot(range(1, len(curve) + 1), curve, label=t)
+        ax.set_title(name)
+        ax.set_xlabel("trials")
+        ax.set_ylabel("best GFLOP/s so far")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

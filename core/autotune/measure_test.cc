@@ -1,0 +1,122 @@
+#include "core/autotune/measure.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/compiler/compiler.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace autotune {
+namespace {
+
+TEST(RunInChildTest, ReturnsTheOutput) {
+  ChildOutcome out = RunInChild([] { return std::string("hello"); }, 10);
+  EXPECT_TRUE(out.ok) << out.error;
+  EXPECT_EQ(out.output, "hello");
+}
+
+TEST(RunInChildTest, AnErrorIsReportedWithItsMessage) {
+  ChildOutcome out = RunInChild([]() -> std::string { AGATE_THROW(kInvalidArgument) << "bad knob"; }, 10);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.error.find("bad knob"), std::string::npos) << out.error;
+}
+
+TEST(RunInChildTest, ASegfaultIsAFailureNotACrash) {
+  ChildOutcome out = RunInChild([]() -> std::string {
+    ::raise(SIGSEGV);
+    return "unreachable";
+  }, 10);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.error.find("signal 11"), std::string::npos) << out.error;
+}
+
+TEST(RunInChildTest, AHangIsKilledAtTheTimeout) {
+  auto t0 = std::chrono::steady_clock::now();
+  ChildOutcome out = RunInChild([]() -> std::string {
+    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }, 0.5);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.error.find("timed out"), std::string::npos) << out.error;
+  EXPECT_LT(s, 5.0);
+}
+
+TEST(RunInChildrenTest, RunsManyAtOnceAndKeepsTheirOrder) {
+  std::vector<std::function<std::string()>> fns;
+  for (int i = 0; i < 6; ++i) fns.push_back([i] { return std::to_string(i * i); });
+  std::vector<ChildOutcome> out = RunInChildren(fns, 3, 10);
+  ASSERT_EQ(out.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i].output, std::to_string(i * i));
+}
+
+// A module whose builder crashes, one that hangs, and a good one: only the good one is timed.
+TEST(MeasureModulesTest, CrashingAndHangingCandidatesAreRecordedAsFailed) {
+  MeasureOptions options;
+  options.build_timeout_s = 1;
+  std::vector<std::function<std::string()>> builders = {
+      []() -> std::string {
+        ::raise(SIGSEGV);
+        return "";
+      },
+      []() -> std::string {
+        for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      },
+      [] { return std::string("not a module"); },
+  };
+  std::vector<MeasureResult> r = MeasureModules(builders, options);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_FALSE(r[0].ok);
+  EXPECT_NE(r[0].error.find("signal 11"), std::string::npos) << r[0].error;
+  EXPECT_FALSE(r[1].ok);
+  EXPECT_NE(r[1].error.find("timed out"), std::string::npos) << r[1].error;
+  EXPECT_FALSE(r[2].ok);
+  EXPECT_NE(r[2].error.find("run failed"), std::string::npos) << r[2].error;
+}
+
+// x [1, 16, 14, 14] -> Conv 3x3 pad 1 (32 channels) -> Relu, planned for the host.
+graph::Graph PlannedConv(compiler::CompileOptions* options) {
+  graph::Graph g;
+  g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, 16, 14, 14}});
+  g.AddConstant("w", graph::testing::RandomTensor({32, 16, 3, 3}, 3));
+  graph::testing::Add(&g, "Conv", "conv", {"x", "w"}, {"c"},
+                      {{"pads", graph::Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
+  graph::testing::Add(&g, "Relu", "relu", {"c"}, {"y"});
+  options->target = "llvm";  // the host: the candidates run here
+  return compiler::PlanGraph(graph::testing::Finish(g, {"y"}), *options);
+}
+
+// Real candidates of a conv group, built in parallel children and timed one by one; a knob
+// value its template refuses fails that candidate only.
+TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
+  compiler::CompileOptions options;
+  graph::Graph planned = PlannedConv(&options);
+  size_t conv = planned.groups.size();
+  for (size_t i = 0; i < planned.groups.size(); ++i)
+    if (planned.groups[i].anchor >= 0 && planned.nodes[planned.groups[i].anchor].op == "Conv") conv = i;
+  ASSERT_LT(conv, planned.groups.size());
+  MeasureOptions m;
+  m.repeats = 3;
+  m.threads = 1;
+  KernelMeasurer measurer(planned, conv, target::Target::Parse(options.target), m);
+  std::vector<MeasureResult> r =
+      measurer.Measure({{}, {{"conv_ow_block", 7}, {"conv_winograd", 0}}, {{"winograd_tile", 3}}});
+  ASSERT_EQ(r.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(r[i].ok) << r[i].error;
+    EXPECT_GT(r[i].ms, 0);
+    EXPECT_LE(r[i].min_ms, r[i].ms);
+    EXPECT_GE(r[i].max_ms, r[i].ms);
+  }
+  EXPECT_FALSE(r[2].ok);
+  EXPECT_NE(r[2].error.find("winograd_tile"), std::string::npos) << r[2].error;
+  EXPECT_THROW(KernelMeasurer(planned, planned.groups.size(), target::Target::Parse(options.target), m), Error);
+}
+
+}  // namespace
+}  // namespace autotune
+}  // namespace agate

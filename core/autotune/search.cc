@@ -1,0 +1,225 @@
+#include "core/autotune/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "core/support/error.h"
+
+namespace agate {
+namespace autotune {
+
+int64_t IndexOf(const ops::KnobSpace& space, const ops::KnobConfig& config) {
+  int64_t index = 0, radix = 1;
+  for (const ops::KnobDef& k : space.knobs) {
+    auto it = config.find(k.name);
+    int64_t position = 0;
+    if (it != config.end()) {
+      auto v = std::find(k.values.begin(), k.values.end(), it->second);
+      AGATE_REQUIRE(v != k.values.end(), kInvalidArgument)
+          << "knob " << k.name << "=" << it->second << " is not in its space " << space.ToString();
+      position = v - k.values.begin();
+    }
+    index += position * radix;
+    radix *= static_cast<int64_t>(k.values.size());
+  }
+  for (const auto& [name, value] : config) {
+    bool known = std::any_of(space.knobs.begin(), space.knobs.end(), [&](const ops::KnobDef& k) { return k.name == name; });
+    AGATE_REQUIRE(known, kInvalidArgument) << "knob " << name << " is not in the space " << space.ToString();
+  }
+  return index;
+}
+
+namespace {
+
+// What every policy shares: the space, the visited indices, the default first.
+class PolicyBase : public SearchPolicy {
+ public:
+  explicit PolicyBase(const ops::KnobSpace& space) : space_(space), size_(space.size()) {}
+  void MarkVisited(const ops::KnobConfig& config) override { visited_.insert(IndexOf(space_, config)); }
+  void Update(const std::vector<ops::KnobConfig>& configs, const std::vector<double>& costs) override {
+    for (const auto& c : configs) MarkVisited(c);
+    (void)costs;
+  }
+
+ protected:
+  bool Exhausted() const { return static_cast<int64_t>(visited_.size()) >= size_; }
+  // Proposes index `i` when new; true when it was.
+  bool Take(int64_t i, std::vector<ops::KnobConfig>* batch) {
+    if (!visited_.insert(i).second) return false;
+    batch->push_back(space_.At(i));
+    return true;
+  }
+
+  ops::KnobSpace space_;
+  int64_t size_;
+  std::set<int64_t> visited_;
+};
+
+class GridSearch : public PolicyBase {
+ public:
+  using PolicyBase::PolicyBase;
+  std::string name() const override { return "grid"; }
+  std::vector<ops::KnobConfig> NextBatch(int n) override {
+    std::vector<ops::KnobConfig> batch;
+    while (static_cast<int>(batch.size()) < n && next_ < size_) Take(next_++, &batch);
+    return batch;
+  }
+
+ private:
+  int64_t next_ = 0;
+};
+
+class RandomSearch : public PolicyBase {
+ public:
+  RandomSearch(const ops::KnobSpace& space, uint64_t seed) : PolicyBase(space), rng_(seed) {}
+  std::string name() const override { return "random"; }
+  std::vector<ops::KnobConfig> NextBatch(int n) override {
+    std::vector<ops::KnobConfig> batch;
+    Take(0, &batch);  // the default first
+    AddRandom(n, &batch);
+    return batch;
+  }
+
+ protected:
+  void AddRandom(int n, std::vector<ops::KnobConfig>* batch) {
+    std::uniform_int_distribution<int64_t> pick(0, size_ - 1);
+    while (static_cast<int>(batch->size()) < n && !Exhausted()) {
+      // Rejection sampling while the space is mostly unvisited, a scan for the rest.
+      if (static_cast<int64_t>(visited_.size()) * 2 < size_) {
+        Take(pick(rng_), batch);
+      } else {
+        std::vector<int64_t> left;
+        for (int64_t i = 0; i < size_ && static_cast<int64_t>(left.size()) < 100000; ++i)
+          if (!visited_.count(i)) left.push_back(i);
+        std::shuffle(left.begin(), left.end(), rng_);
+        for (int64_t i : left) {
+          if (static_cast<int>(batch->size()) >= n) break;
+          Take(i, batch);
+        }
+      }
+    }
+  }
+  std::mt19937_64 rng_;
+};
+
+class ModelSearch : public RandomSearch {
+ public:
+  ModelSearch(const ops::KnobSpace& space, FeatureFn features, CostModel* model, int task_group, uint64_t seed,
+              ModelSearchOptions options)
+      : RandomSearch(space, seed), features_(std::move(features)), model_(model), group_(task_group),
+        options_(options) {}
+  std::string name() const override { return "xgb"; }
+
+  void Update(const std::vector<ops::KnobConfig>& configs, const std::vector<double>& costs) override {
+    PolicyBase::Update(configs, costs);
+    std::vector<std::vector<float>> f;
+    for (const auto& c : configs) f.push_back(Features(IndexOf(space_, c)));
+    model_->Add(group_, f, costs);
+    for (size_t i = 0; i < configs.size(); ++i) measured_.push_back({IndexOf(space_, configs[i]), costs[i]});
+    model_->Train();
+  }
+
+  std::vector<ops::KnobConfig> NextBatch(int n) override {
+    std::vector<ops::KnobConfig> batch;
+    Take(0, &batch);
+    bool use_model = model_->trained() && static_cast<int>(measured_.size()) >= options_.min_train;
+    int explore = use_model ? static_cast<int>(std::ceil(options_.epsilon * n)) : n;
+    if (use_model) {
+      for (int64_t i : Anneal(n - explore)) {
+        if (static_cast<int>(batch.size()) >= n - explore) break;
+        Take(i, &batch);
+      }
+    }
+    AddRandom(n, &batch);  // epsilon-greedy: the rest at random (all of it before the model is trained)
+    return batch;
+  }
+
+ private:
+  const std::vector<float>& Features(int64_t index) {
+    auto it = feature_cache_.find(index);
+    if (it != feature_cache_.end()) return it->second;
+    return feature_cache_[index] = features_(space_.At(index));
+  }
+
+  float Score(int64_t index) {
+    auto it = score_cache_.find(index);
+    if (it != score_cache_.end()) return it->second;
+    return score_cache_[index] = model_->Predict({Features(index)}).at(0);
+  }
+
+  // A random neighbour: one knob moved to another of its values.
+  int64_t Neighbour(int64_t index) {
+    if (space_.knobs.empty()) return index;
+    ops::KnobConfig c = space_.At(index);
+    std::uniform_int_distribution<size_t> pick_knob(0, space_.knobs.size() - 1);
+    const ops::KnobDef& k = space_.knobs[pick_knob(rng_)];
+    std::uniform_int_distribution<size_t> pick_value(0, k.values.size() - 1);
+    c[k.name] = k.values[pick_value(rng_)];
+    return IndexOf(space_, c);
+  }
+
+  // Simulated annealing on the model's score from the best measured points and random starts;
+  // returns unvisited points, best predicted first.
+  std::vector<int64_t> Anneal(int want) {
+    score_cache_.clear();  // the model was retrained
+    std::vector<std::pair<double, int64_t>> by_cost;
+    for (const auto& [index, cost] : measured_) by_cost.push_back({cost, index});
+    std::sort(by_cost.begin(), by_cost.end());
+    std::uniform_int_distribution<int64_t> pick(0, size_ - 1);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::map<int64_t, float> found;  // unvisited point -> score
+    for (int chain = 0; chain < options_.anneal_chains; ++chain) {
+      int64_t current = chain < static_cast<int>(by_cost.size()) / 2 ? by_cost[chain].second : pick(rng_);
+      float score = Score(current);
+      for (int step = 0; step < options_.anneal_steps; ++step) {
+        double temperature = 1.0 - static_cast<double>(step) / options_.anneal_steps;
+        int64_t next = Neighbour(current);
+        float next_score = Score(next);
+        if (!visited_.count(next)) found[next] = next_score;
+        if (next_score >= score || unit(rng_) < std::exp((next_score - score) / std::max(1e-3, temperature))) {
+          current = next;
+          score = next_score;
+        }
+      }
+    }
+    std::vector<std::pair<float, int64_t>> ranked;
+    for (const auto& [index, s] : found) ranked.push_back({s, index});
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<int64_t> out;
+    for (const auto& [s, index] : ranked) {
+      if (static_cast<int>(out.size()) >= want) break;
+      out.push_back(index);
+    }
+    return out;
+  }
+
+  FeatureFn features_;
+  CostModel* model_;
+  int group_;
+  ModelSearchOptions options_;
+  std::vector<std::pair<int64_t, double>> measured_;
+  std::map<int64_t, std::vector<float>> feature_cache_;
+  std::map<int64_t, float> score_cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchPolicy> MakeGridSearch(const ops::KnobSpace& space) {
+  return std::make_unique<GridSearch>(space);
+}
+
+std::unique_ptr<SearchPolicy> MakeRandomSearch(const ops::KnobSpace& space, uint64_t seed) {
+  return std::make_unique<RandomSearch>(space, seed);
+}
+
+std::unique_ptr<SearchPolicy> MakeModelSearch(const ops::KnobSpace& space, FeatureFn features, CostModel* model,
+                                              int task_group, uint64_t seed, ModelSearchOptions options) {
+  AGATE_REQUIRE(model != nullptr, kInvalidArgument) << "model search without a cost model";
+  return std::make_unique<ModelSearch>(space, std::move(features), model, task_group, seed, options);
+}
+
+}  // namespace autotune
+}  // namespace agate

@@ -1,0 +1,125 @@
+#include "core/autotune/search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/autotune/tuner.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace autotune {
+namespace {
+
+// Three knobs of 8 values each (512 points); the default (first values) is far from the optimum.
+ops::KnobSpace Space() {
+  ops::KnobSpace s;
+  s.knobs = {{"a", {0, 1, 2, 3, 4, 5, 6, 7}}, {"b", {0, 1, 2, 3, 4, 5, 6, 7}}, {"c", {0, 1, 2, 3, 4, 5, 6, 7}}};
+  return s;
+}
+
+// A synthetic cost with its one minimum (1 ms) at a=5, b=2, c=7; (3, 0, 0) fails.
+double Cost(const ops::KnobConfig& c) {
+  double a = c.at("a"), b = c.at("b"), d = c.at("c");
+  return 1.0 + 0.3 * (a - 5) * (a - 5) + 0.2 * (b - 2) * (b - 2) + 0.1 * (d - 7) * (d - 7);
+}
+
+MeasureFn Synthetic(int* calls) {
+  return [calls](const std::vector<ops::KnobConfig>& configs) {
+    std::vector<MeasureResult> out;
+    for (const auto& c : configs) {
+      ++*calls;
+      MeasureResult r;
+      r.ok = !(c.at("a") == 3 && c.at("b") == 0 && c.at("c") == 0);
+      r.ms = r.ok ? Cost(c) : 0;
+      if (!r.ok) r.error = "killed by signal 11";
+      out.push_back(r);
+    }
+    return out;
+  };
+}
+
+TEST(SearchTest, IndexOfInvertsAt) {
+  ops::KnobSpace s = Space();
+  for (int64_t i : {0, 1, 7, 8, 100, 511}) EXPECT_EQ(IndexOf(s, s.At(i)), i);
+  EXPECT_THROW(IndexOf(s, {{"a", 9}}), Error);
+  EXPECT_THROW(IndexOf(s, {{"z", 0}}), Error);
+  EXPECT_EQ(IndexOf(s, {}), 0);
+}
+
+TEST(SearchTest, GridCoversTheSpaceOnceAndFindsTheOptimum) {
+  auto policy = MakeGridSearch(Space());
+  int calls = 0;
+  std::set<ops::KnobConfig> seen;
+  TaskReport r = TuneTask(policy.get(), Synthetic(&calls), 0, 0, 64, 0,
+                          [&](const ops::KnobConfig& c, const MeasureResult&) { EXPECT_TRUE(seen.insert(c).second); },
+                          nullptr, nullptr);
+  EXPECT_EQ(r.trials, 512);
+  EXPECT_EQ(r.failed, 1);
+  EXPECT_DOUBLE_EQ(r.best_ms, 1.0);
+  EXPECT_EQ(r.best, (ops::KnobConfig{{"a", 5}, {"b", 2}, {"c", 7}}));
+}
+
+TEST(SearchTest, EveryPolicyProposesTheDefaultFirst) {
+  ops::KnobSpace s = Space();
+  std::unique_ptr<CostModel> model = MakeXgbCostModel(1);
+  auto features = [](const ops::KnobConfig& c) {
+    return std::vector<float>{float(c.at("a")), float(c.at("b")), float(c.at("c"))};
+  };
+  std::vector<std::unique_ptr<SearchPolicy>> policies;
+  policies.push_back(MakeGridSearch(s));
+  policies.push_back(MakeRandomSearch(s, 7));
+  policies.push_back(MakeModelSearch(s, features, model.get(), 0, 7));
+  for (auto& p : policies) {
+    std::vector<ops::KnobConfig> batch = p->NextBatch(4);
+    ASSERT_EQ(batch.size(), 4u) << p->name();
+    EXPECT_EQ(batch[0], s.Default()) << p->name();
+  }
+}
+
+TEST(SearchTest, RandomNeverRepeatsAndStopsWhenTheSpaceIsExhausted) {
+  ops::KnobSpace s;
+  s.knobs = {{"a", {0, 1, 2}}, {"b", {0, 1, 2, 3}}};
+  auto policy = MakeRandomSearch(s, 3);
+  std::set<ops::KnobConfig> seen;
+  for (int step = 0; step < 10; ++step)
+    for (const auto& c : policy->NextBatch(5)) EXPECT_TRUE(seen.insert(c).second);
+  EXPECT_EQ(seen.size(), 12u);
+}
+
+// The model-guided search finds the known optimum of the synthetic cost within a fifth of
+// the space; features are the knob values (the real tuner's come from the loop IR).
+TEST(SearchTest, ModelSearchFindsTheKnownOptimum) {
+  std::unique_ptr<CostModel> model = MakeXgbCostModel(1);
+  auto features = [](const ops::KnobConfig& c) {
+    return std::vector<float>{float(c.at("a")), float(c.at("b")), float(c.at("c"))};
+  };
+  auto policy = MakeModelSearch(Space(), features, model.get(), 0, 11);
+  int calls = 0;
+  TaskReport r = TuneTask(policy.get(), Synthetic(&calls), 100, 0, 10, 0, nullptr, nullptr, nullptr);
+  EXPECT_EQ(r.trials, 100);
+  EXPECT_DOUBLE_EQ(r.best_ms, 1.0);
+  EXPECT_EQ(r.best, (ops::KnobConfig{{"a", 5}, {"b", 2}, {"c", 7}}));
+}
+
+TEST(SearchTest, AStopRequestEndsTheTaskAndDropsTheBatchInFlight) {
+  auto policy = MakeGridSearch(Space());
+  int calls = 0, recorded = 0;
+  bool stop = false;
+  MeasureFn measure = [&](const std::vector<ops::KnobConfig>& configs) {
+    auto out = Synthetic(&calls)(configs);
+    if (calls > 16) stop = true;  // Ctrl-C arrives during the third batch
+    return out;
+  };
+  TaskReport r = TuneTask(policy.get(), measure, 0, 0, 8, 0,
+                          [&](const ops::KnobConfig&, const MeasureResult&) { ++recorded; }, [&] { return stop; },
+                          nullptr);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(recorded, 16);
+  EXPECT_EQ(r.trials, 16);
+}
+
+}  // namespace
+}  // namespace autotune
+}  // namespace agate

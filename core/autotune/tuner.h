@@ -1,0 +1,99 @@
+// The tuner: for every task of a model, search its knob space, measure, record.
+//
+// Why this shape: `agate tune` (tools/cli/tune_command.cc) and the benchmarks drive the same
+// loop, and the loop itself must be testable without compiling anything (a synthetic cost
+// function stands in for measurement: TuneTask takes the measuring function). Per task:
+// the policy proposes a batch (the default config first), the batch is measured (measure.h:
+// parallel builds, serial timings in child processes), every result is appended to the records
+// at once (records.h: whole lines, fsync), the policy learns from it, and the progress callback
+// reports trials, best-so-far speed-up over the default, and the ETA. A stop request (Ctrl-C)
+// ends the run between batches; the batch in flight is dropped, never half-recorded.
+//
+// Tasks are the model's distinct workloads (ops::TaskKeyOf): kernels with equal workloads share
+// one task and its result. Tasks whose space has a single point (nothing to choose) are skipped.
+#ifndef AGATE_CORE_AUTOTUNE_TUNER_H_
+#define AGATE_CORE_AUTOTUNE_TUNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/autotune/measure.h"
+#include "core/autotune/records.h"
+#include "core/autotune/search.h"
+#include "core/graph/graph.h"
+#include "core/ops/knob_space.h"
+#include "core/target/target.h"
+
+namespace agate {
+namespace autotune {
+
+struct Task {
+  std::string key;                   // ops::TaskKeyOf
+  std::string op;                    // the anchor's op ("Conv")
+  ops::KnobSpace space;
+  std::vector<size_t> groups;        // fused groups of the planned graph with this workload
+  std::vector<std::string> kernels;  // their kernel names, e.g. "k3_conv"
+};
+
+// The distinct workloads of a planned graph (compiler::PlanGraph), in execution order of their
+// first kernel; kernel names as compiler::CompileGraph gives them.
+std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target);
+
+enum class TunerKind { kXgb, kRandom, kGrid };
+// "xgb", "random", "grid"; kInvalidArgument naming the choices otherwise.
+TunerKind ParseTunerKind(const std::string& name);
+const char* TunerKindName(TunerKind kind);
+
+struct TuneOptions {
+  TunerKind tuner = TunerKind::kXgb;
+  int trials = 32;            // measured configs per task, resumed records included (<= 0: no limit)
+  double time_budget_s = 0;   // the whole run (<= 0: none); shared out among the tasks left
+  int batch = 8;              // configs built in parallel, then measured, per step
+  uint64_t seed = 1;
+  MeasureOptions measure;
+};
+
+struct TaskReport {
+  int trials = 0;             // measured configs, resumed ones included
+  int failed = 0;
+  double default_ms = 0;      // 0: not measured
+  double best_ms = 0;         // 0: nothing measured
+  ops::KnobConfig best;
+  double elapsed_s = 0;
+  bool interrupted = false;
+};
+
+struct Progress {
+  int task_index = 0, num_tasks = 0;
+  const Task* task = nullptr;
+  int trials = 0, planned_trials = 0;    // this task
+  double best_ms = 0, default_ms = 0;    // this task, 0 when not known yet
+  double task_elapsed_s = 0, total_elapsed_s = 0;
+  double task_eta_s = -1, total_eta_s = -1;  // -1: unknown
+};
+using ProgressFn = std::function<void(const Progress&)>;
+using StopFn = std::function<bool()>;
+using MeasureFn = std::function<std::vector<MeasureResult>(const std::vector<ops::KnobConfig>&)>;
+using RecordFn = std::function<void(const ops::KnobConfig&, const MeasureResult&)>;
+
+// Tunes one space with `policy`: batches of options.batch until `trials` configs are measured,
+// the space runs out, `deadline_s` seconds pass (<= 0: none) or stop() says so. Each result goes
+// to `record` as soon as its batch is measured. `already` counts configs measured before
+// (resumed, already given to the policy). `progress` sees each batch (task fields left to the caller).
+TaskReport TuneTask(SearchPolicy* policy, const MeasureFn& measure, int trials, int already, int batch,
+                    double deadline_s, const RecordFn& record, const StopFn& stop,
+                    const std::function<void(const TaskReport&)>& progress);
+
+// Tunes every task of `planned`, appending to `writer`, resuming from `prior` (records of this
+// target read from the same file: their configs are not measured again and feed the model).
+std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Target& target,
+                                  const std::vector<Task>& tasks, const TuneOptions& options, RecordWriter* writer,
+                                  const std::vector<TuningRecord>& prior, const ProgressFn& progress,
+                                  const StopFn& stop);
+
+}  // namespace autotune
+}  // namespace agate
+
+#endif  // AGATE_CORE_AUTOTUNE_TUNER_H_
