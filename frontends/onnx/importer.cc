@@ -10,6 +10,7 @@
 #include "core/graph/shape_inference.h"
 #include "core/support/error.h"
 #include "core/support/logging.h"
+#include "core/support/parse_int.h"
 #include "frontends/onnx/control_flow.h"
 #include "frontends/onnx/import_steps.h"
 #include "frontends/onnx/tensor_proto.h"
@@ -574,9 +575,12 @@ std::map<std::string, Shape> ParseInputShapes(const std::string& text) {
     std::stringstream dims(item.substr(colon + 1));
     std::string dim;
     while (std::getline(dims, dim, 'x')) {
-      AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos, kInvalidArgument)
+      int64_t value = 0;
+      AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos &&
+                        ParseInt64(dim, &value),
+                    kInvalidArgument)
           << "--input-shape '" << item << "': '" << dim << "' is not a dimension";
-      shape.push_back(std::stoll(dim));
+      shape.push_back(value);
     }
     shapes[item.substr(0, colon)] = shape;
   }
