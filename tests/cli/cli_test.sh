@@ -20,6 +20,15 @@ check() {  # check NAME EXPECTED_RC COMMAND...
     failures=$((failures + 1))
   fi
 }
+expect() {  # expect NAME COMMAND...: ok when COMMAND succeeds (one if/else: no `a && b || c` chains,
+            # whose `c` also runs when `b` fails and whose `b` hides a failing `a`)
+  local name="$1"
+  shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
+}
+no_file_like() {  # no_file_like DIR NAME: neither DIR/NAME nor a temporary DIR/NAME.tmp.* exists
+  [ ! -e "$1/$2" ] && ! ls -a "$1" | grep -qF "$2.tmp"
+}
 expect_in() {  # expect_in NAME FILE TEXT
   if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
 }
@@ -47,9 +56,9 @@ expect_in "the module records its knobs" "$TMP/out.txt" 'knobs="conv_winograd=0,
 check "unknown knob is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob no_such_knob=1
 expect_in "unknown knob lists the knobs" "$TMP/err.txt" "conv_winograd"
 check "knob out of range is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob conv_winograd=5
-[ ! -e "$TMP/k.agm" ] && echo "ok   no module for bad knobs" || { echo "FAIL module written for a bad knob"; failures=$((failures + 1)); }
+expect "no module for bad knobs" no_file_like "$TMP" k.agm
 check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
-[ -s "$TMP/micro.agm.kernels.c" ] && echo "ok   firmware kernels written" || { echo "FAIL no firmware kernels"; failures=$((failures + 1)); }
+expect "firmware kernels written" test -s "$TMP/micro.agm.kernels.c"
 
 # CUDA: compiled with NVRTC (no GPU needed) and inspected without a GPU; without NVRTC the
 # compile names what is missing and writes nothing.
@@ -74,10 +83,10 @@ printf 'not a model' > "$TMP/bad.onnx"
 cp "$TMP/demo.agm" "$TMP/keep.agm"
 check "malformed model is exit 1" 1 "$AGATE" compile "$TMP/bad.onnx" -o "$TMP/keep.agm"
 expect_in "malformed model is named" "$TMP/err.txt" "bad.onnx"
-cmp -s "$TMP/demo.agm" "$TMP/keep.agm" && echo "ok   existing module untouched" || { echo "FAIL existing module changed"; failures=$((failures + 1)); }
+expect "existing module untouched" cmp -s "$TMP/demo.agm" "$TMP/keep.agm"
 head -c 1000 "$MODEL" > "$TMP/truncated.onnx"
 check "truncated model is exit 1" 1 "$AGATE" compile "$TMP/truncated.onnx" -o "$TMP/t.agm"
-[ ! -e "$TMP/t.agm" ] && ls "$TMP" | grep -q "t.agm.tmp" && { echo "FAIL temporary left"; failures=$((failures + 1)); } || echo "ok   no partial file"
+expect "no partial file" no_file_like "$TMP" t.agm
 check "bad target is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "llvm -mtriple=nonsense-arch"
 check "unknown flag is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --bogus
 check "bad fusion value is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --fusion sideways
@@ -85,7 +94,7 @@ check "unknown command is exit 2" 2 "$AGATE" frobnicate
 head -c 2000 "$TMP/demo.agm" > "$TMP/cut.agm"
 check "truncated module is exit 1" 1 "$AGATE" run "$TMP/cut.agm"
 expect_in "truncated module is named" "$TMP/err.txt" "cut.agm"
-"$AGATE" version >/dev/null && echo "ok   version" || { echo "FAIL version"; failures=$((failures + 1)); }
+expect "version" "$AGATE" version
 /usr/bin/python3 - "$TMP" <<'PY' || failures=$((failures + 1))
 import sys, numpy as np
 d = sys.argv[1]
