@@ -42,7 +42,7 @@ SuiteReport RunSuite(const std::string& suite = kSuite, graph::PipelineOptions o
   Executor executor;
   executor.label = "reference interpreter";
   executor.transform = [options](const graph::Graph& g) { return graph::BuildPipeline(options).Run(g); };
-  executor.run = graph_eval::Interpret;
+  executor.run = InterpretGraph;
   std::vector<CaseResult> results;
   for (const std::string& dir : ListCases(suite, false)) results.push_back(RunCase(dir, executor));
   return Tally(std::move(results));
