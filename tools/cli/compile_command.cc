@@ -1,8 +1,10 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
 //               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
+//               [--sign-key SECRET_KEY_FILE]
 #include <iostream>
 
 #include "core/compiler/compiler.h"
+#include "core/serialize/module_signing.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
 #include "frontends/onnx/importer.h"
@@ -22,6 +24,7 @@ struct CompileFlags {
   std::string input_shape;
   std::string dump_ir;
   std::vector<std::string> knobs;  // name=value
+  std::string sign_key;            // Ed25519 secret key file: the module is signed with it
 };
 
 // "--knob conv_winograd=0": sets one schedule knob of every kernel.
@@ -60,7 +63,10 @@ int RunCompile(const CompileFlags& flags) {
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
                               {"knobs", knobs}};
+  std::vector<uint8_t> secret_key;  // read first: a bad key file fails before the compile
+  if (!flags.sign_key.empty()) secret_key = serialize::ReadSecretKeyFile(flags.sign_key);
   compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
+  if (!secret_key.empty()) result.module = serialize::SignModule(result.module, secret_key);
   // Written only after everything succeeded, atomically: a failed compile leaves no file.
   if (!result.firmware_kernels.empty()) {
     WriteFileAtomically(flags.output + ".kernels" + result.firmware_kernels_suffix, result.firmware_kernels.data(),
@@ -72,7 +78,7 @@ int RunCompile(const CompileFlags& flags) {
     std::cout << "firmware kernels: " << flags.output << ".kernels" << result.firmware_kernels_suffix
               << " (link them into the firmware; the module names them)\n";
   }
-  std::cout << "wrote " << flags.output << "\n";
+  std::cout << "wrote " << flags.output << (secret_key.empty() ? "" : " (signed)") << "\n";
   return 0;
 }
 
@@ -95,6 +101,9 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
   cmd->add_option("--knob", flags->knobs, "schedule knob name=value for every kernel (repeatable), e.g. conv_winograd=0")
       ->take_all();
+  cmd->add_option("--sign-key", flags->sign_key,
+                  "sign the module with this Ed25519 secret key file (agate keygen); agate run --public-key checks it")
+      ->check(CLI::ExistingFile);
   return [flags] { return RunCompile(*flags); };
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 constexpr agate::cli::CommandRegistrar kCommands[] = {
     &agate::cli::RegisterDemoCommand,   &agate::cli::RegisterCompileCommand, &agate::cli::RegisterRunCommand,
-    &agate::cli::RegisterInspectCommand, &agate::cli::RegisterVersionCommand,
+    &agate::cli::RegisterInspectCommand, &agate::cli::RegisterKeygenCommand, &agate::cli::RegisterVersionCommand,
 };
 
 int Main(int argc, char** argv) {
