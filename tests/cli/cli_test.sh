@@ -109,5 +109,25 @@ expect_in "wrong shape is described" "$TMP/err.txt" "expects"
 check "wrong input dtype is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TMP/wrong_dtype.npz"
 check "missing module is exit 2" 2 "$AGATE" run "$TMP/none.agm"
 
+# Signed modules: keygen, compile --sign-key, run --public-key; unsigned, tampered and
+# wrong-key modules are refused when a key is given.
+check "keygen" 0 "$AGATE" keygen --secret-key "$TMP/sk" --public-key "$TMP/pk"
+check "keygen never overwrites a key" 1 "$AGATE" keygen --secret-key "$TMP/sk" --public-key "$TMP/pk2"
+check "keygen other pair" 0 "$AGATE" keygen --secret-key "$TMP/sk2" --public-key "$TMP/pk2"
+check "compile signed" 0 "$AGATE" compile "$MODEL" -o "$TMP/signed.agm" --sign-key "$TMP/sk"
+expect_in "compile says signed" "$TMP/out.txt" "(signed)"
+check "signed module runs with its key" 0 "$AGATE" run "$TMP/signed.agm" --public-key "$TMP/pk"
+check "signed module runs without a key" 0 "$AGATE" run "$TMP/signed.agm"
+check "unsigned module refused with a key" 1 "$AGATE" run "$TMP/demo.agm" --public-key "$TMP/pk"
+expect_in "unsigned is named" "$TMP/err.txt" "not signed"
+check "wrong key refused" 1 "$AGATE" run "$TMP/signed.agm" --public-key "$TMP/pk2"
+expect_in "wrong key is named" "$TMP/err.txt" "does not verify"
+cp "$TMP/signed.agm" "$TMP/tampered.agm"
+printf '\x5a' | dd of="$TMP/tampered.agm" bs=1 seek=1000 conv=notrunc 2>/dev/null
+expect "tampered module differs" test "$(cmp "$TMP/signed.agm" "$TMP/tampered.agm" | wc -l)" -eq 1
+check "tampered module refused" 1 "$AGATE" run "$TMP/tampered.agm" --public-key "$TMP/pk"
+check "a public key is no secret key" 1 "$AGATE" compile "$MODEL" -o "$TMP/bad_sig.agm" --sign-key "$TMP/pk"
+expect "no module for a bad key" no_file_like "$TMP" bad_sig.agm
+
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]
