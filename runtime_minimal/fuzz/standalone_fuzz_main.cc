@@ -1,13 +1,17 @@
 // A main for the fuzz target when it is not built with libFuzzer (gcc builds):
 // replays every input file or directory given, then runs deterministic
 // mutations of them (bit flips, truncations, byte overwrites), accepting the
-// libFuzzer flags the CI script passes (-runs=N, -seed=S; others are ignored).
+// libFuzzer flags the CI script passes (-runs=N, -seed=S; -malloc_limit_mb=M caps the
+// address space at what is mapped at start plus M MiB, so an allocation beyond the cap
+// fails (std::bad_alloc, which the targets let escape: a crash); others are ignored).
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
@@ -38,6 +42,19 @@ void Collect(const std::string& path, std::vector<std::vector<uint8_t>>* inputs)
   closedir(dir);
 }
 
+// Caps the address space at what is mapped now plus `megabytes`.
+void CapAllocations(long megabytes) {
+  unsigned long pages = 0;
+  if (FILE* f = fopen("/proc/self/statm", "r")) {
+    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+    fclose(f);
+  }
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max =
+      static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (static_cast<rlim_t>(megabytes) << 20);
+  setrlimit(RLIMIT_AS, &limit);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +64,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (strncmp(argv[i], "-runs=", 6) == 0) {
       runs = strtol(argv[i] + 6, nullptr, 10);
+    } else if (strncmp(argv[i], "-malloc_limit_mb=", 17) == 0) {
+      CapAllocations(strtol(argv[i] + 17, nullptr, 10));
     } else if (strncmp(argv[i], "-seed=", 6) == 0) {
       seed = static_cast<unsigned>(strtoul(argv[i] + 6, nullptr, 10));
     } else if (argv[i][0] != '-') {

@@ -230,12 +230,15 @@ std::vector<uint8_t> SerializeNpy(const Array& array) {
 }
 
 std::vector<Array> Load(const std::string& path) {
-  std::vector<uint8_t> file = ReadFile(path);
+  std::string base = path.substr(path.rfind('/') + 1);
+  return LoadBytes(ReadFile(path), path, EndsWith(base, ".npy") ? base.substr(0, base.size() - 4) : base);
+}
+
+std::vector<Array> LoadBytes(const std::vector<uint8_t>& file, const std::string& path, const std::string& npy_name) {
   if (file.empty()) AGATE_THROW(kCorrupt) << "'" << path << "' is empty, not a .npy or .npz file";
   if (file.size() >= kMagicSize && std::memcmp(file.data(), kMagic, kMagicSize) == 0) {
     Array array = ParseNpy(file.data(), file.size(), path);
-    std::string base = path.substr(path.rfind('/') + 1);
-    array.name = EndsWith(base, ".npy") ? base.substr(0, base.size() - 4) : base;
+    array.name = npy_name;
     return {array};
   }
   zip_error_t error;
