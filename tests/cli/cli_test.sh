@@ -5,6 +5,7 @@
 set -u
 AGATE="$1"
 MODEL="$2"
+MAKE_HOSTILE_MODELS="$3"
 STEM="${MODEL%.onnx}"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
@@ -56,6 +57,7 @@ expect_in "the module records its knobs" "$TMP/out.txt" 'knobs="conv_winograd=0,
 check "unknown knob is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob no_such_knob=1
 expect_in "unknown knob lists the knobs" "$TMP/err.txt" "conv_winograd"
 check "knob out of range is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob conv_winograd=5
+check "knob that is no integer is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob conv_winograd=99999999999999999999
 expect "no module for bad knobs" no_file_like "$TMP" k.agm
 check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
 expect "firmware kernels written" test -s "$TMP/micro.agm.kernels.c"
@@ -87,6 +89,14 @@ expect "existing module untouched" cmp -s "$TMP/demo.agm" "$TMP/keep.agm"
 head -c 1000 "$MODEL" > "$TMP/truncated.onnx"
 check "truncated model is exit 1" 1 "$AGATE" compile "$TMP/truncated.onnx" -o "$TMP/t.agm"
 expect "no partial file" no_file_like "$TMP" t.agm
+# Models that once aborted (std::terminate, exit 134): exit 1 with the reason, no file.
+mkdir -p "$TMP/hostile"
+"$MAKE_HOSTILE_MODELS" "$TMP/hostile"
+check "external data offset that does not fit is exit 1" 1 "$AGATE" compile "$TMP/hostile/external_offset.onnx" -o "$TMP/h.agm"
+expect_in "the offset is named" "$TMP/err.txt" "external data offset"
+check "empty CumSum axis is exit 1" 1 "$AGATE" compile "$TMP/hostile/empty_axis.onnx" -o "$TMP/h.agm"
+expect_in "the axis is named" "$TMP/err.txt" "'axis' must hold exactly one value"
+expect "no module for hostile models" no_file_like "$TMP" h.agm
 check "bad target is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "llvm -mtriple=nonsense-arch"
 check "unknown flag is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --bogus
 check "bad fusion value is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --fusion sideways
@@ -94,7 +104,7 @@ check "unknown command is exit 2" 2 "$AGATE" frobnicate
 head -c 2000 "$TMP/demo.agm" > "$TMP/cut.agm"
 check "truncated module is exit 1" 1 "$AGATE" run "$TMP/cut.agm"
 expect_in "truncated module is named" "$TMP/err.txt" "cut.agm"
-expect "version" "$AGATE" version
+check "version" 0 "$AGATE" version
 /usr/bin/python3 - "$TMP" <<'PY' || failures=$((failures + 1))
 import sys, numpy as np
 d = sys.argv[1]

@@ -44,7 +44,8 @@ struct RunOutput {
   bool folded = false;
 };
 
-// True when every output of `graph` is a compile-time constant.
+// True when every output of `graph` is a compile-time constant, or a copy of one (how the
+// compiler writes a constant output).
 bool AllOutputsFolded(const graph::Graph& graph);
 
 // How a case is executed once imported: transform (the pass pipeline) then run.

@@ -7,6 +7,7 @@
 #include "core/serialize/module_signing.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
+#include "core/support/parse_int.h"
 #include "frontends/onnx/importer.h"
 #include "tools/cli/command.h"
 #include "tools/cli/import_and_compile.h"
@@ -34,14 +35,8 @@ void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* o
     AGATE_REQUIRE(eq != std::string::npos && eq > 0, kInvalidArgument)
         << "--knob '" << knob << "': expected name=value; the knobs are:\n" << ops::DescribeScheduleKnobs();
     std::string name = knob.substr(0, eq), value = knob.substr(eq + 1);
-    size_t used = 0;
     int64_t number = 0;
-    try {
-      number = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    AGATE_REQUIRE(!value.empty() && used == value.size(), kInvalidArgument)
+    AGATE_REQUIRE(ParseInt64(value, &number), kInvalidArgument)
         << "--knob " << name << ": '" << value << "' is not an integer";
     ops::SetScheduleKnob(options, name, number);
   }
