@@ -331,6 +331,22 @@ TEST(ImporterTest, EmptySingleValueOperandsAreNamedErrors) {
   ExpectError([&] { ImportOnnxModel(attr.Build()); }, StatusCode::kInvalidArgument, {"'k'", "exactly one"});
 }
 
+// Found by the compiler ABI fuzzer: an AveragePool with a second (named) output passed shape
+// inference as if it were MaxPool's Indices, and lowering then crashed on the missing tensor.
+TEST(ImporterTest, SecondOutputOnlyForMaxPool) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {1, 1, 4, 4});
+  b.Node("AveragePool", {"x"}, {"y", "extra"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}}, "avg");
+  b.Output("y");
+  ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported, {"avg", "2 outputs"});
+  ModelBuilder m(13);
+  m.Input("x", kFloat, {1, 1, 4, 4});
+  m.Node("MaxPool", {"x"}, {"y", "indices"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
+  m.Output("y");
+  m.Output("indices");
+  EXPECT_NO_THROW(ImportOnnxModel(m.Build()));
+}
+
 TEST(ImporterTest, InputShapeFlagThatDoesNotFitIsAnError) {
   ExpectError([&] { ParseInputShapes("x:1x99999999999999999999"); }, StatusCode::kInvalidArgument,
               {"99999999999999999999"});
