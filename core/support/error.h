@@ -51,9 +51,9 @@ class Error : public std::runtime_error {
 
 namespace detail {
 // Collects a message with operator<<. It never throws by itself: AGATE_THROW hands the
-// finished message to ErrorRaiser, whose operator& throws. (A destructor that throws would
-// call std::terminate whenever it ran during another exception's unwinding, and it is
-// implicitly noexcept in every class that holds an ErrorMessage.)
+// finished message to ErrorRaiser, whose operator& throws. (The message used to throw from
+// its destructor, which calls std::terminate when the destructor runs during unwinding: an
+// exception while streaming a value, e.g. bad_alloc, became an abort.)
 class ErrorMessage {
  public:
   ErrorMessage(StatusCode code, const char* file, int line) : code_(code), file_(file), line_(line) {}
