@@ -237,6 +237,10 @@ void ApplyLegacyBroadcast(Node* node, Graph* g) {
   node->attrs.Erase("legacy_broadcast_axis");
   if (!has_axis && !(b.rank() == 1 && a.rank() > 2 && b.shape[0] == a.shape[1] && a.shape.back() != b.shape[0])) return;
   if (axis < 0) axis += a.rank();
+  // Checked before it sizes anything: the axis comes from the model (found by the importer fuzzer).
+  AGATE_REQUIRE(axis >= 0 && axis + b.rank() <= a.rank(), kInvalidArgument)
+      << node->Describe() << ": broadcast axis " << (has_axis ? axis : 1) << " does not place B "
+      << graph::ShapeToString(b.shape) << " inside A " << graph::ShapeToString(a.shape);
   int64_t trailing = a.rank() - axis - b.rank();
   if (trailing <= 0) return;
   Node reshape;

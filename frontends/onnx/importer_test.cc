@@ -347,6 +347,22 @@ TEST(ImporterTest, SecondOutputOnlyForMaxPool) {
   EXPECT_NO_THROW(ImportOnnxModel(m.Build()));
 }
 
+// Found by the importer fuzzer: a legacy (opset < 7) broadcast axis of -2^40 sized a shape of
+// 2^40 dimensions (an 8 TiB allocation). The axis is checked against the ranks first.
+TEST(ImporterTest, LegacyBroadcastAxisOutOfRangeIsAnError) {
+  ModelBuilder b(6);
+  b.Input("a", kFloat, {2, 3, 4}).Input("b", kFloat, {3});
+  b.Node("Add", {"a", "b"}, {"y"}, {{"broadcast", int64_t{1}}, {"axis", -(int64_t{1} << 40)}}, "legacy");
+  b.Output("y");
+  agate::testing::CappedOutcome outcome = agate::testing::RunWithMemoryCap([&] { ImportOnnxModel(b.Build()); });
+  EXPECT_TRUE(outcome.threw_agate_error && outcome.code == StatusCode::kInvalidArgument) << outcome.description;
+  ModelBuilder c(6);
+  c.Input("a", kFloat, {2, 3, 4}).Input("b", kFloat, {3});
+  c.Node("Add", {"a", "b"}, {"y"}, {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}});
+  c.Output("y");
+  EXPECT_NO_THROW(ImportOnnxModel(c.Build()));
+}
+
 TEST(ImporterTest, InputShapeFlagThatDoesNotFitIsAnError) {
   ExpectError([&] { ParseInputShapes("x:1x99999999999999999999"); }, StatusCode::kInvalidArgument,
               {"99999999999999999999"});
