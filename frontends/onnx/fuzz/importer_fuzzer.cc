@@ -168,14 +168,16 @@ void Edit(onnx::ModelProto* model, Bytes* b) {
       }
       break;
     case 5: EditExternalData(model, b); break;
-    case 6: model->mutable_opset_import(0)->set_version(static_cast<int64_t>(b->Pick(24))); break;
+    case 6:
+      if (model->opset_import_size() > 0) model->mutable_opset_import(0)->set_version(static_cast<int64_t>(b->Pick(24)));
+      break;
     case 7:
       if (g->node_size() > 0) {
         onnx::NodeProto* n = g->mutable_node(static_cast<int>(b->Pick(g->node_size())));
         if (n->input_size() > 0 && b->Pick(2)) {
           n->mutable_input()->RemoveLast();
         } else {
-          n->add_input(b->Pick(2) ? n->input(0) : "");
+          n->add_input(n->input_size() > 0 && b->Pick(2) ? n->input(0) : "");
         }
       }
       break;
