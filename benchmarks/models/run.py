@@ -14,6 +14,8 @@ plot to DIR/results.png (matplotlib). Model inputs (names, dtypes, shapes) come 
 tools/zoo/export_models.py. Usage:
   benchmarks/models/run.py [--models resnet50 ... bert_base gpt2_small] [--threads 1 2] [--runs 20] [--rounds 1]
                            [--fusion none rule all] [--baseline OTHER_AGATE_BINARY] [--out benchmarks/models]
+Beside the table: PyTorch's version and CPU capability, and the OpenBLAS kernels OPENBLAS_CORETYPE
+forces with what OpenBLAS would pick without it (benchmarks/peers/peer_environment.py).
 --baseline also compiles every model (--fusion rule) with another agate build (e.g. main's) and times its
 modules in the same rounds: the "no slower than before" check.
 """
@@ -128,6 +130,7 @@ def main():
     load_start = load_average()
     machine = run([os.path.join(ROOT, "bazel-bin/benchmarks/harness/peak")])
     peak = {int(t): float(g) for g, t in re.findall(r"([\d.]+) GFLOP/s \((\d) thread", machine)}
+    machine += run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/peers/peer_environment.py"), "--no-load"])
     print(machine, end="")
     rows, spread_rows, matmul_rows, baseline_rows, compile_ms, ratios, plot_rows = [], [], [], [], {}, {}, {}
     for model in a.models:

@@ -300,6 +300,11 @@ std::vector<int> ParseList(const std::string& text) {
   return out;
 }
 
+std::string OneDnnVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
 int Main(int argc, char** argv) {
   std::vector<int> threads_list{1, 2};
   std::string filter;
@@ -322,12 +327,9 @@ int Main(int argc, char** argv) {
     if (arg.rfind("--winograd_tile=", 0) == 0) winograd_tile = std::stoi(arg.substr(16));
     if (arg.rfind("--winograd_tile_block=", 0) == 0) winograd_tile_block = std::stoi(arg.substr(22));
   }
-  std::vector<double> peaks = bench::PrintMachine();
-  std::printf("load average at start: ");
-  std::FILE* f = std::fopen("/proc/loadavg", "r");
-  char load[128] = {0};
-  if (f && std::fgets(load, sizeof(load), f)) std::printf("%s", load);
-  if (f) std::fclose(f);
+  std::vector<double> peaks = bench::PrintMachine();  // with the load average at the start
+  std::printf("peer: oneDNN %s only (no PyTorch, no OpenBLAS: OPENBLAS_CORETYPE has no effect on this table)\n",
+              OneDnnVersion().c_str());
   std::printf("timing: %s\n", cold ? "cold caches (flushed before every call)" : "warm caches (repeated calls)");
   bench::Table table({"layer", "threads", "agate GFLOP/s", "oneDNN GFLOP/s", "agate/oneDNN", "agate % peak",
                       "max |diff|", "direct GFLOP/s", "Winograd GFLOP/s", "Winograd/direct", "Winograd |diff|",
@@ -418,6 +420,7 @@ int Main(int argc, char** argv) {
     variants.clear();
   }
   table.Print();
+  std::printf("load average at the end: %s\n", bench::LoadAverage().c_str());
   for (int t = 1; t <= 2; ++t) {
     if (ratios_resnet[t].empty()) continue;
     double log_sum = 0, worst = 1e9;

@@ -1,20 +1,36 @@
 #!/bin/sh
-# The loader fuzzer's long run (the CI run is //runtime_minimal/fuzz:loader_fuzz_test).
-# Builds the libFuzzer target with clang 14, ASan and coverage of the whole
-# runtime, then fuzzes from the seed corpus for SECONDS (default 600).
-# Usage: benchmarks/runtime/run_fuzzer.sh [SECONDS] [extra libFuzzer flags]
+# A fuzzer's long run (the CI smoke runs are the *_fuzz_test targets beside each fuzzer).
+# Builds the libFuzzer target with clang 14, ASan and coverage of everything it links,
+# then fuzzes from its seed corpus for SECONDS (default 600) with the allocation cap below.
+# Usage: benchmarks/runtime/run_fuzzer.sh [loader|importer|npz|compiler] [SECONDS] [extra libFuzzer flags]
+#   loader    the module loader (runtime_minimal/fuzz), the default
+#   importer  the ONNX importer: protobuf bytes and structured edits of valid models
+#   npz       the .npz/.npy reader (tools/npz)
+#   compiler  the compiler C ABI: load an ONNX model from memory and compile it
 set -eu
+name=loader
+case "${1:-}" in loader|importer|npz|compiler) name="$1"; shift ;; esac
 seconds="${1:-600}"
 [ $# -gt 0 ] && shift
+case "$name" in
+  loader) package=runtime_minimal/fuzz; corpus="$package/corpus"; limit=4096 ;;
+  importer) package=frontends/onnx/fuzz; corpus="$package/corpus"; limit=1024 ;;
+  npz) package=tools/npz/fuzz; corpus="$package/corpus tools/npz/testdata"; limit=256 ;;
+  compiler) package=c_api/fuzz; corpus=frontends/onnx/fuzz/corpus; limit=2048 ;;
+esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-bazel build --jobs=2 --config=asan --copt=-fsanitize=fuzzer-no-link \
-  //runtime_minimal/fuzz:loader_fuzzer //runtime_minimal/fuzz:seed_corpus
+corpus_target="//$package:seed_corpus"
+[ "$name" = compiler ] && corpus_target=//frontends/onnx/fuzz:seed_corpus
+bazel build --jobs=2 --config=asan --copt=-fsanitize=fuzzer-no-link "//$package:${name}_fuzzer" "$corpus_target"
 work=$(mktemp -d)
 mkdir -p "$work/corpus"
-cp bazel-bin/runtime_minimal/fuzz/corpus/*.agm "$work/corpus/"
+for dir in $corpus; do
+  if [ -d "bazel-bin/$dir" ]; then cp bazel-bin/"$dir"/* "$work/corpus/"; else cp "$dir"/* "$work/corpus/"; fi
+done
 chmod u+w "$work/corpus"/*
-cd bazel-bin/runtime_minimal/fuzz/loader_fuzzer.runfiles/agate
-"$root/bazel-bin/runtime_minimal/fuzz/loader_fuzzer" -max_total_time="$seconds" -max_len=65536 \
-  -rss_limit_mb=4096 -print_final_stats=1 "$@" "$work/corpus"
+cd "bazel-bin/$package/${name}_fuzzer.runfiles/agate"
+# -malloc_limit_mb: a single allocation above the cap is a crash; -rss_limit_mb: the process's total.
+"$root/bazel-bin/$package/${name}_fuzzer" -max_total_time="$seconds" -max_len=65536 \
+  -rss_limit_mb=$((limit * 2)) -malloc_limit_mb="$limit" -print_final_stats=1 "$@" "$work/corpus"
 echo "corpus grew to $(ls "$work/corpus" | wc -l) inputs in $work/corpus"

@@ -28,14 +28,21 @@ namespace {
 
 thread_local std::string last_error;
 
-agate_status_t Fail(agate_status_t status, const std::string& message) {
-  last_error = message;
+// Records "<prefix><detail>" as the message; nothing here may throw (it runs inside catch
+// handlers at the boundary): if the message cannot be allocated, the status still reports.
+agate_status_t Fail(agate_status_t status, const char* prefix, const char* detail = "") noexcept {
+  try {
+    last_error = prefix;
+    last_error += detail;
+  } catch (...) {
+    last_error.clear();
+  }
   return status;
 }
 
 // Runs `body`, turning every exception into a status and the thread-local message.
 template <typename Body>
-agate_status_t Guard(Body body) {
+agate_status_t Guard(Body body) noexcept {
   try {
     body();
     return AGATE_OK;
@@ -44,7 +51,9 @@ agate_status_t Guard(Body body) {
   } catch (const std::bad_alloc&) {
     return Fail(AGATE_RESOURCE_EXHAUSTED, "out of memory");
   } catch (const std::exception& e) {
-    return Fail(AGATE_INTERNAL, std::string("internal error: ") + e.what());
+    return Fail(AGATE_INTERNAL, "internal error: ", e.what());
+  } catch (...) {
+    return Fail(AGATE_INTERNAL, "internal error: unknown exception");
   }
 }
 

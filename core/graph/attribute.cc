@@ -79,6 +79,15 @@ double Attributes::GetFloat(const std::string& name, double fallback) const {
 std::string Attributes::GetString(const std::string& name, const std::string& fallback) const {
   return Has(name) ? GetString(name) : fallback;
 }
+int64_t Attributes::GetSingleInt(const std::string& name) const {
+  const std::vector<int64_t>& values = GetInts(name);
+  AGATE_REQUIRE(values.size() == 1, kInvalidArgument)
+      << "attribute '" << name << "' must hold exactly one value, got " << values.size();
+  return values[0];
+}
+int64_t Attributes::GetSingleInt(const std::string& name, int64_t fallback) const {
+  return Has(name) ? GetSingleInt(name) : fallback;
+}
 std::vector<int64_t> Attributes::GetInts(const std::string& name, const std::vector<int64_t>& fallback) const {
   return Has(name) ? GetInts(name) : fallback;
 }

@@ -70,6 +70,12 @@ class Attributes {
   const std::vector<double>& GetFloats(const std::string& name) const;
   const Tensor& GetTensor(const std::string& name) const;
 
+  // An int list that must hold exactly one value (a static operand such as CumSum's axis or
+  // Trilu's k, moved from a one-element input): throws kInvalidArgument naming the attribute
+  // when it is empty, longer, missing (first form) or not an int list.
+  int64_t GetSingleInt(const std::string& name) const;
+  int64_t GetSingleInt(const std::string& name, int64_t fallback) const;
+
   // Accessors with a default for an absent attribute (a present one of the wrong kind still throws).
   int64_t GetInt(const std::string& name, int64_t fallback) const;
   double GetFloat(const std::string& name, double fallback) const;

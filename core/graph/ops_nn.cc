@@ -243,7 +243,8 @@ Types PoolInfer(const InferContext& ctx) {
   Shape out{x[0], x[1]};
   out.insert(out.end(), g.out.begin(), g.out.end());
   Types types{TensorType{ctx.input(0).dtype, PhysicalShape(ctx.node(), out)}};
-  if (ctx.num_outputs() > 1) types.push_back(TensorType{DType::Int(64), out});
+  // Only MaxPool has a second output (Indices); other pools with one are refused by inference.
+  if (ctx.node().op == "MaxPool" && ctx.num_outputs() > 1) types.push_back(TensorType{DType::Int(64), out});
   return types;
 }
 

@@ -286,6 +286,9 @@ Types OneHotInfer(const InferContext& ctx) {
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), out_rank, Where(ctx));
   std::vector<double> depth = ctx.attrs().GetFloats("depth");
   AGATE_REQUIRE(depth.size() == 1, kInvalidArgument) << Where(ctx) << ": depth must be a scalar";
+  // Checked as a double: a NaN or huge depth must not reach the int conversion (undefined).
+  AGATE_REQUIRE(depth[0] >= 1 && depth[0] <= double{1 << 30}, kInvalidArgument)
+      << Where(ctx) << ": depth " << depth[0] << " must be in [1, 2^30]";
   Shape out = indices.shape;
   out.insert(out.begin() + axis, static_cast<int64_t>(depth[0]));
   return {TensorType{ctx.input(1).dtype, out}};
@@ -303,12 +306,13 @@ Types TopKInfer(const InferContext& ctx) {
 }
 
 Types TriluInfer(const InferContext& ctx) {
+  ctx.attrs().GetSingleInt("k", 0);  // one value when given
   AGATE_REQUIRE(ctx.input(0).rank() >= 2, kInvalidArgument) << Where(ctx) << ": input rank must be >= 2";
   return {ctx.input(0)};
 }
 
 Types CumSumInfer(const InferContext& ctx) {
-  NormalizeAxis(ctx.attrs().GetInts("axis").at(0), ctx.input(0).rank(), Where(ctx));
+  NormalizeAxis(ctx.attrs().GetSingleInt("axis"), ctx.input(0).rank(), Where(ctx));
   return {ctx.input(0)};
 }
 

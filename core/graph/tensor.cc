@@ -68,22 +68,37 @@ Tensor::Buffer::Buffer(size_t n) : bytes(n) {
 
 Tensor::Buffer::~Buffer() { std::free(data); }
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  AGATE_CHECK(dtype.is_scalar()) << "tensor elements are scalars, got " << dtype;
+namespace {
+
+// The element count of `shape`, refusing negative dimensions and more than 2^40 elements
+// before anything is allocated.
+int64_t CheckedNumElements(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape_) {
-    AGATE_REQUIRE(d >= 0, kInvalidArgument) << "negative dimension in shape " << ShapeToString(shape_);
+  for (int64_t d : shape) {
+    AGATE_REQUIRE(d >= 0, kInvalidArgument) << "negative dimension in shape " << ShapeToString(shape);
     AGATE_REQUIRE(d == 0 || n <= (int64_t{1} << 40) / d, kResourceExhausted)
-        << "tensor of shape " << ShapeToString(shape_) << " is too large";
+        << "tensor of shape " << ShapeToString(shape) << " is too large";
     n *= d;
   }
+  return n;
+}
+
+}  // namespace
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  AGATE_CHECK(dtype.is_scalar()) << "tensor elements are scalars, got " << dtype;
+  CheckedNumElements(shape_);
   buffer_ = std::make_shared<Buffer>(nbytes());
 }
 
 Tensor Tensor::FromBytes(DType dtype, Shape shape, const void* data, size_t bytes) {
+  // The byte count is checked before allocating: a declared shape (from a file) must not
+  // turn into a huge zero-filled allocation when the data behind it is small.
+  AGATE_CHECK(dtype.is_scalar()) << "tensor elements are scalars, got " << dtype;
+  size_t needed = static_cast<size_t>(CheckedNumElements(shape)) * dtype.element_bytes();
+  AGATE_REQUIRE(bytes == needed, kCorrupt) << "tensor " << dtype << ShapeToString(shape) << " needs " << needed
+                                           << " bytes, got " << bytes;
   Tensor t(dtype, std::move(shape));
-  AGATE_REQUIRE(bytes == t.nbytes(), kCorrupt) << "tensor " << dtype << ShapeToString(t.shape()) << " needs "
-                                               << t.nbytes() << " bytes, got " << bytes;
   if (bytes) std::memcpy(t.buffer_->data, data, bytes);
   return t;
 }

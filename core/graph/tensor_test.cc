@@ -61,6 +61,19 @@ TEST(TensorTest, ReshapeKeepsElementCount) {
   EXPECT_THROW(Tensor::FromBytes(DType::Float(32), {2}, "abc", 3), Error);
 }
 
+// A declared shape of 2^39 float32 (2 TiB) with 4 bytes of data is a corrupt tensor: the byte
+// count is checked before anything is allocated (it used to allocate and zero-fill first,
+// failing with "resource exhausted" at best).
+TEST(TensorTest, FromBytesChecksTheByteCountBeforeAllocating) {
+  try {
+    Tensor::FromBytes(DType::Float(32), {int64_t{1} << 20, int64_t{1} << 19}, "abcd", 4);
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kCorrupt) << e.what();
+    EXPECT_NE(e.message().find("got 4"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace graph
 }  // namespace agate

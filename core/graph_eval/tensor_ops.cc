@@ -247,7 +247,7 @@ Tensors SpaceToDepth(const KernelContext& ctx) {
 Tensors Trilu(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   bool upper = ctx.attrs().GetInt("upper", 1) != 0;
-  int64_t k = ctx.attrs().GetInts("k", {0}).at(0);
+  int64_t k = ctx.attrs().GetSingleInt("k", 0);
   int rank = x.rank();
   std::vector<int64_t> offsets(x.numel());
   ForEachIndex(x.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
@@ -373,7 +373,7 @@ Tensors TopK(const KernelContext& ctx) {
 
 Tensors CumSum(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  int axis = NormalizeAxis(ctx.attrs().GetInts("axis").at(0), x.rank(), ctx.node.Describe());
+  int axis = NormalizeAxis(ctx.attrs().GetSingleInt("axis"), x.rank(), ctx.node.Describe());
   bool exclusive = ctx.attrs().GetInt("exclusive", 0) != 0, reverse = ctx.attrs().GetInt("reverse", 0) != 0;
   Tensor out = ctx.NewOutput(0);
   int64_t n = x.shape()[axis];

@@ -224,8 +224,12 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
       throw Error(e.code(), e.message() + " (in " + node.Describe() + ", inputs " + DescribeTypes(graph, node) + ")");
     }
     AGATE_CHECK(outs.size() == node.outputs.size()) << node.Describe() << ": built " << outs.size() << " outputs";
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (!node.outputs[i].empty()) tensors[node.outputs[i]] = outs[i];
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;
+      AGATE_CHECK(outs[i].defined()) << node.Describe() << ": output " << i << " '" << node.outputs[i]
+                                     << "' was not built";
+      tensors[node.outputs[i]] = outs[i];
+    }
     if (index == group.anchor || (group.anchor < 0 && (node_schedule.fn || node_schedule.cuda))) {
       AGATE_REQUIRE(!gpu || node_schedule.cuda || !node_schedule.fn, kUnsupported)
           << node.Describe() << ": operator " << node.op << " has no schedule for target '" << target

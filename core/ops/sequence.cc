@@ -22,7 +22,7 @@ std::vector<Expr> Exprs(const std::vector<Var>& v) { return std::vector<Expr>(v.
 std::vector<Tensor> CumSumOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   graph::Shape xs = StaticShape(x);
-  int axis = graph::NormalizeAxis(ctx.attrs().GetInts("axis").at(0), static_cast<int>(xs.size()), ctx.Describe());
+  int axis = graph::NormalizeAxis(ctx.attrs().GetSingleInt("axis"), static_cast<int>(xs.size()), ctx.Describe());
   bool exclusive = ctx.attrs().GetInt("exclusive", 0) != 0, reverse = ctx.attrs().GetInt("reverse", 0) != 0;
   int64_t n = xs[axis];
   ir::IterVar r = te::reduce_axis({I(0), I(n)}, "j");

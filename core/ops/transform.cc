@@ -408,7 +408,7 @@ std::vector<Tensor> SpaceToDepthOp(const OpContext& ctx) {
 
 std::vector<Tensor> TriluOp(const OpContext& ctx) {
   bool upper = ctx.attrs().GetInt("upper", 1) != 0;
-  int64_t k = ctx.attrs().GetInts("k", {0}).at(0);
+  int64_t k = ctx.attrs().GetSingleInt("k", 0);
   const Tensor& x = ctx.input(0);
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     size_t r = o.size();

@@ -24,12 +24,14 @@ Error::Error(StatusCode code, const std::string& message)
     : std::runtime_error(std::string(StatusCodeName(code)) + ": " + message), code_(code), message_(message) {}
 
 namespace detail {
-ErrorThrower::~ErrorThrower() noexcept(false) {
+Error ErrorMessage::ToError() const {
   std::string message = stream_.str();
   // Internal errors carry the source location: they are bugs to report, not user mistakes.
   if (code_ == StatusCode::kInternal) message += std::string(" [") + file_ + ":" + std::to_string(line_) + "]";
-  throw Error(code_, message);
+  return Error(code_, message);
 }
+
+void ErrorRaiser::operator&(const ErrorMessage& message) const { throw message.ToError(); }
 }  // namespace detail
 
 }  // namespace agate

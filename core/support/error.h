@@ -50,16 +50,20 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
-// Collects a message with operator<< and throws on destruction of the full expression.
-class ErrorThrower {
+// Collects a message with operator<<. It never throws by itself: AGATE_THROW hands the
+// finished message to ErrorRaiser, whose operator& throws. (The message used to throw from
+// its destructor, which calls std::terminate when the destructor runs during unwinding: an
+// exception while streaming a value, e.g. bad_alloc, became an abort.)
+class ErrorMessage {
  public:
-  ErrorThrower(StatusCode code, const char* file, int line) : code_(code), file_(file), line_(line) {}
+  ErrorMessage(StatusCode code, const char* file, int line) : code_(code), file_(file), line_(line) {}
   template <typename T>
-  ErrorThrower& operator<<(const T& value) {
+  ErrorMessage& operator<<(const T& value) {
     stream_ << value;
     return *this;
   }
-  [[noreturn]] ~ErrorThrower() noexcept(false);
+  // The Error this message describes; internal errors carry file:line.
+  Error ToError() const;
 
  private:
   StatusCode code_;
@@ -67,12 +71,19 @@ class ErrorThrower {
   int line_;
   std::ostringstream stream_;
 };
+
+// `ErrorRaiser() & message << a << b`: '&' binds looser than '<<', so the whole message
+// is streamed first, then thrown.
+struct ErrorRaiser {
+  [[noreturn]] void operator&(const ErrorMessage& message) const;
+};
 }  // namespace detail
 
 }  // namespace agate
 
 // Throws agate::Error with the streamed message: AGATE_THROW(kUnsupported) << "op " << name;
-#define AGATE_THROW(code) ::agate::detail::ErrorThrower(::agate::StatusCode::code, __FILE__, __LINE__)
+#define AGATE_THROW(code) \
+  ::agate::detail::ErrorRaiser() & ::agate::detail::ErrorMessage(::agate::StatusCode::code, __FILE__, __LINE__)
 
 // An internal invariant: a failure is a bug in agate, reported as kInternal with file:line.
 #define AGATE_CHECK(cond) \

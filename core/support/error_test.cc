@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <type_traits>
+
 namespace agate {
 namespace {
 
@@ -31,6 +34,17 @@ TEST(ErrorTest, CheckFailureIsInternalWithLocation) {
 TEST(ErrorTest, RequirePassesWhenTrue) {
   EXPECT_NO_THROW({ AGATE_REQUIRE(1 + 1 == 2, kInvalidArgument) << "never"; });
   EXPECT_THROW({ AGATE_REQUIRE(false, kInvalidArgument) << "bad"; }, Error);
+}
+
+// Streams into an error message and throws while doing so (as an operator<< may, e.g. bad_alloc).
+struct ThrowsWhenStreamed {};
+std::ostream& operator<<(std::ostream& os, const ThrowsWhenStreamed&) { throw std::runtime_error("streaming failed"); }
+
+// The message under construction is destroyed while the first exception unwinds; a
+// destructor that throws there (the old ErrorThrower) calls std::terminate.
+TEST(ErrorTest, ExceptionWhileStreamingTheMessagePropagates) {
+  static_assert(std::is_nothrow_destructible<detail::ErrorMessage>::value, "no throwing destructor");
+  EXPECT_THROW({ AGATE_THROW(kInvalidArgument) << "value " << ThrowsWhenStreamed{}; }, std::runtime_error);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "core/graph/shape_inference.h"
 #include "core/support/error.h"
 #include "core/support/logging.h"
+#include "core/support/parse_int.h"
 #include "frontends/onnx/control_flow.h"
 #include "frontends/onnx/import_steps.h"
 #include "frontends/onnx/tensor_proto.h"
@@ -236,6 +237,10 @@ void ApplyLegacyBroadcast(Node* node, Graph* g) {
   node->attrs.Erase("legacy_broadcast_axis");
   if (!has_axis && !(b.rank() == 1 && a.rank() > 2 && b.shape[0] == a.shape[1] && a.shape.back() != b.shape[0])) return;
   if (axis < 0) axis += a.rank();
+  // Checked before it sizes anything: the axis comes from the model (found by the importer fuzzer).
+  AGATE_REQUIRE(axis >= 0 && axis + b.rank() <= a.rank(), kInvalidArgument)
+      << node->Describe() << ": broadcast axis " << (has_axis ? axis : 1) << " does not place B "
+      << graph::ShapeToString(b.shape) << " inside A " << graph::ShapeToString(a.shape);
   int64_t trailing = a.rank() - axis - b.rank();
   if (trailing <= 0) return;
   Node reshape;
@@ -574,9 +579,12 @@ std::map<std::string, Shape> ParseInputShapes(const std::string& text) {
     std::stringstream dims(item.substr(colon + 1));
     std::string dim;
     while (std::getline(dims, dim, 'x')) {
-      AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos, kInvalidArgument)
+      int64_t value = 0;
+      AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos &&
+                        ParseInt64(dim, &value),
+                    kInvalidArgument)
           << "--input-shape '" << item << "': '" << dim << "' is not a dimension";
-      shape.push_back(std::stoll(dim));
+      shape.push_back(value);
     }
     shapes[item.substr(0, colon)] = shape;
   }

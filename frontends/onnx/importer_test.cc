@@ -10,6 +10,7 @@
 #include "core/graph_eval/interpreter.h"
 #include "core/ir/float16.h"
 #include "core/support/error.h"
+#include "core/support/testing/memory_cap.h"
 #include "frontends/onnx/model_builder.h"
 #include "frontends/onnx/tensor_proto.h"
 
@@ -222,6 +223,149 @@ TEST(ImporterTest, FollowsExternalData) {
   // A missing external file is an I/O error naming it.
   std::filesystem::remove(dir + "/weights.bin");
   ExpectError([&] { ImportOnnxFile(dir + "/model.onnx"); }, StatusCode::kIo, {"weights.bin"});
+}
+
+// External data whose declared offset, length or shape is hostile: each is a kCorrupt error
+// naming the tensor, decided before anything of the declared size is allocated.
+class ExternalDataTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/hostile_external";
+    std::filesystem::create_directories(dir_);
+    std::ofstream file(dir_ + "/weights.bin", std::ios::binary);
+    file << "0123456789abcdef";  // 16 bytes
+  }
+  // A model whose initializer 'w' (float32, `dims`) lives in weights.bin with these entries.
+  std::string WriteModel(const std::vector<int64_t>& dims, const std::vector<std::pair<std::string, std::string>>& entries) {
+    ModelBuilder b(13);
+    b.Input("x", kFloat, dims);
+    b.Node("Add", {"x", "w"}, {"y"});
+    b.Output("y");
+    onnx::ModelProto model = b.Build();
+    onnx::TensorProto* init = model.mutable_graph()->add_initializer();
+    init->set_name("w");
+    init->set_data_type(kFloat);
+    for (int64_t d : dims) init->add_dims(d);
+    init->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [key, value] : entries) {
+      auto* e = init->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
+    std::string path = dir_ + "/model.onnx";
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << model.SerializeAsString();
+    return path;
+  }
+  // Imports under a 512 MiB allocation cap: the outcome must be an agate::Error with `code`.
+  void ExpectCappedError(const std::string& path, StatusCode code) {
+    agate::testing::CappedOutcome outcome = agate::testing::RunWithMemoryCap([&] { ImportOnnxFile(path); });
+    EXPECT_TRUE(outcome.threw_agate_error && outcome.code == code) << outcome.description;
+  }
+  std::string dir_;
+};
+
+TEST_F(ExternalDataTest, OffsetThatDoesNotFitIsCorrupt) {
+  std::string path = WriteModel({2, 2}, {{"location", "weights.bin"}, {"offset", "99999999999999999999"}});
+  ExpectError([&] { ImportOnnxFile(path); }, StatusCode::kCorrupt, {"'w'", "offset"});
+  path = WriteModel({2, 2}, {{"location", "weights.bin"}, {"offset", "-4"}});
+  ExpectError([&] { ImportOnnxFile(path); }, StatusCode::kCorrupt, {"'w'", "offset"});
+  path = WriteModel({2, 2}, {{"location", "weights.bin"}, {"offset", "4x"}});
+  ExpectError([&] { ImportOnnxFile(path); }, StatusCode::kCorrupt, {"'w'", "offset"});
+}
+
+TEST_F(ExternalDataTest, HugeLengthIsNotAllocated) {
+  std::string path = WriteModel({2, 2}, {{"location", "weights.bin"}, {"length", "1099511627776"}});
+  ExpectCappedError(path, StatusCode::kCorrupt);
+  ExpectError([&] { ImportOnnxFile(path); }, StatusCode::kCorrupt, {"'w'", "length"});
+}
+
+TEST_F(ExternalDataTest, HugeShapeIsCheckedAgainstTheFileSize) {
+  // 2^38 float32 (1 TiB) declared, 16 bytes in the file.
+  std::string path = WriteModel({int64_t{1} << 20, int64_t{1} << 18}, {{"location", "weights.bin"}});
+  ExpectCappedError(path, StatusCode::kCorrupt);
+  path = WriteModel({2, 2}, {{"location", "weights.bin"}, {"offset", "8"}});  // 16 bytes needed, 8 left
+  ExpectError([&] { ImportOnnxFile(path); }, StatusCode::kCorrupt, {"'w'", "weights.bin"});
+}
+
+TEST_F(ExternalDataTest, DirectoryAsDataFileIsAnError) {
+  std::filesystem::create_directories(dir_ + "/folder");
+  std::string path = WriteModel({2, 2}, {{"location", "folder"}});
+  ExpectError([&] { ImportOnnxFile(path); }, StatusCode::kIo, {"'w'", "folder"});
+}
+
+// A raw_data tensor declaring 2^39 elements with 4 bytes of data: refused before allocation.
+TEST(ImporterTest, RawDataShapeIsCheckedBeforeAllocating) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  onnx::ModelProto model = b.Build();
+  onnx::TensorProto* init = model.mutable_graph()->add_initializer();
+  init->set_name("unused");
+  init->set_data_type(kFloat);
+  init->add_dims(int64_t{1} << 20);
+  init->add_dims(int64_t{1} << 19);
+  init->set_raw_data("abcd");
+  agate::testing::CappedOutcome outcome = agate::testing::RunWithMemoryCap([&] { ImportOnnxModel(model); });
+  EXPECT_TRUE(outcome.threw_agate_error && outcome.code == StatusCode::kCorrupt) << outcome.description;
+}
+
+// One-element operands (CumSum's axis, Trilu's k) given as empty tensors: named errors, not
+// std::out_of_range from .at(0).
+TEST(ImporterTest, EmptySingleValueOperandsAreNamedErrors) {
+  ModelBuilder cumsum(14);
+  cumsum.Input("x", kFloat, {2, 3}).Initializer("axis", Tensor::FromInts(DType::Int(64), {0}, {}));
+  cumsum.Node("CumSum", {"x", "axis"}, {"y"}, {}, "running");
+  cumsum.Output("y");
+  ExpectError([&] { ImportOnnxModel(cumsum.Build()); }, StatusCode::kInvalidArgument, {"axis", "exactly one"});
+  ModelBuilder trilu(14);
+  trilu.Input("x", kFloat, {3, 3}).Initializer("k", Tensor::FromInts(DType::Int(64), {0}, {}));
+  trilu.Node("Trilu", {"x", "k"}, {"y"}, {}, "triangle");
+  trilu.Output("y");
+  ExpectError([&] { ImportOnnxModel(trilu.Build()); }, StatusCode::kInvalidArgument, {"'k'", "exactly one"});
+  ModelBuilder attr(14);  // the same through an attribute written into the model
+  attr.Input("x", kFloat, {3, 3});
+  attr.Node("Trilu", {"x"}, {"y"}, {{"k", std::vector<int64_t>{}}}, "triangle");
+  attr.Output("y");
+  ExpectError([&] { ImportOnnxModel(attr.Build()); }, StatusCode::kInvalidArgument, {"'k'", "exactly one"});
+}
+
+// Found by the compiler ABI fuzzer: an AveragePool with a second (named) output passed shape
+// inference as if it were MaxPool's Indices, and lowering then crashed on the missing tensor.
+TEST(ImporterTest, SecondOutputOnlyForMaxPool) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {1, 1, 4, 4});
+  b.Node("AveragePool", {"x"}, {"y", "extra"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}}, "avg");
+  b.Output("y");
+  ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported, {"avg", "2 outputs"});
+  ModelBuilder m(13);
+  m.Input("x", kFloat, {1, 1, 4, 4});
+  m.Node("MaxPool", {"x"}, {"y", "indices"}, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
+  m.Output("y");
+  m.Output("indices");
+  EXPECT_NO_THROW(ImportOnnxModel(m.Build()));
+}
+
+// Found by the importer fuzzer: a legacy (opset < 7) broadcast axis of -2^40 sized a shape of
+// 2^40 dimensions (an 8 TiB allocation). The axis is checked against the ranks first.
+TEST(ImporterTest, LegacyBroadcastAxisOutOfRangeIsAnError) {
+  ModelBuilder b(6);
+  b.Input("a", kFloat, {2, 3, 4}).Input("b", kFloat, {3});
+  b.Node("Add", {"a", "b"}, {"y"}, {{"broadcast", int64_t{1}}, {"axis", -(int64_t{1} << 40)}}, "legacy");
+  b.Output("y");
+  agate::testing::CappedOutcome outcome = agate::testing::RunWithMemoryCap([&] { ImportOnnxModel(b.Build()); });
+  EXPECT_TRUE(outcome.threw_agate_error && outcome.code == StatusCode::kInvalidArgument) << outcome.description;
+  ModelBuilder c(6);
+  c.Input("a", kFloat, {2, 3, 4}).Input("b", kFloat, {3});
+  c.Node("Add", {"a", "b"}, {"y"}, {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}});
+  c.Output("y");
+  EXPECT_NO_THROW(ImportOnnxModel(c.Build()));
+}
+
+TEST(ImporterTest, InputShapeFlagThatDoesNotFitIsAnError) {
+  ExpectError([&] { ParseInputShapes("x:1x99999999999999999999"); }, StatusCode::kInvalidArgument,
+              {"99999999999999999999"});
 }
 
 TEST(ImporterTest, LegacyOpsetForms) {

@@ -11,6 +11,7 @@
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/printer.h"
 #include "core/support/error.h"
+#include "core/support/parse_int.h"
 #include "frontends/onnx/importer.h"
 
 namespace {
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
       } else if (flag == "--fusion" && has_value) {
         pipeline.fusion = agate::fusion::ParseFusionPolicy(argv[++i]);
       } else if (flag == "--layout-block" && has_value) {
-        pipeline.layout_block = std::stoll(argv[++i]);
+        pipeline.layout_block = agate::ParseInt64OrThrow(argv[++i], "--layout-block");
       } else if (flag == "--dump-ir" && has_value) {
         pipeline.dump_dir = argv[++i];
       } else if (flag == "--quiet") {

@@ -1,11 +1,13 @@
 #include "frontends/onnx/tensor_proto.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/support/error.h"
 #include "core/support/file.h"
+#include "core/support/parse_int.h"
 
 namespace agate {
 namespace onnx_frontend {
@@ -54,27 +56,48 @@ std::string ReadFile(const std::string& path) {
 
 namespace {
 
+// A non-negative external-data field ("offset", "length"), or kCorrupt naming the tensor.
+int64_t ExternalDataField(const onnx::TensorProto& proto, const std::string& key, const std::string& value) {
+  int64_t parsed = 0;
+  AGATE_REQUIRE(ParseInt64(value, &parsed) && parsed >= 0, kCorrupt)
+      << "tensor '" << proto.name() << "': external data " << key << " '" << value
+      << "' is not a non-negative integer";
+  return parsed;
+}
+
+// The `expected` bytes of an external tensor. Every size the model declares (offset, length)
+// is checked against the tensor's size and the data file's real size before allocating.
 std::string ReadExternalData(const onnx::TensorProto& proto, const std::string& base_dir, size_t expected) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& entry : proto.external_data()) {
     if (entry.key() == "location") location = entry.value();
-    else if (entry.key() == "offset") offset = std::stoll(entry.value());
-    else if (entry.key() == "length") length = std::stoll(entry.value());
+    else if (entry.key() == "offset") offset = ExternalDataField(proto, "offset", entry.value());
+    else if (entry.key() == "length") length = ExternalDataField(proto, "length", entry.value());
   }
   AGATE_REQUIRE(!location.empty(), kCorrupt) << "tensor '" << proto.name() << "' has external data without a location";
   AGATE_REQUIRE(location.find("..") == std::string::npos && location[0] != '/', kCorrupt)
       << "tensor '" << proto.name() << "': external data location '" << location
       << "' must be a relative path inside the model's directory";
+  AGATE_REQUIRE(length < 0 || static_cast<uint64_t>(length) == expected, kCorrupt)
+      << "tensor '" << proto.name() << "': external data length " << length << " does not match the " << expected
+      << " bytes its shape and type need";
   std::string path = base_dir.empty() ? location : base_dir + "/" + location;
-  std::ifstream file(path, std::ios::binary);
+  std::error_code not_regular;
+  AGATE_REQUIRE(std::filesystem::is_regular_file(path, not_regular), kIo)
+      << "tensor '" << proto.name() << "': external data file '" << path << "' is missing or not a regular file";
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   AGATE_REQUIRE(file.good(), kIo) << "tensor '" << proto.name() << "': cannot open external data file '" << path << "'";
-  if (length < 0) length = static_cast<int64_t>(expected);
-  std::string bytes(static_cast<size_t>(length), '\0');
+  auto file_size = static_cast<int64_t>(file.tellg());
+  AGATE_REQUIRE(file_size >= 0 && offset <= file_size && expected <= static_cast<uint64_t>(file_size - offset), kCorrupt)
+      << "tensor '" << proto.name() << "': external data file '" << path << "' (" << file_size
+      << " bytes) holds fewer than " << expected << " bytes at offset " << offset;
+  std::string bytes(expected, '\0');
   file.seekg(offset);
-  file.read(&bytes[0], length);
-  AGATE_REQUIRE(file.gcount() == length, kCorrupt) << "tensor '" << proto.name() << "': external data file '" << path
-                                                   << "' holds fewer than " << length << " bytes at offset " << offset;
+  file.read(&bytes[0], static_cast<std::streamsize>(expected));
+  AGATE_REQUIRE(file.gcount() == static_cast<std::streamsize>(expected), kIo)
+      << "tensor '" << proto.name() << "': cannot read " << expected << " bytes at offset " << offset << " of '"
+      << path << "'";
   return bytes;
 }
 

@@ -18,6 +18,7 @@
 #include "runtime_minimal/core/module.h"
 #include "runtime_minimal/host/device_registry.h"
 #include "runtime_minimal/host/host_object.h"
+#include "runtime_minimal/host/module_signature.h"
 #include "runtime_minimal/host/thread_pool.h"
 
 namespace rt = agate::rt;
@@ -60,11 +61,14 @@ const char* ErrnoText(int error, char* buffer, size_t size) {
 
 // Verifies, opens the embedded kernels and builds the module; takes `owner`
 // (its bytes already set) and frees it on failure.
+// With `public_key`, the signature is checked first, over the very bytes then parsed
+// (module_signature.h); a signature trailer is stripped either way.
 agate_status_t LoadOwned(HostModule* owner, const uint8_t* data, size_t size, const agate_kernel_table* kernels,
-                         int32_t device_id, agate_module_t** out_module) {
+                         int32_t device_id, const uint8_t* public_key, agate_module_t** out_module) {
   const fb::Module* fbm = nullptr;
   rt::ModuleFacts facts;
-  agate_status_t status = rt::VerifyModule(data, size, &fbm, &facts);
+  agate_status_t status = rt::CheckModuleSignature(data, size, public_key, &size);
+  if (status == AGATE_OK) status = rt::VerifyModule(data, size, &fbm, &facts);
   rt::KernelSource source = {};
   const bool has_object = status == AGATE_OK && fbm->target_kind() == fb::TargetKind::HostCpu &&
                           fbm->host_object() != nullptr && fbm->host_object()->data()->size() != 0;
@@ -144,7 +148,7 @@ agate_status_t ReadModuleOptions(const agate_module_options* options, int32_t* o
 }
 
 agate_status_t LoadFromMemory(const void* data, size_t size, const agate_kernel_table* kernels, int32_t device_id,
-                              agate_module_t** out_module) {
+                              const uint8_t* public_key, agate_module_t** out_module) {
   if (out_module == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_module is NULL";
   if (data == nullptr && size != 0) return rt::Fail(AGATE_INVALID_ARGUMENT) << "module data is NULL";
   HostModule* owner = new (std::nothrow) HostModule();
@@ -156,11 +160,29 @@ agate_status_t LoadFromMemory(const void* data, size_t size, const agate_kernel_
     return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate " << size << " bytes for the module";
   }
   if (size != 0) memcpy(owner->copy, data, size);
-  return LoadOwned(owner, static_cast<const uint8_t*>(owner->copy), size, kernels, device_id, out_module);
+  return LoadOwned(owner, static_cast<const uint8_t*>(owner->copy), size, kernels, device_id, public_key, out_module);
 }
 
+// Reads `size` bytes of `fd` into an aligned private copy (owner->copy).
+agate_status_t ReadCopy(int fd, size_t size, const char* path, HostModule* owner) {
+  if (posix_memalign(&owner->copy, rt::kMaxAlignment, size) != 0) {
+    owner->copy = nullptr;
+    return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate " << size << " bytes for module '" << path << "'";
+  }
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = read(fd, static_cast<uint8_t*>(owner->copy) + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return rt::Fail(AGATE_IO) << "cannot read module '" << path << "'";
+    done += static_cast<size_t>(n);
+  }
+  return AGATE_OK;
+}
+
+// Maps the file; with `public_key` it reads a private copy instead, so the bytes whose signature
+// is verified are the bytes used (a mapping would follow later changes to the file).
 agate_status_t LoadFromFile(const char* path, const agate_kernel_table* kernels, int32_t device_id,
-                            agate_module_t** out_module) {
+                            const uint8_t* public_key, agate_module_t** out_module) {
   if (out_module == nullptr || path == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "path or out_module is NULL";
   char error_text[128];
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -179,6 +201,21 @@ agate_status_t LoadFromFile(const char* path, const agate_kernel_table* kernels,
     close(fd);
     return rt::Fail(AGATE_CORRUPT) << "module '" << path << "' is empty";
   }
+  if (public_key != nullptr) {
+    HostModule* owner = new (std::nothrow) HostModule();
+    if (owner == nullptr) {
+      close(fd);
+      return rt::Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate the module";
+    }
+    const agate_status_t status = ReadCopy(fd, size, path, owner);
+    close(fd);
+    if (status != AGATE_OK) {
+      ReleaseHostModule(owner);
+      return status;
+    }
+    return LoadOwned(owner, static_cast<const uint8_t*>(owner->copy), size, kernels, device_id, public_key,
+                     out_module);
+  }
   void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int map_error = errno;
   close(fd);
@@ -192,7 +229,7 @@ agate_status_t LoadFromFile(const char* path, const agate_kernel_table* kernels,
   }
   owner->mapping = mapping;
   owner->mapping_bytes = size;
-  return LoadOwned(owner, static_cast<const uint8_t*>(mapping), size, kernels, device_id, out_module);
+  return LoadOwned(owner, static_cast<const uint8_t*>(mapping), size, kernels, device_id, nullptr, out_module);
 }
 
 // Binds output `index` of a CPU module to `tensor` (NULL: its own buffer again).
@@ -228,12 +265,12 @@ extern "C" {
 
 AGATE_API agate_status_t agate_module_load_from_memory(const void* data, size_t size, const agate_kernel_table* kernels,
                                                        agate_module_t** out_module) {
-  return LoadFromMemory(data, size, kernels, 0, out_module);
+  return LoadFromMemory(data, size, kernels, 0, nullptr, out_module);
 }
 
 AGATE_API agate_status_t agate_module_load_from_file(const char* path, const agate_kernel_table* kernels,
                                                      agate_module_t** out_module) {
-  return LoadFromFile(path, kernels, 0, out_module);
+  return LoadFromFile(path, kernels, 0, nullptr, out_module);
 }
 
 AGATE_API agate_status_t agate_module_load_from_memory_with_options(const void* data, size_t size,
@@ -243,7 +280,7 @@ AGATE_API agate_status_t agate_module_load_from_memory_with_options(const void* 
   int32_t device_id = 0;
   const agate_status_t status = ReadModuleOptions(options, &device_id);
   if (status != AGATE_OK) return status;
-  return LoadFromMemory(data, size, kernels, device_id, out_module);
+  return LoadFromMemory(data, size, kernels, device_id, nullptr, out_module);
 }
 
 AGATE_API agate_status_t agate_module_load_from_file_with_options(const char* path, const agate_kernel_table* kernels,
@@ -252,7 +289,28 @@ AGATE_API agate_status_t agate_module_load_from_file_with_options(const char* pa
   int32_t device_id = 0;
   const agate_status_t status = ReadModuleOptions(options, &device_id);
   if (status != AGATE_OK) return status;
-  return LoadFromFile(path, kernels, device_id, out_module);
+  return LoadFromFile(path, kernels, device_id, nullptr, out_module);
+}
+
+AGATE_API agate_status_t agate_module_load_from_file_signed(const char* path, const agate_kernel_table* kernels,
+                                                            const agate_module_options* options,
+                                                            const uint8_t* public_key, agate_module_t** out_module) {
+  if (public_key == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "public_key is NULL";
+  int32_t device_id = 0;
+  const agate_status_t status = ReadModuleOptions(options, &device_id);
+  if (status != AGATE_OK) return status;
+  return LoadFromFile(path, kernels, device_id, public_key, out_module);
+}
+
+AGATE_API agate_status_t agate_module_load_from_memory_signed(const void* data, size_t size,
+                                                              const agate_kernel_table* kernels,
+                                                              const agate_module_options* options,
+                                                              const uint8_t* public_key, agate_module_t** out_module) {
+  if (public_key == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "public_key is NULL";
+  int32_t device_id = 0;
+  const agate_status_t status = ReadModuleOptions(options, &device_id);
+  if (status != AGATE_OK) return status;
+  return LoadFromMemory(data, size, kernels, device_id, public_key, out_module);
 }
 
 AGATE_API agate_status_t agate_module_device(const agate_module_t* module, DLDevice* out_device) {

@@ -54,7 +54,7 @@ check "version counts the GPUs" 0 "$AGATE" version
 expect_in "two GPUs" "$TMP/out.txt" "CUDA: 2 GPUs"
 for device in 0 1; do
   check "run on GPU $device" 0 "$AGATE" run "$TMP/add.agm" --device "$device" --inputs "$TMP/x.npz" --outputs "$TMP/y$device.npz"
-  /usr/bin/python3 - "$TMP" "$device" <<'PY' && echo "ok   GPU $device computes y = (x + c) + x" || { echo "FAIL GPU $1 output"; failures=$((failures + 1)); }
+  /usr/bin/python3 - "$TMP" "$device" <<'PY' && echo "ok   GPU $device computes y = (x + c) + x" || { echo "FAIL GPU $device output"; failures=$((failures + 1)); }
 import sys, numpy as np
 d, device = sys.argv[1], sys.argv[2]
 x = np.load(d + "/x.npz")["x"]

@@ -5,6 +5,7 @@
 set -u
 AGATE="$1"
 MODEL="$2"
+MAKE_HOSTILE_MODELS="$3"
 STEM="${MODEL%.onnx}"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
@@ -19,6 +20,15 @@ check() {  # check NAME EXPECTED_RC COMMAND...
     echo "FAIL $name: exit $rc, expected $want"; sed 's/^/     /' "$TMP/out.txt" "$TMP/err.txt" | head -20
     failures=$((failures + 1))
   fi
+}
+expect() {  # expect NAME COMMAND...: ok when COMMAND succeeds (one if/else: no `a && b || c` chains,
+            # whose `c` also runs when `b` fails and whose `b` hides a failing `a`)
+  local name="$1"
+  shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
+}
+no_file_like() {  # no_file_like DIR NAME: neither DIR/NAME nor a temporary DIR/NAME.tmp.* exists
+  [ ! -e "$1/$2" ] && ! ls -a "$1" | grep -qF "$2.tmp"
 }
 expect_in() {  # expect_in NAME FILE TEXT
   if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
@@ -47,9 +57,10 @@ expect_in "the module records its knobs" "$TMP/out.txt" 'knobs="conv_winograd=0,
 check "unknown knob is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob no_such_knob=1
 expect_in "unknown knob lists the knobs" "$TMP/err.txt" "conv_winograd"
 check "knob out of range is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob conv_winograd=5
-[ ! -e "$TMP/k.agm" ] && echo "ok   no module for bad knobs" || { echo "FAIL module written for a bad knob"; failures=$((failures + 1)); }
+check "knob that is no integer is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k.agm" --knob conv_winograd=99999999999999999999
+expect "no module for bad knobs" no_file_like "$TMP" k.agm
 check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
-[ -s "$TMP/micro.agm.kernels.c" ] && echo "ok   firmware kernels written" || { echo "FAIL no firmware kernels"; failures=$((failures + 1)); }
+expect "firmware kernels written" test -s "$TMP/micro.agm.kernels.c"
 
 # CUDA: compiled with NVRTC (no GPU needed) and inspected without a GPU; without NVRTC the
 # compile names what is missing and writes nothing.
@@ -65,7 +76,7 @@ else
 fi
 check "cuda without NVRTC is exit 1" 1 env AGATE_NVRTC_LIBRARY=/nonexistent/libnvrtc.so "$AGATE" compile "$MODEL" -o "$TMP/nogpu.agm" --target "cuda -arch=sm_80"
 expect_in "missing NVRTC is named" "$TMP/err.txt" "NVRTC"
-[ -e "$TMP/nogpu.agm" ] && { echo "FAIL module written without NVRTC"; failures=$((failures + 1)); } || echo "ok   no module without NVRTC"
+expect "no module without NVRTC" no_file_like "$TMP" nogpu.agm
 check "unknown cuda arch is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "cuda -arch=sm_61"
 expect_in "unknown cuda arch lists the archs" "$TMP/err.txt" "sm_70, sm_75, sm_80"
 
@@ -74,10 +85,18 @@ printf 'not a model' > "$TMP/bad.onnx"
 cp "$TMP/demo.agm" "$TMP/keep.agm"
 check "malformed model is exit 1" 1 "$AGATE" compile "$TMP/bad.onnx" -o "$TMP/keep.agm"
 expect_in "malformed model is named" "$TMP/err.txt" "bad.onnx"
-cmp -s "$TMP/demo.agm" "$TMP/keep.agm" && echo "ok   existing module untouched" || { echo "FAIL existing module changed"; failures=$((failures + 1)); }
+expect "existing module untouched" cmp -s "$TMP/demo.agm" "$TMP/keep.agm"
 head -c 1000 "$MODEL" > "$TMP/truncated.onnx"
 check "truncated model is exit 1" 1 "$AGATE" compile "$TMP/truncated.onnx" -o "$TMP/t.agm"
-[ ! -e "$TMP/t.agm" ] && ls "$TMP" | grep -q "t.agm.tmp" && { echo "FAIL temporary left"; failures=$((failures + 1)); } || echo "ok   no partial file"
+expect "no partial file" no_file_like "$TMP" t.agm
+# Models that once aborted (std::terminate, exit 134): exit 1 with the reason, no file.
+mkdir -p "$TMP/hostile"
+"$MAKE_HOSTILE_MODELS" "$TMP/hostile"
+check "external data offset that does not fit is exit 1" 1 "$AGATE" compile "$TMP/hostile/external_offset.onnx" -o "$TMP/h.agm"
+expect_in "the offset is named" "$TMP/err.txt" "external data offset"
+check "empty CumSum axis is exit 1" 1 "$AGATE" compile "$TMP/hostile/empty_axis.onnx" -o "$TMP/h.agm"
+expect_in "the axis is named" "$TMP/err.txt" "'axis' must hold exactly one value"
+expect "no module for hostile models" no_file_like "$TMP" h.agm
 check "bad target is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "llvm -mtriple=nonsense-arch"
 check "unknown flag is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --bogus
 check "bad fusion value is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --fusion sideways
@@ -85,7 +104,7 @@ check "unknown command is exit 2" 2 "$AGATE" frobnicate
 head -c 2000 "$TMP/demo.agm" > "$TMP/cut.agm"
 check "truncated module is exit 1" 1 "$AGATE" run "$TMP/cut.agm"
 expect_in "truncated module is named" "$TMP/err.txt" "cut.agm"
-"$AGATE" version >/dev/null && echo "ok   version" || { echo "FAIL version"; failures=$((failures + 1)); }
+check "version" 0 "$AGATE" version
 /usr/bin/python3 - "$TMP" <<'PY' || failures=$((failures + 1))
 import sys, numpy as np
 d = sys.argv[1]
@@ -121,9 +140,28 @@ expect_in "the truncated line is named" "$TMP/err.txt" "line 1 (the last line, t
 expect_in "kernels without a record are listed" "$TMP/out.txt" "no record for: k0_"
 check "records of another target are refused" 1 "$AGATE" compile "$MODEL" -o "$TMP/t3.agm" --target "llvm -mtriple=aarch64-linux-gnu" --tuning-records "$REC"
 expect_in "the refusal names the line" "$TMP/err.txt" "line 1: made for target"
-[ ! -e "$TMP/t3.agm" ] && echo "ok   no module written for refused records" || { echo "FAIL module written"; failures=$((failures + 1)); }
+expect "no module written for refused records" no_file_like "$TMP" t3.agm
 check "a missing records file is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/t4.agm" --tuning-records "$TMP/none.jsonl"
 check "an unknown tuner is exit 2" 2 "$AGATE" tune "$MODEL" --records "$REC" --tuner annealing
+# Signed modules: keygen, compile --sign-key, run --public-key; unsigned, tampered and
+# wrong-key modules are refused when a key is given.
+check "keygen" 0 "$AGATE" keygen --secret-key "$TMP/sk" --public-key "$TMP/pk"
+check "keygen never overwrites a key" 1 "$AGATE" keygen --secret-key "$TMP/sk" --public-key "$TMP/pk2"
+check "keygen other pair" 0 "$AGATE" keygen --secret-key "$TMP/sk2" --public-key "$TMP/pk2"
+check "compile signed" 0 "$AGATE" compile "$MODEL" -o "$TMP/signed.agm" --sign-key "$TMP/sk"
+expect_in "compile says signed" "$TMP/out.txt" "(signed)"
+check "signed module runs with its key" 0 "$AGATE" run "$TMP/signed.agm" --public-key "$TMP/pk"
+check "signed module runs without a key" 0 "$AGATE" run "$TMP/signed.agm"
+check "unsigned module refused with a key" 1 "$AGATE" run "$TMP/demo.agm" --public-key "$TMP/pk"
+expect_in "unsigned is named" "$TMP/err.txt" "not signed"
+check "wrong key refused" 1 "$AGATE" run "$TMP/signed.agm" --public-key "$TMP/pk2"
+expect_in "wrong key is named" "$TMP/err.txt" "does not verify"
+cp "$TMP/signed.agm" "$TMP/tampered.agm"
+printf '\x5a' | dd of="$TMP/tampered.agm" bs=1 seek=1000 conv=notrunc 2>/dev/null
+expect "tampered module differs" test "$(cmp "$TMP/signed.agm" "$TMP/tampered.agm" | wc -l)" -eq 1
+check "tampered module refused" 1 "$AGATE" run "$TMP/tampered.agm" --public-key "$TMP/pk"
+check "a public key is no secret key" 1 "$AGATE" compile "$MODEL" -o "$TMP/bad_sig.agm" --sign-key "$TMP/pk"
+expect "no module for a bad key" no_file_like "$TMP" bad_sig.agm
 
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

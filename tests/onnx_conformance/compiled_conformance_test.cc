@@ -26,6 +26,14 @@ TEST(CompiledConformanceTest, NodeSuiteThroughTheCompilerAndRuntime) {
   std::cout << FormatReport(report, kSuite, executor.label, false);
   EXPECT_EQ(report.total(), 810);
   EXPECT_GE(report.pass_rate(), kMinimumPassRate) << report.passed << " of " << report.total() << " passed";
+  // Folded cases (every output a compile-time constant) are counted apart from computed ones:
+  // Shape and Size fold, Relu computes.
+  for (const CaseResult& c : report.cases) {
+    if (c.name == "test_shape" || c.name == "test_size") EXPECT_TRUE(c.folded) << c.name;
+    if (c.name == "test_relu") EXPECT_FALSE(c.folded) << c.name;
+  }
+  EXPECT_GT(report.folded, 0);
+  EXPECT_EQ(report.computed() + report.folded, report.passed);
   // Only the known failures may fail (conformance.h gives each one's reason).
   for (const CaseResult& c : report.cases) {
     if (c.outcome == Outcome::kFailed && !KnownFailures().count(c.name)) {

@@ -23,7 +23,7 @@ struct ExecutorDeleter {
   void operator()(agate_executor_t* e) const { agate_executor_free(e); }
 };
 
-std::map<std::string, graph::Tensor> CompileAndRun(const graph::Graph& graph, fusion::FusionPolicy policy,
+RunOutput CompileAndRun(const graph::Graph& graph, fusion::FusionPolicy policy,
                                                    const std::string& target,
                                                    const std::map<std::string, graph::Tensor>& inputs) {
   compiler::CompileOptions options;
@@ -62,7 +62,8 @@ std::map<std::string, graph::Tensor> CompileAndRun(const graph::Graph& graph, fu
     Check(agate_executor_get_output(executor.get(), i, &out), "get output");
     outputs[name] = graph::Tensor::FromBytes(type.dtype, type.shape, out.data, static_cast<size_t>(type.bytes()));
   }
-  return outputs;
+  // result.graph is the graph after every pass: its constant outputs were folded, not computed.
+  return RunOutput{std::move(outputs), AllOutputsFolded(result.graph)};
 }
 
 }  // namespace

@@ -8,6 +8,10 @@
 // execute, compare with ONNX's tolerances (rtol 1e-3, atol 1e-7; exact for
 // integers and bools). A case agate rejects with kUnsupported counts as
 // unsupported; every other failure counts as failed. Nothing is skipped.
+//
+// A passed case whose every output was folded into a constant at compile time (Shape, Size,
+// Constant, the window functions, any operator on constant inputs) tests the constant folder,
+// not the kernels: it is counted as "folded", apart from the cases where arithmetic ran.
 #ifndef AGATE_TESTS_ONNX_CONFORMANCE_CONFORMANCE_H_
 #define AGATE_TESTS_ONNX_CONFORMANCE_CONFORMANCE_H_
 
@@ -29,15 +33,26 @@ struct CaseResult {
   std::string name;    // directory name, e.g. test_conv_with_strides_padding
   std::string op;      // the operator under test (the model's first node)
   Outcome outcome = Outcome::kFailed;
-  std::string detail;  // why it failed or is unsupported
+  bool folded = false;  // passed with every output a compile-time constant: nothing ran
+  std::string detail;   // why it failed or is unsupported
 };
+
+// What an executor's run returns: the outputs, and whether every one of them was a
+// compile-time constant of the executed graph (no kernel or interpreter step computed it).
+struct RunOutput {
+  std::map<std::string, graph::Tensor> outputs;
+  bool folded = false;
+};
+
+// True when every output of `graph` is a compile-time constant, or a copy of one (how the
+// compiler writes a constant output).
+bool AllOutputsFolded(const graph::Graph& graph);
 
 // How a case is executed once imported: transform (the pass pipeline) then run.
 struct Executor {
   std::string label;  // printed in the report, e.g. "reference interpreter"
   std::function<graph::Graph(const graph::Graph&)> transform;
-  std::function<std::map<std::string, graph::Tensor>(const graph::Graph&, const std::map<std::string, graph::Tensor>&)>
-      run;
+  std::function<RunOutput(const graph::Graph&, const std::map<std::string, graph::Tensor>&)> run;
 };
 
 // The case directories under `root` (sorted); without `include_expanded` the
@@ -57,8 +72,13 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor);
 // core/graph_eval/reference_test.cc state it bit by bit).
 const std::set<std::string>& KnownFailures();
 
+// Executes with the reference interpreter (after `transform`).
+RunOutput InterpretGraph(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& inputs);
+
 struct OpTally {
   int passed = 0, failed = 0, unsupported = 0;
+  int folded = 0;  // of `passed`: cases where no arithmetic ran (outputs folded at compile time)
+  int computed() const { return passed - folded; }
   int total() const { return passed + failed + unsupported; }
 };
 
@@ -66,13 +86,15 @@ struct SuiteReport {
   std::vector<CaseResult> cases;
   std::map<std::string, OpTally> by_op;
   int passed = 0, failed = 0, unsupported = 0;
+  int folded = 0;  // of `passed`
   int total() const { return passed + failed + unsupported; }
+  int computed() const { return passed - folded; }
   double pass_rate() const { return total() ? static_cast<double>(passed) / total() : 0.0; }
 };
 
 SuiteReport Tally(std::vector<CaseResult> cases);
 
-// A per-operator table, then the failures and unsupported cases with their reasons, then the total.
+// A per-operator table (passed cases split into computed and folded), then the failures and unsupported cases with their reasons, then the total.
 std::string FormatReport(const SuiteReport& report, const std::string& suite, const std::string& executor_label,
                          bool list_cases);
 

@@ -21,7 +21,7 @@ Executor CudaEvalExecutor(fusion::FusionPolicy policy, const std::string& target
     std::vector<graph::Tensor> out = compiler::EvaluatePlan(result, in);
     std::map<std::string, graph::Tensor> outputs;
     for (size_t i = 0; i < out.size(); ++i) outputs[result.graph.outputs[i]] = out[i];
-    return outputs;
+    return RunOutput{std::move(outputs), AllOutputsFolded(result.graph)};
   };
   return executor;
 }

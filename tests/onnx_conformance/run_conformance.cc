@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     executor.transform = [options](const agate::graph::Graph& g) {
       return agate::graph::BuildPipeline(options).Run(g);
     };
-    executor.run = agate::graph_eval::Interpret;
+    executor.run = agate::conformance::InterpretGraph;
     if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
     if (!cuda_target.empty()) executor = agate::conformance::CudaEvalExecutor(options.fusion, cuda_target);
     std::vector<agate::conformance::CaseResult> results;

@@ -19,6 +19,7 @@ using CommandRegistrar = CommandRunner (*)(CLI::App& app);
 CommandRunner RegisterCompileCommand(CLI::App& app);
 CommandRunner RegisterDemoCommand(CLI::App& app);
 CommandRunner RegisterInspectCommand(CLI::App& app);
+CommandRunner RegisterKeygenCommand(CLI::App& app);
 CommandRunner RegisterRunCommand(CLI::App& app);
 CommandRunner RegisterTuneCommand(CLI::App& app);
 CommandRunner RegisterVersionCommand(CLI::App& app);

@@ -1,13 +1,15 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
 //               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
-//               [--tuning-records FILE]
+//               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE]
 #include <iostream>
 #include <map>
 
 #include "core/autotune/records.h"
 #include "core/compiler/compiler.h"
+#include "core/serialize/module_signing.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
+#include "core/support/parse_int.h"
 #include "frontends/onnx/importer.h"
 #include "tools/cli/command.h"
 #include "tools/cli/import_and_compile.h"
@@ -26,6 +28,7 @@ struct CompileFlags {
   std::string dump_ir;
   std::vector<std::string> knobs;  // name=value
   std::string tuning_records;      // agate tune's JSON lines
+  std::string sign_key;            // Ed25519 secret key file: the module is signed with it
 };
 
 // The best record per task of `path`, for `target`. The whole file is read and checked before
@@ -59,14 +62,8 @@ void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* o
     AGATE_REQUIRE(eq != std::string::npos && eq > 0, kInvalidArgument)
         << "--knob '" << knob << "': expected name=value; the knobs are:\n" << ops::DescribeScheduleKnobs();
     std::string name = knob.substr(0, eq), value = knob.substr(eq + 1);
-    size_t used = 0;
     int64_t number = 0;
-    try {
-      number = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    AGATE_REQUIRE(!value.empty() && used == value.size(), kInvalidArgument)
+    AGATE_REQUIRE(ParseInt64(value, &number), kInvalidArgument)
         << "--knob " << name << ": '" << value << "' is not an integer";
     ops::SetScheduleKnob(options, name, number);
   }
@@ -90,7 +87,10 @@ int RunCompile(const CompileFlags& flags) {
                               {"input-shape", flags.input_shape},
                               {"knobs", knobs},
                               {"tuning-records", flags.tuning_records}};
+  std::vector<uint8_t> secret_key;  // read first: a bad key file fails before the compile
+  if (!flags.sign_key.empty()) secret_key = serialize::ReadSecretKeyFile(flags.sign_key);
   compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
+  if (!secret_key.empty()) result.module = serialize::SignModule(result.module, secret_key);
   // Written only after everything succeeded, atomically: a failed compile leaves no file.
   if (!result.firmware_kernels.empty()) {
     WriteFileAtomically(flags.output + ".kernels" + result.firmware_kernels_suffix, result.firmware_kernels.data(),
@@ -103,7 +103,7 @@ int RunCompile(const CompileFlags& flags) {
     std::cout << "firmware kernels: " << flags.output << ".kernels" << result.firmware_kernels_suffix
               << " (link them into the firmware; the module names them)\n";
   }
-  std::cout << "wrote " << flags.output << "\n";
+  std::cout << "wrote " << flags.output << (secret_key.empty() ? "" : " (signed)") << "\n";
   return 0;
 }
 
@@ -128,6 +128,9 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
       ->take_all();
   cmd->add_option("--tuning-records", flags->tuning_records,
                   "apply the best record per kernel workload of this `agate tune` file (same target)");
+  cmd->add_option("--sign-key", flags->sign_key,
+                  "sign the module with this Ed25519 secret key file (agate keygen); agate run --public-key checks it")
+      ->check(CLI::ExistingFile);
   return [flags] { return RunCompile(*flags); };
 }
 

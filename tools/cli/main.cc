@@ -1,7 +1,10 @@
 // `agate`: the compiler's command line, in the spirit of TVM's tvmc.
 // The launcher ./agate at the repository root builds this binary and forwards to it.
+// No input may abort it: every exception is caught here and reported as one line, exit 1.
 #include <iostream>
+#include <exception>
 #include <map>
+#include <new>
 #include <string>
 
 #include "core/support/error.h"
@@ -11,7 +14,8 @@ namespace {
 
 constexpr agate::cli::CommandRegistrar kCommands[] = {
     &agate::cli::RegisterDemoCommand,   &agate::cli::RegisterCompileCommand, &agate::cli::RegisterRunCommand,
-    &agate::cli::RegisterTuneCommand,    &agate::cli::RegisterInspectCommand, &agate::cli::RegisterVersionCommand,
+    &agate::cli::RegisterTuneCommand,    &agate::cli::RegisterInspectCommand, &agate::cli::RegisterKeygenCommand,
+    &agate::cli::RegisterVersionCommand,
 };
 
 int Main(int argc, char** argv) {
@@ -34,6 +38,17 @@ int Main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
   } catch (const agate::Error& e) {
     std::cerr << "agate: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // A size agate failed to check before allocating: a bug, but never an abort.
+    std::cerr << "agate: error: resource exhausted: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // Any other exception is a bug in agate (every input check throws agate::Error).
+    std::cerr << "agate: error: internal error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "agate: error: internal error: unknown exception\n";
     return 1;
   }
   return 2;

@@ -34,11 +34,17 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-ModuleRunner::ModuleRunner(const std::string& path, int num_threads, int device) {
+ModuleRunner::ModuleRunner(const std::string& path, int num_threads, int device,
+                           const std::vector<uint8_t>& public_key) {
   if (num_threads > 0) Check(agate_runtime_set_num_threads(num_threads), "setting the thread count");
   agate_module_options options{sizeof(agate_module_options), device};
-  Check(agate_module_load_from_file_with_options(path.c_str(), nullptr, &options, &module_),
-        "cannot load module '" + path + "'");
+  if (public_key.empty()) {
+    Check(agate_module_load_from_file_with_options(path.c_str(), nullptr, &options, &module_),
+          "cannot load module '" + path + "'");
+  } else {
+    Check(agate_module_load_from_file_signed(path.c_str(), nullptr, &options, public_key.data(), &module_),
+          "cannot load module '" + path + "'");
+  }
   uint32_t n = 0;
   Check(agate_module_num_inputs(module_, &n), "module inputs");
   for (uint32_t i = 0; i < n; ++i) {

@@ -27,9 +27,12 @@ struct TensorDescription {
 class ModuleRunner {
  public:
   // Loads and verifies the module (mmap, zero-copy constants); a CUDA module onto GPU
-  // `device` (CPU modules take only 0). Throws agate::Error with the runtime's status and
-  // message (kUnavailable naming what is missing for a CUDA module without a GPU).
-  ModuleRunner(const std::string& path, int num_threads, int device = 0);
+  // `device` (CPU modules take only 0). With a `public_key` (32 bytes), only a module signed
+  // with its secret key loads (agate_module_load_from_file_signed). Throws agate::Error with
+  // the runtime's status and message (kUnavailable naming what is missing for a CUDA module
+  // without a GPU).
+  ModuleRunner(const std::string& path, int num_threads, int device = 0,
+               const std::vector<uint8_t>& public_key = {});
   ~ModuleRunner();
   ModuleRunner(const ModuleRunner&) = delete;
   ModuleRunner& operator=(const ModuleRunner&) = delete;

@@ -1,5 +1,5 @@
 // agate run MODEL.agm [--inputs in.npz] [--outputs out.npz] [--repeat N] [--number M]
-//           [--print-time] [--json] [--profile] [--seed S] [--threads T] [--device N]
+//           [--print-time] [--json] [--profile] [--seed S] [--threads T] [--device N] [--public-key FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "core/serialize/module_signing.h"
 #include "core/support/error.h"
 #include "tools/cli/command.h"
 #include "tools/cli/module_runner.h"
@@ -28,10 +29,13 @@ struct RunFlags {
   uint64_t seed = 0;
   int threads = 0;
   int device = 0;
+  std::string public_key;  // run only modules signed with its secret key
 };
 
 int RunRun(const RunFlags& flags) {
-  ModuleRunner runner(flags.module, flags.threads, flags.device);
+  std::vector<uint8_t> key;
+  if (!flags.public_key.empty()) key = serialize::ReadPublicKeyFile(flags.public_key);
+  ModuleRunner runner(flags.module, flags.threads, flags.device, key);
   std::vector<npz::Array> inputs = flags.inputs.empty() ? runner.RandomInputs(flags.seed) : npz::Load(flags.inputs);
   runner.BindInputs(inputs);
   runner.Run();  // the first run also checks the module runs at all
@@ -76,6 +80,9 @@ CommandRunner RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--device", flags->device, "CUDA modules: the GPU to run on (CUDA device ordinal)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--public-key", flags->public_key,
+                  "run the module only if it is signed with this Ed25519 public key's secret key (agate keygen)")
+      ->check(CLI::ExistingFile);
   return [flags] { return RunRun(*flags); };
 }
 

@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -56,6 +57,7 @@ std::string HeaderField(const std::string& header, const std::string& key, const
   size_t colon = header.find(':', at);
   if (colon == std::string::npos) AGATE_THROW(kCorrupt) << what << ": malformed .npy header";
   size_t begin = header.find_first_not_of(' ', colon + 1);
+  if (begin == std::string::npos) AGATE_THROW(kCorrupt) << what << ": .npy header field '" << key << "' has no value";
   int depth = 0;
   size_t end = begin;
   for (; end < header.size(); ++end) {
@@ -113,6 +115,65 @@ int64_t Array::num_elements() const {
   return n;
 }
 
+namespace {
+
+// The byte size of `shape` elements of `element_bytes`, or kCorrupt when it exceeds `available`
+// (the bytes the file really holds); computed without overflow for any declared shape.
+size_t CheckedDataBytes(const std::vector<int64_t>& shape, size_t element_bytes, size_t available,
+                        const std::string& what) {
+  uint64_t bytes = element_bytes;
+  bool zero = false;
+  for (int64_t d : shape) zero = zero || d == 0;
+  if (zero) return 0;
+  for (int64_t d : shape) {
+    if (bytes > available / static_cast<uint64_t>(d)) {
+      AGATE_THROW(kCorrupt) << what << ": truncated data (" << available << " bytes for shape " << ShapeText(shape)
+                            << ")";
+    }
+    bytes *= static_cast<uint64_t>(d);
+  }
+  if (bytes > available) {
+    AGATE_THROW(kCorrupt) << what << ": truncated data (" << available << " of " << bytes << " bytes for shape "
+                          << ShapeText(shape) << ")";
+  }
+  return static_cast<size_t>(bytes);
+}
+
+// Deflate cannot expand more than about 1032:1; an entry declaring more is corrupt.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+// The decompressed bytes of archive entry `index`. The declared size is checked against the
+// compressed size (itself within the archive) before it is trusted, and the buffer grows with
+// the bytes actually decompressed, so a lying header cannot cause a large allocation.
+std::vector<uint8_t> ReadEntry(zip_t* archive, zip_int64_t index, const zip_stat_t& stat, size_t archive_size,
+                               const std::string& what) {
+  constexpr zip_uint64_t kNeeded = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+  if ((stat.valid & kNeeded) != kNeeded) AGATE_THROW(kCorrupt) << what << ": the archive does not state its size";
+  bool stored = stat.comp_method == ZIP_CM_STORE;
+  if (stat.comp_size > archive_size || (stored && stat.size != stat.comp_size) ||
+      stat.size / kMaxDeflateRatio > stat.comp_size + 1) {
+    AGATE_THROW(kCorrupt) << what << ": declares " << stat.size << " bytes from " << stat.comp_size
+                          << " compressed bytes in a " << archive_size << "-byte archive";
+  }
+  std::unique_ptr<zip_file_t, ZipFileCloser> member(zip_fopen_index(archive, index, 0));
+  if (!member) AGATE_THROW(kCorrupt) << what << ": cannot open the entry (" << zip_strerror(archive) << ")";
+  std::vector<uint8_t> bytes;
+  constexpr size_t kChunk = size_t{1} << 20;
+  while (bytes.size() < stat.size) {
+    size_t want = static_cast<size_t>(std::min<zip_uint64_t>(kChunk, stat.size - bytes.size()));
+    size_t have = bytes.size();
+    bytes.resize(have + want);
+    zip_int64_t got = zip_fread(member.get(), bytes.data() + have, want);
+    if (got <= 0) {
+      AGATE_THROW(kCorrupt) << what << ": cannot decompress the entry (" << zip_file_strerror(member.get()) << ")";
+    }
+    bytes.resize(have + static_cast<size_t>(got));
+  }
+  return bytes;
+}
+
+}  // namespace
+
 Array ParseNpy(const uint8_t* bytes, size_t size, const std::string& what) {
   if (size < kMagicSize + 4 || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
     AGATE_THROW(kCorrupt) << what << ": not a .npy array (bad magic)";
@@ -141,12 +202,8 @@ Array ParseNpy(const uint8_t* bytes, size_t size, const std::string& what) {
     AGATE_THROW(kUnsupported) << what << ": Fortran-order array; save it with np.ascontiguousarray";
   }
   array.shape = ParseShape(HeaderField(header, "shape", what), what);
-  size_t data_bytes = static_cast<size_t>(array.num_elements()) * array.dtype.element_bytes();
   size_t data_offset = offset + header_len;
-  if (size - data_offset < data_bytes) {
-    AGATE_THROW(kCorrupt) << what << ": truncated data (" << (size - data_offset) << " of " << data_bytes
-                          << " bytes for shape " << ShapeText(array.shape) << ")";
-  }
+  size_t data_bytes = CheckedDataBytes(array.shape, array.dtype.element_bytes(), size - data_offset, what);
   array.data.assign(bytes + data_offset, bytes + data_offset + data_bytes);
   return array;
 }
@@ -173,12 +230,15 @@ std::vector<uint8_t> SerializeNpy(const Array& array) {
 }
 
 std::vector<Array> Load(const std::string& path) {
-  std::vector<uint8_t> file = ReadFile(path);
+  std::string base = path.substr(path.rfind('/') + 1);
+  return LoadBytes(ReadFile(path), path, EndsWith(base, ".npy") ? base.substr(0, base.size() - 4) : base);
+}
+
+std::vector<Array> LoadBytes(const std::vector<uint8_t>& file, const std::string& path, const std::string& npy_name) {
   if (file.empty()) AGATE_THROW(kCorrupt) << "'" << path << "' is empty, not a .npy or .npz file";
   if (file.size() >= kMagicSize && std::memcmp(file.data(), kMagic, kMagicSize) == 0) {
     Array array = ParseNpy(file.data(), file.size(), path);
-    std::string base = path.substr(path.rfind('/') + 1);
-    array.name = EndsWith(base, ".npy") ? base.substr(0, base.size() - 4) : base;
+    array.name = npy_name;
     return {array};
   }
   zip_error_t error;
@@ -199,14 +259,13 @@ std::vector<Array> Load(const std::string& path) {
     if (zip_stat_index(archive.get(), i, 0, &stat) != 0) {
       AGATE_THROW(kCorrupt) << path << ": cannot read entry " << i << " of the archive";
     }
+    if ((stat.valid & ZIP_STAT_NAME) == 0 || stat.name == nullptr) {
+      AGATE_THROW(kCorrupt) << path << ": entry " << i << " of the archive has no name";
+    }
     std::string entry = stat.name;
     std::string what = path + ":" + entry;
     if (!EndsWith(entry, ".npy")) AGATE_THROW(kCorrupt) << what << ": an .npz entry that is not .npy";
-    std::unique_ptr<zip_file_t, ZipFileCloser> member(zip_fopen_index(archive.get(), i, 0));
-    std::vector<uint8_t> bytes(stat.size);
-    if (!member || zip_fread(member.get(), bytes.data(), bytes.size()) != static_cast<zip_int64_t>(bytes.size())) {
-      AGATE_THROW(kCorrupt) << what << ": cannot decompress the entry (" << zip_strerror(archive.get()) << ")";
-    }
+    std::vector<uint8_t> bytes = ReadEntry(archive.get(), i, stat, file.size(), what);
     Array array = ParseNpy(bytes.data(), bytes.size(), what);
     array.name = entry.substr(0, entry.size() - 4);
     arrays.push_back(std::move(array));

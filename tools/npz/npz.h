@@ -34,6 +34,9 @@ std::vector<uint8_t> SerializeNpy(const Array& array);
 
 // Reads every array of an .npz archive, in archive order, or the single array of an .npy file.
 std::vector<Array> Load(const std::string& path);
+// The same from the file's bytes; `what` names them in errors, and a lone .npy array is called
+// `npy_name`.
+std::vector<Array> LoadBytes(const std::vector<uint8_t>& file, const std::string& what, const std::string& npy_name);
 // Writes arrays as an uncompressed .npz (or one .npy when path ends in ".npy" and there is one
 // array). Written to a temporary file and renamed: a failure never leaves a partial file.
 void Save(const std::string& path, const std::vector<Array>& arrays);

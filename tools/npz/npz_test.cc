@@ -7,6 +7,7 @@
 
 #include "core/support/error.h"
 #include "core/support/file.h"
+#include "core/support/testing/memory_cap.h"
 
 namespace agate {
 namespace npz {
@@ -110,6 +111,51 @@ TEST(NpzTest, TruncatedNpyDataIsCorrupt) {
     EXPECT_EQ(e.code(), StatusCode::kCorrupt);
     EXPECT_NE(e.message().find("truncated data"), std::string::npos);
   }
+}
+
+void Put32(std::vector<uint8_t>* bytes, size_t at, uint32_t value) {
+  for (int i = 0; i < 4; ++i) (*bytes)[at + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+// A stored .npz whose entry declares 2 GiB (local header and central directory agree): the
+// reader must refuse it from the sizes alone, not allocate what the header claims.
+TEST(NpzTest, DeclaredEntrySizeIsCheckedBeforeAllocating) {
+  Array a{"v", ir::DType::Float(32), {4}, std::vector<uint8_t>(16, 0)};
+  std::string path = TempPath("liar.npz");
+  Save(path, {a});
+  std::vector<uint8_t> bytes = ReadFile(path);
+  int patched = 0;
+  for (size_t i = 0; i + 46 <= bytes.size(); ++i) {
+    if (bytes[i] != 'P' || bytes[i + 1] != 'K') continue;
+    if (bytes[i + 2] == 3 && bytes[i + 3] == 4) Put32(&bytes, i + 22, 0x7ffffff0u), ++patched;  // local header
+    if (bytes[i + 2] == 1 && bytes[i + 3] == 2) Put32(&bytes, i + 24, 0x7ffffff0u), ++patched;  // central dir
+  }
+  ASSERT_EQ(patched, 2);
+  WriteFileAtomically(path, bytes);
+  testing::CappedOutcome outcome = testing::RunWithMemoryCap([&] { Load(path); });
+  EXPECT_TRUE(outcome.threw_agate_error && outcome.code == StatusCode::kCorrupt) << outcome.description;
+}
+
+// A header whose shape multiplies past 2^64 bytes must not wrap around to a small size.
+TEST(NpzTest, OverflowingShapeIsCorrupt) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }";
+  std::vector<uint8_t> image = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(header.size()), 0};
+  image.insert(image.end(), header.begin(), header.end());
+  image.resize(image.size() + 64, 0);
+  try {
+    ParseNpy(image.data(), image.size(), "big.npy");
+    FAIL() << "parsed an array of 2^65 elements from 64 bytes";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kCorrupt) << e.what();
+  }
+}
+
+// A header that ends right after a key's colon is corrupt (it used to throw std::out_of_range).
+TEST(NpzTest, HeaderKeyWithoutValueIsCorrupt) {
+  std::string header = "{'descr':";
+  std::vector<uint8_t> image = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(header.size()), 0};
+  image.insert(image.end(), header.begin(), header.end());
+  EXPECT_THROW(ParseNpy(image.data(), image.size(), "cut.npy"), Error);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 
 pub const AGATE_KERNEL_ABI_VERSION: u32 = 1;
 pub const AGATE_RUNTIME_ABI_VERSION_MAJOR: u32 = 1;
-pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 2;
-pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65538;
+pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 3;
+pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65539;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -1032,6 +1032,25 @@ extern "C" {
         size: usize,
         kernels: *const agate_kernel_table,
         options: *const agate_module_options,
+        out_module: *mut *mut agate_module_t,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_load_from_file_signed(
+        path: *const ::std::os::raw::c_char,
+        kernels: *const agate_kernel_table,
+        options: *const agate_module_options,
+        public_key: *const u8,
+        out_module: *mut *mut agate_module_t,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_load_from_memory_signed(
+        data: *const ::std::os::raw::c_void,
+        size: usize,
+        kernels: *const agate_kernel_table,
+        options: *const agate_module_options,
+        public_key: *const u8,
         out_module: *mut *mut agate_module_t,
     ) -> agate_status_t;
 }

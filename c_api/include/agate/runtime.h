@@ -84,7 +84,7 @@ extern "C" {
 #endif
 
 #define AGATE_RUNTIME_ABI_VERSION_MAJOR 1
-#define AGATE_RUNTIME_ABI_VERSION_MINOR 2
+#define AGATE_RUNTIME_ABI_VERSION_MINOR 3
 #define AGATE_RUNTIME_ABI_VERSION ((AGATE_RUNTIME_ABI_VERSION_MAJOR << 16) | AGATE_RUNTIME_ABI_VERSION_MINOR)
 
 /* ------------------------------------------------------------------------- */
@@ -128,7 +128,20 @@ typedef struct agate_kernel_table {
 
 typedef struct agate_module agate_module_t;
 
-/* Every load verifies the module before anything can run: the FlatBuffers
+/* A module is code. A host module embeds a shared object that the loader
+ * dlopen's: loading the module runs that object's constructors, before any
+ * kernel is called and whatever the plan says. Load modules only from sources
+ * you would run a program from. The format's FNV-1a checksums catch accidental
+ * corruption (integrity), not a deliberate change: anyone can recompute them
+ * (no authenticity). For authenticity, sign modules (agate compile --sign-key,
+ * an Ed25519 signature appended to the file: runtime_minimal/host/
+ * module_signature.h gives the format) and load them with
+ * agate_module_load_from_{file,memory}_signed and the public key: unsigned
+ * modules and modules whose signature does not verify are then refused before
+ * anything of them is mapped as code. The other loaders accept signed modules
+ * and ignore the signature.
+ *
+ * Every load verifies the module before anything can run: the FlatBuffers
  * verifier, then the semantic checks (format version, target, every offset in
  * the arena, every kernel present, shapes consistent). A module that fails is
  * refused with AGATE_CORRUPT, AGATE_VERSION_MISMATCH, AGATE_OUT_OF_RANGE or
@@ -318,6 +331,23 @@ AGATE_API agate_status_t agate_module_load_from_memory_with_options(const void* 
                                                                     const agate_kernel_table* kernels,
                                                                     const agate_module_options* options,
                                                                     agate_module_t** out_module);
+
+/* [host] (ABI 1.3) Like the *_with_options loaders, for signed modules only:
+ * public_key is a 32-byte Ed25519 public key (libsodium's crypto_sign format;
+ * agate keygen writes one), borrowed for the call. A module without a signature
+ * is refused with AGATE_INVALID_ARGUMENT, one whose signature does not verify
+ * with this key (changed after signing, or signed with another key) with
+ * AGATE_CORRUPT, before its kernels are opened. From a file, the bytes are read
+ * (not mapped), so the verified bytes are the bytes used. New functions rather
+ * than an options field, so that a binary that asks for verification cannot
+ * run on an older library that would silently skip it. */
+AGATE_API agate_status_t agate_module_load_from_file_signed(const char* path, const agate_kernel_table* kernels,
+                                                            const agate_module_options* options,
+                                                            const uint8_t* public_key, agate_module_t** out_module);
+AGATE_API agate_status_t agate_module_load_from_memory_signed(const void* data, size_t size,
+                                                              const agate_kernel_table* kernels,
+                                                              const agate_module_options* options,
+                                                              const uint8_t* public_key, agate_module_t** out_module);
 
 /* Where the module's kernels run: {kDLCPU, 0} or {kDLCUDA, ordinal}. */
 AGATE_API agate_status_t agate_module_device(const agate_module_t* module, DLDevice* out_device);
