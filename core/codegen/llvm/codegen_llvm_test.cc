@@ -84,9 +84,13 @@ TEST(CodeGenLLVMTest, GathersFromSmallBuffersUse32BitLanes) {
     EXPECT_EQ(assembly.find("vgatherqps"), std::string::npos) << assembly;
   }
   HostKernels kernels = HostKernels::Build({f});
-  std::vector<float> av(rows * cols), cv(rows * cols, 0.0f);
-  for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i);
-  void* args[2] = {av.data(), cv.data()};
+  // The kernel ABI promises 64-byte aligned buffers, and the kernel stores whole vectors
+  // with aligned moves: std::vector's 16-byte alignment crashed it in some runs.
+  testing::HostArray a_data(DType::Float(32), rows * cols), c_data(DType::Float(32), rows * cols);
+  float* av = a_data.as<float>();
+  float* cv = c_data.as<float>();
+  for (int64_t i = 0; i < rows * cols; ++i) av[i] = static_cast<float>(i), cv[i] = 0.0f;
+  void* args[2] = {av, cv};
   testing::TestContext context(1, 0);
   ASSERT_EQ(kernels.Get("gather_columns")(args, &context.ctx), 0);
   for (int64_t jj = 0; jj < cols; ++jj)
