@@ -40,6 +40,18 @@ FeatureFn GroupFeatures(const graph::Graph& planned, size_t group, const target:
 
 }  // namespace
 
+void RequireMeasurableTarget(const target::Target& target) {
+  const target::Target& host = target::Target::Host();
+  const char* why = target.kind() == target::TargetKind::kCUDA ? "CUDA kernels need a GPU to be timed on, and tuning them is not supported yet"
+                    : target.kind() != target::TargetKind::kLLVM ? "only LLVM CPU targets are tuned"
+                    : target.is_bare_metal()                     ? "a bare-metal target's kernels run on a board, not here"
+                    : target.arch() != host.arch()               ? "its kernels cannot run on this machine's CPU"
+                                                                 : nullptr;
+  AGATE_REQUIRE(why == nullptr, kUnsupported)
+      << "cannot tune for target '" << target.ToString() << "': candidates are measured on this " << host.triple()
+      << " machine; " << (why ? why : "");
+}
+
 std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target) {
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
@@ -127,6 +139,7 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
                                   const std::vector<Task>& tasks, const TuneOptions& options, RecordWriter* writer,
                                   const std::vector<TuningRecord>& prior, const ProgressFn& progress,
                                   const StopFn& stop) {
+  RequireMeasurableTarget(target);
   std::vector<TaskReport> reports;
   auto t0 = Clock::now();
   std::unique_ptr<CostModel> model = options.tuner == TunerKind::kXgb ? MakeXgbCostModel(options.seed) : nullptr;

@@ -86,6 +86,11 @@ TaskReport TuneTask(SearchPolicy* policy, const MeasureFn& measure, int trials, 
                     double deadline_s, const RecordFn& record, const StopFn& stop,
                     const std::function<void(const TaskReport&)>& progress);
 
+// Candidates are built and timed on this machine, so only its own CPU can be tuned for: a
+// CUDA, bare-metal or other-architecture target is refused (kUnsupported, naming the target)
+// before anything is measured or written. (CUDA tuning needs a GPU to time kernels on.)
+void RequireMeasurableTarget(const target::Target& target);
+
 // Tunes every task of `planned`, appending to `writer`, resuming from `prior` (records of this
 // target read from the same file: their configs are not measured again and feed the model).
 std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Target& target,

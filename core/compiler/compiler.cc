@@ -452,6 +452,12 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
 
 CompileResult CompileGroup(const graph::Graph& planned, size_t group_index, const target::Target& target,
                            const ops::LowerGroupOptions& knobs) {
+  // Single kernels are compiled to be measured on this machine (the tuner): a GPU kernel
+  // needs a GPU, a bare-metal one a board, and neither can be timed here yet.
+  AGATE_REQUIRE(target.kind() == target::TargetKind::kLLVM, kUnsupported)
+      << "target '" << target.ToString() << "': single kernels are compiled for measurement on this CPU only; "
+      << "tuning kernels for " << (target.kind() == target::TargetKind::kCUDA ? "CUDA" : "this target")
+      << " is not supported yet";
   AGATE_REQUIRE(HasOs(target), kUnsupported)
       << "target '" << target.ToString() << "': single kernels are measured on targets with an OS only";
   CompileResult result;

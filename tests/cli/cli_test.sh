@@ -101,6 +101,7 @@ check "bad target is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --targe
 check "unknown flag is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --bogus
 check "bad fusion value is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --fusion sideways
 check "unknown command is exit 2" 2 "$AGATE" frobnicate
+expect_in "the unknown command is named" "$TMP/err.txt" "unknown command 'frobnicate'"
 head -c 2000 "$TMP/demo.agm" > "$TMP/cut.agm"
 check "truncated module is exit 1" 1 "$AGATE" run "$TMP/cut.agm"
 expect_in "truncated module is named" "$TMP/err.txt" "cut.agm"
@@ -143,6 +144,11 @@ expect_in "the refusal names the line" "$TMP/err.txt" "line 1: made for target"
 expect "no module written for refused records" no_file_like "$TMP" t3.agm
 check "a missing records file is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/t4.agm" --tuning-records "$TMP/none.jsonl"
 check "an unknown tuner is exit 2" 2 "$AGATE" tune "$MODEL" --records "$REC" --tuner annealing
+check "tuning for CUDA is refused" 1 "$AGATE" tune "$MODEL" --records "$TMP/cuda.jsonl" --target "cuda -arch=sm_80"
+expect_in "the refusal says why" "$TMP/err.txt" "CUDA kernels need a GPU to be timed on"
+expect "no records file made for a refused target" no_file_like "$TMP" cuda.jsonl
+check "tuning for another CPU is refused" 1 "$AGATE" tune "$MODEL" --records "$TMP/arm.jsonl" --target "llvm -mtriple=aarch64-linux-gnu"
+expect_in "the refusal names the target" "$TMP/err.txt" "cannot tune for target 'llvm -mtriple=aarch64"
 # Signed modules: keygen, compile --sign-key, run --public-key; unsigned, tampered and
 # wrong-key modules are refused when a key is given.
 check "keygen" 0 "$AGATE" keygen --secret-key "$TMP/sk" --public-key "$TMP/pk"

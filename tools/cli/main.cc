@@ -26,6 +26,15 @@ int Main(int argc, char** argv) {
     agate::cli::CommandRunner runner = registrar(app);
     runners[app.get_subcommands({}).back()] = runner;
   }
+  // CLI11 would say only "A subcommand is required" for a mistyped command: name it.
+  if (argc >= 2 && argv[1][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);
+    if (!known) {
+      std::cerr << "agate: unknown command '" << argv[1] << "'\n" << app.help() << std::flush;
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -123,6 +123,7 @@ int RunTune(const TuneFlags& flags) {
   compile.target = flags.target;
   compile.fusion = fusion::ParseFusionPolicy(flags.fusion);
   target::Target target = target::Target::Parse(flags.target);
+  autotune::RequireMeasurableTarget(target);  // before the records file is read or created
   std::string target_text = target.ToString();
 
   autotune::TuneOptions options;
