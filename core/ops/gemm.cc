@@ -241,6 +241,7 @@ Tensor BuildGemm(const OpContext& ctx, const GemmOperands& in, const std::string
   g.shape.rows = g.fold ? Product(batch) * m : m;
   g.shape.n = n;
   g.shape.k = k;
+  g.shape.b_packed_at_run_time = !(in.b_constant != nullptr && b_batch.empty());
   g.plan = PlanGemm(g.shape, a.dtype(), ctx.target(), ctx.options());
   const GemmPlan& p = g.plan;
 

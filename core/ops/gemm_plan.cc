@@ -111,6 +111,12 @@ GemmPlan PlanGemm(const GemmShape& s, ir::DType dtype, const target::Target& tar
   // microseconds of multiply-adds); shrink the blocks until every thread of a
   // typical pool gets several (balance), never below one register tile:
   // columns first (a task then packs its B block once for all of its rows).
+  // Per-block packing keeps the packed B in cache instead of writing and reading
+  // all of it through memory once more (measured: 197x768x3072 with B packed at
+  // the root 0.85x oneDNN); the buffer lives on the task's stack, so a block
+  // whose K x columns panel would not fit a modest stack is packed at the root.
+  const int64_t stack_budget = int64_t{1} << 20;
+  auto packs_per_block = [&] { return s.k * p.col_block * p.nr * esz <= stack_budget; };
   p.parallel = ParallelAllowed(target) && o.allow_parallel && s.batch * s.rows * s.n * s.k >= (int64_t{1} << 18);
   if (p.parallel) {
     const int64_t threads = target.num_threads() > 0 ? target.num_threads() : 4;
@@ -118,17 +124,19 @@ GemmPlan PlanGemm(const GemmShape& s, ir::DType dtype, const target::Target& tar
     bool free_cols = o.dense_col_block <= 0, free_rows = o.dense_row_block <= 0;
     while (free_cols && s.batch * p.col_blocks() < wanted && p.col_block > 1) p.col_block = Block(p.panels, p.col_block - 1);
     p.parallel_rows = o.dense_parallel_rows >= 0 ? o.dense_parallel_rows == 1 : s.batch * p.col_blocks() < wanted;
+    // Each row block packs the same B block again when B is packed per block at run
+    // time: about 4 / rows of the block's multiply-adds (a load and a store per packed
+    // vector against rows / 2 cycles of FMAs), so row blocks keep >= 32 rows (<= 1/8).
+    // Measured on Zen 5, 1 thread, 128x128x128: 5-row blocks 0.68x oneDNN.
+    const int64_t min_row_tiles =
+        s.b_packed_at_run_time && packs_per_block() ? std::min(p.row_tiles, CeilDiv(32, p.mr)) : 1;
     while (p.parallel_rows && free_rows && p.blocks(s) < wanted && p.row_block > 1) {
-      p.row_block = Block(p.row_tiles, p.row_block - 1);
+      int64_t smaller = Block(p.row_tiles, p.row_block - 1);
+      if (smaller < min_row_tiles) break;
+      p.row_block = smaller;
     }
   }
-
-  // Per-block packing keeps the packed B in cache instead of writing and reading
-  // all of it through memory once more (measured: 197x768x3072 with B packed at
-  // the root 0.85x oneDNN); the buffer lives on the task's stack, so a block
-  // whose K x columns panel would not fit a modest stack is packed at the root.
-  const int64_t stack_budget = int64_t{1} << 20;
-  p.pack_per_block = s.k * p.col_block * p.nr * esz <= stack_budget;
+  p.pack_per_block = packs_per_block();
   return p;
 }
 

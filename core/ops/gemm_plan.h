@@ -45,6 +45,9 @@ struct GemmShape {
   int64_t rows = 1;
   int64_t n = 1;
   int64_t k = 1;
+  // B is packed while the kernel runs (not a compile-time constant): row blocks that each
+  // pack their own copy of the B block must be tall enough to pay for it.
+  bool b_packed_at_run_time = false;
 };
 
 struct GemmPlan {

@@ -89,6 +89,26 @@ TEST(GemmPlanTest, BlocksDivideTheTilesAndFeedTheThreads) {
   EXPECT_FALSE(PlanGemm(s, kF32, Avx512(), serial).parallel);
 }
 
+TEST(GemmPlanTest, RowBlocksThatPackBAtRunTimeStayTall) {
+  // With B a constant, the row blocks of a small product shrink until the threads
+  // are fed; packed at run time, every row block packs B again, so they keep >= 32 rows.
+  GemmShape weights{1, 128, 128, 128};
+  GemmPlan w = PlanGemm(weights, kF32, Avx512(), {});
+  ASSERT_TRUE(w.parallel_rows) << w.Describe(weights);
+  EXPECT_GE(w.tasks(weights), 8) << w.Describe(weights);
+  GemmShape runtime = weights;
+  runtime.b_packed_at_run_time = true;
+  GemmPlan r = PlanGemm(runtime, kF32, Avx512(), {});
+  ASSERT_TRUE(r.pack_per_block);
+  EXPECT_GE(r.row_block * r.mr, 32) << r.Describe(runtime);
+  EXPECT_LT(r.row_block * r.mr, 128) << "still split for the threads: " << r.Describe(runtime);
+  EXPECT_EQ(r.row_tiles % r.row_block, 0);
+  // The knob still decides when given.
+  LowerGroupOptions o;
+  o.dense_row_block = 8;
+  EXPECT_LE(PlanGemm(runtime, kF32, Avx512(), o).row_block * r.mr, 8 + r.mr);
+}
+
 TEST(GemmPlanTest, KnobsOverrideTheDerivedValues) {
   LowerGroupOptions o;
   o.dense_m_block = 4;
