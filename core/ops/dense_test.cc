@@ -14,6 +14,7 @@ using graph::Attribute;
 using graph::Graph;
 using graph::TensorType;
 using graph::testing::Add;
+using graph::testing::AddDenseBiasErfGelu;
 using graph::testing::Finish;
 using graph::testing::RandomTensor;
 using testing::CheckAgainstReference;
@@ -109,18 +110,7 @@ TEST(DenseTest, EinsumEquations) {
 TEST(DenseTest, FusedDenseBiasGelu) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {6, 24}});
-  g.AddConstant("w", RandomTensor({24, 64}, 7));
-  g.AddConstant("bias", RandomTensor({64}, 8));
-  g.AddConstant("half", graph::Tensor::Scalar(kF32, 0.5));
-  g.AddConstant("one", graph::Tensor::Scalar(kF32, 1.0));
-  g.AddConstant("rsqrt2", graph::Tensor::Scalar(kF32, 0.70710678118654752));
-  Add(&g, "MatMul", "mm", {"x", "w"}, {"m"});
-  Add(&g, "Add", "bias_add", {"m", "bias"}, {"h"});
-  Add(&g, "Mul", "scale", {"h", "rsqrt2"}, {"s"});
-  Add(&g, "Erf", "erf", {"s"}, {"e"});
-  Add(&g, "Add", "plus1", {"e", "one"}, {"p"});
-  Add(&g, "Mul", "mulh", {"h", "p"}, {"q"});
-  Add(&g, "Mul", "gelu", {"q", "half"}, {"y"});
+  AddDenseBiasErfGelu(&g, "x", 24, 64, "y");
   Graph finished = Finish(g, {"y"});
   Graph fused = testing::Fuse(finished);
   ASSERT_EQ(fused.groups.size(), 1u);

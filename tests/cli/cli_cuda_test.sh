@@ -15,22 +15,7 @@ MAKE_MODULE="$2"
 FAKE="$(cd "$(dirname "$3")" && pwd)/$(basename "$3")"
 MODEL="$4"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-check() {  # check NAME EXPECTED_RC COMMAND...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then
-    echo "ok   $name"
-  else
-    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/     /' "$TMP/out.txt" "$TMP/err.txt" | head -20
-    failures=$((failures + 1))
-  fi
-}
-expect_in() {  # expect_in NAME FILE TEXT
-  if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
-}
+source "$(dirname "$0")/checks.sh"
 
 "$MAKE_MODULE" "$TMP/add.agm" || { echo "FAIL cannot write the CUDA test module"; exit 1; }
 "$MAKE_MODULE" "$TMP/add10.agm" 1.0 || { echo "FAIL cannot write the format-1.0 CUDA test module"; exit 1; }
@@ -54,7 +39,7 @@ check "version counts the GPUs" 0 "$AGATE" version
 expect_in "two GPUs" "$TMP/out.txt" "CUDA: 2 GPUs"
 for device in 0 1; do
   check "run on GPU $device" 0 "$AGATE" run "$TMP/add.agm" --device "$device" --inputs "$TMP/x.npz" --outputs "$TMP/y$device.npz"
-  /usr/bin/python3 - "$TMP" "$device" <<'PY' && echo "ok   GPU $device computes y = (x + c) + x" || { echo "FAIL GPU $device output"; failures=$((failures + 1)); }
+  expect "GPU $device computes y = (x + c) + x" /usr/bin/python3 - "$TMP" "$device" <<'PY'
 import sys, numpy as np
 d, device = sys.argv[1], sys.argv[2]
 x = np.load(d + "/x.npz")["x"]
@@ -64,9 +49,9 @@ sys.exit(0 if np.array_equal(y, expected) else 1)
 PY
 done
 check "a format-1.0 module runs" 0 "$AGATE" run "$TMP/add10.agm" --inputs "$TMP/x.npz" --outputs "$TMP/y10.npz"
-cmp -s <(/usr/bin/python3 -c "import numpy as np,sys; print(np.load(sys.argv[1])['y'].tolist())" "$TMP/y10.npz") \
-       <(/usr/bin/python3 -c "import numpy as np,sys; print(np.load(sys.argv[1])['y'].tolist())" "$TMP/y0.npz") \
-  && echo "ok   format 1.0 and 1.1 agree" || { echo "FAIL format 1.0 and 1.1 differ"; failures=$((failures + 1)); }
+expect "format 1.0 and 1.1 agree" /usr/bin/python3 -c \
+  "import numpy as np,sys; sys.exit(0 if np.array_equal(np.load(sys.argv[1])['y'], np.load(sys.argv[2])['y']) else 1)" \
+  "$TMP/y10.npz" "$TMP/y0.npz"
 check "a GPU that does not exist is exit 1" 1 "$AGATE" run "$TMP/add.agm" --device 2
 expect_in "the GPU count is named" "$TMP/err.txt" "CUDA device 2 does not exist: the driver sees 2 GPUs (0..1)"
 check "run --profile on a GPU" 0 "$AGATE" run "$TMP/add.agm" --profile --repeat 3
@@ -95,5 +80,4 @@ else
   failures=$((failures + 1))
 fi
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -8,31 +8,7 @@ MODEL="$2"
 MAKE_HOSTILE_MODELS="$3"
 STEM="${MODEL%.onnx}"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-check() {  # check NAME EXPECTED_RC COMMAND...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$TMP/out.txt" 2>"$TMP/err.txt"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then
-    echo "ok   $name"
-  else
-    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/     /' "$TMP/out.txt" "$TMP/err.txt" | head -20
-    failures=$((failures + 1))
-  fi
-}
-expect() {  # expect NAME COMMAND...: ok when COMMAND succeeds (one if/else: no `a && b || c` chains,
-            # whose `c` also runs when `b` fails and whose `b` hides a failing `a`)
-  local name="$1"
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
-no_file_like() {  # no_file_like DIR NAME: neither DIR/NAME nor a temporary DIR/NAME.tmp.* exists
-  [ ! -e "$1/$2" ] && ! ls -a "$1" | grep -qF "$2.tmp"
-}
-expect_in() {  # expect_in NAME FILE TEXT
-  if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in output"; sed 's/^/     /' "$2" | head -20; failures=$((failures + 1)); fi
-}
+source "$(dirname "$0")/checks.sh"
 
 mkdir -p "$TMP/demo"
 check "demo matches PyTorch" 0 "$AGATE" demo --model "$MODEL" --output-dir "$TMP/demo"
@@ -169,5 +145,4 @@ check "tampered module refused" 1 "$AGATE" run "$TMP/tampered.agm" --public-key 
 check "a public key is no secret key" 1 "$AGATE" compile "$MODEL" -o "$TMP/bad_sig.agm" --sign-key "$TMP/pk"
 expect "no module for a bad key" no_file_like "$TMP" bad_sig.agm
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -20,6 +20,22 @@ void Add(Graph* graph, const std::string& op, const std::string& name, std::vect
   graph->AddNode(node);
 }
 
+void AddDenseBiasErfGelu(Graph* graph, const std::string& x, int64_t k, int64_t n, const std::string& y) {
+  const ir::DType f32 = ir::DType::Float(32);
+  graph->AddConstant("w", RandomTensor({k, n}, 7));
+  graph->AddConstant("bias", RandomTensor({n}, 8));
+  graph->AddConstant("half", Tensor::Scalar(f32, 0.5));
+  graph->AddConstant("one", Tensor::Scalar(f32, 1.0));
+  graph->AddConstant("rsqrt2", Tensor::Scalar(f32, 0.70710678118654752));
+  Add(graph, "MatMul", "mm", {x, "w"}, {"m"});
+  Add(graph, "Add", "bias_add", {"m", "bias"}, {"h"});
+  Add(graph, "Mul", "scale", {"h", "rsqrt2"}, {"s"});
+  Add(graph, "Erf", "erf", {"s"}, {"e"});
+  Add(graph, "Add", "plus1", {"e", "one"}, {"p"});
+  Add(graph, "Mul", "mulh", {"h", "p"}, {"q"});
+  Add(graph, "Mul", "gelu", {"q", "half"}, {y});
+}
+
 Graph Finish(Graph graph, std::vector<std::string> outputs) {
   graph.outputs = std::move(outputs);
   Graph result = InferShapes(graph);

@@ -16,6 +16,12 @@ namespace testing {
 void Add(Graph* graph, const std::string& op, const std::string& name, std::vector<std::string> inputs,
          std::vector<std::string> outputs, const std::vector<std::pair<std::string, Attribute>>& attrs = {});
 
+// y = GELU(x @ w + bias) with GELU in the erf form exporters write
+// (0.5 * h * (1 + erf(h / sqrt 2))): w [k, n] and bias [n] random constants
+// (seeds 7, 8), the nodes named mm, bias_add, scale, erf, plus1, mulh, gelu.
+// Tests of the GEMM epilogue use it as a long element-wise chain after a product.
+void AddDenseBiasErfGelu(Graph* graph, const std::string& x, int64_t k, int64_t n, const std::string& y);
+
 // Sets the outputs, infers shapes and verifies the graph.
 Graph Finish(Graph graph, std::vector<std::string> outputs);
 

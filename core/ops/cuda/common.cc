@@ -52,6 +52,15 @@ bool SplitAcrossThreads(int64_t reduce_total, int64_t outputs) {
   return reduce_total >= 1024 || (reduce_total >= 64 && outputs < 8192);
 }
 
+void FetchCooperatively(te::Stage st, int64_t ty, int64_t tx) {
+  std::vector<ir::IterVar> axes;
+  for (size_t i = 0; i < st->op->output_shape(0).size(); ++i) axes.push_back(st.axis(i));
+  ir::IterVar fused = FuseRange(st, axes);
+  auto [fo, fi] = st.split(fused, te::Expr(ty * tx));
+  auto [fy, fx] = st.split(fi, te::Expr(tx));
+  st.bind(fy, "threadIdx.y").bind(fx, "threadIdx.x");
+}
+
 ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out, int64_t max_threads) {
   te::Stage st = s[out];
   size_t rank = out.ndim();

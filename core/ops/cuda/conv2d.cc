@@ -11,19 +11,6 @@ namespace cuda {
 using te::Expr;
 using te::Tensor;
 
-namespace {
-
-void FetchCooperatively(te::Stage st, int64_t ty, int64_t tx) {
-  std::vector<ir::IterVar> axes;
-  for (size_t i = 0; i < st->op->output_shape(0).size(); ++i) axes.push_back(st.axis(i));
-  ir::IterVar fused = FuseRange(st, axes);
-  auto [fo, fi] = st.split(fused, Expr(ty * tx));
-  auto [fy, fx] = st.split(fi, Expr(tx));
-  st.bind(fy, "threadIdx.y").bind(fx, "threadIdx.x");
-}
-
-}  // namespace
-
 // Output [N, OC, OH, OW] = sum over (ic, kh, kw): the GEMM's rows are output
 // channels, its columns output pixels and its depth ic * kh * kw. A block
 // computes 64 (or 32, 16) channels of a 4x16 (or 4x8) pixel tile; each thread 4

@@ -45,6 +45,11 @@ ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out, int64_t ma
 // block loop, or the thread loop).
 ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out, int64_t max_threads = 0);
 
+// Cooperative fetch: the elements of a shared-memory copy stage (cache_read) split over
+// the block's ty x tx threads (threadIdx.y, threadIdx.x), consecutive threads on
+// consecutive elements so that global reads coalesce.
+void FetchCooperatively(te::Stage stage, int64_t ty, int64_t tx);
+
 // True when a reduction of `reduce_total` elements per output, `outputs` outputs,
 // is split across threads.
 bool SplitAcrossThreads(int64_t reduce_total, int64_t outputs);

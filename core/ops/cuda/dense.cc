@@ -12,20 +12,6 @@ namespace cuda {
 using te::Expr;
 using te::Tensor;
 
-namespace {
-
-// Cooperative fetch: the copy stage's elements split over the block's ty x tx threads.
-void FetchCooperatively(te::Stage st, int64_t ty, int64_t tx) {
-  std::vector<ir::IterVar> axes;
-  for (size_t i = 0; i < st->op->output_shape(0).size(); ++i) axes.push_back(st.axis(i));
-  ir::IterVar fused = FuseRange(st, axes);
-  auto [fo, fi] = st.split(fused, Expr(ty * tx));
-  auto [fy, fx] = st.split(fi, Expr(tx));
-  st.bind(fy, "threadIdx.y").bind(fx, "threadIdx.x");
-}
-
-}  // namespace
-
 std::string ScheduleDense(const ScheduleRequest& r) {
   te::Schedule s = r.schedule;
   Tensor out, acc;
