@@ -55,6 +55,15 @@ void ExpectBothPaths(const ModelBuilder& b, const std::map<std::string, Tensor>&
   for (const auto& [name, value] : expected) ExpectNear(value, outputs.at(name), "compiled: " + name);
 }
 
+// The reference interpreter only: for operators the operator library has no kernel for yet
+// (DFT, GridSample; the compiled conformance report lists them as unsupported).
+void ExpectInterpreter(const ModelBuilder& b, const std::map<std::string, Tensor>& inputs,
+                       const std::map<std::string, Tensor>& expected) {
+  graph::Graph g = onnx_frontend::ImportOnnxModel(b.Build());
+  std::map<std::string, Tensor> reference = conformance::InterpretGraph(g, inputs).outputs;
+  for (const auto& [name, value] : expected) ExpectNear(value, reference.at(name), "interpreter: " + name);
+}
+
 // The import error's message (the test fails when the model imports).
 std::string ImportError(const ModelBuilder& b) {
   try {
@@ -404,6 +413,53 @@ TEST(Opset20, Gelu) {
       .Output("exact")
       .Output("approx");
   ExpectBothPaths(b, {{"x", F32({7}, x)}}, {{"exact", F32({7}, exact)}, {"approx", F32({7}, approx)}});
+}
+
+// ReduceMax/ReduceMin-20 accept bool: max is "any", min is "all".
+TEST(Opset20, ReduceMaxMinOnBool) {
+  auto bools = [](graph::Shape shape, std::vector<int64_t> v) {
+    return Tensor::FromInts(ir::DType::Bool(), std::move(shape), v);
+  };
+  ModelBuilder b(20);
+  b.Input("x", onnx::TensorProto::BOOL, {3, 2})
+      .Initializer("axes", I64({1}, {0}))
+      .Node("ReduceMax", {"x", "axes"}, {"any"}, {{"keepdims", int64_t{0}}})
+      .Node("ReduceMin", {"x", "axes"}, {"all"}, {{"keepdims", int64_t{0}}})
+      .Output("any")
+      .Output("all");
+  ExpectBothPaths(b, {{"x", bools({3, 2}, {1, 0, 1, 0, 1, 1})}},
+                  {{"any", bools({2}, {1, 1})}, {"all", bools({2}, {1, 0})}});
+}
+
+// DFT-20: `axis` is an input (default -2, counted over the whole rank). The DFT of the real
+// signal [1, 2, 3, 4] is [10, -2+2i, -2, -2-2i].
+TEST(Opset20, DftAxisInput) {
+  Tensor x = F32({1, 4, 1}, {1, 2, 3, 4});
+  Tensor expected = F32({1, 4, 2}, {10, 0, -2, 2, -2, 0, -2, -2});
+  ModelBuilder with_axis(20);
+  with_axis.Input("x", kFloat, {1, 4, 1})
+      .Initializer("axis", I64({}, {1}))
+      .Node("DFT", {"x", "", "axis"}, {"y"})
+      .Output("y");
+  ExpectInterpreter(with_axis, {{"x", x}}, {{"y", expected}});
+  ModelBuilder default_axis(20);
+  default_axis.Input("x", kFloat, {1, 4, 1}).Node("DFT", {"x"}, {"y"}).Output("y");
+  ExpectInterpreter(default_axis, {{"x", x}}, {{"y", expected}});
+}
+
+// GridSample-20 names the 4-D bilinear mode "linear". With align_corners=1, grid points -1, 0, 1
+// (x) and -1, 1 (y) are exactly the pixel centers, so the output is the input.
+TEST(Opset20, GridSampleLinearMode) {
+  std::vector<double> grid;
+  for (double y : {-1.0, 1.0})
+    for (double x : {-1.0, 0.0, 1.0}) grid.insert(grid.end(), {x, y});
+  Tensor image = F32({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  ModelBuilder b(20);
+  b.Input("x", kFloat, {1, 1, 2, 3})
+      .Input("grid", kFloat, {1, 2, 3, 2})
+      .Node("GridSample", {"x", "grid"}, {"y"}, {{"mode", std::string("linear")}, {"align_corners", int64_t{1}}})
+      .Output("y");
+  ExpectInterpreter(b, {{"x", image}, {"grid", F32({1, 2, 3, 2}, grid)}}, {{"y", image}});
 }
 
 // ---- Opset 21
