@@ -361,7 +361,8 @@ void RegisterTensorOps(OpRegistry* r) {
   OpDef pad = Def("Pad", kI, 1, 1, {"pads", "mode", "value"}, PadInfer, {{1, "pads"}, {2, "value", true, true}});
   pad.check = [](const Node& node) -> std::string {
     std::string mode = node.attrs.GetString("mode", "constant");
-    return mode == "constant" || mode == "reflect" || mode == "edge" ? "" : "mode=" + mode;
+    // wrap: ONNX opset 19 (the input repeats periodically, as if its edges were joined).
+    return mode == "constant" || mode == "reflect" || mode == "edge" || mode == "wrap" ? "" : "mode=" + mode;
   };
   r->Register(pad);
   r->Register(Def("DepthToSpace", kI, 1, 1, {"blocksize", "mode"}, DepthToSpaceInfer));

@@ -380,6 +380,8 @@ std::vector<Tensor> PadOp(const OpContext& ctx) {
         idx.push_back(ir::min(ir::max(i, I(0)), I(dim - 1)));
       } else if (mode == "edge" || dim == 1) {
         idx.push_back(ir::min(ir::max(i, I(0)), I(dim - 1)));
+      } else if (mode == "wrap") {  // opset 19: the input repeats with period dim
+        idx.push_back(ir::floormod(i, I(dim)));
       } else {  // reflect without repeating the edge
         int64_t period = 2 * (dim - 1);
         Expr m = ir::floormod(i, I(period));
