@@ -240,8 +240,8 @@ std::string ResizeCheck(const Node& node) {
   std::string mode = node.attrs.GetString("mode", "nearest");
   if (mode != "nearest" && mode != "linear" && mode != "cubic") return "mode=" + mode;
   std::string ct = node.attrs.GetString("coordinate_transformation_mode", "half_pixel");
-  for (const char* known : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
-                            "tf_half_pixel_for_nn"}) {
+  for (const char* known : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                            "tf_crop_and_resize", "tf_half_pixel_for_nn"}) {
     if (ct == known) return "";
   }
   return "coordinate_transformation_mode=" + ct;

@@ -186,6 +186,8 @@ bool IsDeferredAttribute(const std::string& op, const std::string& attribute) {
 std::vector<graph::StaticOperand> OpsetStaticOperands(const std::string& op, int opset) {
   if (op == "Pad" && opset >= 18) return {{3, "axes"}};
   if (op == "DFT" && opset >= 20) return {{2, "axis", false, true}};
+  // CenterCropPad's target shape decides the output shape (expansions.h reads it as a constant).
+  if (op == "CenterCropPad") return {{1, ""}};
   return {};
 }
 

@@ -37,8 +37,8 @@ std::string TranslateOpsetForm(const onnx::NodeProto& proto, int opset, graph::N
 // True for attributes that NormalizeResolvedForm consumes (skipped by the stage-1 check).
 bool IsDeferredAttribute(const std::string& op, const std::string& attribute);
 
-// Static operands that exist only in newer opsets (Pad's axes, DFT-20's axis), appended to the
-// registry's.
+// Static operands that exist only in newer opsets (Pad's axes, DFT-20's axis) or belong to an
+// expanded operator (CenterCropPad's shape), appended to the registry's.
 std::vector<graph::StaticOperand> OpsetStaticOperands(const std::string& op, int opset);
 
 // Stage 2: runs after static operands were resolved; may add constants to `g` (a zero point).

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -331,6 +332,25 @@ TEST(Opset18, CenterCropPadAxes) {
   ExpectBothPaths(b, {{"x", F32({1, 5}, {10, 11, 12, 13, 14})}}, {{"y", F32({1, 2}, {11, 12})}});
 }
 
+// A crop shape or pad axes given as graph inputs (as ONNX's node tests do) are reported as
+// static operands, so a caller binds them as compile-time values.
+TEST(Opset18, StaticOperandInputsOfNewForms) {
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {4, 2})
+      .Input("shape", onnx::TensorProto::INT64, {2})
+      .Input("pads", onnx::TensorProto::INT64, {2})
+      .Input("axes", onnx::TensorProto::INT64, {1})
+      .Node("CenterCropPad", {"x", "shape"}, {"c"})
+      .Node("Pad", {"c", "pads", "", "axes"}, {"y"})
+      .Output("y");
+  EXPECT_EQ(onnx_frontend::StaticOperandInputs(b.Build()), (std::set<std::string>{"shape", "pads", "axes"}));
+  onnx_frontend::ImportOptions options;
+  options.input_values = {{"shape", I64({2}, {2, 2})}, {"pads", I64({2}, {0, 1})}, {"axes", I64({1}, {0})}};
+  graph::Graph g = onnx_frontend::ImportOnnxModel(b.Build(), options);
+  std::map<std::string, Tensor> out = conformance::InterpretGraph(g, {{"x", F32({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}}).outputs;
+  ExpectNear(F32({3, 2}, {3, 4, 5, 6, 0, 0}), out.at("y"), "crop rows 1-2, then one zero row after");
+}
+
 // Operators agate has no kernel for are refused per node with the operator named.
 TEST(Opset18, UnsupportedNewOperatorsAreListedByNode) {
   ModelBuilder b(18);
@@ -370,6 +390,20 @@ TEST(Opset19, PadWrap) {
       .Output("y");
   ExpectBothPaths(b, {{"x", F32({2, 3}, {1, 2, 3, 4, 5, 6})}},
                   {{"y", F32({3, 6}, {5, 6, 4, 5, 6, 4, 2, 3, 1, 2, 3, 1, 5, 6, 4, 5, 6, 4})}});
+}
+
+// Resize-19 half_pixel_symmetric: x = [1, 2, 3, 4], scale 0.6 -> output_width 2.4, 2 outputs;
+// adjustment 2 / 2.4, offset = 4/2 (1 - adjustment) = 1/3; x_ori = 1/3 + (x + 0.5) / 0.6 - 0.5 =
+// 2/3 and 7/3, linearly interpolated: 1 + 2/3 and 3 + 1/3.
+TEST(Opset19, ResizeHalfPixelSymmetric) {
+  ModelBuilder b(19);
+  b.Input("x", kFloat, {1, 1, 1, 4})
+      .Initializer("scales", F32({4}, {1, 1, 1, 0.6}))
+      .Node("Resize", {"x", "", "scales"}, {"y"},
+            {{"mode", std::string("linear")},
+             {"coordinate_transformation_mode", std::string("half_pixel_symmetric")}})
+      .Output("y");
+  ExpectBothPaths(b, {{"x", F32({1, 1, 1, 4}, {1, 2, 3, 4})}}, {{"y", F32({1, 1, 1, 2}, {5.0 / 3, 10.0 / 3})}});
 }
 
 // Cast-19 saturate only affects float8 targets; for others the default 1 is accepted.
