@@ -332,6 +332,51 @@ TEST(Opset18, CenterCropPadAxes) {
   ExpectBothPaths(b, {{"x", F32({1, 5}, {10, 11, 12, 13, 14})}}, {{"y", F32({1, 2}, {11, 12})}});
 }
 
+// BitwiseAnd/Or/Xor/Not-18 on two's-complement integers: 12 & 10 = 8, -7 (...11111001) & 3 = 1,
+// -7 | 3 = ...11111011 = -5, -7 ^ 3 = ...11111010 = -6, ~x = -x - 1; uint8 ~5 = 250.
+TEST(Opset18, BitwiseOperators) {
+  auto i32 = [](std::vector<int64_t> v) { return Tensor::FromInts(ir::DType::Int(32), {4}, v); };
+  ModelBuilder b(18);
+  b.Input("a", onnx::TensorProto::INT32, {4})
+      .Input("b", onnx::TensorProto::INT32, {4})
+      .Input("u", onnx::TensorProto::UINT8, {3})
+      .Initializer("mask", Tensor::FromInts(ir::DType::UInt(8), {}, {0x0F}))
+      .Node("BitwiseAnd", {"a", "b"}, {"and"})
+      .Node("BitwiseOr", {"a", "b"}, {"or"})
+      .Node("BitwiseXor", {"a", "b"}, {"xor"})
+      .Node("BitwiseNot", {"a"}, {"not"})
+      .Node("BitwiseNot", {"u"}, {"unot"})
+      .Node("BitwiseAnd", {"u", "mask"}, {"uand"})
+      .Output("and")
+      .Output("or")
+      .Output("xor")
+      .Output("not")
+      .Output("unot")
+      .Output("uand");
+  ExpectBothPaths(b,
+                  {{"a", i32({12, -7, 0, 255})},
+                   {"b", i32({10, 3, -1, 15})},
+                   {"u", Tensor::FromInts(ir::DType::UInt(8), {3}, {0, 5, 255})}},
+                  {{"and", i32({8, 1, 0, 15})},
+                   {"or", i32({14, -5, -1, 255})},
+                   {"xor", i32({6, -6, -1, 240})},
+                   {"not", i32({-13, 6, -1, -256})},
+                   {"unot", Tensor::FromInts(ir::DType::UInt(8), {3}, {255, 250, 0})},
+                   {"uand", Tensor::FromInts(ir::DType::UInt(8), {3}, {0, 5, 15})}});
+}
+
+TEST(Opset18, BitwiseOnFloatIsAnError) {
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {2}).Node("BitwiseNot", {"x"}, {"y"}, {}, "flip").Output("y");
+  try {
+    onnx_frontend::ImportOnnxModel(b.Build());
+    ADD_FAILURE() << "imported";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("flip"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("takes integers"), std::string::npos) << e.message();
+  }
+}
+
 // A crop shape or pad axes given as graph inputs (as ONNX's node tests do) are reported as
 // static operands, so a caller binds them as compile-time values.
 TEST(Opset18, StaticOperandInputsOfNewForms) {
@@ -354,9 +399,10 @@ TEST(Opset18, StaticOperandInputsOfNewForms) {
 // Operators agate has no kernel for are refused per node with the operator named.
 TEST(Opset18, UnsupportedNewOperatorsAreListedByNode) {
   ModelBuilder b(18);
-  b.Input("a", onnx::TensorProto::INT32, {4})
+  b.Input("theta", kFloat, {1, 2, 3})
       .Input("image", kFloat, {1, 4, 4})
-      .Node("BitwiseAnd", {"a", "a"}, {"b"}, {}, "bits")
+      .Initializer("size", I64({4}, {1, 1, 2, 2}))
+      .Node("AffineGrid", {"theta", "size"}, {"b"}, {}, "grid")
       .Node("Col2Im", {"image", "image_shape", "block_shape"}, {"c"}, {}, "col2im")
       .Initializer("image_shape", I64({2}, {3, 3}))
       .Initializer("block_shape", I64({2}, {2, 2}))
@@ -364,7 +410,7 @@ TEST(Opset18, UnsupportedNewOperatorsAreListedByNode) {
       .Output("c");
   std::string message = ImportError(b);
   EXPECT_NE(message.find("2 unsupported nodes"), std::string::npos) << message;
-  EXPECT_NE(message.find("node 'bits' (BitwiseAnd, opset 18): operator not supported"), std::string::npos) << message;
+  EXPECT_NE(message.find("node 'grid' (AffineGrid, opset 18): operator not supported"), std::string::npos) << message;
   EXPECT_NE(message.find("node 'col2im' (Col2Im, opset 18): operator not supported"), std::string::npos) << message;
 }
 
