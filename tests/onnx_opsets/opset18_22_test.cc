@@ -46,14 +46,18 @@ void ExpectNear(const Tensor& expected, const Tensor& actual, const std::string&
 }
 
 // Imports the model, then checks `expected` on the reference interpreter and the compiled path.
+// `targets` are the compiler targets to run besides the interpreter (the host's LLVM by default).
 void ExpectBothPaths(const ModelBuilder& b, const std::map<std::string, Tensor>& inputs,
-                     const std::map<std::string, Tensor>& expected) {
+                     const std::map<std::string, Tensor>& expected,
+                     const std::vector<std::string>& targets = {"llvm"}) {
   graph::Graph g = onnx_frontend::ImportOnnxModel(b.Build());
   std::map<std::string, Tensor> reference = conformance::InterpretGraph(g, inputs).outputs;
   for (const auto& [name, value] : expected) ExpectNear(value, reference.at(name), "interpreter: " + name);
-  conformance::Executor compiled = conformance::CompiledExecutor(fusion::FusionPolicy::kRule);
-  std::map<std::string, Tensor> outputs = compiled.run(compiled.transform(g), inputs).outputs;
-  for (const auto& [name, value] : expected) ExpectNear(value, outputs.at(name), "compiled: " + name);
+  for (const std::string& target : targets) {
+    conformance::Executor compiled = conformance::CompiledExecutor(fusion::FusionPolicy::kRule, target);
+    std::map<std::string, Tensor> outputs = compiled.run(compiled.transform(g), inputs).outputs;
+    for (const auto& [name, value] : expected) ExpectNear(value, outputs.at(name), target + ": " + name);
+  }
 }
 
 // The reference interpreter only: for operators the operator library has no kernel for yet
