@@ -43,6 +43,17 @@ InferFn SameDTypeBroadcasting(bool bool_result, int first_checked = 0) {
   };
 }
 
+// Operands must be integers (ONNX's bitwise operators); bool and floats are refused.
+InferFn IntegerOnly(InferFn infer) {
+  return [infer](const InferContext& ctx) {
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      AGATE_REQUIRE(ctx.input(i).dtype.is_int() || ctx.input(i).dtype.is_uint(), kInvalidArgument)
+          << ctx.node().Describe() << ": input " << i << " is " << ctx.input(i).dtype << "; the operator takes integers";
+    }
+    return infer(ctx);
+  };
+}
+
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry* r) {
@@ -100,6 +111,11 @@ void RegisterElementwiseOps(OpRegistry* r) {
     r->Register(Def(op, OpKind::kBroadcast, min_inputs, max_inputs, {}, infer));
   }
   r->Register(Def("Mod", OpKind::kBroadcast, 2, 2, {"fmod"}, SameDTypeBroadcasting(false)));
+  // Bitwise operators (ONNX opset 18): integers only, two's complement for signed types.
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+    r->Register(Def(op, OpKind::kBroadcast, 2, 2, {}, IntegerOnly(SameDTypeBroadcasting(false))));
+  }
+  r->Register(Def("BitwiseNot", OpKind::kElemWise, 1, 1, {}, IntegerOnly(SameAsFirst)));
   r->Register(Def("BitShift", OpKind::kBroadcast, 2, 2, {"direction"}, SameDTypeBroadcasting(false)));
   for (const char* op : {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor"}) {
     r->Register(Def(op, OpKind::kBroadcast, 2, 2, {}, SameDTypeBroadcasting(true)));

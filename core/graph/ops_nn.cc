@@ -300,7 +300,8 @@ void RegisterNnOps(OpRegistry* r) {
   r->Register(max_pool);
   r->Register(Def("AveragePool", OpKind::kOutEWiseFusable, 1, 1,
                   with(window, {"ceil_mode", "count_include_pad", "data_layout"}), PoolInfer));
-  r->Register(Def("LpPool", OpKind::kOutEWiseFusable, 1, 1, with(window, {"p"}), PoolInfer));
+  // LpPool-18 added ceil_mode (the window geometry is shared with the other pools).
+  r->Register(Def("LpPool", OpKind::kOutEWiseFusable, 1, 1, with(window, {"p", "ceil_mode"}), PoolInfer));
   r->Register(Def("GlobalAveragePool", OpKind::kOutEWiseFusable, 1, 1, {"data_layout"}, GlobalPoolInfer));
   r->Register(Def("GlobalMaxPool", OpKind::kOutEWiseFusable, 1, 1, {"data_layout"}, GlobalPoolInfer));
   r->Register(Def("LRN", OpKind::kOpaque, 1, 1, {"alpha", "beta", "bias", "size"}, SameAsFirst));

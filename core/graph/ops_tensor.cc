@@ -240,8 +240,8 @@ std::string ResizeCheck(const Node& node) {
   std::string mode = node.attrs.GetString("mode", "nearest");
   if (mode != "nearest" && mode != "linear" && mode != "cubic") return "mode=" + mode;
   std::string ct = node.attrs.GetString("coordinate_transformation_mode", "half_pixel");
-  for (const char* known : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
-                            "tf_half_pixel_for_nn"}) {
+  for (const char* known : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                            "tf_crop_and_resize", "tf_half_pixel_for_nn"}) {
     if (ct == known) return "";
   }
   return "coordinate_transformation_mode=" + ct;
@@ -361,7 +361,8 @@ void RegisterTensorOps(OpRegistry* r) {
   OpDef pad = Def("Pad", kI, 1, 1, {"pads", "mode", "value"}, PadInfer, {{1, "pads"}, {2, "value", true, true}});
   pad.check = [](const Node& node) -> std::string {
     std::string mode = node.attrs.GetString("mode", "constant");
-    return mode == "constant" || mode == "reflect" || mode == "edge" ? "" : "mode=" + mode;
+    // wrap: ONNX opset 19 (the input repeats periodically, as if its edges were joined).
+    return mode == "constant" || mode == "reflect" || mode == "edge" || mode == "wrap" ? "" : "mode=" + mode;
   };
   r->Register(pad);
   r->Register(Def("DepthToSpace", kI, 1, 1, {"blocksize", "mode"}, DepthToSpaceInfer));

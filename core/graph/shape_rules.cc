@@ -70,10 +70,17 @@ int64_t OutputLayoutBlock(const Node& node) {
 
 namespace {
 
-// `out` is the unrounded resized length in * scale, as in ONNX's reference.
-double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, double roi_start,
-                        double roi_end) {
+// `out` is the unrounded resized length in * scale, as in ONNX's reference; `out_int` the
+// output's actual length.
+double SourceCoordinate(const std::string& mode, double x, double scale, int64_t in, double out, int64_t out_int,
+                        double roi_start, double roi_end) {
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "half_pixel_symmetric") {
+    // Resize-19: keeps the input's center on the output's when in * scale is fractional.
+    double adjustment = out > 0 ? static_cast<double>(out_int) / out : 1.0;
+    double offset = in / 2.0 * (1 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (mode == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / static_cast<double>(out - 1);
   if (mode == "asymmetric") return x / scale;
@@ -114,7 +121,7 @@ ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t i
   double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis + rank] : 1.0;
   ResizeAxisTaps result;
   for (int64_t o = 0; o < out; ++o) {
-    double s = SourceCoordinate(ct, static_cast<double>(o), scale, in, in * scale, rs, re);
+    double s = SourceCoordinate(ct, static_cast<double>(o), scale, in, in * scale, out, rs, re);
     std::vector<ResizeTap> t;
     result.outside.push_back(ct == "tf_crop_and_resize" && (s < 0 || s > in - 1));
     if (mode == "nearest") {

@@ -271,6 +271,11 @@ void RegisterElementwiseKernels(KernelRegistry* r) {
     };
     return Tensors{Binary(ctx.in(0), ctx.in(1), ctx.outputs[0], fi, nullptr)};
   });
+  // Bitwise operators: on the int64 two's-complement value, written back wrapped to the type.
+  r->Register("BitwiseAnd", BinaryKernel([](int64_t a, int64_t b) { return a & b; }, nullptr));
+  r->Register("BitwiseOr", BinaryKernel([](int64_t a, int64_t b) { return a | b; }, nullptr));
+  r->Register("BitwiseXor", BinaryKernel([](int64_t a, int64_t b) { return a ^ b; }, nullptr));
+  r->Register("BitwiseNot", MixedUnary([](int64_t x) { return ~x; }, nullptr));
   r->Register("PRelu", [](const KernelContext& ctx) {
     return Tensors{Binary(ctx.in(0), ctx.in(1), ctx.outputs[0],
                           [](int64_t x, int64_t s) { return x < 0 ? x * s : x; },

@@ -196,6 +196,8 @@ Tensors Pad(const KernelContext& ctx) {
         }
         if (mode == "edge") {
           i = std::clamp<int64_t>(i, 0, dim - 1);
+        } else if (mode == "wrap") {
+          i = ((i % dim) + dim) % dim;
         } else {  // reflect, without repeating the edge
           int64_t period = 2 * (dim - 1);
           if (period == 0) {

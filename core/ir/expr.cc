@@ -66,10 +66,19 @@ const char* CallOpName(CallOp op) {
     case CallOp::kTrunc: return "trunc";
     case CallOp::kSin: return "sin";
     case CallOp::kCos: return "cos";
+    case CallOp::kBitwiseAnd: return "bitwise_and";
+    case CallOp::kBitwiseOr: return "bitwise_or";
+    case CallOp::kBitwiseXor: return "bitwise_xor";
+    case CallOp::kBitwiseNot: return "bitwise_not";
     case CallOp::kSyncThreads: return "sync_threads";
     case CallOp::kShuffleXor: return "shuffle_xor";
   }
   return "?";
+}
+
+bool IsBitwise(CallOp op) {
+  return op == CallOp::kBitwiseAnd || op == CallOp::kBitwiseOr || op == CallOp::kBitwiseXor ||
+         op == CallOp::kBitwiseNot;
 }
 
 bool IsGpuIntrinsic(CallOp op) { return op == CallOp::kSyncThreads || op == CallOp::kShuffleXor; }
@@ -78,6 +87,9 @@ int CallOpArity(CallOp op) {
   switch (op) {
     case CallOp::kSyncThreads: return 0;
     case CallOp::kPow: return 2;
+    case CallOp::kBitwiseAnd: return 2;
+    case CallOp::kBitwiseOr: return 2;
+    case CallOp::kBitwiseXor: return 2;
     case CallOp::kFma: return 3;
     case CallOp::kShuffleXor: return 3;
     default: return 1;
@@ -240,7 +252,10 @@ Expr Call::make(DType dtype, CallOp op, std::vector<Expr> args) {
       AGATE_REQUIRE(a.dtype() == dtype, kInvalidArgument)
           << "Call " << CallOpName(op) << ": argument dtype " << a.dtype() << " differs from result " << dtype;
     }
-    if (op != CallOp::kAbs) {
+    if (IsBitwise(op)) {
+      AGATE_REQUIRE(dtype.is_int() || dtype.is_uint(), kInvalidArgument)
+          << "Call " << CallOpName(op) << ": needs an integer argument, got " << dtype;
+    } else if (op != CallOp::kAbs) {
       AGATE_REQUIRE(dtype.is_float(), kInvalidArgument)
           << "Call " << CallOpName(op) << ": needs a float argument, got " << dtype;
     }
@@ -655,6 +670,21 @@ Expr pow(Expr x, Expr y) {
   }
   DType t = x.dtype();
   return Call::make(t, CallOp::kPow, {x, y});
+}
+namespace {
+Expr BitwiseCall(CallOp op, Expr a, Expr b) {
+  BinaryOpMatchTypes(&a, &b);
+  DType t = a.dtype();
+  return Call::make(t, op, {a, b});
+}
+}  // namespace
+Expr bitwise_and(Expr a, Expr b) { return BitwiseCall(CallOp::kBitwiseAnd, a, b); }
+Expr bitwise_or(Expr a, Expr b) { return BitwiseCall(CallOp::kBitwiseOr, a, b); }
+Expr bitwise_xor(Expr a, Expr b) { return BitwiseCall(CallOp::kBitwiseXor, a, b); }
+Expr bitwise_not(Expr x) {
+  AGATE_REQUIRE(x.defined(), kInvalidArgument) << "bitwise_not of an undefined expression";
+  DType t = x.dtype();
+  return Call::make(t, CallOp::kBitwiseNot, {x});
 }
 Expr fma(Expr a, Expr b, Expr c) {
   BinaryOpMatchTypes(&a, &b);

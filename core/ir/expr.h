@@ -255,6 +255,11 @@ enum class CallOp : uint8_t {
   kTrunc,
   kSin,
   kCos,
+  // Bitwise operations on integers (two's complement for signed types): ONNX BitwiseAnd/Or/Xor/Not.
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kBitwiseNot,
   // GPU intrinsics (CUDA kernels only; CPU code generators refuse them). They are
   // not pure: their value depends on other threads, so passes must neither move
   // nor duplicate them across a thread's control flow.
@@ -265,6 +270,8 @@ enum class CallOp : uint8_t {
 const char* CallOpName(CallOp op);
 // True for the GPU intrinsics above.
 bool IsGpuIntrinsic(CallOp op);
+// True for kBitwiseAnd/Or/Xor/Not (integer operands, unlike the math functions).
+bool IsBitwise(CallOp op);
 // The number of arguments the intrinsic takes.
 int CallOpArity(CallOp op);
 
@@ -503,6 +510,11 @@ Expr trunc(Expr x);
 Expr sin(Expr x);
 Expr cos(Expr x);
 Expr fma(Expr a, Expr b, Expr c);
+// Integer-only (kInvalidArgument for float, bool or handle operands).
+Expr bitwise_and(Expr a, Expr b);
+Expr bitwise_or(Expr a, Expr b);
+Expr bitwise_xor(Expr a, Expr b);
+Expr bitwise_not(Expr x);
 
 // Promotes a and b to a common dtype in place (the rule above); throws
 // kInvalidArgument naming both dtypes when there is none (e.g. handle + int).

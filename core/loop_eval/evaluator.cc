@@ -322,6 +322,15 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         r.i[l] = Wrap(std::llabs(args[0].i[l]), op->dtype);
         continue;
       }
+      if (IsBitwise(op->op)) {
+        int64_t a = args[0].i[l], b = args.size() > 1 ? args[1].i[l] : 0;
+        int64_t v = op->op == CallOp::kBitwiseAnd ? (a & b)
+                    : op->op == CallOp::kBitwiseOr ? (a | b)
+                    : op->op == CallOp::kBitwiseXor ? (a ^ b)
+                                                     : ~a;
+        r.i[l] = Wrap(v, op->dtype);
+        continue;
+      }
       double x = args[0].AsDouble(l);
       double y = args.size() > 1 ? args[1].AsDouble(l) : 0;
       double z = args.size() > 2 ? args[2].AsDouble(l) : 0;
@@ -344,6 +353,10 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kSin: v = std::sin(x); break;
         case CallOp::kCos: v = std::cos(x); break;
         case CallOp::kReinterpret:
+        case CallOp::kBitwiseAnd:
+        case CallOp::kBitwiseOr:
+        case CallOp::kBitwiseXor:
+        case CallOp::kBitwiseNot:
         case CallOp::kSyncThreads:
         case CallOp::kShuffleXor: break;
       }

@@ -95,6 +95,9 @@ void RegisterBroadcastOps(OpTable* t) {
   RegisterBinary(t, "And", [](const OpContext&, Expr a, Expr b) { return a && b; });
   RegisterBinary(t, "Or", [](const OpContext&, Expr a, Expr b) { return a || b; });
   RegisterBinary(t, "Xor", [](const OpContext&, Expr a, Expr b) { return a != b; });
+  RegisterBinary(t, "BitwiseAnd", [](const OpContext&, Expr a, Expr b) { return ir::bitwise_and(a, b); });
+  RegisterBinary(t, "BitwiseOr", [](const OpContext&, Expr a, Expr b) { return ir::bitwise_or(a, b); });
+  RegisterBinary(t, "BitwiseXor", [](const OpContext&, Expr a, Expr b) { return ir::bitwise_xor(a, b); });
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) RegisterVariadic(t, op);
   t->Register("Where", [](const OpContext& ctx) {
     Tensor out = te::compute(

@@ -86,6 +86,7 @@ void RegisterElementwiseOps(OpTable* t) {
   });
   RegisterUnary(t, "Neg", [](const OpContext&, Expr x) { return -x; });
   RegisterUnary(t, "Not", [](const OpContext&, Expr x) { return !x; });
+  RegisterUnary(t, "BitwiseNot", [](const OpContext&, Expr x) { return ir::bitwise_not(x); });
   RegisterUnary(t, "Sign", [](const OpContext&, Expr x) {
     ir::DType d = x.dtype();
     return ir::select(x > ir::make_zero(d), C(d, 1), ir::select(x < ir::make_zero(d), C(d, -1), ir::make_zero(d)));

@@ -184,20 +184,25 @@ std::vector<Tensor> GatherNDOp(const OpContext& ctx) {
 // every candidate into the data value. O(output x candidates per element), the
 // price of expressing a data-dependent write as a pure function of the output
 // index; indices wrap like Gather's (negative from the end, clamped in range).
-// Scatter's reduction attribute: "none" (the last update wins), "add" or "mul".
+// Scatter's reduction attribute: "none" (the last update wins), "add", "mul", or (opset 18)
+// "max" / "min".
 std::string ScatterReduction(const OpContext& ctx) {
   std::string reduction = ctx.attrs().GetString("reduction", "none");
-  AGATE_REQUIRE(reduction == "none" || reduction == "add" || reduction == "mul", kUnsupported)
+  AGATE_REQUIRE(reduction == "none" || reduction == "add" || reduction == "mul" || reduction == "max" ||
+                    reduction == "min",
+                kUnsupported)
       << ctx.Describe() << ": reduction=" << reduction;
   return reduction;
 }
 
-// add/mul: every matching update folded into the data value (the reduction
+// add/mul/max/min: every matching update folded into the data value (the reduction
 // starts from it, since a reduction is a compute's whole body).
 Expr ScatterFold(const std::string& reduction, const Expr& data_value, const Expr& match, const Expr& update,
                  const std::vector<ir::IterVar>& candidates) {
   ir::DType dt = data_value.dtype();
   if (reduction == "add") return te::sum(ir::select(match, update, ir::make_zero(dt)), candidates, Expr(), data_value);
+  if (reduction == "max") return te::max(ir::select(match, update, data_value), candidates, Expr(), data_value);
+  if (reduction == "min") return te::min(ir::select(match, update, data_value), candidates, Expr(), data_value);
   return te::prod(ir::select(match, update, ir::make_const(dt, 1)), candidates, Expr(), data_value);
 }
 
@@ -375,6 +380,8 @@ std::vector<Tensor> PadOp(const OpContext& ctx) {
         idx.push_back(ir::min(ir::max(i, I(0)), I(dim - 1)));
       } else if (mode == "edge" || dim == 1) {
         idx.push_back(ir::min(ir::max(i, I(0)), I(dim - 1)));
+      } else if (mode == "wrap") {  // opset 19: the input repeats with period dim
+        idx.push_back(ir::floormod(i, I(dim)));
       } else {  // reflect without repeating the edge
         int64_t period = 2 * (dim - 1);
         Expr m = ir::floormod(i, I(period));

@@ -53,11 +53,13 @@ TEST(TransformTest, SliceSplitConcatPad) {
                                                              {"steps", Attribute(Ints{2, -3})}})));
   EXPECT_TRUE(CheckAgainstReference(
       OneOp("Split", {4, 10}, {{"axis", Attribute(int64_t{1})}, {"split", Attribute(Ints{3, 7})}}, 2)));
-  for (const char* mode : {"constant", "reflect", "edge"}) {
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {  // wrap: opset 19
     EXPECT_TRUE(CheckAgainstReference(OneOp(
         "Pad", {2, 5, 6}, {{"pads", Attribute(Ints{0, 2, 1, 0, 3, 2})}, {"mode", Attribute(mode)}, {"value", Attribute(1.5)}})))
         << mode;
   }
+  // wrap with pads longer than the axis: the period repeats (begin 7 on an axis of 5).
+  EXPECT_TRUE(CheckAgainstReference(OneOp("Pad", {5, 3}, {{"pads", Attribute(Ints{7, 0, 1, 4})}, {"mode", Attribute("wrap")}})));
   Graph g;
   g.AddInput("a", TensorType{kF32, {2, 3, 4}});
   g.AddInput("b", TensorType{kF32, {2, 5, 4}});
@@ -123,13 +125,13 @@ TEST(TransformTest, LayoutTransforms) {
 }
 
 // Scatter written as a search from the output side: the last update wins
-// without a reduction, add/mul fold every update that lands on an element;
+// without a reduction, add/mul/max/min fold every update that lands on an element;
 // negative indices count from the end; indices smaller than data leave the
 // rest of data untouched.
 TEST(TransformTest, ScatterElementsAndScatterND) {
   using Ints = std::vector<int64_t>;
   const ir::DType kI64 = ir::DType::Int(64);
-  for (const char* reduction : {"none", "add", "mul"}) {
+  for (const char* reduction : {"none", "add", "mul", "max", "min"}) {  // max/min: opset 18
     for (int64_t axis : {0, 1, -1}) {
       Graph g;
       g.AddInput("data", TensorType{kF32, {4, 5}});

@@ -219,10 +219,10 @@ TEST(EndToEndTest, TransformerEncoderLayer) {
 }
 
 // The forms PyTorch 2.x's exporter emits (written by hand from its documented output, since Debian's
-// PyTorch is 1.13), at opset 17, the newest the importer reads: scaled_dot_product_attention with Q and
-// K^T each multiplied by sqrt(scale) and an additive mask, LayerNormalization as one node, and the RMS
-// norm of aten.rsqrt as Reciprocal(Sqrt(.)). (ONNX's own Gelu, opset 20, and Attention, opset 23, are
-// graph operators the fusion passes produce; models of those opsets are not imported yet.)
+// PyTorch is 1.13), at opset 17: scaled_dot_product_attention with Q and K^T each multiplied by
+// sqrt(scale) and an additive mask, LayerNormalization as one node, and the RMS norm of aten.rsqrt as
+// Reciprocal(Sqrt(.)). (ONNX's own Gelu node is imported from opset 20 on, tests/onnx_opsets; Attention,
+// opset 23, is a graph operator the fusion passes produce, above the newest opset imported, 22.)
 onnx::ModelProto SdpaAsPyTorch2Exports() {
   ModelBuilder b(17);
   int64_t s = 6, heads = 2, d = 8;

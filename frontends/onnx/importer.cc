@@ -12,7 +12,9 @@
 #include "core/support/logging.h"
 #include "core/support/parse_int.h"
 #include "frontends/onnx/control_flow.h"
+#include "frontends/onnx/expansions.h"
 #include "frontends/onnx/import_steps.h"
+#include "frontends/onnx/opset_forms.h"
 #include "frontends/onnx/tensor_proto.h"
 
 namespace agate {
@@ -102,6 +104,8 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
     }
   }
   if (op == "BatchNormalization" && node.attrs.GetInt("spatial", 1) == 1) node.attrs.Erase("spatial");
+  std::string newer_form = TranslateOpsetForm(proto, opset, &node);  // opsets 18-22 (opset_forms.h)
+  AGATE_REQUIRE(newer_form.empty(), kUnsupported) << newer_form;
   return node;
 }
 
@@ -115,7 +119,9 @@ std::vector<graph::StaticOperand> StaticOperandsOf(const Node& node, const onnx:
     return {{1, "ratio", true, true, false}, {2, "training_mode", false, true}};
   }
   const OpDef* def = OpRegistry::Global().Find(node.op);
-  return def ? def->static_operands : std::vector<graph::StaticOperand>{};
+  std::vector<graph::StaticOperand> operands = def ? def->static_operands : std::vector<graph::StaticOperand>{};
+  for (const graph::StaticOperand& s : OpsetStaticOperands(proto.op_type(), opset)) operands.push_back(s);
+  return operands;
 }
 
 // Why a translated node is unsupported, or "" (attribute names and values only:
@@ -126,6 +132,7 @@ std::string UnsupportedAttributes(const Node& node) {
   if (!graph_eval::HasKernel(node.op)) return "operator has no reference kernel";
   for (const auto& [name, value] : node.attrs.all()) {
     if (name == "legacy_broadcast_axis") continue;  // resolved while importing
+    if (IsDeferredAttribute(node.op, name)) continue;  // judged once static operands are known
     if (std::find(def->attributes.begin(), def->attributes.end(), name) == def->attributes.end()) {
       return "attribute '" + name + "' not supported";
     }
@@ -448,7 +455,8 @@ std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::
     } else {
       try {
         translated[i] = TranslateNode(proto, name, opset, base_dir);
-        if (proto.op_type() != "Constant") reason = UnsupportedAttributes(translated[i]);
+        if (IsExpandedOp(proto.op_type())) reason = CheckExpandedOp(translated[i], opset);
+        else if (proto.op_type() != "Constant") reason = UnsupportedAttributes(translated[i]);
       } catch (const Error& e) {
         reason = e.message();
       }
@@ -489,7 +497,9 @@ void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::s
     result->AddConstant(node.outputs[0], ConstantNodeValue(node));
     return;
   }
+  if (IsExpandedOp(proto.op_type())) return ExpandNode(node, opset, result);
   ResolveStaticOperands(&node, StaticOperandsOf(node, proto, opset), *result);
+  NormalizeResolvedForm(proto.op_type(), opset, &node, result);
   ApplyLegacyBroadcast(&node, result);
   if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
   std::string reason = graph::UnsupportedReason(node);

@@ -1,5 +1,8 @@
-// The ONNX frontend: ModelProto (opsets 11 to 17; older opsets where the
-// operator's form is unchanged) -> agate's graph IR, statically shaped.
+// The ONNX frontend: ModelProto (opsets 11 to 22; older opsets where the
+// operator's form is unchanged) -> agate's graph IR, statically shaped. The opset 18-22
+// forms of operators (Split's num_outputs, Pad's axes, Resize's axes, ...) are mapped onto
+// the graph IR's in opset_forms.h; Mish, GroupNormalization and CenterCropPad are expanded
+// into existing graph operators (expansions.h).
 //
 // Why it does more than translate: agate compiles static shapes, so the frontend
 // resolves every shape while importing. Initializers become constants, Constant
@@ -39,7 +42,7 @@ struct ImportOptions {
 
 // The lowest and highest default-domain opset the importer accepts.
 constexpr int kMinOpset = 1;
-constexpr int kMaxOpset = 17;
+constexpr int kMaxOpset = 22;
 
 // Parses and imports a .onnx file; external data is resolved next to it.
 graph::Graph ImportOnnxFile(const std::string& path, const ImportOptions& options = {});

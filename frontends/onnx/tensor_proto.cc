@@ -16,6 +16,25 @@ using graph::Shape;
 using graph::Tensor;
 using ir::DType;
 
+namespace {
+
+// Element types ONNX added after the protobuf Debian ships (1.12): float8 (opset 19), 4-bit
+// integers (opset 21), float4 (opset 23). agate has none of them; they are refused by name.
+std::string NewerElementTypeName(int data_type) {
+  switch (data_type) {
+    case 17: return "FLOAT8E4M3FN";
+    case 18: return "FLOAT8E4M3FNUZ";
+    case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ";
+    case 21: return "UINT4";
+    case 22: return "INT4";
+    case 23: return "FLOAT4E2M1";
+    default: return "code " + std::to_string(data_type);
+  }
+}
+
+}  // namespace
+
 DType DTypeFromOnnx(int data_type, const std::string& what) {
   switch (data_type) {
     case onnx::TensorProto::FLOAT: return DType::Float(32);
@@ -35,7 +54,7 @@ DType DTypeFromOnnx(int data_type, const std::string& what) {
   }
   std::string name = onnx::TensorProto::DataType_IsValid(data_type)
                          ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(data_type))
-                         : "code " + std::to_string(data_type);
+                         : NewerElementTypeName(data_type);
   AGATE_THROW(kUnsupported) << what << ": element type " << name << " is not supported";
 }
 

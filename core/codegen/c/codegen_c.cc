@@ -363,6 +363,16 @@ class CodeGenC {
     return out + ")";
   }
 
+  // An integer bitwise operation, cast back to its type (C promotes narrow operands to int).
+  std::string PrintBitwise(const ir::Call* op, const std::string& lane) {
+    std::string a = Print(op->args[0], lane);
+    std::string body = op->op == ir::CallOp::kBitwiseNot ? "~(" + a + ")"
+                       : "(" + a + ")" +
+                             (op->op == ir::CallOp::kBitwiseAnd ? " & " : op->op == ir::CallOp::kBitwiseOr ? " | " : " ^ ") +
+                             "(" + Print(op->args[1], lane) + ")";
+    return "((" + ScalarType(op->dtype.element_of()) + ")(" + body + "))";
+  }
+
   std::string PrintCall(const ir::Call* op, const std::string& lane) {
     DType t = op->dtype;
     if (op->op == ir::CallOp::kReinterpret) {
@@ -372,6 +382,7 @@ class CodeGenC {
       if (t.is_uint() || t.is_bool()) return Print(op->args[0], lane);
       return Call(AbsHelper(t), op->args, lane);
     }
+    if (ir::IsBitwise(op->op)) return PrintBitwise(op, lane);
     std::string f = t.bits() == 32 ? "f" : "";
     std::string one = t.bits() == 32 ? "1.0f" : "1.0";
     switch (op->op) {
@@ -392,7 +403,11 @@ class CodeGenC {
       case ir::CallOp::kTrunc: return Call("trunc" + f, op->args, lane);
       case ir::CallOp::kSin: return Call("sin" + f, op->args, lane);
       case ir::CallOp::kCos: return Call("cos" + f, op->args, lane);
-      case ir::CallOp::kReinterpret: break;
+      case ir::CallOp::kReinterpret:
+      case ir::CallOp::kBitwiseAnd:
+      case ir::CallOp::kBitwiseOr:
+      case ir::CallOp::kBitwiseXor:
+      case ir::CallOp::kBitwiseNot: break;
       case ir::CallOp::kSyncThreads:
       case ir::CallOp::kShuffleXor:
         AGATE_THROW(kUnsupported) << "kernel " << kernel_ << ": the GPU intrinsic " << ir::CallOpName(op->op)

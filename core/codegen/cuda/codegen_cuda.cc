@@ -495,6 +495,20 @@ class CodeGenCuda {
         AGATE_THROW(kInternal) << "kernel " << kernel_ << ": __syncthreads used as a value";
       case ir::CallOp::kShuffleXor: return PrintShuffle(op, lane);
       case ir::CallOp::kReinterpret: return PrintReinterpret(op, lane);
+      case ir::CallOp::kBitwiseAnd:
+      case ir::CallOp::kBitwiseOr:
+      case ir::CallOp::kBitwiseXor:
+      case ir::CallOp::kBitwiseNot: {
+        // Integer operands; C++ promotes narrow ones to int, so the result is cast back.
+        std::string a = Print(op->args[0], lane);
+        std::string body = op->op == ir::CallOp::kBitwiseNot ? "~(" + a + ")"
+                           : "(" + a + ")" +
+                                 (op->op == ir::CallOp::kBitwiseAnd  ? " & "
+                                  : op->op == ir::CallOp::kBitwiseOr ? " | "
+                                                                     : " ^ ") +
+                                 "(" + Print(op->args[1], lane) + ")";
+        return "((" + ValueType(t.element_of()) + ")(" + body + "))";
+      }
       case ir::CallOp::kAbs:
         if (!t.is_float()) {
           if (t.is_uint() || t.is_bool()) return Print(op->args[0], lane);

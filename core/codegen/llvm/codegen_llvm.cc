@@ -752,6 +752,10 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
         return builder_.CreateSelect(builder_.CreateICmpSLT(args[0], llvm::Constant::getNullValue(type)),
                                      builder_.CreateNeg(args[0]), args[0]);
       case ir::CallOp::kRound: return builder_.CreateIntrinsic(llvm::Intrinsic::nearbyint, {type}, args);
+      case ir::CallOp::kBitwiseAnd: return builder_.CreateAnd(args[0], args[1]);
+      case ir::CallOp::kBitwiseOr: return builder_.CreateOr(args[0], args[1]);
+      case ir::CallOp::kBitwiseXor: return builder_.CreateXor(args[0], args[1]);
+      case ir::CallOp::kBitwiseNot: return builder_.CreateNot(args[0]);
       case ir::CallOp::kFma: return builder_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, args);
       default: break;
     }

@@ -179,6 +179,7 @@ KernelCase IntegerOps() {
   Buffer r = CreateBuffer("R", DType::Int(32), {Expr(n)});
   Buffer even = CreateBuffer("E", DType::Bool(), {Expr(n)});
   Buffer f = CreateBuffer("F", DType::Float(32), {Expr(n)});
+  Buffer bits = CreateBuffer("B", DType::Int(32), {Expr(n)});
   Var i("i");
   Expr v = Load::make(a, i);
   Stmt body = For::make(
@@ -186,12 +187,13 @@ KernelCase IntegerOps() {
       Seq::make({Store::make(q, floordiv(v, 3) * 10 + floormod(v, 3), i),
                  Store::make(r, select(v > 5, truncmod(v, 4), min(v, Expr(0) - v) + truncdiv(v, 7)), i),
                  Store::make(even, floormod(v, 2) == 0, i),
-                 Store::make(f, select(Load::make(even, i), cast(DType::Float(32), v) / 2.0f, Expr(-1.0f)), i)}));
+                 Store::make(f, select(Load::make(even, i), cast(DType::Float(32), v) / 2.0f, Expr(-1.0f)), i),
+                 Store::make(bits, bitwise_xor(bitwise_and(v, 13), bitwise_or(bitwise_not(v), 6)), i)}));
   KernelCase c;
-  c.func = LoweredFunc{"integer_ops", {a, q, r, even, f}, body, 0};
+  c.func = LoweredFunc{"integer_ops", {a, q, r, even, f, bits}, body, 0};
   c.make_args = [=] {
     std::vector<HostArray> args = {HostArray(DType::Int(32), n), HostArray(DType::Int(32), n), HostArray(DType::Int(32), n),
-                                   HostArray(DType::Bool(), n), HostArray(DType::Float(32), n)};
+                                   HostArray(DType::Bool(), n), HostArray(DType::Float(32), n), HostArray(DType::Int(32), n)};
     for (int k = 0; k < n; ++k) args[0].as<int32_t>()[k] = (k * 37) % 101 - 50;
     return args;
   };
@@ -204,9 +206,10 @@ KernelCase IntegerOps() {
       bool is_even = ((x % 2) + 2) % 2 == 0;
       args[3].as<uint8_t>()[k] = is_even;
       args[4].as<float>()[k] = is_even ? x / 2.0f : -1.0f;
+      args[5].as<int32_t>()[k] = (x & 13) ^ (~x | 6);
     }
   };
-  c.outputs = {1, 2, 3, 4};
+  c.outputs = {1, 2, 3, 4, 5};
   return c;
 }
 
