@@ -9,6 +9,7 @@
 #include "core/ir/gpu_launch.h"
 #include "core/lower/lower.h"
 #include "core/lower/testing/lower_and_run.h"
+#include "core/lower/testing/shared_gemm.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -18,6 +19,7 @@ namespace {
 using namespace te;  // NOLINT
 using testing::AllClose;
 using testing::RandomData;
+using testing::SharedGemm;
 
 bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
@@ -219,51 +221,6 @@ TEST(GpuSyncTest, BlockStatisticIsSharedWithOneBarrier) {
   EXPECT_TRUE(AllClose(cv, want)) << text;
 }
 
-// The classic shared-memory GEMM: 8x8 threads per 32x32 output tile, each thread
-// a 4x4 register tile; A and B tiles fetched cooperatively per k step.
-struct SharedGemm {
-  int64_t m, n, k;
-  Tensor a, b, c;
-  IterVar rk;
-  SharedGemm(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_) {
-    a = placeholder({Expr(m), Expr(k)}, DType::Float(32), "A");
-    b = placeholder({Expr(k), Expr(n)}, DType::Float(32), "B");
-    rk = reduce_axis({0, Expr(k)}, "k");
-    c = compute({Expr(m), Expr(n)}, [&](Var i, Var j) { return sum(a(i, rk) * b(rk, j), {rk}); }, "C");
-  }
-  Schedule MakeSchedule() {
-    Schedule s = create_schedule({c});
-    Tensor cl = s.cache_write(c, ir::MemoryScope::kLocal);
-    Tensor as = s.cache_read(a, ir::MemoryScope::kShared, {cl});
-    Tensor bs = s.cache_read(b, ir::MemoryScope::kShared, {cl});
-    Stage sc = s[c];
-    auto [bi, bj, ii, jj] = sc.tile(sc.axis(0), sc.axis(1), 32, 32);
-    auto [ty, ri] = sc.split(ii, 4);
-    auto [tx, rj] = sc.split(jj, 4);
-    sc.reorder({bi, bj, ty, tx, ri, rj});
-    sc.bind(bi, "blockIdx.y").bind(bj, "blockIdx.x").bind(ty, "threadIdx.y").bind(tx, "threadIdx.x");
-    Stage l = s[cl];
-    l.compute_at(sc, tx);
-    auto [ko, ki] = l.split(l.reduce_axis(0), 8);
-    l.reorder({ko, ki, l.axis(0), l.axis(1)});
-    for (Tensor t : {as, bs}) {
-      Stage st = s[t];
-      st.compute_at(l, ko);
-      IterVar fused = st.fuse(st.axis(0), st.axis(1));
-      auto [fo, fi] = st.split(fused, 64);
-      auto [fty, ftx] = st.split(fi, 8);
-      st.bind(fty, "threadIdx.y").bind(ftx, "threadIdx.x");
-    }
-    return s;
-  }
-  std::vector<float> Reference(const std::vector<float>& av, const std::vector<float>& bv) const {
-    std::vector<float> out(m * n, 0.0f);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t j = 0; j < n; ++j) out[i * n + j] += av[i * k + kk] * bv[kk * n + j];
-    return out;
-  }
-};
 
 TEST(GpuSyncTest, SharedMemoryGemmGetsTwoBarriersPerTile) {
   for (auto [m, n, k] : {std::make_tuple(64, 64, 32), std::make_tuple(45, 37, 21)}) {

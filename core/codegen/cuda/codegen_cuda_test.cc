@@ -12,6 +12,7 @@
 #include "core/codegen/cuda/cubin_info.h"
 #include "core/codegen/cuda/nvrtc.h"
 #include "core/lower/lower.h"
+#include "core/lower/testing/shared_gemm.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
 
@@ -56,34 +57,10 @@ ir::LoweredFunc RowSum(int64_t threads) {
   return LowerGpu(s, {a, c}, "row_sum");
 }
 
+// The shared-memory GEMM the GPU lowering tests use (core/lower/testing/shared_gemm.h).
 ir::LoweredFunc SharedGemm() {
-  int64_t m = 96, n = 64, kk = 40;
-  Tensor a = placeholder({Expr(m), Expr(kk)}, DType::Float(32), "A");
-  Tensor b = placeholder({Expr(kk), Expr(n)}, DType::Float(32), "B");
-  IterVar rk = reduce_axis({0, Expr(kk)}, "k");
-  Tensor c = compute({Expr(m), Expr(n)}, [&](Var i, Var j) { return sum(a(i, rk) * b(rk, j), {rk}); }, "C");
-  Schedule s = create_schedule({c});
-  Tensor cl = s.cache_write(c, ir::MemoryScope::kLocal);
-  Tensor as = s.cache_read(a, ir::MemoryScope::kShared, {cl});
-  Tensor bs = s.cache_read(b, ir::MemoryScope::kShared, {cl});
-  Stage sc = s[c];
-  auto [bi, bj, ii, jj] = sc.tile(sc.axis(0), sc.axis(1), 32, 32);
-  auto [ty, ri] = sc.split(ii, 4);
-  auto [tx, rj] = sc.split(jj, 4);
-  sc.reorder({bi, bj, ty, tx, ri, rj});
-  sc.bind(bi, "blockIdx.y").bind(bj, "blockIdx.x").bind(ty, "threadIdx.y").bind(tx, "threadIdx.x");
-  Stage l = s[cl];
-  l.compute_at(sc, tx);
-  auto [ko, ki] = l.split(l.reduce_axis(0), 8);
-  l.reorder({ko, ki, l.axis(0), l.axis(1)});
-  for (Tensor t : {as, bs}) {
-    Stage st = s[t];
-    st.compute_at(l, ko);
-    auto [fo, fi] = st.split(st.fuse(st.axis(0), st.axis(1)), 64);
-    auto [fty, ftx] = st.split(fi, 8);
-    st.bind(fty, "threadIdx.y").bind(ftx, "threadIdx.x");
-  }
-  return LowerGpu(s, {a, b, c}, "gemm");
+  lower::testing::SharedGemm g(96, 64, 40);
+  return LowerGpu(g.MakeSchedule(), {g.a, g.b, g.c}, "gemm");
 }
 
 target::Target Cuda(int sm = 80) { return target::Target::Parse("cuda -arch=sm_" + std::to_string(sm)); }
