@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/codegen/c/source_text.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -33,14 +34,6 @@ const std::set<std::string>& ReservedNames() {
       "cosf", "fma", "fmaf", "fmod", "fmodf", "INFINITY", "NAN", "args", "ctx", "closure", "closure_ptr", "task_id",
       "num_tasks", "chunk", "begin", "end", "status", "lane", "main"};
   return names;
-}
-
-std::string Sanitize(const std::string& name) {
-  std::string out;
-  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
-  if (out.compare(0, 6, "agate_") == 0) out = "v" + out;  // the generator's own prefix
-  return out;
 }
 
 // Variables the body of a parallel loop reads from outside it.
@@ -84,24 +77,23 @@ class CodeGenC {
   void AddFunction(const ir::LoweredFunc& func) {
     AGATE_REQUIRE(kernel_names_.insert(func.name).second, kInvalidArgument)
         << "two kernels are named '" << func.name << "'";
-    AGATE_REQUIRE(Sanitize(func.name) == func.name && !ReservedNames().count(func.name), kInvalidArgument)
+    AGATE_REQUIRE(SanitizeIdentifier(func.name) == func.name && !ReservedNames().count(func.name), kInvalidArgument)
         << "kernel name '" << func.name << "' is not a C identifier";
     AGATE_CHECK(func.body.defined()) << "kernel " << func.name << " has no body";
     kernel_ = func.name;
     task_count_ = 0;
-    used_names_ = ReservedNames();
-    for (const std::string& k : kernel_names_) used_names_.insert(k);
-    names_.clear();
+    std::set<std::string> reserved = ReservedNames();
+    reserved.insert(kernel_names_.begin(), kernel_names_.end());
+    names_.Reset(func.name, reserved);
     vector_vars_.clear();
     buffer_types_.clear();
 
-    FunctionText text;
+    IndentedText text;
     current_ = &text;
     Line("/* " + func.name + ": " + std::to_string(func.params.size()) + " buffer argument(s)" +
          (func.workspace_bytes ? ", " + std::to_string(func.workspace_bytes) + " workspace bytes" : std::string()) +
          ". */");
-    Line("int32_t " + func.name + "(void* const* args, const agate_kernel_ctx* ctx) {");
-    ++text.indent;
+    Open("int32_t " + func.name + "(void* const* args, const agate_kernel_ctx* ctx) {");
     Line("(void)ctx;");
     for (size_t i = 0; i < func.params.size(); ++i) {
       const ir::Buffer& b = func.params[i];
@@ -113,9 +105,8 @@ class CodeGenC {
     }
     EmitStmt(func.body);
     Line("return 0;");
-    --text.indent;
-    Line("}");
-    functions_.push_back(text.out.str());
+    Close();
+    functions_.push_back(text.str());
     current_ = nullptr;
   }
 
@@ -132,45 +123,14 @@ class CodeGenC {
   }
 
  private:
-  struct FunctionText {
-    std::ostringstream out;
-    int indent = 0;
-  };
-
   // ------------------------------------------------------------------ text
 
-  void Line(const std::string& text) { current_->out << std::string(2 * current_->indent, ' ') << text << "\n"; }
-  void Open(const std::string& text) {
-    Line(text);
-    ++current_->indent;
-  }
-  void Close(const std::string& text = "}") {
-    --current_->indent;
-    Line(text);
-  }
-
-  std::string Define(const ir::VarNode* var, const std::string& hint) {
-    std::string base = Sanitize(hint.empty() ? var->name : hint);
-    std::string name = base;
-    for (int i = 1; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
-    used_names_.insert(name);
-    names_[var] = name;
-    return name;
-  }
-
-  std::string Fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
-    used_names_.insert(name);
-    return name;
-  }
-
-  std::string NameOf(const ir::VarNode* var) {
-    auto it = names_.find(var);
-    AGATE_REQUIRE(it != names_.end(), kInternal)
-        << "kernel " << kernel_ << ": variable '" << var->name << "' is used outside the scope that defines it";
-    return it->second;
-  }
+  void Line(const std::string& text) { current_->Line(text); }
+  void Open(const std::string& text) { current_->Open(text); }
+  void Close(const std::string& text = "}") { current_->Close(text); }
+  std::string Define(const ir::VarNode* var, const std::string& hint) { return names_.Define(var, hint); }
+  std::string Fresh(const std::string& base) { return names_.Fresh(base); }
+  std::string NameOf(const ir::VarNode* var) { return names_.NameOf(var); }
 
   // ------------------------------------------------------------------ types
 
@@ -461,7 +421,7 @@ class CodeGenC {
       }
       case ir::StmtKind::kAttrStmt: {
         const auto* op = s.as<ir::AttrStmt>();
-        Line("/* " + op->key + (op->node_name.empty() ? "" : " " + Sanitize(op->node_name)) + " */");
+        Line("/* " + op->key + (op->node_name.empty() ? "" : " " + SanitizeIdentifier(op->node_name)) + " */");
         EmitStmt(op->body);
         return;
       }
@@ -479,7 +439,7 @@ class CodeGenC {
         EmitStmt(op->then_case);
         if (op->else_case.defined()) {
           Close("} else {");
-          ++current_->indent;
+          current_->Indent();
           EmitStmt(op->else_case);
         }
         Close();
@@ -580,7 +540,7 @@ class CodeGenC {
                                                                   : "";
     if (ir::is_zero(op->min) && ir::is_const_int(op->extent)) {
       // The common case reads as plain C: for (int64_t i = 0; i < 64; ++i).
-      used_names_.erase(end);
+      names_.Release(end);
       Open("for (" + type + " " + name + " = 0; " + name + " < " + extent + "; ++" + name + ") {" + kind);
     } else {
       Open("for (" + type + " " + name + " = " + min + ", " + end + " = " + min + " + " + extent + "; " + name +
@@ -599,7 +559,7 @@ class CodeGenC {
     collector.VisitStmt(op->body);
     std::vector<const ir::VarNode*> captured;
     for (const ir::VarNode* v : collector.vars) {
-      if (v == op->var.get() || !names_.count(v)) continue;
+      if (v == op->var.get() || !names_.IsDefined(v)) continue;
       AGATE_REQUIRE(!vector_vars_.count(v), kUnsupported)
           << "kernel " << kernel_ << ": the parallel loop over " << op->var->name << " uses the vector value "
           << v->name << " from outside; the C backend passes only scalars and buffers to tasks";
@@ -608,16 +568,16 @@ class CodeGenC {
     int id = task_count_++;
     std::string task = kernel_ + "_task" + std::to_string(id);
     std::string closure_type = kernel_ + "_closure" + std::to_string(id);
-    used_names_.insert(task);
-    used_names_.insert(closure_type);
+    names_.Reserve(task);
+    names_.Reserve(closure_type);
     auto field_type = [&](const ir::VarNode* v) {
       auto buffer = buffer_types_.find(v);
       return buffer != buffer_types_.end() ? MemoryType(buffer->second) + "*" : ScalarType(v->dtype);
     };
 
     // The closure type and the task function, emitted before the kernel.
-    FunctionText task_text;
-    FunctionText* kernel_text = current_;
+    IndentedText task_text;
+    IndentedText* kernel_text = current_;
     current_ = &task_text;
     Open("typedef struct " + closure_type + " {");
     Line("const agate_kernel_ctx* ctx;");
@@ -647,14 +607,14 @@ class CodeGenC {
     Close();
     Line("return 0;");
     Close();
-    functions_.push_back(task_text.out.str());
+    functions_.push_back(task_text.str());
     current_ = kernel_text;
 
     // The launch in the kernel.
     std::string closure = Fresh("closure" + std::to_string(id));
     std::string tasks = Fresh("tasks" + std::to_string(id));
     std::string status = Fresh("status" + std::to_string(id));
-    Open("{ /* parallel loop over " + Sanitize(op->var->name) + " */");
+    Open("{ /* parallel loop over " + SanitizeIdentifier(op->var->name) + " */");
     Line(closure_type + " " + closure + ";");
     Line(index_type + " " + tasks + " = ctx->num_threads < 1 ? 1 : ctx->num_threads;");
     if (target_.num_threads() > 0) {
@@ -678,12 +638,11 @@ class CodeGenC {
   std::set<std::string> kernel_names_;
   std::map<std::string, std::string> helpers_;
   std::vector<std::string> functions_;
-  FunctionText* current_ = nullptr;
+  IndentedText* current_ = nullptr;
   std::string kernel_;
   int task_count_ = 0;
   bool in_task_ = false;
-  std::set<std::string> used_names_;
-  std::unordered_map<const ir::VarNode*, std::string> names_;
+  KernelNames names_;
   std::unordered_set<const ir::VarNode*> vector_vars_;
   std::unordered_map<const ir::VarNode*, DType> buffer_types_;
 };

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/codegen/c/source_text.h"
 #include "core/ir/divisor.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
@@ -65,14 +66,6 @@ const std::set<std::string>& ReservedNames() {
       "throw", "try", "typeid", "typename", "wchar_t", "xor", "xor_eq", "__global__", "__device__",
       "__shared__", "__restrict__"};
   return names;
-}
-
-std::string Sanitize(const std::string& name) {
-  std::string out;
-  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
-  if (out.compare(0, 6, "agate_") == 0 || out.compare(0, 2, "__") == 0) out = "v" + out;
-  return out;
 }
 
 bool IsHalf(DType t) { return t.code() == ir::TypeCode::kFloat && t.bits() == 16; }
@@ -166,21 +159,20 @@ class CodeGenCuda {
     ir::GpuLaunch launch = ir::CollectGpuLaunches(attr).at(0);
     AGATE_REQUIRE(kernel_names_.insert(launch.name).second, kInvalidArgument)
         << "two CUDA kernels are named '" << launch.name << "'";
-    AGATE_REQUIRE(Sanitize(launch.name) == launch.name && !ReservedNames().count(launch.name), kInvalidArgument)
+    AGATE_REQUIRE(SanitizeIdentifier(launch.name) == launch.name && !ReservedNames().count(launch.name), kInvalidArgument)
         << "kernel name '" << launch.name << "' is not a C identifier";
     kernel_ = launch.name;
-    used_names_ = ReservedNames();
-    for (const std::string& k : kernel_names_) used_names_.insert(k);
-    names_.clear();
+    std::set<std::string> reserved = ReservedNames();
+    reserved.insert(kernel_names_.begin(), kernel_names_.end());
+    names_.Reset(launch.name, reserved);
     vector_vars_.clear();
     alignment_.clear();
     wide_loads_.clear();
     temp_count_ = 0;
 
     std::unordered_set<const ir::VarNode*> stored = StoredBuffers(launch.code);
-    std::ostringstream text;
+    IndentedText text;
     current_ = &text;
-    indent_ = 0;
     CudaKernelSource info;
     info.name = launch.name;
     info.launch = launch;
@@ -201,7 +193,7 @@ class CodeGenCuda {
                 name;
     }
     if (func_->workspace_bytes > 0) {
-      used_names_.insert("agate_workspace");
+      names_.Reserve("agate_workspace");
       params += std::string(params.empty() ? "" : ", ") + "unsigned char* __restrict__ agate_workspace";
     }
     Open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threads_per_block()) + ") " +
@@ -257,33 +249,12 @@ class CodeGenCuda {
 
   // ------------------------------------------------------------------ text
 
-  void Line(const std::string& text) { *current_ << std::string(2 * indent_, ' ') << text << "\n"; }
-  void Open(const std::string& text) {
-    Line(text);
-    ++indent_;
-  }
-  void Close(const std::string& text = "}") {
-    --indent_;
-    Line(text);
-  }
-
-  std::string Fresh(const std::string& base) {
-    std::string name = Sanitize(base);
-    for (int i = 1; used_names_.count(name); ++i) name = Sanitize(base) + "_" + std::to_string(i);
-    used_names_.insert(name);
-    return name;
-  }
-  std::string Define(const ir::VarNode* var, const std::string& hint) {
-    std::string name = Fresh(hint.empty() ? var->name : hint);
-    names_[var] = name;
-    return name;
-  }
-  std::string NameOf(const ir::VarNode* var) {
-    auto it = names_.find(var);
-    AGATE_REQUIRE(it != names_.end(), kInternal)
-        << "kernel " << kernel_ << ": variable '" << var->name << "' is used outside the scope that defines it";
-    return it->second;
-  }
+  void Line(const std::string& text) { current_->Line(text); }
+  void Open(const std::string& text) { current_->Open(text); }
+  void Close(const std::string& text = "}") { current_->Close(text); }
+  std::string Fresh(const std::string& base) { return names_.Fresh(base); }
+  std::string Define(const ir::VarNode* var, const std::string& hint) { return names_.Define(var, hint); }
+  std::string NameOf(const ir::VarNode* var) { return names_.NameOf(var); }
 
   // ------------------------------------------------------------------ types
 
@@ -446,7 +417,7 @@ class CodeGenCuda {
       case ir::ExprKind::kBroadcast: return Print(e.as<ir::Broadcast>()->value, -1);
       case ir::ExprKind::kLet: {
         const auto* op = e.as<ir::Let>();
-        if (!names_.count(op->var.get())) DeclareLet(op->var, op->value);
+        if (!names_.IsDefined(op->var.get())) DeclareLet(op->var, op->value);
         return Print(op->body, lane);
       }
       case ir::ExprKind::kLoad: return PrintLoad(e.as<ir::Load>(), lane);
@@ -664,7 +635,7 @@ class CodeGenCuda {
       }
       case ir::StmtKind::kAttrStmt: {
         const auto* op = s.as<ir::AttrStmt>();
-        Line("// " + op->key + (op->node_name.empty() ? "" : " " + Sanitize(op->node_name)));
+        Line("// " + op->key + (op->node_name.empty() ? "" : " " + SanitizeIdentifier(op->node_name)));
         EmitStmt(op->body);
         return;
       }
@@ -682,7 +653,7 @@ class CodeGenCuda {
         Scoped(op->then_case);
         if (op->else_case.defined()) {
           Close("} else {");
-          ++indent_;
+          current_->Indent();
           Scoped(op->else_case);
         }
         Close();
@@ -788,12 +759,10 @@ class CodeGenCuda {
   std::set<std::string> kernel_names_;
   std::vector<std::string> functions_;
   CudaSource source_;
-  std::ostringstream* current_ = nullptr;
-  int indent_ = 0;
+  IndentedText* current_ = nullptr;
   std::string kernel_;
   int temp_count_ = 0;
-  std::set<std::string> used_names_;
-  std::unordered_map<const ir::VarNode*, std::string> names_;
+  KernelNames names_;
   std::unordered_set<const ir::VarNode*> vector_vars_;
   std::unordered_map<const ir::VarNode*, int64_t> alignment_;
   std::unordered_map<const ir::Load*, std::string> wide_loads_;
