@@ -1,8 +1,7 @@
 package agate
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../c_api/include
-#cgo LDFLAGS: -lagate_runtime
+#cgo pkg-config: agate-runtime
 #include <stdlib.h>
 #include "agate_go.h"
 */
