@@ -28,7 +28,23 @@ constexpr uint16_t kThisMachine = EM_RISCV;
 #error "unknown host machine: add its ELF e_machine"
 #endif
 
-agate_status_t CheckElfHeader(const uint8_t* bytes, size_t size) {
+// The architecture's name as users know it, or nullptr for one this runtime does not name.
+const char* MachineName(uint16_t machine, unsigned char elf_class) {
+  switch (machine) {
+    case EM_X86_64: return elf_class == ELFCLASS64 ? "x86-64" : "x32";
+    case EM_386: return "x86 (32-bit)";
+    case EM_AARCH64: return elf_class == ELFCLASS64 ? "aarch64" : "aarch64 ILP32";
+    case EM_ARM: return "32-bit Arm";
+    case EM_RISCV: return elf_class == ELFCLASS64 ? "riscv64" : "riscv32";
+    case EM_PPC64: return "ppc64";
+    case EM_S390: return "s390x";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+agate_status_t CheckHostObjectMachine(const uint8_t* bytes, size_t size) {
   if (size < sizeof(ElfW(Ehdr)) || memcmp(bytes, ELFMAG, SELFMAG) != 0) {
     return Fail(AGATE_CORRUPT) << "the module's host object is not an ELF file";
   }
@@ -36,15 +52,24 @@ agate_status_t CheckElfHeader(const uint8_t* bytes, size_t size) {
   memcpy(&header, bytes, sizeof(header));
   const unsigned char want_class = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
   if (header.e_ident[EI_CLASS] != want_class || header.e_machine != kThisMachine) {
-    return Fail(AGATE_VERSION_MISMATCH) << "the module's host object is for ELF machine " << header.e_machine
-                                        << " (class " << header.e_ident[EI_CLASS] << "); this runtime runs on machine "
-                                        << kThisMachine << ": compile the model for this target";
+    const char* module_arch = MachineName(header.e_machine, header.e_ident[EI_CLASS]);
+    Message message = Fail(AGATE_VERSION_MISMATCH) << "module built for ";
+    if (module_arch != nullptr) {
+      message << module_arch;
+    } else {
+      message << "ELF machine " << header.e_machine << " (class " << header.e_ident[EI_CLASS] << ")";
+    }
+    message << ", this runtime runs on " << MachineName(kThisMachine, want_class)
+            << ": compile the model for this machine's target";
+    return message;
   }
   if (header.e_type != ET_DYN) {
     return Fail(AGATE_CORRUPT) << "the module's host object is not a shared object (ELF type " << header.e_type << ")";
   }
   return AGATE_OK;
 }
+
+namespace {
 
 bool WriteAll(int fd, const uint8_t* bytes, size_t size) {
   while (size > 0) {
@@ -82,7 +107,7 @@ agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a6
   if (Fnv1a64(bytes, size) != fnv1a64) {
     return Fail(AGATE_CORRUPT) << "host object does not match its checksum (corrupt module)";
   }
-  agate_status_t status = CheckElfHeader(bytes, size);
+  agate_status_t status = CheckHostObjectMachine(bytes, size);
   if (status != AGATE_OK) return status;
   const int fd = AnonymousFile();
   if (fd < 0) {

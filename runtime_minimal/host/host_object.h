@@ -6,7 +6,8 @@
 // in-memory file (memfd_create; a deleted temporary file where memfd is not
 // available) and opened through /proc/self/fd, so nothing is left on disk.
 // Before that the ELF header is checked against this machine, so a module built
-// for another CPU gets a clear "version mismatch" instead of a loader error.
+// for another architecture is refused naming both ("module built for x86-64, this
+// runtime runs on aarch64") instead of failing in the dynamic loader.
 #ifndef AGATE_RUNTIME_MINIMAL_HOST_HOST_OBJECT_H_
 #define AGATE_RUNTIME_MINIMAL_HOST_HOST_OBJECT_H_
 
@@ -28,6 +29,10 @@ struct HostObject {
   void* library = nullptr;
   int fd = -1;
 };
+
+// AGATE_OK when the object is an ELF shared object for this machine's architecture; otherwise
+// AGATE_VERSION_MISMATCH naming both architectures, or AGATE_CORRUPT.
+agate_status_t CheckHostObjectMachine(const uint8_t* bytes, size_t size);
 
 // Checks the object against its checksum (HostObject.fnv1a64 in the schema) and
 // this machine, then loads it into *out (release with CloseHostObject).
