@@ -412,6 +412,8 @@ AGATE_API agate_status_t agate_runtime_set_num_threads(int32_t num_threads) {
   return AGATE_OK;
 }
 
+AGATE_API agate_status_t agate_runtime_set_kernel_dir(const char* dir) { return rt::SetKernelDir(dir); }
+
 AGATE_API agate_status_t agate_runtime_num_threads(int32_t* out_num_threads) {
   if (out_num_threads == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_num_threads is NULL";
   *out_num_threads = rt::SharedPoolThreads();

@@ -3,12 +3,16 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <mutex>
 
 #include "runtime_minimal/core/message.h"
 
@@ -96,6 +100,51 @@ int AnonymousFile() {
   return fd;
 }
 
+constexpr size_t kMaxKernelDir = 4000;
+std::mutex g_kernel_dir_mutex;
+char g_kernel_dir[kMaxKernelDir] = "";
+
+// The kernel directory, copied into `out` (empty: none set).
+void KernelDir(char* out, size_t size) {
+  std::lock_guard<std::mutex> lock(g_kernel_dir_mutex);
+  snprintf(out, size, "%s", g_kernel_dir);
+}
+
+// Writes the object to a new file in `dir` and opens it by its path (host_object.h says why
+// the file stays until CloseHostObject).
+agate_status_t OpenInKernelDir(const char* dir, const uint8_t* bytes, size_t size, HostObject* out) {
+  char path[kMaxKernelDir + 32];
+  snprintf(path, sizeof(path), "%s/agate-kernels-XXXXXX", dir);
+  const int fd = mkstemp(path);
+  if (fd < 0) {
+    return Fail(AGATE_IO) << "cannot create a kernel file in '" << dir << "' (agate_runtime_set_kernel_dir): errno "
+                          << errno;
+  }
+  const bool written = WriteAll(fd, bytes, size) && fchmod(fd, S_IRUSR | S_IXUSR) == 0;
+  const int error = errno;
+  close(fd);
+  if (!written) {
+    unlink(path);
+    return Fail(AGATE_IO) << "cannot write the module's host object to '" << path << "' (" << size << " bytes, errno "
+                          << error << ")";
+  }
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    unlink(path);
+    const char* message = dlerror();
+    return Fail(AGATE_CORRUPT) << "cannot load the module's host object from '" << path
+                               << "': " << (message != nullptr ? message : "dlopen failed");
+  }
+  out->path = strdup(path);
+  if (out->path == nullptr) {
+    dlclose(handle);
+    unlink(path);
+    return Fail(AGATE_RESOURCE_EXHAUSTED) << "cannot allocate a kernel file name";
+  }
+  out->library = handle;
+  return AGATE_OK;
+}
+
 agate_kernel_fn LookupSymbol(void* handle, const char* name) {
   return reinterpret_cast<agate_kernel_fn>(dlsym(handle, name));
 }
@@ -109,9 +158,14 @@ agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a6
   }
   agate_status_t status = CheckHostObjectMachine(bytes, size);
   if (status != AGATE_OK) return status;
+  char dir[kMaxKernelDir];
+  KernelDir(dir, sizeof(dir));
+  if (dir[0] != '\0') return OpenInKernelDir(dir, bytes, size, out);
   const int fd = AnonymousFile();
   if (fd < 0) {
-    return Fail(AGATE_IO) << "cannot create an in-memory file for the module's host object (errno " << errno << ")";
+    return Fail(AGATE_IO) << "cannot create an in-memory file for the module's host object (errno " << errno
+                          << "); where memfd_create and $TMPDIR or /tmp are missing (Android before API 30), "
+                          << "name a directory with agate_runtime_set_kernel_dir";
   }
   if (!WriteAll(fd, bytes, size)) {
     const int error = errno;
@@ -135,8 +189,29 @@ agate_status_t OpenHostObject(const uint8_t* bytes, size_t size, uint64_t fnv1a6
 void CloseHostObject(HostObject* object) {
   if (object->library != nullptr) dlclose(object->library);
   if (object->fd >= 0) close(object->fd);
+  if (object->path != nullptr) {
+    unlink(object->path);
+    free(object->path);
+  }
   object->library = nullptr;
   object->fd = -1;
+  object->path = nullptr;
+}
+
+agate_status_t SetKernelDir(const char* dir) {
+  if (dir == nullptr) dir = "";
+  const size_t length = strlen(dir);
+  if (length >= kMaxKernelDir) {
+    return Fail(AGATE_INVALID_ARGUMENT) << "kernel directory path of " << length << " bytes (at most "
+                                        << (kMaxKernelDir - 1) << ")";
+  }
+  struct stat st;
+  if (length != 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+    return Fail(AGATE_NOT_FOUND) << "kernel directory '" << dir << "' is not a directory";
+  }
+  std::lock_guard<std::mutex> lock(g_kernel_dir_mutex);
+  memcpy(g_kernel_dir, dir, length + 1);
+  return AGATE_OK;
 }
 
 KernelSource HostObjectKernelSource(const HostObject& object) {

@@ -20,6 +20,10 @@ final class NativeApi {
 
   static native int numThreads();
 
+  // Kernel loading (runtime ABI 1.4).
+
+  static native void setKernelDir(String dir);
+
   static native long moduleLoadFile(String path);
 
   static native long moduleLoadBytes(byte[] data);
