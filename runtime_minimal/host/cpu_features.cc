@@ -158,8 +158,12 @@ agate_status_t CheckCpuFeatures(const fb::Module& module) {
     message << (listed++ == 0 ? "" : ", ") << name->c_str();
   }
   message << " that this CPU lacks (module target '" << module.target()->c_str()
-          << "'): compile it for this CPU, or for a portable target such as --target \"llvm -mcpu=x86-64-v3\" "
-          << "(AVX2 machines) or \"llvm -mtriple=aarch64-linux-gnu -mcpu=generic\"";
+          << "'): compile it for this CPU, or for a portable target such as --target "
+#if defined(__aarch64__)
+          << "\"llvm -mtriple=aarch64-linux-gnu -mcpu=generic\" (any arm64)";
+#else
+          << "\"llvm -mcpu=x86-64-v3\" (AVX2 machines) or \"llvm -mcpu=x86-64-v2\"";
+#endif
   return message;
 }
 

@@ -2,7 +2,9 @@
  * (`pkg-config agate-runtime`): runs the demo module and compares its output
  * with PyTorch's. The `install` suite (tools/ci/suites/install.sh) builds it
  * twice, linked with the shared and with the static library.
- * Usage: demo MODULE INPUT EXPECTED (raw float32: 3x32x32 in, 10 out). */
+ * The android suite cross-builds it for arm64 and runs it under qemu-aarch64,
+ * also with KERNEL_DIR (agate_runtime_set_kernel_dir, the Android loader).
+ * Usage: demo MODULE INPUT EXPECTED [KERNEL_DIR] (raw float32: 3x32x32 in, 10 out). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +36,15 @@ int main(int argc, char** argv) {
   agate_status_t status;
   int i;
 
-  if (argc != 4 || !read_floats(argv[2], input, 3 * 32 * 32) || !read_floats(argv[3], expected, 10)) {
-    fprintf(stderr, "usage: demo MODULE INPUT EXPECTED\n");
+  if ((argc != 4 && argc != 5) || !read_floats(argv[2], input, 3 * 32 * 32) || !read_floats(argv[3], expected, 10)) {
+    fprintf(stderr, "usage: demo MODULE INPUT EXPECTED [KERNEL_DIR]\n");
     return 2;
   }
   if (agate_runtime_abi_version() != AGATE_RUNTIME_ABI_VERSION) {
     fprintf(stderr, "runtime ABI %#x, header %#x\n", agate_runtime_abi_version(), AGATE_RUNTIME_ABI_VERSION);
     return 1;
   }
+  if (argc == 5 && (status = agate_runtime_set_kernel_dir(argv[4])) != AGATE_OK) return fail("kernel_dir", status);
   if ((status = agate_module_load_from_file(argv[1], NULL, &module)) != AGATE_OK) return fail("load", status);
   if ((status = agate_executor_create(module, NULL, &executor)) != AGATE_OK) return fail("executor", status);
   tensor.data = input;
