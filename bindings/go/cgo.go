@@ -1,8 +1,7 @@
 package agate
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../c_api/include
-#cgo LDFLAGS: -lagate_runtime
+#cgo pkg-config: agate-runtime
 #include <stdlib.h>
 #include "agate_go.h"
 */
@@ -42,6 +41,20 @@ func cBytes(b []byte) (unsafe.Pointer, error) {
 // RuntimeABIVersion is the ABI version of the loaded libagate_runtime.so: (major << 16) | minor.
 func RuntimeABIVersion() uint32 {
 	return uint32(C.agate_runtime_abi_version())
+}
+
+// SetKernelDir names where modules loaded afterwards write their kernels
+// (runtime ABI 1.4, agate_runtime_set_kernel_dir): each loaded module keeps one
+// file there, deleted when the module is closed; for Android before API 30 (no
+// memfd_create, no /tmp) the app's code cache directory. "" restores the default
+// (an in-memory file).
+func SetKernelDir(dir string) error {
+	var cDir *C.char
+	if dir != "" {
+		cDir = C.CString(dir)
+		defer C.free(unsafe.Pointer(cDir))
+	}
+	return call(func() C.agate_status_t { return C.agate_runtime_set_kernel_dir(cDir) })
 }
 
 // SetNumThreads sets the size of the runtime's shared thread pool (0: the

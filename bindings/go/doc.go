@@ -24,6 +24,11 @@
 // executors are open is freed after the last of them. Finalizers free what
 // nobody closed, as a safety net only.
 //
-// Linking: the package links -lagate_runtime; point cgo at the library, e.g.
-// CGO_LDFLAGS="-L$DIR -Wl,-rpath,$DIR" (tools/ci/suites/go.sh does).
+// Linking: cgo asks pkg-config for agate-runtime, the file `./agate install
+// --prefix DIR` writes (PKG_CONFIG_PATH=DIR/lib/pkgconfig). The module path
+// agate.dev/agate is not served by a proxy: use it as a local module, with
+// `go mod edit -replace agate.dev/agate=/path/to/agate/bindings/go` (or a
+// go.work `use` line) in the program's module (tests/install/go_demo does).
+// pkg-config's flags link the shared library: add -Wl,-rpath,DIR/lib to
+// CGO_LDFLAGS (or put DIR/lib on the loader's path).
 package agate

@@ -270,6 +270,10 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
   spec.target_kind = cuda     ? serialize::TargetKind::kCuda
                      : has_os ? serialize::TargetKind::kHostCpu
                               : serialize::TargetKind::kMicro;
+  // What the kernels may use, so the runtime can refuse a CPU without it rather than crash.
+  if (spec.target_kind == serialize::TargetKind::kHostCpu) {
+    spec.cpu_features.assign(target.features().begin(), target.features().end());
+  }
   for (const std::string& in : graph.inputs) spec.inputs.push_back(TensorSpecOf(graph, in));
   for (const std::string& out : graph.outputs) spec.outputs.push_back(TensorSpecOf(graph, out));
   spec.arena_bytes = static_cast<uint64_t>(graph.memory_plan.arena_bytes);

@@ -118,6 +118,9 @@ struct ModuleSpec {
   std::vector<ConstantSpec> constants;
   std::vector<KernelSpec> kernels;
   std::vector<uint8_t> host_object;  // kHostCpu: ELF shared object bytes
+  // kHostCpu (format 1.2): the CPU features the kernels may use (LLVM names, e.g. "avx2"); the
+  // host runtime refuses the module on a CPU lacking one it can detect.
+  std::vector<std::string> cpu_features;
   std::vector<CudaImageSpec> cuda_images;  // kCuda (format 1.1): every kernel, one image per arch
   std::vector<CallSpec> plan;
   // Workspace shared by every call: at least the largest KernelSpec::workspace_bytes

@@ -174,11 +174,12 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   auto metadata = b.CreateVector(metadata_bytes);
   auto inputs = BuildTensors(b, spec.inputs);
   auto outputs = BuildTensors(b, spec.outputs);
+  auto cpu_features = spec.cpu_features.empty() ? 0 : b.CreateVectorOfStrings(spec.cpu_features);
   auto module = fb::CreateModule(b, rt::kFormatMajor, rt::kFormatMinor, b.CreateString(spec.target),
                                  ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
                                  spec.arena_alignment, workspace_bytes, b.CreateVector(constants),
                                  b.CreateVector(kernels), host_object, b.CreateVector(plan), metadata,
-                                 cuda_images);
+                                 cuda_images, cpu_features);
   fb::FinishModuleBuffer(b, module);
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 

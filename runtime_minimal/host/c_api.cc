@@ -16,6 +16,7 @@
 #include "runtime_minimal/core/executor.h"
 #include "runtime_minimal/core/message.h"
 #include "runtime_minimal/core/module.h"
+#include "runtime_minimal/host/cpu_features.h"
 #include "runtime_minimal/host/device_registry.h"
 #include "runtime_minimal/host/host_object.h"
 #include "runtime_minimal/host/module_signature.h"
@@ -73,6 +74,12 @@ agate_status_t LoadOwned(HostModule* owner, const uint8_t* data, size_t size, co
   const bool has_object = status == AGATE_OK && fbm->target_kind() == fb::TargetKind::HostCpu &&
                           fbm->host_object() != nullptr && fbm->host_object()->data()->size() != 0;
   if (has_object) {
+    // The architecture first (OpenHostObject's ELF check), then the CPU's features: never dlopen
+    // code this CPU cannot run (its constructors would run at once).
+    status = rt::CheckHostObjectMachine(fbm->host_object()->data()->data(), fbm->host_object()->data()->size());
+    if (status == AGATE_OK) status = rt::CheckCpuFeatures(*fbm);
+  }
+  if (has_object && status == AGATE_OK) {
     status = rt::OpenHostObject(fbm->host_object()->data()->data(), fbm->host_object()->data()->size(),
                                 fbm->host_object()->fnv1a64(), &owner->object);
     source = rt::HostObjectKernelSource(owner->object);
@@ -404,6 +411,8 @@ AGATE_API agate_status_t agate_runtime_set_num_threads(int32_t num_threads) {
   rt::SetSharedPoolThreads(num_threads);
   return AGATE_OK;
 }
+
+AGATE_API agate_status_t agate_runtime_set_kernel_dir(const char* dir) { return rt::SetKernelDir(dir); }
 
 AGATE_API agate_status_t agate_runtime_num_threads(int32_t* out_num_threads) {
   if (out_num_threads == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_num_threads is NULL";

@@ -6,6 +6,11 @@
 // core/codegen/llvm's DynamicLibrary).
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -90,6 +95,70 @@ TEST(HostObjectTest, ModulesLoadedTogetherRunTheirOwnKernels) {
   EXPECT_EQ(RunModule(modules[0], x)[0], LeakyRelu(x[0], 0.125));
   EXPECT_EQ(RunModule(modules[1], x)[0], LeakyRelu(x[0], alphas[1]));
   for (agate_module_t* m : modules) agate_module_free(m);
+}
+
+// The files named "agate-kernels-*" in `dir`.
+std::vector<std::string> KernelFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* entry = readdir(d)) {
+    if (std::strncmp(entry->d_name, "agate-kernels-", 14) == 0) out.push_back(dir + "/" + entry->d_name);
+  }
+  closedir(d);
+  return out;
+}
+
+// Android before API 30 (no memfd_create, no /tmp): kernels go to a directory the caller names,
+// one file per loaded module, read + execute only, deleted when the module is freed.
+TEST(HostObjectTest, KernelDirectoryHoldsEachLoadedModulesObjectUntilItIsFreed) {
+  char tmpl[] = "/tmp/agate-kernel-dir-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ASSERT_EQ(agate_runtime_set_kernel_dir(dir.c_str()), AGATE_OK) << Message();
+  std::vector<float> x(kN);
+  for (int64_t i = 0; i < kN; ++i) x[i] = static_cast<float>(i) - 20.0f;
+  const std::vector<uint8_t> a = CompileLeakyRelu(0.5), b = CompileLeakyRelu(-3.0);
+  agate_module_t* ma = nullptr;
+  agate_module_t* mb = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(a.data(), a.size(), nullptr, &ma), AGATE_OK) << Message();
+  ASSERT_EQ(agate_module_load_from_memory(b.data(), b.size(), nullptr, &mb), AGATE_OK) << Message();
+  std::vector<std::string> files = KernelFiles(dir);
+  ASSERT_EQ(files.size(), 2u);
+  struct stat st;
+  ASSERT_EQ(stat(files[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0500u);  // written once, then read and execute only
+  EXPECT_EQ(RunModule(ma, x)[0], LeakyRelu(x[0], 0.5));
+  EXPECT_EQ(RunModule(mb, x)[0], LeakyRelu(x[0], -3.0));
+  agate_module_free(ma);
+  EXPECT_EQ(KernelFiles(dir).size(), 1u);
+  // A module loaded now gets a new file, never the freed module's library.
+  const std::vector<uint8_t> c = CompileLeakyRelu(0.125);
+  agate_module_t* mc = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(c.data(), c.size(), nullptr, &mc), AGATE_OK) << Message();
+  EXPECT_EQ(RunModule(mc, x)[0], LeakyRelu(x[0], 0.125));
+  EXPECT_EQ(RunModule(mb, x)[0], LeakyRelu(x[0], -3.0));
+  agate_module_free(mb);
+  agate_module_free(mc);
+  EXPECT_TRUE(KernelFiles(dir).empty());
+
+  // Back to the default: nothing is written to the directory.
+  ASSERT_EQ(agate_runtime_set_kernel_dir(nullptr), AGATE_OK);
+  ASSERT_EQ(agate_module_load_from_memory(a.data(), a.size(), nullptr, &ma), AGATE_OK) << Message();
+  EXPECT_TRUE(KernelFiles(dir).empty());
+  agate_module_free(ma);
+  rmdir(dir.c_str());
+}
+
+TEST(HostObjectTest, KernelDirectoryMustExist) {
+  EXPECT_EQ(agate_runtime_set_kernel_dir("/nonexistent/agate"), AGATE_NOT_FOUND);
+  EXPECT_NE(Message().find("'/nonexistent/agate' is not a directory"), std::string::npos) << Message();
+  EXPECT_EQ(agate_runtime_set_kernel_dir(std::string(5000, 'x').c_str()), AGATE_INVALID_ARGUMENT);
+  // A refused directory leaves the default in place.
+  const std::vector<uint8_t> a = CompileLeakyRelu(0.5);
+  agate_module_t* m = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(a.data(), a.size(), nullptr, &m), AGATE_OK) << Message();
+  agate_module_free(m);
 }
 
 }  // namespace

@@ -15,6 +15,16 @@ check "demo matches PyTorch" 0 "$AGATE" demo --model "$MODEL" --output-dir "$TMP
 expect_in "demo checks the answer" "$TMP/out.txt" "demo passed"
 check "compile the demo model" 0 "$AGATE" compile "$MODEL" -o "$TMP/demo.agm" --fusion rule
 expect_in "compile prints the kernels" "$TMP/out.txt" "kernels:"
+expect_in "the default (native) target warns and names a portable one" "$TMP/err.txt" 'llvm -mcpu=x86-64-v3'
+check "compile for a portable x86-64 level" 0 "$AGATE" compile "$MODEL" -o "$TMP/v2.agm" --target "llvm -mcpu=x86-64-v2"
+expect "a portable target does not warn" test ! -s "$TMP/err.txt"
+check "inspect names the module's CPU features" 0 "$AGATE" inspect "$TMP/v2.agm"
+expect_in "x86-64-v2 needs sse4.2" "$TMP/out.txt" "cpu features.* sse4.2"
+if [ "$(uname -m)" = x86_64 ]; then
+  check "compile for aarch64" 0 "$AGATE" compile "$MODEL" -o "$TMP/arm.agm" --target "llvm -mtriple=aarch64-linux-gnu"
+  check "an aarch64 module is refused on x86-64" 1 "$AGATE" run "$TMP/arm.agm"
+  expect_in "the refusal names both architectures" "$TMP/err.txt" "module built for aarch64, this runtime runs on x86-64"
+fi
 check "run with the reference inputs" 0 "$AGATE" run "$TMP/demo.agm" --inputs "$STEM.inputs.npz" --outputs "$TMP/out.npz" --print-time --repeat 3
 expect_in "run prints tvmc-style timing" "$TMP/out.txt" "median (ms)"
 check "run --json" 0 "$AGATE" run "$TMP/demo.agm" --json --repeat 2 --number 2

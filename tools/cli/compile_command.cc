@@ -3,6 +3,7 @@
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE]
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "core/autotune/records.h"
 #include "core/compiler/compiler.h"
@@ -10,6 +11,7 @@
 #include "core/support/error.h"
 #include "core/support/file.h"
 #include "core/support/parse_int.h"
+#include "core/target/target.h"
 #include "frontends/onnx/importer.h"
 #include "tools/cli/command.h"
 #include "tools/cli/import_and_compile.h"
@@ -55,6 +57,31 @@ void ReportTuning(const compiler::CompileResult& result, const std::string& path
   std::cout << "\n";
 }
 
+// True when `target` means "the CPU this compiler runs on": `llvm` without -mcpu or -mtriple (the
+// default), or -mcpu=native. Such a module uses every feature of this CPU (AVX-512 here, maybe not
+// on the machine that runs it), and the runtime refuses it on a CPU that lacks one.
+bool ImpliesNativeCpu(const std::string& target_text) {
+  std::istringstream words(target_text);
+  std::string kind, word;
+  words >> kind;
+  bool names_cpu = false, names_triple = false, native = false;
+  while (words >> word) {
+    names_cpu = names_cpu || word.rfind("-mcpu=", 0) == 0;
+    names_triple = names_triple || word.rfind("-mtriple=", 0) == 0;
+    native = native || word == "-mcpu=native";
+  }
+  return (kind == "llvm" || kind == "c") && (native || (kind == "llvm" && !names_cpu && !names_triple));
+}
+
+void WarnIfNative(const std::string& target_text) {
+  if (!ImpliesNativeCpu(target_text)) return;
+  const target::Target target = target::Target::Parse(target_text);
+  std::cerr << "agate: warning: target '" << target_text << "' compiles for this machine's CPU (" << target.cpu()
+            << "): the module is refused on CPUs without its features; to run it on other machines pick a portable "
+            << "target, e.g. --target \"llvm -mcpu=x86-64-v3\" (x86-64 with AVX2 and FMA), \"llvm -mcpu=x86-64-v2\" "
+            << "(SSE4.2), or \"llvm -mtriple=aarch64-linux-gnu -mcpu=generic\"\n";
+}
+
 // "--knob conv_winograd=0": sets one schedule knob of every kernel.
 void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* options) {
   for (const std::string& knob : knobs) {
@@ -73,6 +100,7 @@ int RunCompile(const CompileFlags& flags) {
   onnx_frontend::ImportOptions import;
   compiler::CompileOptions options;
   options.target = flags.target;
+  WarnIfNative(flags.target);
   options.fusion = fusion::ParseFusionPolicy(flags.fusion);
   options.opt_level = flags.opt_level;
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);

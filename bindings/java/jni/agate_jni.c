@@ -112,6 +112,19 @@ NATIVE(jint, numThreads)(JNIEnv* env, jclass cls) {
   return n;
 }
 
+NATIVE(void, setKernelDir)(JNIEnv* env, jclass cls, jstring dir) {
+  agate_status_t status;
+  const char* chars = NULL;
+  (void)cls;
+  if (dir != NULL) {
+    chars = (*env)->GetStringUTFChars(env, dir, NULL);
+    if (chars == NULL) return;
+  }
+  status = agate_runtime_set_kernel_dir(chars);
+  if (chars != NULL) (*env)->ReleaseStringUTFChars(env, dir, chars);
+  check(env, status);
+}
+
 NATIVE(jlong, moduleLoadFile)(JNIEnv* env, jclass cls, jstring path) {
   agate_module_t* module = NULL;
   agate_status_t status;

@@ -78,6 +78,24 @@ pub fn runtime_abi_version() -> u32 {
     unsafe { sys::agate_runtime_abi_version() }
 }
 
+/// Where modules loaded afterwards write their kernels (runtime ABI 1.4,
+/// `agate_runtime_set_kernel_dir`): each loaded module keeps one file in `dir`,
+/// deleted when the module is freed. For Android before API 30 (no memfd_create,
+/// no /tmp): the app's code cache directory. `None` restores the default (an
+/// in-memory file).
+pub fn set_kernel_dir(dir: Option<&std::path::Path>) -> Result<()> {
+    let c_dir = match dir {
+        Some(dir) => Some(
+            std::ffi::CString::new(dir.as_os_str().to_string_lossy().as_bytes())
+                .map_err(|_| Error::new(Status::InvalidArgument, "kernel directory path contains a NUL byte"))?,
+        ),
+        None => None,
+    };
+    let ptr = c_dir.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: ptr is NULL or a NUL-terminated string alive for the call; the runtime copies it.
+    error::check(unsafe { sys::agate_runtime_set_kernel_dir(ptr) })
+}
+
 /// Sets the size of the runtime's shared thread pool (0: the default, from
 /// AGATE_NUM_THREADS or the number of physical cores).
 pub fn set_num_threads(num_threads: i32) -> Result<()> {

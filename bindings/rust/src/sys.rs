@@ -3,8 +3,8 @@
 
 pub const AGATE_KERNEL_ABI_VERSION: u32 = 1;
 pub const AGATE_RUNTIME_ABI_VERSION_MAJOR: u32 = 1;
-pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 3;
-pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65539;
+pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 4;
+pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65540;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -1075,4 +1075,7 @@ extern "C" {
 }
 extern "C" {
     pub fn agate_runtime_num_threads(out_num_threads: *mut i32) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_runtime_set_kernel_dir(dir: *const ::std::os::raw::c_char) -> agate_status_t;
 }

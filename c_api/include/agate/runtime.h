@@ -84,7 +84,7 @@ extern "C" {
 #endif
 
 #define AGATE_RUNTIME_ABI_VERSION_MAJOR 1
-#define AGATE_RUNTIME_ABI_VERSION_MINOR 3
+#define AGATE_RUNTIME_ABI_VERSION_MINOR 4
 #define AGATE_RUNTIME_ABI_VERSION ((AGATE_RUNTIME_ABI_VERSION_MAJOR << 16) | AGATE_RUNTIME_ABI_VERSION_MINOR)
 
 /* ------------------------------------------------------------------------- */
@@ -379,6 +379,23 @@ AGATE_API agate_status_t agate_runtime_set_num_threads(int32_t num_threads);
 
 /* The shared pool's current size. */
 AGATE_API agate_status_t agate_runtime_num_threads(int32_t* out_num_threads);
+
+/* ------------------------------------------------------------------------- */
+/* Kernel loading [host] (ABI 1.4)                                            */
+
+/* Where host modules' kernels are loaded from. By default a module's embedded
+ * shared object is copied into an anonymous in-memory file (memfd_create, else
+ * an unlinked file in $TMPDIR or /tmp) and opened through /proc/self/fd. Android
+ * before API 30 has no memfd_create, has no /tmp, and its linker namespaces may
+ * refuse /proc/self/fd paths: there, pass a private directory the app may load
+ * code from (Context.getCodeCacheDir()). With `dir` set, each loaded module
+ * writes its object to a new file "agate-kernels-XXXXXX" there (mode 0500 once
+ * written), opens it by that path, and deletes it when the module is freed;
+ * files a killed process left behind are not reused and may be deleted at any
+ * time. NULL or "" restores the default. Applies to modules loaded afterwards;
+ * AGATE_INVALID_ARGUMENT for a path of 4000 bytes or more, AGATE_NOT_FOUND when
+ * `dir` is not a directory. */
+AGATE_API agate_status_t agate_runtime_set_kernel_dir(const char* dir);
 
 #ifdef __cplusplus
 }

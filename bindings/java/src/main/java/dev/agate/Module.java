@@ -93,6 +93,18 @@ public final class Module implements AutoCloseable {
     return NativeApi.runtimeAbiVersion();
   }
 
+  /**
+   * Where modules loaded afterwards write their kernels (runtime ABI 1.4;
+   * agate_runtime_set_kernel_dir). On Android before API 30, which has no
+   * memfd_create and no /tmp, pass {@code context.getCodeCacheDir().getPath()}:
+   * each loaded module keeps one file there, deleted when the module is closed.
+   * {@code null} restores the default (an in-memory file). Throws NOT_FOUND when
+   * {@code dir} is not a directory.
+   */
+  public static void setKernelDir(String dir) {
+    NativeApi.setKernelDir(dir);
+  }
+
   /** Sets the runtime's shared thread pool size (0: the default). */
   public static void setNumThreads(int numThreads) {
     NativeApi.setNumThreads(numThreads);

@@ -8,16 +8,8 @@ package dev.agate;
  */
 final class NativeApi {
   static {
-    // agate_jni needs libagate_runtime.so. Android before 6.0 (API 23) does not
-    // resolve a library's dependencies from the app's own directory, so load
-    // it first when it is bundled; elsewhere the dynamic linker finds it (rpath
-    // $ORIGIN, LD_LIBRARY_PATH, system paths) and this preload may fail harmlessly.
-    try {
-      System.loadLibrary("agate_runtime");
-    } catch (UnsatisfiedLinkError notBundled) {
-      // Resolved as agate_jni's dependency below, or that load reports it.
-    }
-    System.loadLibrary("agate_jni");
+    // From the library path, else from this jar's resources (NativeLoader says how).
+    NativeLoader.load();
   }
 
   private NativeApi() {}
@@ -27,6 +19,10 @@ final class NativeApi {
   static native void setNumThreads(int numThreads);
 
   static native int numThreads();
+
+  // Kernel loading (runtime ABI 1.4).
+
+  static native void setKernelDir(String dir);
 
   static native long moduleLoadFile(String path);
 
