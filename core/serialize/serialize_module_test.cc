@@ -162,7 +162,7 @@ TEST(SerializeModuleTest, CudaModulesCarryAnImagePerKernel) {
   const fb::Module* m = fb::GetModule(bytes.data());
   EXPECT_EQ(m->kernels()->Get(0)->cuda()->grid()->x(), 4u);
   EXPECT_EQ(m->kernels()->Get(1)->cuda()->block()->x(), 128u);
-  EXPECT_EQ(m->format_minor(), 1u);
+  EXPECT_EQ(m->format_minor(), 2u);
   EXPECT_EQ(m->cuda_images(), nullptr);
 }
 

@@ -256,8 +256,8 @@ TEST_F(CudaBackendTest, FormatOnePointZeroKernelsWithTheirOwnImages) {
   ASSERT_EQ(agate_executor_set_input(executor_, 0, &t), AGATE_OK);
   ASSERT_EQ(agate_executor_run(executor_), AGATE_OK) << Message();
   ExpectAddResult(x);
-  // The writer says 1.1 now.
-  EXPECT_EQ(fb::GetModule(serialize::SerializeModule(spec).data())->format_minor(), 1u);
+  // The writer says 1.2 now (1.1: module images; 1.2: kernel fingerprints).
+  EXPECT_EQ(fb::GetModule(serialize::SerializeModule(spec).data())->format_minor(), 2u);
 }
 
 TEST_F(CudaBackendTest, DeviceInputsAreReadInPlaceAndANewAddressIsRecordedAgain) {
