@@ -248,6 +248,7 @@ graph::Graph RunGraphPasses(const graph::Graph& input_graph, const CompileOption
   pipeline.fusion = options.opt_level == 0 ? fusion::FusionPolicy::kNone : options.fusion;
   pipeline.dump_dir = options.dump_ir_dir;
   pipeline.fuse_attention = target.kind() != target::TargetKind::kCUDA;
+  pipeline.memory_plan = options.memory_plan;
   // Blocked NCHW{c}c layout, c = the target's float32 SIMD lanes, so convolution kernels load and
   // store whole vectors of channels (TVM's NCHWc for CPUs). Microcontroller targets keep NCHW.
   int lanes = target.NativeLanes(ir::DType::Float(32));
@@ -467,6 +468,19 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
       summary.tuned = true;
     }
     kernels.push_back(ops::LowerGroup(graph, group, target, name, knobs));
+    if (options.max_workspace_bytes >= 0 && kernels.back().func.workspace_bytes > options.max_workspace_bytes) {
+      ops::LowerGroupOptions direct = knobs;
+      ops::SetScheduleKnob(&direct, "conv_winograd", 0);
+      ops::GroupKernel again = ops::LowerGroup(graph, group, target, name, direct);
+      AGATE_REQUIRE(again.func.workspace_bytes <= options.max_workspace_bytes, kResourceExhausted)
+          << "kernel " << name << " (" << NodeLabel(graph.nodes[anchor]) << ") needs " << again.func.workspace_bytes
+          << " bytes of workspace" << (again.func.workspace_bytes < kernels.back().func.workspace_bytes
+                                           ? " without Winograd"
+                                           : "")
+          << ", over --max-workspace " << options.max_workspace_bytes << " (schedule: " << again.schedule_summary
+          << ")";
+      kernels.back() = std::move(again);
+    }
     summary.schedule = kernels.back().schedule_summary;
     result.kernels.push_back(std::move(summary));
     std::vector<std::string> labels;

@@ -16,6 +16,7 @@
 
 #include "core/fusion/fusion.h"
 #include "core/graph/graph.h"
+#include "core/graph/passes/graph_memory_plan.h"
 #include "core/ir/function.h"
 #include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
@@ -39,6 +40,12 @@ struct CompileOptions {
   // kernels of several models link into one firmware; a C identifier, or empty (k0_conv...).
   // The module's kernel fingerprint covers it.
   std::string kernel_prefix;
+  // RAM-bound targets (--memory-plan min-peak): the arena placement that minimises the peak.
+  graph::MemoryPlanPolicy memory_plan = graph::MemoryPlanPolicy::kGreedyBySize;
+  // The most workspace one kernel may take (--max-workspace), or -1: no limit. A kernel over it
+  // is lowered again without Winograd (whose transformed tiles live in the workspace); one still
+  // over it is refused (kResourceExhausted) naming the kernel, its workspace and the budget.
+  int64_t max_workspace_bytes = -1;
 };
 
 // Throws agate::Error(kInvalidArgument) unless `prefix` is a C identifier of at most 64

@@ -7,6 +7,8 @@
 
 #include <random>
 
+#include "core/graph/passes/graph_memory_plan.h"
+#include "core/ops/lower_group.h"
 #include "core/serialize/kernel_fingerprint.h"
 #include "core/support/error.h"
 #include "frontends/onnx/importer.h"
@@ -157,6 +159,58 @@ TEST(PackageTest, RefusesHostTargetsAndKernelsWithoutThePrefix) {
       MakePackage(Compile(ConvModel(3), "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4", "kws"), "kws");
   EXPECT_NE(FindFile(object_package, "agate_kws_kernels.o"), nullptr);
   EXPECT_NE(FindFile(object_package, "README.md")->contents.find("-mfloat-abi=hard"), std::string::npos);
+}
+
+// A 3x3 convolution wide enough for Winograd on the host.
+Graph WideConvModel() {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {1, 16, 16, 16});
+  b.Initializer("w", RandomTensor({16, 16, 3, 3}, 5));
+  b.Node("Conv", {"x", "w"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+  b.Node("Relu", {"c"}, {"y"}, {}, "relu");
+  b.Output("y", kFloat, {1, 16, 16, 16});
+  return onnx_frontend::ImportOnnxModel(b.Build());
+}
+
+TEST(MemoryBudgetTest, KernelsOverTheWorkspaceBudgetDropWinogradOrAreRefused) {
+  CompileOptions options;
+  options.target = "llvm";
+  ops::SetScheduleKnob(&options.schedule_knobs, "conv_winograd", 1);
+  CompileResult winograd = CompileGraph(WideConvModel(), options);
+  ops::SetScheduleKnob(&options.schedule_knobs, "conv_winograd", 0);
+  CompileResult direct = CompileGraph(WideConvModel(), options);
+  ASSERT_GT(winograd.spec.workspace_bytes, direct.spec.workspace_bytes) << winograd.Summary() << direct.Summary();
+
+  ops::SetScheduleKnob(&options.schedule_knobs, "conv_winograd", 1);
+  options.max_workspace_bytes = static_cast<int64_t>(direct.spec.workspace_bytes);
+  CompileResult budgeted = CompileGraph(WideConvModel(), options);
+  EXPECT_LE(budgeted.spec.workspace_bytes, direct.spec.workspace_bytes);
+  EXPECT_EQ(budgeted.kernels[0].schedule, direct.kernels[0].schedule);
+
+  if (direct.spec.workspace_bytes > 0) {
+    options.max_workspace_bytes = static_cast<int64_t>(direct.spec.workspace_bytes) - 1;
+    try {
+      CompileGraph(WideConvModel(), options);
+      FAIL() << "a kernel over the budget must be refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kResourceExhausted);
+      EXPECT_NE(e.message().find("over --max-workspace"), std::string::npos) << e.message();
+    }
+  }
+}
+
+// --memory-plan min-peak never needs a larger arena than the default placement, and on the
+// DS-CNN-like chain of equal-sized tensors it needs fewer slots.
+TEST(MemoryBudgetTest, MinPeakArenaIsNeverLarger) {
+  for (int k : {3, 5}) {
+    CompileOptions options;
+    options.target = "c -mcpu=cortex-m4";
+    CompileResult greedy = CompileGraph(ConvModel(k), options);
+    options.memory_plan = graph::MemoryPlanPolicy::kMinPeak;
+    CompileResult min_peak = CompileGraph(ConvModel(k), options);
+    EXPECT_LE(min_peak.spec.arena_bytes, greedy.spec.arena_bytes);
+    EXPECT_GE(min_peak.spec.arena_bytes, static_cast<uint64_t>(graph::ArenaLowerBound(min_peak.graph.memory_plan)));
+  }
 }
 
 }  // namespace

@@ -59,6 +59,18 @@ expect "no folder for a host package" no_file_like "$TMP" hostpkg
 check "a prefix that is no C identifier is exit 1" 1 "$AGATE" compile "$MODEL" --target "c -mcpu=cortex-m4" --package "$TMP/badpkg" --prefix 9-lives
 expect_in "bad prefix is named" "$TMP/err.txt" "not a C identifier"
 expect "no folder for a bad prefix" no_file_like "$TMP" badpkg
+# RAM options for microcontrollers: the min-peak arena placement, a workspace budget.
+check "compile with --memory-plan min-peak" 0 "$AGATE" compile "$MODEL" -o "$TMP/minpeak.agm" --target "c -mcpu=cortex-m4" --memory-plan min-peak
+check "compile for the host with --memory-plan min-peak" 0 "$AGATE" compile "$MODEL" -o "$TMP/minpeak_host.agm" --fusion rule --memory-plan min-peak
+check "run the min-peak module" 0 "$AGATE" run "$TMP/minpeak_host.agm" --inputs "$STEM.inputs.npz" --outputs "$TMP/minpeak_out.npz"
+check "min-peak outputs equal the default plan's" 0 /usr/bin/python3 -c "
+import numpy as np, sys
+a = np.load('$TMP/out.npz'); b = np.load('$TMP/minpeak_out.npz')
+sys.exit(0 if all(np.array_equal(a[k], b[k]) for k in a.files) else 1)"
+check "a kernel over --max-workspace is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/budget.agm" --target "c -mcpu=cortex-m4" --max-workspace 0
+expect_in "the budget refusal names the kernel and the budget" "$TMP/err.txt" "bytes of workspace.*over --max-workspace 0"
+expect "no module over the budget" no_file_like "$TMP" budget.agm
+check "an unknown memory plan is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/plan.agm" --memory-plan smallest
 
 # CUDA: compiled with NVRTC (no GPU needed) and inspected without a GPU; without NVRTC the
 # compile names what is missing and writes nothing.

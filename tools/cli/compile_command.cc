@@ -32,6 +32,8 @@ struct CompileFlags {
   std::string sign_key;            // Ed25519 secret key file: the module is signed with it
   std::string prefix;              // kernel symbol prefix; microcontroller targets: from the output name
   std::string package;             // microcontroller package folder (core/compiler/package.h)
+  std::string memory_plan = "greedy";  // greedy | min-peak
+  int64_t max_workspace = -1;          // bytes per kernel; -1: no limit
 };
 
 bool IsMicrocontrollerTarget(const std::string& text) {
@@ -94,6 +96,9 @@ int RunCompile(const CompileFlags& flags) {
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   options.dump_ir_dir = flags.dump_ir;
   options.kernel_prefix = KernelPrefixOf(flags);
+  options.memory_plan =
+      flags.memory_plan == "min-peak" ? graph::MemoryPlanPolicy::kMinPeak : graph::MemoryPlanPolicy::kGreedyBySize;
+  options.max_workspace_bytes = flags.max_workspace;
   compiler::CheckKernelPrefix(options.kernel_prefix);
   AGATE_REQUIRE(!flags.output.empty() || !flags.package.empty(), kInvalidArgument)
       << "nothing to write: give -o MODEL.agm, --package DIR, or both";
@@ -110,7 +115,9 @@ int RunCompile(const CompileFlags& flags) {
                               {"input-shape", flags.input_shape},
                               {"knobs", knobs},
                               {"tuning-records", flags.tuning_records},
-                              {"kernel-prefix", options.kernel_prefix}};
+                              {"kernel-prefix", options.kernel_prefix},
+                              {"memory-plan", flags.memory_plan},
+                              {"max-workspace", std::to_string(flags.max_workspace)}};
   std::vector<uint8_t> secret_key;  // read first: a bad key file fails before the compile
   if (!flags.sign_key.empty()) secret_key = serialize::ReadSecretKeyFile(flags.sign_key);
   compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
@@ -179,6 +186,16 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("--package", flags->package,
                   "microcontroller targets: write a firmware package folder (module as a C array, kernels, kernel "
                   "table, header with agate_PREFIX_run and the RAM sizes, README)");
+  cmd->add_option("--memory-plan", flags->memory_plan,
+                  "arena placement: greedy (largest first) or min-peak (the smallest of several placements; "
+                  "for RAM-bound targets)")
+      ->check(CLI::IsMember({"greedy", "min-peak"}))
+      ->capture_default_str();
+  cmd->add_option("--max-workspace", flags->max_workspace,
+                  "bytes of workspace one kernel may take: kernels over it drop Winograd, and a kernel still over "
+                  "it is an error (-1: no limit)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))
+      ->capture_default_str();
   return [flags] { return RunCompile(*flags); };
 }
 
