@@ -79,9 +79,12 @@ agate::compiler::CompileOptions ParseOptions(const agate_compile_options* option
       // options); the graph handed to the compiler already has them, so this key is only
       // validated and recorded in the module's metadata.
       agate::onnx_frontend::ParseInputShapes(value);
+    } else if (key == "kernel_prefix") {
+      agate::compiler::CheckKernelPrefix(value);
+      out.kernel_prefix = value;
     } else {
       AGATE_THROW(kInvalidArgument) << "unknown compile option '" << key
-                                    << "' (known: target, fusion, opt_level, input_shape)";
+                                    << "' (known: target, fusion, opt_level, input_shape, kernel_prefix)";
     }
   }
   return out;

@@ -17,6 +17,7 @@
 #include "core/ir/gpu_launch.h"
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
+#include "core/serialize/kernel_fingerprint.h"
 #include "core/serialize/serialize_module.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
@@ -247,6 +248,7 @@ graph::Graph RunGraphPasses(const graph::Graph& input_graph, const CompileOption
   pipeline.fusion = options.opt_level == 0 ? fusion::FusionPolicy::kNone : options.fusion;
   pipeline.dump_dir = options.dump_ir_dir;
   pipeline.fuse_attention = target.kind() != target::TargetKind::kCUDA;
+  pipeline.memory_plan = options.memory_plan;
   // Blocked NCHW{c}c layout, c = the target's float32 SIMD lanes, so convolution kernels load and
   // store whole vectors of channels (TVM's NCHWc for CPUs). Microcontroller targets keep NCHW.
   int lanes = target.NativeLanes(ir::DType::Float(32));
@@ -353,6 +355,14 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
   }
   result->timings.push_back({"codegen", MsSince(t0)});
   result->funcs = std::move(funcs);
+  // What the firmware's kernel table is checked against (CUDA kernels are loaded from the
+  // module itself and need none).
+  if (!cuda) {
+    const std::string code = !result->firmware_kernels.empty()
+                                 ? result->firmware_kernels
+                                 : std::string(spec.host_object.begin(), spec.host_object.end());
+    spec.kernel_fingerprint = serialize::KernelFingerprint(options.kernel_prefix, spec.kernels, code);
+  }
 
   spec.metadata.compiler_version = AGATE_VERSION_STRING;
   spec.metadata.options = options.recorded_options;
@@ -397,8 +407,30 @@ graph::Graph ExtractGroup(const graph::Graph& planned, size_t index) {
 
 }  // namespace
 
-std::string KernelName(int index, const std::string& op) {
-  std::string name = "k" + std::to_string(index) + "_";
+void CheckKernelPrefix(const std::string& prefix) {
+  if (prefix.empty()) return;
+  bool ok = prefix.size() <= 64 && !std::isdigit(static_cast<unsigned char>(prefix[0])) && prefix[0] != '_';
+  for (char c : prefix) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_') && (c & 0x80) == 0;
+  AGATE_REQUIRE(ok, kInvalidArgument) << "kernel prefix '" << prefix
+                                      << "' is not a C identifier (letters, digits and '_', at most 64, "
+                                         "starting with a letter)";
+}
+
+std::string KernelPrefixFromPath(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  base = base.substr(0, base.find('.'));
+  std::string prefix;
+  for (char c : base) {
+    prefix += (std::isalnum(static_cast<unsigned char>(c)) && (c & 0x80) == 0) ? c : '_';
+  }
+  while (!prefix.empty() && prefix[0] == '_') prefix.erase(0, 1);
+  if (prefix.empty()) return "model";
+  if (std::isdigit(static_cast<unsigned char>(prefix[0]))) prefix = "m" + prefix;
+  return prefix.substr(0, 64);
+}
+
+std::string KernelName(int index, const std::string& op, const std::string& prefix) {
+  std::string name = (prefix.empty() ? "" : prefix + "_") + "k" + std::to_string(index) + "_";
   for (char c : op) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
   return name;
 }
@@ -410,6 +442,7 @@ graph::Graph PlanGraph(const graph::Graph& graph, const CompileOptions& options)
 CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions& options) {
   CompileResult result;
   target::Target target = target::Target::Parse(options.target);
+  CheckKernelPrefix(options.kernel_prefix);
 
   auto t0 = Clock::now();
   result.graph = RunGraphPasses(input_graph, options, target, &result);
@@ -423,7 +456,7 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   for (size_t i = 0; i < graph.groups.size(); ++i) {
     const graph::FusedGroup& group = graph.groups[i];
     int anchor = group.anchor >= 0 ? group.anchor : group.nodes.front();
-    std::string name = KernelName(static_cast<int>(i), graph.nodes[anchor].op);
+    std::string name = KernelName(static_cast<int>(i), graph.nodes[anchor].op, options.kernel_prefix);
     KernelSummary summary;
     summary.name = name;
     summary.task_key = ops::TaskKeyOf(graph, group, target);
@@ -439,6 +472,19 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
       summary.tuned = true;
     }
     kernels.push_back(ops::LowerGroup(graph, group, target, name, knobs));
+    if (options.max_workspace_bytes >= 0 && kernels.back().func.workspace_bytes > options.max_workspace_bytes) {
+      ops::LowerGroupOptions direct = knobs;
+      ops::SetScheduleKnob(&direct, "conv_winograd", 0);
+      ops::GroupKernel again = ops::LowerGroup(graph, group, target, name, direct);
+      AGATE_REQUIRE(again.func.workspace_bytes <= options.max_workspace_bytes, kResourceExhausted)
+          << "kernel " << name << " (" << NodeLabel(graph.nodes[anchor]) << ") needs " << again.func.workspace_bytes
+          << " bytes of workspace" << (again.func.workspace_bytes < kernels.back().func.workspace_bytes
+                                           ? " without Winograd"
+                                           : "")
+          << ", over --max-workspace " << options.max_workspace_bytes << " (schedule: " << again.schedule_summary
+          << ")";
+      kernels.back() = std::move(again);
+    }
     summary.schedule = kernels.back().schedule_summary;
     result.kernels.push_back(std::move(summary));
     std::vector<std::string> labels;

@@ -16,6 +16,7 @@
 
 #include "core/fusion/fusion.h"
 #include "core/graph/graph.h"
+#include "core/graph/passes/graph_memory_plan.h"
 #include "core/ir/function.h"
 #include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
@@ -35,7 +36,26 @@ struct CompileOptions {
   // Per-workload knobs (a tuning record's best config, core/autotune): a kernel whose task key
   // (ops::TaskKeyOf) is here gets them set on top of schedule_knobs.
   std::map<std::string, ops::KnobConfig> task_knobs;
+  // Prepended to every kernel symbol ("kws" names kernels kws_k0_conv, ...) so that the
+  // kernels of several models link into one firmware; a C identifier, or empty (k0_conv...).
+  // The module's kernel fingerprint covers it.
+  std::string kernel_prefix;
+  // RAM-bound targets (--memory-plan min-peak): the arena placement that minimises the peak.
+  graph::MemoryPlanPolicy memory_plan = graph::MemoryPlanPolicy::kGreedyBySize;
+  // The most workspace one kernel may take (--max-workspace), or -1: no limit. A kernel over it
+  // is lowered again without Winograd (whose transformed tiles live in the workspace); one still
+  // over it is refused (kResourceExhausted) naming the kernel, its workspace and the budget.
+  int64_t max_workspace_bytes = -1;
 };
+
+// Throws agate::Error(kInvalidArgument) unless `prefix` is a C identifier of at most 64
+// characters not starting with an underscore (empty is allowed: no prefix).
+void CheckKernelPrefix(const std::string& prefix);
+
+// A kernel prefix made from a file name: its base name without extensions, every other
+// character than a letter, digit or '_' replaced by '_', a leading digit prefixed by 'm'
+// ("out/kws-v2.agm" -> "kws_v2").
+std::string KernelPrefixFromPath(const std::string& path);
 
 // How a CUDA kernel launches and what ptxas gave it (cuda targets).
 struct CudaLaunchSummary {
@@ -97,8 +117,9 @@ struct CompileResult {
 // Compiles an imported graph. Throws agate::Error naming the node, op and shape at fault.
 CompileResult CompileGraph(const graph::Graph& graph, const CompileOptions& options);
 
-// A C identifier for a kernel: "k3_conv" for group 3 whose anchor is a Conv.
-std::string KernelName(int index, const std::string& op);
+// A C identifier for a kernel: "k3_conv" for group 3 whose anchor is a Conv; with a prefix,
+// "kws_k3_conv".
+std::string KernelName(int index, const std::string& op, const std::string& prefix = "");
 
 // The graph as CompileGraph lowers it: every graph pass run (fused groups and memory plan
 // filled) and every model output produced by a group. What a tuner extracts its tasks from.

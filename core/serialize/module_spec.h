@@ -126,6 +126,9 @@ struct ModuleSpec {
   // Workspace shared by every call: at least the largest KernelSpec::workspace_bytes
   // (SerializeModule raises it to that when smaller).
   uint64_t workspace_bytes = 0;
+  // Format 1.2: KernelFingerprint (kernel_fingerprint.h) of the kernels the plan calls, which
+  // the generated kernel table carries too; 0 = not recorded.
+  uint64_t kernel_fingerprint = 0;
   ModuleMetadata metadata;
 };
 

@@ -179,7 +179,7 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
                                  ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
                                  spec.arena_alignment, workspace_bytes, b.CreateVector(constants),
                                  b.CreateVector(kernels), host_object, b.CreateVector(plan), metadata,
-                                 cuda_images, cpu_features);
+                                 cuda_images, cpu_features, spec.kernel_fingerprint);
   fb::FinishModuleBuffer(b, module);
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 

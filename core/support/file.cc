@@ -1,5 +1,6 @@
 #include "core/support/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,6 +93,82 @@ void WriteFileAtomically(const std::string& path, const void* data, size_t size)
   // Make the rename itself durable: a crash now must not bring the old file back.
   FileDescriptor dir(::open(ParentFolder(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() >= 0) ::fsync(dir.get());
+}
+
+namespace {
+
+// The names in a folder (no "." and ".."); false when it cannot be read.
+bool ListFolder(const std::string& path, std::vector<std::string>* names) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return false;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names->push_back(name);
+  }
+  ::closedir(dir);
+  return true;
+}
+
+// Removes a flat folder this process made or WriteFolderAtomically wrote; best effort.
+void RemoveFlatFolder(const std::string& path) {
+  std::vector<std::string> names;
+  ListFolder(path, &names);
+  for (const std::string& name : names) ::unlink((path + "/" + name).c_str());
+  ::rmdir(path.c_str());
+}
+
+}  // namespace
+
+void WriteFolderAtomically(const std::string& path, const std::vector<FolderFile>& files, const std::string& marker) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  struct stat info;
+  const bool exists = ::lstat(trimmed.c_str(), &info) == 0;
+  if (exists) {
+    std::vector<std::string> names;
+    AGATE_REQUIRE(S_ISDIR(info.st_mode) && ListFolder(trimmed, &names), kInvalidArgument)
+        << "'" << trimmed << "' exists and is not a folder: not overwritten";
+    bool ours = names.empty() || ::access((trimmed + "/" + marker).c_str(), F_OK) == 0;
+    AGATE_REQUIRE(ours, kInvalidArgument) << "folder '" << trimmed << "' exists and was not written by agate (no "
+                                          << marker << " in it): not overwritten; remove it or choose another";
+  }
+  std::string temp = trimmed + ".tmp.XXXXXX";
+  if (::mkdtemp(&temp[0]) == nullptr) {
+    AGATE_THROW(kIo) << "cannot write folder '" << trimmed << "': cannot create a temporary folder in '"
+                     << ParentFolder(trimmed) << "': " << OsReason();
+  }
+  // mkdtemp makes the folder private; a package folder is as readable as any file the user writes.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(temp.c_str(), 0777 & ~mask);
+  try {
+    for (const FolderFile& file : files) {
+      AGATE_CHECK(!file.name.empty() && file.name.find('/') == std::string::npos) << "bad file name '" << file.name << "'";
+      WriteFileAtomically(temp + "/" + file.name, file.contents.data(), file.contents.size());
+    }
+    WriteFileAtomically(temp + "/" + marker, "", 0);
+    if (exists) {
+      std::string old = trimmed + ".old.XXXXXX";
+      if (::mkdtemp(&old[0]) == nullptr || ::rename(trimmed.c_str(), (old + "/previous").c_str()) != 0) {
+        std::string reason = OsReason();
+        ::rmdir(old.c_str());
+        AGATE_THROW(kIo) << "cannot replace folder '" << trimmed << "': " << reason;
+      }
+      if (::rename(temp.c_str(), trimmed.c_str()) != 0) {
+        std::string reason = OsReason();
+        ::rename((old + "/previous").c_str(), trimmed.c_str());
+        ::rmdir(old.c_str());
+        AGATE_THROW(kIo) << "cannot write folder '" << trimmed << "': rename failed: " << reason;
+      }
+      RemoveFlatFolder(old + "/previous");
+      ::rmdir(old.c_str());
+    } else if (::rename(temp.c_str(), trimmed.c_str()) != 0) {
+      AGATE_THROW(kIo) << "cannot write folder '" << trimmed << "': rename failed: " << OsReason();
+    }
+  } catch (...) {
+    RemoveFlatFolder(temp);
+    throw;
+  }
 }
 
 }  // namespace agate

@@ -22,6 +22,19 @@ inline void WriteFileAtomically(const std::string& path, const std::vector<uint8
   WriteFileAtomically(path, bytes.data(), bytes.size());
 }
 
+// A file of a folder written by WriteFolderAtomically: a plain name (no '/') and its bytes.
+struct FolderFile {
+  std::string name;
+  std::string contents;
+};
+
+// Writes `files` as the folder `path`, all or nothing: into a temporary folder beside it,
+// then renamed to `path`. An existing `path` is replaced only when it is empty or a folder
+// this function wrote before (it holds the marker file `marker`, which is written too);
+// anything else there is refused with agate::Error (kInvalidArgument) and left as it is. On
+// any failure nothing is left behind and `path` is untouched; agate::Error (kIo) names it.
+void WriteFolderAtomically(const std::string& path, const std::vector<FolderFile>& files, const std::string& marker);
+
 }  // namespace agate
 
 #endif  // AGATE_CORE_SUPPORT_FILE_H_

@@ -360,6 +360,21 @@ class TargetParser {
     ReadMattr();
     ReadFloatABI(triple);
     ComputeFeatures();
+    ChooseFloatABIOfCPU();
+  }
+
+  // A bare-metal Arm CPU with an FPU (Cortex-M4F, M7, M33, M55) passes floats in
+  // FPU registers unless -mfloat-abi says otherwise, as arm-none-eabi-gcc firmware
+  // for that CPU does (-mfloat-abi=hard): objects of both then link. CPUs without
+  // one (Cortex-M0, M3) keep the soft-float calling convention.
+  void ChooseFloatABIOfCPU() {
+    if (target_.arch_ != Arch::kARM || target_.float_abi_ != FloatABI::kDefault || !target_.is_bare_metal()) return;
+    for (const char* fpu : {"vfp2sp", "vfp4d16sp", "fp-armv8d16sp", "mve.fp"}) {
+      if (target_.features_.count(fpu)) {
+        target_.float_abi_ = FloatABI::kHard;
+        return;
+      }
+    }
   }
 
   // The host's caches, where the CPU reports them (levels it does not report keep

@@ -63,6 +63,9 @@ class Target {
   const std::string& cpu() const { return cpu_; }
   // Features added on top of the CPU's own, as written for -mattr ("+avx512vnni").
   const std::vector<std::string>& mattr() const { return mattr_; }
+  // How floats cross calls. Bare-metal Arm targets default to the CPU's: hard
+  // when it has an FPU (Cortex-M4F, M7, M33, M55), soft otherwise (M0, M3);
+  // -mfloat-abi=soft|softfp|hard overrides it.
   FloatABI float_abi() const { return float_abi_; }
   bool fast_math() const { return fast_math_; }
   // Threads the generated code may split parallel loops into; 0 = as many as the runtime offers.

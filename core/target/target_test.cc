@@ -103,6 +103,32 @@ TEST(TargetTest, VectorRegisters) {
   EXPECT_EQ(Target::Parse("llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55").vector_registers(), 8);
 }
 
+// Bare-metal Arm targets take the float ABI of the named CPU (what arm-none-eabi-gcc
+// firmware for it uses), so their objects link with that firmware; -mfloat-abi overrides.
+TEST(TargetTest, CortexMFloatABIFollowsTheCPU) {
+  struct Case {
+    const char* text;
+    FloatABI abi;
+  };
+  for (const Case& c : {Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4", FloatABI::kHard},
+                        Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m7", FloatABI::kHard},
+                        Case{"llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33", FloatABI::kHard},
+                        Case{"llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55", FloatABI::kHard},
+                        Case{"llvm -mtriple=thumbv6m-none-eabi -mcpu=cortex-m0", FloatABI::kDefault},
+                        Case{"llvm -mtriple=thumbv7m-none-eabi -mcpu=cortex-m3", FloatABI::kDefault},
+                        Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=soft", FloatABI::kSoft},
+                        Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=softfp", FloatABI::kSoftFP},
+                        Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mattr=-fpregs", FloatABI::kDefault},
+                        Case{"llvm -mtriple=armv7a-linux-gnueabi -mcpu=cortex-a7", FloatABI::kDefault}}) {
+    Target target = Target::Parse(c.text);
+    EXPECT_EQ(target.float_abi(), c.abi) << c.text;
+    EXPECT_EQ(Target::Parse(target.ToString()).float_abi(), c.abi) << target.ToString();
+  }
+  EXPECT_NE(Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4").ToString().find("-mfloat-abi=hard"),
+            std::string::npos);
+  EXPECT_FALSE(Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=soft").HasFeature("vfp4d16sp"));
+}
+
 TEST(TargetTest, CrossTargetsCarryTripleCPUAndWidth) {
   Target a64 = Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
   EXPECT_EQ(a64.arch(), Arch::kAArch64);
@@ -126,7 +152,7 @@ TEST(TargetTest, CrossTargetsCarryTripleCPUAndWidth) {
   Target m33 = Target::Parse("llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33");
   EXPECT_TRUE(m33.is_bare_metal());
   EXPECT_TRUE(m33.HasFeature("dsp"));
-  EXPECT_EQ(m33.float_abi(), FloatABI::kDefault);
+  EXPECT_EQ(m33.float_abi(), FloatABI::kHard);  // the CPU has an FPU: hard-float firmware links with it
 
   Target m55 = Target::Parse("llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55");
   EXPECT_TRUE(m55.HasFeature("mve"));

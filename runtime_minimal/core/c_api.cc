@@ -84,6 +84,25 @@ AGATE_API agate_status_t agate_module_load_in_place(const void* data, size_t siz
                                memory_bytes, out_module);
 }
 
+AGATE_API agate_status_t agate_module_load_in_place_fingerprinted(const void* data, size_t size,
+                                                                  const agate_kernel_table* kernels,
+                                                                  uint64_t kernel_fingerprint, void* memory,
+                                                                  size_t memory_bytes, agate_module_t** out_module) {
+  if (out_module == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_module is NULL";
+  if (kernel_fingerprint == 0) {
+    return rt::Fail(AGATE_INVALID_ARGUMENT)
+           << "kernel_fingerprint is 0 (none); a table without one loads with agate_module_load_in_place";
+  }
+  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  const fb::Module* fbm = nullptr;
+  rt::ModuleFacts facts;
+  agate_status_t status = rt::VerifyModule(bytes, size, &fbm, &facts);
+  if (status != AGATE_OK) return status;
+  status = rt::CheckKernelFingerprint(*fbm, kernel_fingerprint);
+  if (status != AGATE_OK) return status;
+  return rt::BuildModule(bytes, size, fbm, facts, kernels, nullptr, nullptr, 0, memory, memory_bytes, out_module);
+}
+
 AGATE_API agate_status_t agate_module_free(agate_module_t* module) {
   if (module == nullptr) return AGATE_OK;
   if (module->device != nullptr) module->device->unload(module);

@@ -104,6 +104,58 @@ TEST(CoreProfileTest, RunsAMicroModuleInCallerMemory) {
   EXPECT_EQ(arena, testing::MlpSpec(TargetKind::kMicro).arena_bytes);
 }
 
+// A kernel table generated with its module carries the module's kernel fingerprint; the
+// fingerprinted loader refuses one generated for other kernels (same names, other model),
+// naming both values, and a module that records none.
+TEST(CoreProfileTest, RefusesAKernelTableWithAnotherFingerprint) {
+  serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kMicro);
+  spec.kernel_fingerprint = 0x0123456789abcdefull;
+  const std::vector<uint8_t> bytes = serialize::SerializeModule(spec);
+  AlignedBytes data = AlignedCopy(bytes);
+  size_t need = 0;
+  ASSERT_EQ(agate_module_in_place_bytes(data.get(), bytes.size(), &need), AGATE_OK) << Message();
+  AlignedBytes memory = AlignedMemory(need);
+  agate_module_t* module = nullptr;
+  ASSERT_EQ(agate_module_load_in_place_fingerprinted(data.get(), bytes.size(), testing::TestKernelTable(),
+                                                     0x0123456789abcdefull, memory.get(), need, &module),
+            AGATE_OK)
+      << Message();
+  ASSERT_NE(module, nullptr);
+  InPlaceExecutor executor(module);
+  std::vector<float> x = testing::MlpInput(5);
+  int64_t shape[2];
+  DLTensor input = testing::MatrixTensor(x.data(), shape);
+  ASSERT_EQ(agate_executor_set_input(executor.get(), 0, &input), AGATE_OK) << Message();
+  ASSERT_EQ(agate_executor_run(executor.get()), AGATE_OK) << Message();
+  agate_module_free(module);
+
+  module = nullptr;
+  EXPECT_EQ(agate_module_load_in_place_fingerprinted(data.get(), bytes.size(), testing::TestKernelTable(),
+                                                     0x0123456789abcdeeull, memory.get(), need, &module),
+            AGATE_INVALID_ARGUMENT);
+  EXPECT_EQ(module, nullptr);
+  EXPECT_NE(Message().find("kernel table fingerprint 0x0123456789abcdee differs from the module's 0x0123456789abcdef"),
+            std::string::npos)
+      << Message();
+  EXPECT_EQ(agate_module_load_in_place_fingerprinted(data.get(), bytes.size(), testing::TestKernelTable(), 0,
+                                                     memory.get(), need, &module),
+            AGATE_INVALID_ARGUMENT);
+  EXPECT_NE(Message().find("kernel_fingerprint is 0"), std::string::npos) << Message();
+  // The plain loader does not compare: hand-written tables carry no fingerprint.
+  InPlaceModule plain(bytes);
+  EXPECT_EQ(plain.status(), AGATE_OK) << Message();
+
+  const std::vector<uint8_t> unfingerprinted = serialize::SerializeModule(testing::MlpSpec(TargetKind::kMicro));
+  AlignedBytes old_data = AlignedCopy(unfingerprinted);
+  EXPECT_EQ(agate_module_load_in_place_fingerprinted(old_data.get(), unfingerprinted.size(), testing::TestKernelTable(),
+                                                     0x0123456789abcdefull, memory.get(), need, &module),
+            AGATE_VERSION_MISMATCH);
+  EXPECT_NE(Message().find("records no kernel fingerprint"), std::string::npos) << Message();
+  EXPECT_EQ(agate_module_load_in_place_fingerprinted(data.get(), bytes.size(), testing::TestKernelTable(),
+                                                     0x0123456789abcdefull, memory.get(), need, nullptr),
+            AGATE_INVALID_ARGUMENT);
+}
+
 TEST(CoreProfileTest, HonoursAPageAlignedArena) {
   serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kMicro);
   spec.arena_alignment = 4096;

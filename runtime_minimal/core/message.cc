@@ -96,6 +96,14 @@ Message& Message::operator<<(const char* text) {
   return *this;
 }
 
+Message& Message::operator<<(Hex64 value) {
+  char text[19] = {'0', 'x'};
+  for (int i = 0; i < 16; ++i) text[2 + i] = "0123456789abcdef"[(value.value >> (60 - 4 * i)) & 0xf];
+  text[18] = '\0';
+  Append(text);
+  return *this;
+}
+
 // value / 10 in 16-bit steps: only 32-bit divisions, which Cortex-M has in
 // hardware, instead of a 64-bit division routine from libgcc.
 uint64_t DivideBy10(uint64_t value, uint32_t* remainder) {

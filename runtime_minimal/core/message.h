@@ -61,6 +61,11 @@ struct SourceLine {
 #endif
 };
 
+// A 64-bit value streamed as "0x" and 16 hex digits (fingerprints, checksums).
+struct Hex64 {
+  uint64_t value;
+};
+
 #if defined(AGATE_RT_NO_MESSAGES)
 // Flash-constrained builds (-DAGATE_RT_NO_MESSAGES): every streamed detail
 // compiles away with its string literal; the message keeps the status name and
@@ -84,6 +89,7 @@ class Message {
  public:
   Message(agate_status_t status, SourceLine where);  // clears the buffer
   Message& operator<<(const char* text);
+  Message& operator<<(Hex64 value);
   template <typename T, typename = typename std::enable_if<std::is_integral<T>::value>::type>
   Message& operator<<(T value) {
     if (std::is_signed<T>::value) return AppendSigned(static_cast<int64_t>(value));

@@ -68,6 +68,22 @@ DLDataType ToDLDataType(const fb::DType& dtype) {
   return out;
 }
 
+agate_status_t CheckKernelFingerprint(const fb::Module& module, uint64_t table_fingerprint) {
+  const uint64_t recorded = module.kernel_fingerprint();
+  if (recorded == 0) {
+    return Fail(AGATE_VERSION_MISMATCH) << "module (format " << module.format_major() << "." << module.format_minor()
+                                        << ") records no kernel fingerprint, so kernel table "
+                                        << Hex64{table_fingerprint}
+                                        << " cannot be matched to it; recompile it (format 1.2 or later)";
+  }
+  if (recorded != table_fingerprint) {
+    return Fail(AGATE_INVALID_ARGUMENT) << "kernel table fingerprint " << Hex64{table_fingerprint}
+                                        << " differs from the module's " << Hex64{recorded}
+                                        << ": the kernels were generated for another model or another compile of it";
+  }
+  return AGATE_OK;
+}
+
 agate_status_t LoadModuleInPlace(const uint8_t* data, size_t size, const agate_kernel_table* table,
                                  const KernelSource* source, const DeviceBackend* device, void* memory,
                                  size_t memory_bytes, agate_module** out_module) {

@@ -69,6 +69,12 @@ agate_status_t LoadModuleInPlace(const uint8_t* data, size_t size, const agate_k
                                  const KernelSource* source, const DeviceBackend* device, void* memory,
                                  size_t memory_bytes, agate_module** out_module);
 
+// Refuses a kernel table generated for other kernels: `table_fingerprint` (what the
+// generated table carries) must equal the module's Module.kernel_fingerprint, and a
+// module that records none (format before 1.2) cannot be matched. The message names
+// both values.
+agate_status_t CheckKernelFingerprint(const fb::Module& module, uint64_t table_fingerprint);
+
 // The DLPack dtype of a module tensor.
 DLDataType ToDLDataType(const fb::DType& dtype);
 

@@ -39,7 +39,8 @@ namespace rt {
 
 // The module format this runtime writes and reads (see module.fbs).
 constexpr uint32_t kFormatMajor = 1;
-// 1.1: Module.cuda_images, CudaKernel register/shared figures; 1.2: Module.cpu_features.
+// 1.1: Module.cuda_images, CudaKernel register/shared figures; 1.2: Module.cpu_features and
+// Module.kernel_fingerprint.
 constexpr uint32_t kFormatMinor = 2;
 // The oldest major this runtime still reads.
 constexpr uint32_t kOldestSupportedMajor = 1;

@@ -256,7 +256,7 @@ TEST_F(CudaBackendTest, FormatOnePointZeroKernelsWithTheirOwnImages) {
   ASSERT_EQ(agate_executor_set_input(executor_, 0, &t), AGATE_OK);
   ASSERT_EQ(agate_executor_run(executor_), AGATE_OK) << Message();
   ExpectAddResult(x);
-  // The writer says the current minor (1.2: Module.cpu_features) now.
+  // The writer says the current minor (1.2: Module.cpu_features, Module.kernel_fingerprint) now.
   EXPECT_EQ(fb::GetModule(serialize::SerializeModule(spec).data())->format_minor(), 2u);
 }
 

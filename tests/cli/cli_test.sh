@@ -47,6 +47,40 @@ check "knob that is no integer is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/k
 expect "no module for bad knobs" no_file_like "$TMP" k.agm
 check "compile for the C backend" 0 "$AGATE" compile "$MODEL" -o "$TMP/micro.agm" --target "c -mcpu=cortex-m4"
 expect "firmware kernels written" test -s "$TMP/micro.agm.kernels.c"
+expect_in "micro kernels carry the output's name" "$TMP/micro.agm.kernels.c" "int32_t micro_k0_"
+# The microcontroller package: every file, all or nothing, never over a folder agate did not write.
+check "package for a Cortex-M4" 0 "$AGATE" compile "$MODEL" --target "c -mcpu=cortex-m4" --package "$TMP/pkg" --prefix kws
+for f in agate_kws.h agate_kws.c agate_kws_module.c agate_kws_kernels.c README.md; do
+  expect "package holds $f" test -s "$TMP/pkg/$f"
+done
+expect_in "package header has the run entry point" "$TMP/pkg/agate_kws.h" "agate_status_t agate_kws_run("
+expect_in "package table carries the fingerprint" "$TMP/pkg/agate_kws.c" "agate_kws_kernel_fingerprint = AGATE_KWS_KERNEL_FINGERPRINT"
+check "package again replaces the previous one" 0 "$AGATE" compile "$MODEL" --target "c -mcpu=cortex-m4" --package "$TMP/pkg" --prefix kws2
+expect "the replaced package holds only the new files" test ! -e "$TMP/pkg/agate_kws.h" -a -s "$TMP/pkg/agate_kws2.h"
+check "package with LLVM objects" 0 "$AGATE" compile "$MODEL" --target "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4" --package "$TMP/pkg_o"
+expect "the object package is named after its folder" test -s "$TMP/pkg_o/agate_pkg_o_kernels.o"
+mkdir -p "$TMP/mine" && echo keep > "$TMP/mine/notes.txt"
+check "package over a folder agate did not write is exit 1" 1 "$AGATE" compile "$MODEL" --target "c -mcpu=cortex-m4" --package "$TMP/mine"
+expect_in "the refusal names the folder" "$TMP/err.txt" "was not written by agate"
+expect "that folder is untouched" grep -q keep "$TMP/mine/notes.txt"
+check "package for a host target is exit 1" 1 "$AGATE" compile "$MODEL" --package "$TMP/hostpkg"
+expect_in "host package refusal names the targets" "$TMP/err.txt" "microcontroller targets"
+expect "no folder for a host package" no_file_like "$TMP" hostpkg
+check "a prefix that is no C identifier is exit 1" 1 "$AGATE" compile "$MODEL" --target "c -mcpu=cortex-m4" --package "$TMP/badpkg" --prefix 9-lives
+expect_in "bad prefix is named" "$TMP/err.txt" "not a C identifier"
+expect "no folder for a bad prefix" no_file_like "$TMP" badpkg
+# RAM options for microcontrollers: the min-peak arena placement, a workspace budget.
+check "compile with --memory-plan min-peak" 0 "$AGATE" compile "$MODEL" -o "$TMP/minpeak.agm" --target "c -mcpu=cortex-m4" --memory-plan min-peak
+check "compile for the host with --memory-plan min-peak" 0 "$AGATE" compile "$MODEL" -o "$TMP/minpeak_host.agm" --fusion rule --memory-plan min-peak
+check "run the min-peak module" 0 "$AGATE" run "$TMP/minpeak_host.agm" --inputs "$STEM.inputs.npz" --outputs "$TMP/minpeak_out.npz"
+check "min-peak outputs equal the default plan's" 0 /usr/bin/python3 -c "
+import numpy as np, sys
+a = np.load('$TMP/out.npz'); b = np.load('$TMP/minpeak_out.npz')
+sys.exit(0 if all(np.array_equal(a[k], b[k]) for k in a.files) else 1)"
+check "a kernel over --max-workspace is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/budget.agm" --target "c -mcpu=cortex-m4" --max-workspace 0
+expect_in "the budget refusal names the kernel and the budget" "$TMP/err.txt" "bytes of workspace.*over --max-workspace 0"
+expect "no module over the budget" no_file_like "$TMP" budget.agm
+check "an unknown memory plan is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/plan.agm" --memory-plan smallest
 
 # CUDA: compiled with NVRTC (no GPU needed) and inspected without a GPU; without NVRTC the
 # compile names what is missing and writes nothing.

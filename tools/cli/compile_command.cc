@@ -1,12 +1,13 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
 //               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
-//               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE]
+//               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "core/autotune/records.h"
 #include "core/compiler/compiler.h"
+#include "core/compiler/package.h"
 #include "core/serialize/module_signing.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
@@ -31,7 +32,24 @@ struct CompileFlags {
   std::vector<std::string> knobs;  // name=value
   std::string tuning_records;      // agate tune's JSON lines
   std::string sign_key;            // Ed25519 secret key file: the module is signed with it
+  std::string prefix;              // kernel symbol prefix; microcontroller targets: from the output name
+  std::string package;             // microcontroller package folder (core/compiler/package.h)
+  std::string memory_plan = "greedy";  // greedy | min-peak
+  int64_t max_workspace = -1;          // bytes per kernel; -1: no limit
 };
+
+bool IsMicrocontrollerTarget(const std::string& text) {
+  target::Target target = target::Target::Parse(text);
+  return target.kind() == target::TargetKind::kC || (target.kind() == target::TargetKind::kLLVM && target.is_bare_metal());
+}
+
+// Kernels get a prefix when one is given, and for microcontroller targets (whose kernels are
+// linked into a firmware, perhaps beside another model's) one made from the output's name.
+std::string KernelPrefixOf(const CompileFlags& flags) {
+  if (!flags.prefix.empty()) return flags.prefix;
+  if (!IsMicrocontrollerTarget(flags.target)) return "";
+  return compiler::KernelPrefixFromPath(flags.package.empty() ? flags.output : flags.package);
+}
 
 // The best record per task of `path`, for `target`. The whole file is read and checked before
 // anything is applied: a record for another target or knob-space version refuses the file.
@@ -105,6 +123,16 @@ int RunCompile(const CompileFlags& flags) {
   options.opt_level = flags.opt_level;
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   options.dump_ir_dir = flags.dump_ir;
+  options.kernel_prefix = KernelPrefixOf(flags);
+  options.memory_plan =
+      flags.memory_plan == "min-peak" ? graph::MemoryPlanPolicy::kMinPeak : graph::MemoryPlanPolicy::kGreedyBySize;
+  options.max_workspace_bytes = flags.max_workspace;
+  compiler::CheckKernelPrefix(options.kernel_prefix);
+  AGATE_REQUIRE(!flags.output.empty() || !flags.package.empty(), kInvalidArgument)
+      << "nothing to write: give -o MODEL.agm, --package DIR, or both";
+  AGATE_REQUIRE(flags.package.empty() || IsMicrocontrollerTarget(flags.target), kInvalidArgument)
+      << "--package is for microcontroller targets (c, c -mcpu=cortex-m4, llvm -mtriple=thumbv7em-none-eabi ...); "
+      << "target '" << flags.target << "' has an OS or a GPU: write a module with -o";
   ApplyKnobs(flags.knobs, &options.schedule_knobs);
   if (!flags.tuning_records.empty()) options.task_knobs = LoadTuningRecords(flags.tuning_records, flags.target);
   std::string knobs;
@@ -114,12 +142,29 @@ int RunCompile(const CompileFlags& flags) {
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
                               {"knobs", knobs},
-                              {"tuning-records", flags.tuning_records}};
+                              {"tuning-records", flags.tuning_records},
+                              {"kernel-prefix", options.kernel_prefix},
+                              {"memory-plan", flags.memory_plan},
+                              {"max-workspace", std::to_string(flags.max_workspace)}};
   std::vector<uint8_t> secret_key;  // read first: a bad key file fails before the compile
   if (!flags.sign_key.empty()) secret_key = serialize::ReadSecretKeyFile(flags.sign_key);
   compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
+  // The package holds the module as compiled: a firmware's flash is its own authenticity.
+  std::vector<FolderFile> package;
+  if (!flags.package.empty()) {
+    for (compiler::PackageFile& f : compiler::MakePackage(result, options.kernel_prefix)) {
+      package.push_back({std::move(f.name), std::move(f.contents)});
+    }
+  }
   if (!secret_key.empty()) result.module = serialize::SignModule(result.module, secret_key);
   // Written only after everything succeeded, atomically: a failed compile leaves no file.
+  if (!flags.package.empty()) WriteFolderAtomically(flags.package, package, ".agate-package");
+  if (flags.output.empty()) {
+    std::cout << result.Summary();
+    std::cout << "wrote package " << flags.package << " (prefix " << options.kernel_prefix << ", "
+              << package.size() << " files; see its README.md)\n";
+    return 0;
+  }
   if (!result.firmware_kernels.empty()) {
     WriteFileAtomically(flags.output + ".kernels" + result.firmware_kernels_suffix, result.firmware_kernels.data(),
                         result.firmware_kernels.size());
@@ -131,6 +176,10 @@ int RunCompile(const CompileFlags& flags) {
     std::cout << "firmware kernels: " << flags.output << ".kernels" << result.firmware_kernels_suffix
               << " (link them into the firmware; the module names them)\n";
   }
+  if (!flags.package.empty()) {
+    std::cout << "wrote package " << flags.package << " (prefix " << options.kernel_prefix << ", " << package.size()
+              << " files; see its README.md)\n";
+  }
   std::cout << "wrote " << flags.output << (secret_key.empty() ? "" : " (signed)") << "\n";
   return 0;
 }
@@ -141,7 +190,7 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   auto flags = std::make_shared<CompileFlags>();
   CLI::App* cmd = app.add_subcommand("compile", "compile an ONNX model into a module");
   cmd->add_option("model", flags->model, "the ONNX model")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", flags->output, "the module to write (.agm)")->required();
+  cmd->add_option("-o,--output", flags->output, "the module to write (.agm)");
   cmd->add_option("--target", flags->target, "target, e.g. \"llvm -mcpu=native\", \"llvm -mtriple=aarch64-linux-gnu\", \"c\", \"cuda -arch=sm_80\"")
       ->capture_default_str();
   cmd->add_option("--fusion", flags->fusion, "operator fusion policy")
@@ -159,6 +208,22 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("--sign-key", flags->sign_key,
                   "sign the module with this Ed25519 secret key file (agate keygen); agate run --public-key checks it")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--prefix", flags->prefix,
+                  "prefix of every kernel symbol (a C identifier: NAME_k0_conv...); microcontroller targets default "
+                  "to the output's file name");
+  cmd->add_option("--package", flags->package,
+                  "microcontroller targets: write a firmware package folder (module as a C array, kernels, kernel "
+                  "table, header with agate_PREFIX_run and the RAM sizes, README)");
+  cmd->add_option("--memory-plan", flags->memory_plan,
+                  "arena placement: greedy (largest first) or min-peak (the smallest of several placements; "
+                  "for RAM-bound targets)")
+      ->check(CLI::IsMember({"greedy", "min-peak"}))
+      ->capture_default_str();
+  cmd->add_option("--max-workspace", flags->max_workspace,
+                  "bytes of workspace one kernel may take: kernels over it drop Winograd, and a kernel still over "
+                  "it is an error (-1: no limit)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))
+      ->capture_default_str();
   return [flags] { return RunCompile(*flags); };
 }
 

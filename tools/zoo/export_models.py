@@ -69,7 +69,33 @@ MODELS = {
     # CI sizes (see the module comment).
     "vit_ci": (lambda: vision_transformer.VisionTransformer(224, 16, 4, 3, 192, 768), image(224)),
     "convnext_ci": (convnext_atto, image(224)),
+    # Keyword spotting on a microcontroller (examples/mcu): 49 frames x 10 MFCC features.
+    "ds_cnn_kws": (lambda: DsCnn(), lambda generator: {"input": torch.rand(1, 1, 49, 10, generator=generator)}),
 }
+
+
+class DsCnn(nn.Module):
+    """The keyword-spotting DS-CNN of MLPerf Tiny (after ARM's ML-KWS "DS-CNN small"): a 10x4
+    stride-2 convolution with TensorFlow's "same" padding, four depthwise-separable blocks
+    (3x3 depthwise, 1x1 pointwise, each with BatchNorm and ReLU), 64 channels, average pooling
+    over the 25x5 map and a 12-class classifier, for a 49x10 MFCC input. Float32 here; the
+    MLPerf Tiny reference is its int8 quantization."""
+
+    def __init__(self, classes=12, channels=64, blocks=4):
+        super().__init__()
+        self.stem = nn.Sequential(nn.ZeroPad2d((1, 1, 4, 5)), nn.Conv2d(1, channels, (10, 4), stride=2),
+                                  nn.BatchNorm2d(channels), nn.ReLU())
+        layers = []
+        for _ in range(blocks):
+            layers += [nn.Conv2d(channels, channels, 3, padding=1, groups=channels), nn.BatchNorm2d(channels),
+                       nn.ReLU(), nn.Conv2d(channels, channels, 1), nn.BatchNorm2d(channels), nn.ReLU()]
+        self.blocks = nn.Sequential(*layers)
+        self.pool = nn.AvgPool2d((25, 5))
+        self.fc = nn.Linear(channels, classes)
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return torch.softmax(self.fc(torch.flatten(self.pool(x), 1)), dim=1)
 
 
 class DemoNet(nn.Module):

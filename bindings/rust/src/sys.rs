@@ -662,6 +662,17 @@ extern "C" {
     ) -> agate_status_t;
 }
 extern "C" {
+    pub fn agate_module_load_in_place_fingerprinted(
+        data: *const ::std::os::raw::c_void,
+        size: usize,
+        kernels: *const agate_kernel_table,
+        kernel_fingerprint: u64,
+        memory: *mut ::std::os::raw::c_void,
+        memory_bytes: usize,
+        out_module: *mut *mut agate_module_t,
+    ) -> agate_status_t;
+}
+extern "C" {
     pub fn agate_module_load_from_memory(
         data: *const ::std::os::raw::c_void,
         size: usize,

@@ -61,7 +61,9 @@ AGATE_COMPILER_API agate_status_t agate_model_load_onnx_memory(const void* data,
 AGATE_COMPILER_API agate_status_t agate_model_free(agate_model_t* model);
 
 /* Compile options: a set of key/value strings (e.g. "target" = "llvm -mcpu=skylake",
- * "opt_level" = "3", "tuning_log" = "path"). Option names are validated at
+ * "opt_level" = "3", "tuning_log" = "path"; "kernel_prefix" = "kws" names every
+ * kernel symbol kws_k0_conv..., so several models' kernels link into one
+ * firmware). Option names are validated at
  * agate_compile time (AGATE_INVALID_ARGUMENT naming an unknown key or bad value). */
 typedef struct agate_compile_options agate_compile_options_t;
 

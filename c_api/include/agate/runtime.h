@@ -167,6 +167,21 @@ AGATE_API agate_status_t agate_module_in_place_bytes(const void* data, size_t si
 AGATE_API agate_status_t agate_module_load_in_place(const void* data, size_t size, const agate_kernel_table* kernels,
                                                     void* memory, size_t memory_bytes, agate_module_t** out_module);
 
+/* [core] (ABI 1.4) Like agate_module_load_in_place, for a kernel table generated
+ * together with its module (agate compile --package writes both, and the table's
+ * `agate_<prefix>_kernel_fingerprint`): kernel_fingerprint must equal the
+ * fingerprint the module records (FNV-1a 64 of its kernels' prefix, names,
+ * argument sizes, workspace and code), else AGATE_INVALID_ARGUMENT naming both
+ * values, so kernels of another model, or of another compile of this one, are
+ * refused rather than run. A module without a fingerprint (format < 1.2) is
+ * refused with AGATE_VERSION_MISMATCH; kernel_fingerprint 0 with
+ * AGATE_INVALID_ARGUMENT. agate_module_load_in_place does not compare
+ * fingerprints (hand-written tables have none). */
+AGATE_API agate_status_t agate_module_load_in_place_fingerprinted(const void* data, size_t size,
+                                                                  const agate_kernel_table* kernels,
+                                                                  uint64_t kernel_fingerprint, void* memory,
+                                                                  size_t memory_bytes, agate_module_t** out_module);
+
 /* [host] Loads a module from memory. The bytes are copied (into memory aligned
  * for the constants), so the caller may free data as soon as this returns.
  * kernels: optional static kernel table (NULL: none), borrowed for the module's

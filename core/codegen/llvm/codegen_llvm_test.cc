@@ -265,10 +265,17 @@ TEST(CodeGenLLVMTest, CortexMObjectsLinkIntoFirmware) {
     const char* target;
     const char* gcc_flags;
   };
-  for (const Case& c : {Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=hard",
+  // Without -mfloat-abi the CPU's own ABI: hard-float newlib firmware for a CPU with an FPU,
+  // soft for one without; -mfloat-abi=soft for firmware built soft-float on an FPU CPU.
+  for (const Case& c : {Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4",
                              "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"},
+                        Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4 -mfloat-abi=soft",
+                             "-mcpu=cortex-m4 -mthumb -mfloat-abi=soft"},
+                        Case{"llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m7",
+                             "-mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16"},
                         Case{"llvm -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33",
-                             "-mcpu=cortex-m33 -mthumb -mfloat-abi=soft"}}) {
+                             "-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16"},
+                        Case{"llvm -mtriple=thumbv6m-none-eabi -mcpu=cortex-m0", "-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"}}) {
     std::string dir = testing::MakeTempDir();
     target::Target target = target::Target::Parse(c.target);
     LLVMBuildOptions options;

@@ -16,9 +16,22 @@
 namespace agate {
 namespace graph {
 
+// How buffers are placed in the arena.
+enum class MemoryPlanPolicy {
+  kGreedyBySize,  // largest first, ties in value-name order (the default)
+  // For RAM-bound targets (--memory-plan min-peak): several placement orders (by size, by
+  // first use, by lifetime, each with the others as tie-breaks) are tried and the smallest
+  // arena is kept, so equal-sized tensors of a chain share two slots instead of three.
+  kMinPeak,
+};
+
 // The graph with memory_plan filled: arena_bytes (the peak) against
 // total_intermediate_bytes (one buffer per intermediate).
-Graph PlanGraphMemory(const Graph& graph);
+Graph PlanGraphMemory(const Graph& graph, MemoryPlanPolicy policy = MemoryPlanPolicy::kGreedyBySize);
+
+// The least arena any placement needs: the most bytes (each buffer 64-byte aligned) live at
+// one step. A plan's arena_bytes is at least this; min-peak plans often reach it.
+int64_t ArenaLowerBound(const MemoryPlan& plan);
 
 }  // namespace graph
 }  // namespace agate

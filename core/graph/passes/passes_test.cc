@@ -404,6 +404,34 @@ TEST(GraphMemoryPlanTest, ReusesBuffersWhoseLifetimesDoNotOverlap) {
   EXPECT_EQ(plan.buffers[0].offset, plan.buffers[2].offset);
 }
 
+// A chain of equal-sized tensors named so that largest-first placement in name order takes a
+// third slot (a, b are placed first, apart in time, in one slot; c overlaps a, d overlaps c and
+// b); min-peak tries placements in order of first use too and needs the two any chain needs.
+TEST(GraphMemoryPlanTest, MinPeakPlacesAChainInTwoSlots) {
+  Graph g;
+  g.AddInput("x", F32({1, 1024}));
+  Add(&g, "Relu", "n0", {"x"}, {"a"});
+  Add(&g, "Neg", "n1", {"a"}, {"c"});
+  Add(&g, "Tanh", "n2", {"c"}, {"d"});
+  Add(&g, "Relu", "n3", {"d"}, {"b"});
+  Add(&g, "Neg", "n4", {"b"}, {"y"});
+  g = Finish(g, {"y"});
+  Graph greedy = PlanGraphMemory(g);
+  Graph min_peak = PlanGraphMemory(g, MemoryPlanPolicy::kMinPeak);
+  EXPECT_EQ(greedy.memory_plan.arena_bytes, 3 * 4096);
+  EXPECT_EQ(min_peak.memory_plan.arena_bytes, 2 * 4096);
+  EXPECT_EQ(ArenaLowerBound(min_peak.memory_plan), 2 * 4096);
+  EXPECT_EQ(min_peak.memory_plan.total_intermediate_bytes, 4 * 4096);
+  const auto& buffers = min_peak.memory_plan.buffers;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      const BufferAssignment &p = buffers[i], &q = buffers[j];
+      bool live_together = p.first_step <= q.last_step && q.first_step <= p.last_step;
+      EXPECT_FALSE(live_together && p.offset == q.offset) << p.value << " and " << q.value;
+    }
+  }
+}
+
 TEST(GraphMemoryPlanTest, LiveBuffersNeverOverlapAndFusedValuesNeedNoMemory) {
   PipelineOptions options;
   options.fusion = fusion::FusionPolicy::kNone;

@@ -34,7 +34,8 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   fusion::FusionPolicy policy = options.fusion;
   pm.Add(std::string("fusion_") + fusion::FusionPolicyName(policy),
          [policy](const Graph& g) { return fusion::FuseOperators(g, policy); });
-  pm.Add("graph_memory_plan", PlanGraphMemory);
+  MemoryPlanPolicy memory_plan = options.memory_plan;
+  pm.Add("graph_memory_plan", [memory_plan](const Graph& g) { return PlanGraphMemory(g, memory_plan); });
   return pm;
 }
 

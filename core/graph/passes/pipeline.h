@@ -13,6 +13,7 @@
 
 #include "core/fusion/fusion.h"
 #include "core/graph/pass_manager.h"
+#include "core/graph/passes/graph_memory_plan.h"
 
 namespace agate {
 namespace graph {
@@ -26,6 +27,7 @@ struct PipelineOptions {
   // MatMul, Softmax, MatMul, which have CUDA schedules.
   bool fuse_attention = true;
   bool verify = true;
+  MemoryPlanPolicy memory_plan = MemoryPlanPolicy::kGreedyBySize;  // the arena placement
 };
 
 PassManager BuildPipeline(const PipelineOptions& options);
