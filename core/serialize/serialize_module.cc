@@ -174,7 +174,9 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   auto metadata = b.CreateVector(metadata_bytes);
   auto inputs = BuildTensors(b, spec.inputs);
   auto outputs = BuildTensors(b, spec.outputs);
-  auto cpu_features = spec.cpu_features.empty() ? 0 : b.CreateVectorOfStrings(spec.cpu_features);
+  std::string feature_list;
+  for (const std::string& feature : spec.cpu_features) feature_list += (feature_list.empty() ? "" : " ") + feature;
+  auto cpu_features = spec.cpu_features.empty() ? 0 : b.CreateString(feature_list);
   auto module = fb::CreateModule(b, rt::kFormatMajor, rt::kFormatMinor, b.CreateString(spec.target),
                                  ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
                                  spec.arena_alignment, workspace_bytes, b.CreateVector(constants),

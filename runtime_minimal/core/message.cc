@@ -48,18 +48,15 @@ const char* LastMessage() {
   Failure& f = g_failure;
   if (f.where == 0) return "";
   const int file = f.where / 100000;
-  char reversed[12];
-  int len = 0;
-  for (int v = f.where % 100000; v > 0 && len < 11; v /= 10) reversed[len++] = static_cast<char>('0' + v % 10);
+  // The line number's digits, written from the end of a buffer backwards.
   char digits[12];
-  for (int i = 0; i < len; ++i) digits[i] = reversed[len - 1 - i];
-  digits[len] = '\0';
+  char* first = digits + sizeof(digits) - 1;
+  *first = '\0';
+  for (int v = f.where % 100000; v > 0; v /= 10) *--first = static_cast<char>('0' + v % 10);
+  const char* const parts[] = {StatusName(f.status), " at ",
+                               file < kNumSourceFiles ? kSourceFiles[file] : "runtime_minimal", ":", first};
   size_t n = 0;
-  Put(f.text, sizeof(f.text), &n, StatusName(f.status));
-  Put(f.text, sizeof(f.text), &n, " at ");
-  Put(f.text, sizeof(f.text), &n, file < kNumSourceFiles ? kSourceFiles[file] : "runtime_minimal");
-  Put(f.text, sizeof(f.text), &n, ":");
-  Put(f.text, sizeof(f.text), &n, digits);
+  for (const char* part : parts) Put(f.text, sizeof(f.text), &n, part);
   return f.text;
 }
 

@@ -48,8 +48,9 @@ void AppendIdentifier(Message& m, const uint8_t* id) {
 
 // Reads format_major/minor after verifying only the root table and those two
 // fields, which never move (module.fbs), so any future module reaches here.
-agate_status_t CheckVersion(const uint8_t* data, size_t size) {
-  flatbuffers::Verifier verifier(data, size);
+// Uses the caller's verifier (one Verifier per load: each instance costs flash on a
+// microcontroller) and leaves it as it found it but for its table count.
+agate_status_t CheckVersion(flatbuffers::Verifier& verifier, const uint8_t* data, size_t size) {
   const flatbuffers::uoffset_t root = verifier.VerifyOffset(0);
   if (root == 0) return Fail(AGATE_CORRUPT) << "module is corrupt: its root offset points outside its " << size << " bytes";
   const auto* table = reinterpret_cast<const flatbuffers::Table*>(data + root);
@@ -59,6 +60,7 @@ agate_status_t CheckVersion(const uint8_t* data, size_t size) {
     return Fail(AGATE_CORRUPT) << "module is corrupt: its root table (format version) is not inside its " << size
                                << " bytes";
   }
+  verifier.EndTable();
   const uint32_t major = table->GetField<uint32_t>(fb::Module::VT_FORMAT_MAJOR, 0);
   const uint32_t minor = table->GetField<uint32_t>(fb::Module::VT_FORMAT_MINOR, 0);
   if (major > kFormatMajor) {
@@ -291,10 +293,10 @@ agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module**
     AppendIdentifier(m, data + 4);
     return m << ", expected 'AGTM'";
   }
-  agate_status_t status = CheckVersion(data, size);
+  flatbuffers::Verifier verifier(data, size);
+  agate_status_t status = CheckVersion(verifier, data, size);
   if (status != AGATE_OK) return status;
 
-  flatbuffers::Verifier verifier(data, size);
   // The identifier was checked above; VerifyBuffer(nullptr) skips the strncmp.
   if (!verifier.VerifyBuffer<fb::Module>(nullptr)) {
     return Fail(AGATE_CORRUPT) << "module is truncated or corrupt: FlatBuffers verification of its " << size

@@ -142,21 +142,37 @@ CpuFeature HostCpuFeature(const char* name) {
   return detected;
 }
 
+// Calls `visit` with each space-separated name of `list` (NUL-terminated copies; a name longer
+// than any feature this runtime detects is passed truncated, which no detector matches).
+template <typename Visit>
+void ForEachFeature(const char* list, Visit visit) {
+  char name[48];
+  while (*list != '\0') {
+    while (*list == ' ') ++list;
+    size_t n = 0;
+    while (*list != '\0' && *list != ' ') {
+      if (n + 1 < sizeof(name)) name[n++] = *list;
+      ++list;
+    }
+    name[n] = '\0';
+    if (n > 0) visit(static_cast<const char*>(name));
+  }
+}
+
 agate_status_t CheckCpuFeatures(const fb::Module& module) {
-  const auto* features = module.cpu_features();
+  const flatbuffers::String* features = module.cpu_features();
   if (features == nullptr) return AGATE_OK;
   int missing = 0;
-  for (const flatbuffers::String* name : *features) {
-    if (HostCpuFeature(name->c_str()) == CpuFeature::kAbsent) ++missing;
-  }
+  ForEachFeature(features->c_str(), [&](const char* name) {
+    if (HostCpuFeature(name) == CpuFeature::kAbsent) ++missing;
+  });
   if (missing == 0) return AGATE_OK;
   Message message = Fail(AGATE_UNSUPPORTED);
   message << "the module's kernels use CPU feature" << (missing > 1 ? "s " : " ");
   int listed = 0;
-  for (const flatbuffers::String* name : *features) {
-    if (HostCpuFeature(name->c_str()) != CpuFeature::kAbsent) continue;
-    message << (listed++ == 0 ? "" : ", ") << name->c_str();
-  }
+  ForEachFeature(features->c_str(), [&](const char* name) {
+    if (HostCpuFeature(name) == CpuFeature::kAbsent) message << (listed++ == 0 ? "" : ", ") << name;
+  });
   message << " that this CPU lacks (module target '" << module.target()->c_str()
           << "'): compile it for this CPU, or for a portable target such as --target "
 #if defined(__aarch64__)

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,10 @@ std::vector<uint8_t> Compile(const std::string& target) {
 
 std::vector<std::string> RecordedFeatures(const std::vector<uint8_t>& bytes) {
   std::vector<std::string> out;
-  const auto* features = fb::GetModule(bytes.data())->cpu_features();
+  const flatbuffers::String* features = fb::GetModule(bytes.data())->cpu_features();
   if (features != nullptr) {
-    for (const flatbuffers::String* f : *features) out.push_back(f->str());
+    std::istringstream names(features->str());
+    for (std::string name; names >> name;) out.push_back(name);
   }
   return out;
 }

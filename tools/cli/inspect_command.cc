@@ -162,9 +162,7 @@ void InspectModule(const InspectFlags& flags) {
             << module->format_minor() << ", verified)\n";
   std::cout << "target: " << module->target()->str() << "\n";
   if (module->cpu_features() != nullptr && module->cpu_features()->size() != 0) {
-    std::cout << "cpu features (the runtime refuses CPUs without them):";
-    for (const flatbuffers::String* feature : *module->cpu_features()) std::cout << " " << feature->str();
-    std::cout << "\n";
+    std::cout << "cpu features (the runtime refuses CPUs without them): " << module->cpu_features()->str() << "\n";
   }
   if (const fb::Metadata* metadata = serialize::ReadModuleMetadata(bytes)) {
     if (metadata->compiler_version()) std::cout << "compiler: agate " << metadata->compiler_version()->str();
