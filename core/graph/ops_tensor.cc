@@ -369,7 +369,7 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("SpaceToDepth", kI, 1, 1, {"blocksize"}, SpaceToDepthInfer));
   OpDef resize = Def("Resize", kI, 1, 1,
                      {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
-                      "extrapolation_value", "roi", "scales", "sizes"},
+                      "extrapolation_value", "roi", "scales", "sizes", "antialias"},
                      ResizeInfer, {{1, "roi", true}, {2, "scales", true}, {3, "sizes"}});
   resize.check = ResizeCheck;
   r->Register(resize);

@@ -108,6 +108,32 @@ std::vector<double> CubicWeights(double t, double a) {
   return {w(t + 1), w(t), w(1 - t), w(2 - t)};
 }
 
+// Resize-18 antialias when downscaling (scale < 1): the linear (support 1) or cubic (support 2)
+// kernel is stretched by 1/scale over the input, so each output averages every input position
+// within support/scale of its source coordinate s; the weights are renormalised to sum to 1.
+// Following the spec's reference: the taps are base + k for k in [start, 2 - start), where
+// base = ceil(s) - 1 (so s - base lies in (0, 1]) and start = floor(-support / scale) + 1;
+// tap j weighs kernel((j - s) * scale); positions outside the input take the edge value, or no
+// weight with exclude_outside.
+std::vector<ResizeTap> AntialiasTaps(bool linear, double s, double scale, int64_t in, double a,
+                                     bool exclude_outside) {
+  double support = linear ? 1.0 : 2.0;
+  int64_t start = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+  int64_t base = static_cast<int64_t>(std::ceil(s)) - 1;
+  std::vector<ResizeTap> taps;
+  double total = 0;
+  for (int64_t k = start; k < 2 - start; ++k) {
+    int64_t j = base + k;
+    double x = std::fabs((static_cast<double>(j) - s) * scale);
+    double w = linear ? std::max(0.0, 1.0 - x) : CubicWeights(x, a)[1];
+    if (exclude_outside && (j < 0 || j >= in)) w = 0;
+    total += w;
+    taps.push_back({std::clamp<int64_t>(j, 0, in - 1), w});
+  }
+  for (ResizeTap& tap : taps) tap.weight = total != 0 ? tap.weight / total : 0.0;
+  return taps;
+}
+
 }  // namespace
 
 ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t in, int64_t out, double scale) {
@@ -119,12 +145,15 @@ ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t i
   std::vector<double> roi = node.attrs.GetFloats("roi", {});
   double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis] : 0.0;
   double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis + rank] : 1.0;
+  bool antialias = node.attrs.GetInt("antialias", 0) != 0 && mode != "nearest" && scale < 1.0;
   ResizeAxisTaps result;
   for (int64_t o = 0; o < out; ++o) {
     double s = SourceCoordinate(ct, static_cast<double>(o), scale, in, in * scale, out, rs, re);
     std::vector<ResizeTap> t;
     result.outside.push_back(ct == "tf_crop_and_resize" && (s < 0 || s > in - 1));
-    if (mode == "nearest") {
+    if (antialias) {
+      t = AntialiasTaps(mode == "linear", s, scale, in, a, exclude_outside);
+    } else if (mode == "nearest") {
       t.push_back({std::clamp<int64_t>(NearestIndex(nearest_mode, s), 0, in - 1), 1.0});
     } else if (mode == "linear") {
       double c = std::clamp(s, 0.0, static_cast<double>(in - 1));
@@ -265,7 +294,7 @@ Shape ResizeOutputShape(const Node& node, const Shape& input) {
 
 std::vector<double> ResizeScales(const Node& node, const Shape& input, const Shape& output) {
   std::vector<double> scales = node.attrs.GetFloats("scales", {});
-  if (!scales.empty() && node.attrs.GetInts("sizes", {}).empty()) return scales;
+  if (scales.size() == input.size()) return scales;
   std::vector<double> out(input.size());
   for (size_t i = 0; i < input.size(); ++i) out[i] = static_cast<double>(output[i]) / static_cast<double>(input[i]);
   return out;

@@ -47,9 +47,11 @@ int64_t InputLayoutBlock(const Node& node);
 int64_t OutputLayoutBlock(const Node& node);
 
 // Resize along one axis: each output coordinate reads a few input positions
-// with weights (1 tap for nearest, 2 for linear, 4 for cubic), from the node's
-// mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-// exclude_outside and roi. `outside` marks tf_crop_and_resize coordinates that
+// with weights (1 tap for nearest, 2 for linear, 4 for cubic; with antialias=1
+// and scale < 1, linear/cubic read every position within 1 or 2 / scale, so
+// the count varies with the scale), from the node's mode,
+// coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
+// antialias and roi. `outside` marks tf_crop_and_resize coordinates that
 // take extrapolation_value instead. Shared by the reference interpreter (which
 // applies the taps) and the operator library (which stores them as constant
 // tables), so both resize identically by construction.
@@ -73,7 +75,8 @@ WindowGeometry ComputeTransposedWindow(const Node& node, const Shape& input, con
 
 // The output shape of Resize from its (already static) scales/sizes attributes.
 Shape ResizeOutputShape(const Node& node, const Shape& input);
-// Scale per axis used by Resize (from `scales`, or out/in when `sizes` is given).
+// Scale per axis used by Resize: `scales` when given (also beside `sizes`: the frontend sets
+// both for keep_aspect_ratio_policy, whose common scale is not out/in once rounded), else out/in.
 std::vector<double> ResizeScales(const Node& node, const Shape& input, const Shape& output);
 
 // Slice: resolved start and step per axis of the input, and the output shape.

@@ -149,9 +149,13 @@ KnobConfig KnobSpace::Default() const {
 }
 
 bool KnobSpace::Contains(const KnobConfig& config) const {
-  for (const auto& [name, value] : config) {
-    auto it = std::find_if(knobs.begin(), knobs.end(), [&](const KnobDef& k) { return k.name == name; });
-    if (it == knobs.end() || std::find(it->values.begin(), it->values.end(), value) == it->values.end()) return false;
+  // A plain pair, not a structured binding: lambdas may capture bindings only from C++20
+  // (clang 14, used by the sanitizer and fuzzer builds, refuses it).
+  for (const auto& entry : config) {
+    auto it = std::find_if(knobs.begin(), knobs.end(), [&](const KnobDef& k) { return k.name == entry.first; });
+    if (it == knobs.end() || std::find(it->values.begin(), it->values.end(), entry.second) == it->values.end()) {
+      return false;
+    }
   }
   return true;
 }

@@ -453,56 +453,68 @@ std::vector<Tensor> OneHotOp(const OpContext& ctx) {
 
 // ---- Resize: per-axis taps (graph::ComputeResizeTaps) as constant tables.
 
+// Terms of the unrolled per-element sum (product of the resized axes' taps): cubic in 3-D is 64,
+// an antialiased 2-D linear downscale by 8 is 256, by 16 cubic 4,096.
+constexpr int64_t kMaxResizeTerms = 4096;
+
 std::vector<Tensor> ResizeOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   AGATE_REQUIRE(x.dtype().is_float(), kUnsupported) << ctx.Describe() << ": Resize of " << x.dtype();
   graph::Shape xs = StaticShape(x), os = ctx.output_type(0).shape;
   int rank = static_cast<int>(xs.size());
-  std::string mode = ctx.attrs().GetString("mode", "nearest");
   bool crop = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
   double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
   std::vector<double> scales = graph::ResizeScales(ctx.node(), xs, os);
-  int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
   // Per resized axis: index table [out][taps] (int64), weight table [out][taps], inside flags [out].
+  // Taps per axis: 1 nearest, 2 linear, 4 cubic, more with antialias when downscaling (the count
+  // then varies per output coordinate: shorter rows are padded with weight-0 taps).
   struct Axis {
     int dim;
+    int taps;
     Tensor index, weight, inside;
   };
   std::vector<Axis> axes;
+  int64_t combos = 1;
   for (int d = 0; d < rank; ++d) {
     int64_t in = xs[d], out = os[d];
+    graph::ResizeAxisTaps axis_taps = graph::ComputeResizeTaps(ctx.node(), d, rank, in, out, scales[d]);
+    int taps = 1;
+    for (const std::vector<graph::ResizeTap>& t : axis_taps.taps) taps = std::max(taps, static_cast<int>(t.size()));
     graph::Tensor index(ir::DType::Int(64), {out, taps}), weight(x.dtype(), {out, taps}), inside(x.dtype(), {out});
     bool identity = in == out;
-    graph::ResizeAxisTaps axis_taps = graph::ComputeResizeTaps(ctx.node(), d, rank, in, out, scales[d]);
     for (int64_t o = 0; o < out; ++o) {
       inside.SetDouble(o, axis_taps.outside[o] ? 0.0 : 1.0);
       const std::vector<graph::ResizeTap>& t = axis_taps.taps[o];
       for (int k = 0; k < taps; ++k) {
-        index.SetInt(o * taps + k, t[k].index);
-        weight.SetDouble(o * taps + k, t[k].weight);
-        identity &= (k == 0 ? t[k].index == o && t[k].weight == 1.0 : t[k].weight == 0.0);
+        graph::ResizeTap tap = k < static_cast<int>(t.size()) ? t[k] : graph::ResizeTap{0, 0.0};
+        index.SetInt(o * taps + k, tap.index);
+        weight.SetDouble(o * taps + k, tap.weight);
+        identity &= (k == 0 ? tap.index == o && tap.weight == 1.0 : tap.weight == 0.0);
       }
       identity &= inside.GetDouble(o) == 1.0;
     }
     if (identity) continue;
+    combos *= taps;
+    // The taps of all resized axes are unrolled into one sum per output element.
+    AGATE_REQUIRE(combos <= kMaxResizeTerms, kUnsupported)
+        << ctx.Describe() << ": resizing reads " << combos << " input positions per output element (antialias at scale "
+        << scales[d] << " on axis " << d << "); the operator library unrolls at most " << kMaxResizeTerms;
     std::string base = ctx.node().outputs[0] + "_axis" + std::to_string(d);
-    axes.push_back(Axis{d, ctx.AddConstant(base + "_index", index), ctx.AddConstant(base + "_weight", weight),
+    axes.push_back(Axis{d, taps, ctx.AddConstant(base + "_index", index), ctx.AddConstant(base + "_weight", weight),
                         ctx.AddConstant(base + "_inside", inside)});
   }
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     // Sum over the product of the taps of the resized axes (statically unrolled).
     Expr acc;
-    int combos = 1;
-    for (size_t i = 0; i < axes.size(); ++i) combos *= taps;
-    for (int c = 0; c < combos; ++c) {
+    for (int64_t c = 0; c < combos; ++c) {
       std::vector<Expr> idx = Exprs(o);
       Expr w;
-      int rest = c;
+      int64_t rest = c;
       for (const Axis& ax : axes) {
-        int k = rest % taps;
-        rest /= taps;
+        int k = static_cast<int>(rest % ax.taps);
+        rest /= ax.taps;
         idx[ax.dim] = ax.index(o[ax.dim], I(k));
-        if (taps > 1) {
+        if (ax.taps > 1) {
           Expr wk = ax.weight(o[ax.dim], I(k));
           w = w.defined() ? w * wk : wk;
         }

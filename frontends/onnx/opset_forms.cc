@@ -108,33 +108,60 @@ void ExpandResizeAxes(const std::string& where, Node* node, const graph::Shape& 
   node->attrs.Erase("axes");
 }
 
-// Resize-18 `keep_aspect_ratio_policy` (only meaningful with sizes) and `antialias` (only for
-// linear/cubic when downscaling): agate's Resize has neither the common-scale rule nor the
-// stretched filter, so the forms that would change the result are refused.
-void CheckResizePolicies(const std::string& where, Node* node, const graph::Shape& in) {
-    std::vector<int64_t> sizes = node->attrs.GetInts("sizes", {});
-  std::vector<double> scales = node->attrs.GetFloats("scales", {});
+// The axes a Resize-18 node's sizes/scales name (all of them without `axes`), read before
+// ExpandResizeAxes rewrites them to full rank.
+std::vector<int> ResizeAxes(const std::string& where, const Node& node, int rank) {
+  if (node.attrs.Has("axes")) return NormalizedAxes(node, rank, where);
+  std::vector<int> all(rank);
+  for (int d = 0; d < rank; ++d) all[d] = d;
+  return all;
+}
+
+// Resize-18 `keep_aspect_ratio_policy` (only meaningful with sizes): not_larger / not_smaller
+// take one scale for the named axes, the min / max of sizes[d] / in[d], and the output extents
+// round_half_up(scale * in[d]); the resize then uses that scale (not out/in) on those axes and
+// 1 elsewhere. Mapped onto the graph IR's Resize as full-rank sizes (the output shape) plus
+// scales (the coordinate transform), which ResizeScales prefers when both are given.
+void ApplyAspectRatioPolicy(const std::string& where, Node* node, const graph::Shape& in,
+                            const std::vector<int>& axes) {
   std::string policy = node->attrs.GetString("keep_aspect_ratio_policy", "stretch");
-  if (policy != "stretch" && !sizes.empty()) {
-    AGATE_THROW(kUnsupported) << where << ": keep_aspect_ratio_policy=" << policy
-                              << " is not supported (only stretch)";
-  }
   node->attrs.Erase("keep_aspect_ratio_policy");
+  std::vector<int64_t> sizes = node->attrs.GetInts("sizes", {});
+  if (policy == "stretch" || sizes.empty()) return;
+  AGATE_REQUIRE(policy == "not_larger" || policy == "not_smaller", kInvalidArgument)
+      << where << ": keep_aspect_ratio_policy=" << policy << " (expected stretch, not_larger or not_smaller)";
+  AGATE_REQUIRE(sizes.size() == in.size() && !axes.empty(), kInvalidArgument)
+      << where << ": sizes has " << sizes.size() << " values for rank " << in.size();
+  double scale = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int d = axes[i];
+    AGATE_REQUIRE(in[d] > 0 && sizes[d] > 0, kInvalidArgument)
+        << where << ": keep_aspect_ratio_policy=" << policy << " with extent " << in[d] << " -> " << sizes[d]
+        << " on axis " << d;
+    double ratio = static_cast<double>(sizes[d]) / static_cast<double>(in[d]);
+    if (i == 0 || (policy == "not_larger" ? ratio < scale : ratio > scale)) scale = ratio;
+  }
+  std::vector<double> scales(in.size(), 1.0);
+  for (int d : axes) {
+    scales[d] = scale;
+    sizes[d] = static_cast<int64_t>(std::floor(scale * static_cast<double>(in[d]) + 0.5));
+    AGATE_REQUIRE(sizes[d] > 0, kInvalidArgument) << where << ": keep_aspect_ratio_policy=" << policy
+                                                  << " gives an empty axis " << d;
+  }
+  node->attrs.Set("sizes", sizes);
+  node->attrs.Set("scales", scales);
+}
+
+// Resize-18 `antialias`: only linear/cubic downscaling changes (graph::ComputeResizeTaps
+// stretches the filter there); for nearest it means nothing and is dropped.
+void NormalizeAntialias(Node* node) {
   int64_t antialias = node->attrs.GetInt("antialias", 0);
   std::string mode = node->attrs.GetString("mode", "nearest");
-  if (antialias != 0 && mode != "nearest") {
-    for (size_t d = 0; d < in.size(); ++d) {
-      double scale = !scales.empty() && d < scales.size() ? scales[d]
-                     : d < sizes.size() && in[d] > 0    ? static_cast<double>(sizes[d]) / in[d]
-                                                        : 1.0;
-      if (scale < 1.0) {
-        AGATE_THROW(kUnsupported) << where << ": antialias=" << antialias << " with mode=" << mode
-                                  << " downscales axis " << d << " (scale " << scale
-                                  << "); the antialiasing filter is not supported";
-      }
-    }
+  if (antialias == 0 || mode == "nearest") {
+    node->attrs.Erase("antialias");
+  } else {
+    node->attrs.Set("antialias", int64_t{1});
   }
-  node->attrs.Erase("antialias");
 }
 
 // QuantizeLinear-21 `output_dtype`: the quantized type when no zero point gives it.
@@ -198,8 +225,10 @@ void NormalizeResolvedForm(const std::string& onnx_op, int opset, Node* node, gr
   if (onnx_op == "Pad") NormalizePad(where, node, *g);
   if (onnx_op == "Resize" && opset >= 11) {
     const graph::Shape& in = g->TypeOf(node->inputs[0]).shape;
+    std::vector<int> axes = ResizeAxes(where, *node, static_cast<int>(in.size()));
     ExpandResizeAxes(where, node, in);
-    CheckResizePolicies(where, node, in);
+    ApplyAspectRatioPolicy(where, node, in, axes);
+    NormalizeAntialias(node);
   }
   if (onnx_op == "QuantizeLinear") NormalizeQuantizeOutputType(where, node, g);
   if (onnx_op == "DFT" && opset >= 20) NormalizeDftAxis(node, *g);

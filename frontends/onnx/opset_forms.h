@@ -5,15 +5,17 @@
 // (Split's num_outputs, Resize's axes, Pad's axes input, QuantizeLinear's block_size and
 // output_dtype, DFT's axis input, GridSample's mode names, ...). The graph IR keeps one form per
 // operator; this file is where every newer form is mapped onto it, following the ONNX operator
-// changelog, so the rest of the compiler never sees an opset number. Forms agate cannot express
-// (blocked quantization, Resize antialias when downscaling, keep_aspect_ratio_policy other than
-// stretch) are refused per node with the reason, never silently mis-imported.
+// changelog, so the rest of the compiler never sees an opset number (Resize's
+// keep_aspect_ratio_policy becomes sizes + scales; antialias stays an attribute of the graph's
+// Resize, whose taps implement it). Forms agate cannot express (blocked quantization) are
+// refused per node with the reason, never silently mis-imported.
 //
 // Two stages, because some forms need the operands that become attributes:
 //   1. TranslateOpsetForm: attributes alone, while every node is translated (errors are listed
 //      together with the other unsupported nodes).
 //   2. NormalizeResolvedForm: once static operands are attributes and input types are known
-//      (Pad axes, Resize axes/antialias, QuantizeLinear output_dtype, DFT-20 axis).
+//      (Pad axes, Resize axes/antialias/keep_aspect_ratio_policy, QuantizeLinear output_dtype,
+//      DFT-20 axis).
 // Attributes that only stage 2 can judge are "deferred": the stage-1 attribute check skips them.
 // Internal to frontends/onnx.
 #ifndef AGATE_FRONTENDS_ONNX_OPSET_FORMS_H_

@@ -5,6 +5,7 @@
 // reference interpreter (core/graph_eval) and the compiled path (compiler -> module -> minimal
 // runtime, as tests/onnx_conformance/compiled_executor does). Forms agate cannot express are
 // refused naming the node, the operator and the attribute.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -196,26 +197,118 @@ TEST(Opset18, ResizeAntialiasWhenUpscalingIsPlainLinear) {
   ExpectBothPaths(b, {{"x", F32({1, 2}, {0, 4})}}, {{"y", F32({1, 4}, {0, 1, 3, 4})}});
 }
 
-TEST(Opset18, ResizeAntialiasDownscalingAndAspectPolicyAreRefused) {
-  ModelBuilder down(18);
-  down.Input("x", kFloat, {1, 1, 4, 4})
-      .Initializer("scales", F32({4}, {1, 1, 0.5, 0.5}))
-      .Node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("linear")}, {"antialias", int64_t{1}}},
-            "shrink")
-      .Output("y");
-  std::string message = ImportError(down);
-  EXPECT_NE(message.find("node 'shrink' (Resize, opset 18): antialias=1 with mode=linear downscales axis 2"), std::string::npos) << message;
-  EXPECT_NE(message.find("antialias=1"), std::string::npos) << message;
-
-  ModelBuilder policy(18);
-  policy.Input("x", kFloat, {1, 1, 4, 4})
-      .Initializer("sizes", I64({2}, {2, 3}))
+// Resize-18 antialias, linear, 8 -> 4 (scale 0.5, half_pixel): the triangle filter is stretched
+// to support 1 / 0.5 = 2, so output o (source s = 2o + 0.5) reads j = 2o-1 .. 2o+2 with weights
+// 1 - |j - s| * 0.5 = 0.25, 0.75, 0.75, 0.25, renormalised to 1/8, 3/8, 3/8, 1/8 (edge
+// positions clamp). x = squares 0..49:
+//   o=0: (0 + 3*0 + 3*1 + 4) / 8 = 0.875   o=1: (1 + 3*4 + 3*9 + 16) / 8 = 7
+//   o=2: (9 + 3*16 + 3*25 + 36) / 8 = 21   o=3: (25 + 3*36 + 3*49 + 49) / 8 = 41.125
+// (plain linear would give 0.5, 6.5, 20.5, 42.5).
+TEST(Opset18, ResizeAntialiasLinearDownscale) {
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {1, 8})
+      .Initializer("sizes", I64({1}, {4}))
       .Node("Resize", {"x", "", "", "sizes"}, {"y"},
-            {{"axes", Ints{2, 3}}, {"keep_aspect_ratio_policy", std::string("not_larger")}}, "fit")
+            {{"axes", Ints{1}}, {"mode", std::string("linear")}, {"antialias", int64_t{1}}})
       .Output("y");
-  message = ImportError(policy);
-  EXPECT_NE(message.find("node 'fit' (Resize, opset 18): keep_aspect_ratio_policy=not_larger"), std::string::npos) << message;
-  EXPECT_NE(message.find("keep_aspect_ratio_policy=not_larger"), std::string::npos) << message;
+  ExpectBothPaths(b, {{"x", F32({1, 8}, {0, 1, 4, 9, 16, 25, 36, 49})}},
+                  {{"y", F32({1, 4}, {0.875, 7, 21, 41.125})}});
+}
+
+// The spec's antialiased 1-D resize, written out: source coordinate s (half_pixel), taps
+// j = ceil(s) - 1 + k for k in [start, 2 - start), start = floor(-support / scale) + 1, weight
+// kernel((j - s) * scale) renormalised, positions clamped to the input.
+std::vector<double> AntialiasResize1D(const std::vector<double>& x, int64_t out, bool linear) {
+  double scale = static_cast<double>(out) / x.size(), support = linear ? 1 : 2, a = -0.75;
+  auto kernel = [&](double d) {
+    d = std::fabs(d);
+    if (linear) return std::max(0.0, 1 - d);
+    if (d <= 1) return (a + 2) * d * d * d - (a + 3) * d * d + 1;
+    if (d < 2) return a * d * d * d - 5 * a * d * d + 8 * a * d - 4 * a;
+    return 0.0;
+  };
+  std::vector<double> y;
+  for (int64_t o = 0; o < out; ++o) {
+    double s = (o + 0.5) / scale - 0.5, sum = 0, total = 0;
+    int64_t start = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+    for (int64_t k = start; k < 2 - start; ++k) {
+      int64_t j = static_cast<int64_t>(std::ceil(s)) - 1 + k;
+      double w = kernel((j - s) * scale);
+      sum += w * x[std::clamp<int64_t>(j, 0, static_cast<int64_t>(x.size()) - 1)];
+      total += w;
+    }
+    y.push_back(sum / total);
+  }
+  return y;
+}
+
+// Cubic antialias, 12 -> 5 (scale 5/12: 10 taps per output) on a non-polynomial signal.
+TEST(Opset18, ResizeAntialiasCubicDownscale) {
+  std::vector<double> x;
+  for (int i = 0; i < 12; ++i) x.push_back(std::sin(0.9 * i) * 3 + (i % 3));
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {1, 1, 12})
+      .Initializer("sizes", I64({3}, {1, 1, 5}))
+      .Node("Resize", {"x", "", "", "sizes"}, {"y"}, {{"mode", std::string("cubic")}, {"antialias", int64_t{1}}})
+      .Output("y");
+  ExpectBothPaths(b, {{"x", F32({1, 1, 12}, x)}}, {{"y", F32({1, 1, 5}, AntialiasResize1D(x, 5, false))}});
+}
+
+// Linear antialias in 2-D, 6x8 -> 3x3: separable, rows first then columns, as the spec's N-D
+// interpolation (one 1-D interpolation per axis).
+TEST(Opset18, ResizeAntialiasLinear2D) {
+  std::vector<double> x;
+  for (int i = 0; i < 48; ++i) x.push_back((i * 37) % 11 - 3.5);
+  std::vector<double> rows;  // [6][3]
+  for (int h = 0; h < 6; ++h) {
+    std::vector<double> r = AntialiasResize1D(std::vector<double>(x.begin() + h * 8, x.begin() + h * 8 + 8), 3, true);
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  std::vector<double> y(9);
+  for (int w = 0; w < 3; ++w) {
+    std::vector<double> column;
+    for (int h = 0; h < 6; ++h) column.push_back(rows[h * 3 + w]);
+    std::vector<double> c = AntialiasResize1D(column, 3, true);
+    for (int h = 0; h < 3; ++h) y[h * 3 + w] = c[h];
+  }
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {1, 1, 6, 8})
+      .Initializer("sizes", I64({4}, {1, 1, 3, 3}))
+      .Node("Resize", {"x", "", "", "sizes"}, {"y"}, {{"mode", std::string("linear")}, {"antialias", int64_t{1}}})
+      .Output("y");
+  ExpectBothPaths(b, {{"x", F32({1, 1, 6, 8}, x)}}, {{"y", F32({1, 1, 3, 3}, y)}});
+}
+
+// keep_aspect_ratio_policy=not_larger, x [1,1,2,4], sizes {3,3} on axes 2,3: ratios 1.5 and
+// 0.75, scale = min = 0.75, output round_half_up(0.75 * 2) = 2, round_half_up(0.75 * 4) = 3.
+// The resize uses 0.75 on both axes (not out/in = 1 on H): half_pixel coordinates
+// H: (o + 0.5) / 0.75 - 0.5 = 1/6, 1.5 -> clamped 1;  W: 1/6, 1.5, 17/6.
+// x[h][w] = 4h + w is linear, so y = 4 * H + W.
+TEST(Opset18, ResizeKeepAspectRatioNotLarger) {
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {1, 1, 2, 4})
+      .Initializer("sizes", I64({2}, {3, 3}))
+      .Node("Resize", {"x", "", "", "sizes"}, {"y"},
+            {{"axes", Ints{2, 3}}, {"mode", std::string("linear")}, {"keep_aspect_ratio_policy", std::string("not_larger")}})
+      .Output("y");
+  double h0 = 1.0 / 6, w2 = 17.0 / 6;
+  ExpectBothPaths(b, {{"x", F32({1, 1, 2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})}},
+                  {{"y", F32({1, 1, 2, 3}, {4 * h0 + h0, 4 * h0 + 1.5, 4 * h0 + w2, 4 + h0, 4 + 1.5, 4 + w2})}});
+}
+
+// not_smaller: scale = max(1.5, 0.75) = 1.5, output 3 x 6. Coordinates (o + 0.5) / 1.5 - 0.5:
+// H: -1/6 -> 0, 0.5, 7/6 -> 1;  W: 0, 0.5, 7/6, 11/6, 2.5, 19/6 -> 3.
+TEST(Opset18, ResizeKeepAspectRatioNotSmaller) {
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {1, 1, 2, 4})
+      .Initializer("sizes", I64({2}, {3, 3}))
+      .Node("Resize", {"x", "", "", "sizes"}, {"y"},
+            {{"axes", Ints{2, 3}}, {"mode", std::string("linear")}, {"keep_aspect_ratio_policy", std::string("not_smaller")}})
+      .Output("y");
+  std::vector<double> hs = {0, 0.5, 1}, ws = {0, 0.5, 7.0 / 6, 11.0 / 6, 2.5, 3}, y;
+  for (double h : hs)
+    for (double w : ws) y.push_back(4 * h + w);
+  ExpectBothPaths(b, {{"x", F32({1, 1, 2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})}}, {{"y", F32({1, 1, 3, 6}, y)}});
 }
 
 // ScatterElements/ScatterND-18 reduction max/min: duplicates fold together with the data value.

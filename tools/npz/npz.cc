@@ -157,17 +157,18 @@ std::vector<uint8_t> ReadEntry(zip_t* archive, zip_int64_t index, const zip_stat
   }
   std::unique_ptr<zip_file_t, ZipFileCloser> member(zip_fopen_index(archive, index, 0));
   if (!member) AGATE_THROW(kCorrupt) << what << ": cannot open the entry (" << zip_strerror(archive) << ")";
+  // Decompress through a small fixed buffer and append what arrived: the output grows with the
+  // bytes actually produced, never with the header's claim (a lying header used to cost a
+  // zero-filled 1 MiB chunk per entry, which also made the npz fuzzer ~5x slower).
   std::vector<uint8_t> bytes;
-  constexpr size_t kChunk = size_t{1} << 20;
+  uint8_t chunk[16384];
   while (bytes.size() < stat.size) {
-    size_t want = static_cast<size_t>(std::min<zip_uint64_t>(kChunk, stat.size - bytes.size()));
-    size_t have = bytes.size();
-    bytes.resize(have + want);
-    zip_int64_t got = zip_fread(member.get(), bytes.data() + have, want);
+    size_t want = static_cast<size_t>(std::min<zip_uint64_t>(sizeof(chunk), stat.size - bytes.size()));
+    zip_int64_t got = zip_fread(member.get(), chunk, want);
     if (got <= 0) {
       AGATE_THROW(kCorrupt) << what << ": cannot decompress the entry (" << zip_file_strerror(member.get()) << ")";
     }
-    bytes.resize(have + static_cast<size_t>(got));
+    bytes.insert(bytes.end(), chunk, chunk + got);
   }
   return bytes;
 }
