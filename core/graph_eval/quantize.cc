@@ -31,12 +31,18 @@ double Saturate(double v, DType dtype) {
   return std::min(hi, std::max(lo, v));
 }
 
+// x / scale is divided in float32 for float32 inputs, as ONNX's definition (and the
+// compiled kernel, core/ops/quantize.cc) computes it: a float64 quotient rounds
+// differently near the halves, and one flipped rounding changes a quantized value.
 Tensors Quantize(const KernelContext& ctx) {
   Tensor out = ctx.NewOutput(0);
+  bool f32 = ctx.in(0).dtype() == DType::Float(32);
   for (int64_t i = 0; i < out.numel(); ++i) {
     double scale = ctx.in(1).GetDouble(ParamIndex(ctx, ctx.in(1), i));
     double zero = ctx.has(2) ? ctx.in(2).GetDouble(ParamIndex(ctx, ctx.in(2), i)) : 0.0;
-    out.SetDouble(i, Saturate(std::nearbyint(ctx.in(0).GetDouble(i) / scale) + zero, out.dtype()));
+    double x = ctx.in(0).GetDouble(i);
+    double q = f32 ? static_cast<double>(static_cast<float>(x) / static_cast<float>(scale)) : x / scale;
+    out.SetDouble(i, Saturate(std::nearbyint(q) + zero, out.dtype()));
   }
   return {out};
 }
