@@ -71,14 +71,19 @@ Tensor Centered(const OpContext& ctx, int data, int zero_point, int axis, const 
   const graph::Tensor* xc = ctx.constant(data);
   const graph::Tensor* zc = has_zp ? ctx.constant(zero_point) : nullptr;
   if (xc != nullptr && (!has_zp || zc != nullptr) && ctx.target().kind() != target::TargetKind::kCUDA) {
-    graph::Tensor out(kI32, xs);
+    // 8-bit values minus 8-bit zero points lie in [-255, 255]: stored as int16 (half
+    // of int32's size), widened where the kernel reads them.
+    graph::Tensor out(ir::DType::Int(16), xs);
     int64_t inner = per_axis ? graph::NumElements(graph::Shape(xs.begin() + axis + 1, xs.end())) : 1;
-    int32_t* dst = out.mutable_data<int32_t>();
+    int16_t* dst = out.mutable_data<int16_t>();
     for (int64_t i = 0; i < out.numel(); ++i) {
       int64_t z = has_zp ? zc->GetInt(per_axis ? (i / inner) % xs[axis] : 0) : 0;
-      dst[i] = static_cast<int32_t>(xc->GetInt(i) - z);
+      dst[i] = static_cast<int16_t>(xc->GetInt(i) - z);
     }
-    return ctx.AddConstant(name, out);
+    te::Tensor stored = ctx.AddConstant(name, out);
+    return te::compute(x.shape(), [&](const std::vector<Var>& o) {
+      return ir::cast(kI32, stored(std::vector<Expr>(o.begin(), o.end())));
+    }, name + "_i32", tag::kInjective);
   }
   return te::compute(x.shape(), [&](const std::vector<Var>& o) {
     Expr v = ir::cast(kI32, x(std::vector<Expr>(o.begin(), o.end())));

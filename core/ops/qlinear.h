@@ -18,7 +18,7 @@
 // multiplies in float32; it can differ from this by one unit where a product
 // lies within float32's rounding of a half.)
 //
-// Constant weights are centered and widened once, at compile time. Convs use
+// Constant weights are centered once, at compile time (stored as int16). Convs use
 // the direct NCHW template (conv2d.h: any group count, depthwise included) and
 // products the register-tiled matrix template (dense.h), both vectorized at
 // the int32 accumulator's width.
