@@ -31,12 +31,18 @@ double Saturate(double v, DType dtype) {
   return std::min(hi, std::max(lo, v));
 }
 
+// x / scale is divided in float32 for float32 inputs, as ONNX's definition (and the
+// compiled kernel, core/ops/quantize.cc) computes it: a float64 quotient rounds
+// differently near the halves, and one flipped rounding changes a quantized value.
 Tensors Quantize(const KernelContext& ctx) {
   Tensor out = ctx.NewOutput(0);
+  bool f32 = ctx.in(0).dtype() == DType::Float(32);
   for (int64_t i = 0; i < out.numel(); ++i) {
     double scale = ctx.in(1).GetDouble(ParamIndex(ctx, ctx.in(1), i));
     double zero = ctx.has(2) ? ctx.in(2).GetDouble(ParamIndex(ctx, ctx.in(2), i)) : 0.0;
-    out.SetDouble(i, Saturate(std::nearbyint(ctx.in(0).GetDouble(i) / scale) + zero, out.dtype()));
+    double x = ctx.in(0).GetDouble(i);
+    double q = f32 ? static_cast<double>(static_cast<float>(x) / static_cast<float>(scale)) : x / scale;
+    out.SetDouble(i, Saturate(std::nearbyint(q) + zero, out.dtype()));
   }
   return {out};
 }
@@ -101,31 +107,41 @@ Tensors ConvInteger(const KernelContext& ctx) {
   return {out};
 }
 
+// The zero point of a matrix operand: a's per tensor or per row, b's per tensor or per column.
+int RowAxis(const Tensor& t) { return t.rank() >= 2 ? t.rank() - 2 : -1; }
+int ColumnAxis(const Tensor& t) { return t.rank() >= 2 ? t.rank() - 1 : -1; }
+
 Tensors MatMulInteger(const KernelContext& ctx) {
-  int b_axis = ctx.in(1).rank() - 1;
-  Tensor y = RunFloat(ctx, "MatMul", Centered(ctx.in(0), ctx.has(2) ? &ctx.in(2) : nullptr, -1),
-                      Centered(ctx.in(1), ctx.has(3) ? &ctx.in(3) : nullptr, b_axis));
+  Tensor y = RunFloat(ctx, "MatMul", Centered(ctx.in(0), ctx.has(2) ? &ctx.in(2) : nullptr, RowAxis(ctx.in(0))),
+                      Centered(ctx.in(1), ctx.has(3) ? &ctx.in(3) : nullptr, ColumnAxis(ctx.in(1))));
   Tensor out = ctx.NewOutput(0);
   for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, static_cast<int64_t>(std::llround(y.GetDouble(i))));
   return {out};
 }
 
-// y = saturate(round(real / y_scale) + y_zero_point).
-Tensor Requantize(const KernelContext& ctx, const Tensor& real) {
+// The requantisation of the QLinear operators, in the one form the compiled
+// kernels use too (core/ops/qlinear.h), so integer outputs agree bit for bit:
+// y = saturate(nearbyint(acc * M[c]) + y_zero_point), M[c] = x_scale * w_scale[c] / y_scale,
+// every step in double. `acc` holds the exact integer accumulators (bias included);
+// `channel(i)` is the index into w_scale of output element i.
+template <typename ChannelFn>
+Tensor Requantize(const KernelContext& ctx, const Tensor& acc, int w_scale_input, ChannelFn channel) {
   Tensor out = ctx.NewOutput(0);
-  double y_scale = ctx.in(6).GetDouble(0), y_zero = ctx.in(7).GetDouble(0);
+  double x_scale = ctx.in(1).GetDouble(0), y_scale = ctx.in(6).GetDouble(0), y_zero = ctx.in(7).GetDouble(0);
+  const Tensor& w_scale = ctx.in(w_scale_input);
   for (int64_t i = 0; i < out.numel(); ++i) {
-    out.SetDouble(i, Saturate(std::nearbyint(real.GetDouble(i) / y_scale) + y_zero, out.dtype()));
+    double m = x_scale * w_scale.GetDouble(w_scale.numel() == 1 ? 0 : channel(i)) / y_scale;
+    out.SetDouble(i, Saturate(std::nearbyint(acc.GetDouble(i) * m) + y_zero, out.dtype()));
   }
   return out;
 }
 
 Tensors QLinearMatMul(const KernelContext& ctx) {
-  Tensor a = Centered(ctx.in(0), &ctx.in(2), -1), b = Centered(ctx.in(3), &ctx.in(5), ctx.in(3).rank() - 1);
-  double scale = ctx.in(1).GetDouble(0) * ctx.in(4).GetDouble(0);
+  Tensor a = Centered(ctx.in(0), &ctx.in(2), RowAxis(ctx.in(0)));
+  Tensor b = Centered(ctx.in(3), &ctx.in(5), ColumnAxis(ctx.in(3)));
   Tensor y = RunFloat(ctx, "MatMul", a, b);
-  for (int64_t i = 0; i < y.numel(); ++i) y.SetDouble(i, y.GetDouble(i) * scale);
-  return {Requantize(ctx, y)};
+  int64_t columns = ctx.in(3).rank() >= 2 ? ctx.in(3).shape().back() : 1;
+  return {Requantize(ctx, y, 4, [&](int64_t i) { return i % columns; })};
 }
 
 Tensors QLinearConv(const KernelContext& ctx) {
@@ -133,15 +149,10 @@ Tensors QLinearConv(const KernelContext& ctx) {
   Tensor y = RunFloat(ctx, "Conv", x, w);
   const Shape& s = y.shape();
   int64_t channels = s[1], inner = NumElements(Shape(s.begin() + 2, s.end()));
-  double x_scale = ctx.in(1).GetDouble(0);
-  const Tensor& w_scale = ctx.in(4);
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    int64_t c = (i / inner) % channels;
-    double scale = x_scale * w_scale.GetDouble(w_scale.numel() == 1 ? 0 : c);
-    double bias = ctx.has(8) ? ctx.in(8).GetDouble(c) : 0.0;
-    y.SetDouble(i, (y.GetDouble(i) + bias) * scale);
+  if (ctx.has(8)) {
+    for (int64_t i = 0; i < y.numel(); ++i) y.SetDouble(i, y.GetDouble(i) + ctx.in(8).GetDouble((i / inner) % channels));
   }
-  return {Requantize(ctx, y)};
+  return {Requantize(ctx, y, 4, [&](int64_t i) { return (i / inner) % channels; })};
 }
 
 }  // namespace

@@ -208,13 +208,15 @@ std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t 
   return os_text.str();
 }
 
-std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv) {
+}  // namespace
+
+std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv, int lanes) {
   te::Schedule s = r.schedule;
   TileStages t;
   if (conv.ndim() != 4 || !PrepareTile(r, &t)) return ScheduleAnchorDefault(r, "conv_nchw (default schedule)");
   SchedulePadRoot(s, conv, *r.target, *r.options);
   graph::Shape os = StaticShape(t.out);
-  int lanes = VectorLanes(*r.target, t.out.dtype());
+  if (lanes <= 0) lanes = VectorLanes(*r.target, t.out.dtype());
   int64_t vec = 1;
   for (int64_t v : {int64_t{lanes}, int64_t{8}, int64_t{4}})
     if (lanes >= v && v > 1 && os[3] % v == 0) {
@@ -245,6 +247,8 @@ std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv) {
        << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
   return text.str();
 }
+
+namespace {
 
 // Depthwise 2-D conv (group == input channels): one plane per channel,
 // vectorized along output columns. When the columns do not fill whole vectors

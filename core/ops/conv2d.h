@@ -47,6 +47,13 @@ te::Tensor ConvNCHW(const te::Tensor& x, const te::Tensor& w, const graph::Windo
 te::Tensor ConvNCHWc(const te::Tensor& x, const te::Tensor& packed_w, const graph::WindowGeometry& g,
                      const std::string& name);
 
+struct ScheduleRequest;
+// The direct NCHW template (vectorized along output columns, a register tile of
+// output channels, the epilogue at the tile) for the 2-D conv stage `conv`;
+// `lanes` 0: the target's lanes for the output's dtype (integer convs pass the
+// accumulator's). Other ranks get the default schedule.
+std::string ScheduleDirectNCHW(const ScheduleRequest& request, const te::Tensor& conv, int lanes = 0);
+
 // OIHW weights -> [OC/b_out, IC/b_in, KH, KW, b_in, b_out] (compile-time packing).
 graph::Tensor PackConvWeightsNCHWc(const graph::Tensor& w, int64_t in_block, int64_t out_block);
 

@@ -58,10 +58,12 @@ int64_t DenseNBlock(int64_t n, int lanes, const LowerGroupOptions& o) {
   return 1;
 }
 
+}  // namespace
+
 // Register-tiled schedule of a product with one row per batch (matrix-vector:
 // bound by reading B): the output tile (m_block x n_block) accumulates in a
 // local buffer over k, then the epilogue writes it once.
-std::string ScheduleMatVec(const ScheduleRequest& r) {
+std::string ScheduleMatVec(const ScheduleRequest& r, int lanes) {
   te::Schedule s = r.schedule;
   Tensor out, acc;
   if (r.epilogue.defined() && StaticShape(r.epilogue) == StaticShape(r.anchor)) {
@@ -75,7 +77,7 @@ std::string ScheduleMatVec(const ScheduleRequest& r) {
   }
   graph::Shape os = StaticShape(out);
   size_t rank = os.size();
-  int lanes = VectorLanes(*r.target, out.dtype());
+  if (lanes <= 0) lanes = VectorLanes(*r.target, out.dtype());
   int64_t n = os[rank - 1], m = os[rank - 2];
   int64_t nb = DenseNBlock(n, lanes, *r.options);
   int64_t mb = DivisorAtMost(m, r.options->dense_m_block > 0 ? r.options->dense_m_block : (lanes >= 16 ? 6 : 4));
@@ -108,6 +110,10 @@ std::string ScheduleMatVec(const ScheduleRequest& r) {
        << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
   return text.str();
 }
+
+namespace {
+
+std::string ScheduleMatVecNative(const ScheduleRequest& r) { return ScheduleMatVec(r, 0); }
 
 // B as [K, N] (a [N, K] operand with transB is read transposed).
 Tensor RightOperand(const OpContext& ctx, bool trans_b) {
@@ -182,7 +188,7 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
   } else {
     Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
     prod = panels.defined() ? DenseWithPanels(a, panels, prod_name) : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
-    ctx.SetSchedule(ScheduleMatVec, prod);
+    ctx.SetSchedule(ScheduleMatVecNative, prod);
     ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   }
   Tensor out = prod;
@@ -237,7 +243,7 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
       return prod(idx);
     }, name, tag::kInjective);
   }
-  ctx.SetSchedule(ScheduleMatVec, prod);
+  ctx.SetSchedule(ScheduleMatVecNative, prod);
   ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   return {out};
 }

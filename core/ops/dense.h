@@ -22,6 +22,13 @@ namespace ops {
 // (both operands at least 2-D).
 te::Tensor BatchMatmul(const te::Tensor& a, const te::Tensor& b, const std::string& name);
 
+struct ScheduleRequest;
+// The register-tiled template of matrix products (batch or not): an
+// (m_block x n_block) accumulator tile over k, the epilogue applied to the tile.
+// `lanes` 0: the target's lanes for the output's dtype (integer products pass
+// the accumulator's).
+std::string ScheduleMatVec(const ScheduleRequest& request, int lanes = 0);
+
 }  // namespace ops
 }  // namespace agate
 

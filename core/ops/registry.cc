@@ -20,6 +20,7 @@ const OpTable& OpTable::Global() {
     RegisterSoftmaxOps(t);
     RegisterNormOps(t);
     RegisterQuantizeOps(t);
+    RegisterQLinearOps(t);
     RegisterSequenceOps(t);
     RegisterLossOps(t);
     RegisterEinsumOps(t);

@@ -47,6 +47,7 @@ void RegisterConvTransposeOps(OpTable* table);
 void RegisterDenseOps(OpTable* table);
 void RegisterLayoutTransformOps(OpTable* table);
 void RegisterQuantizeOps(OpTable* table);
+void RegisterQLinearOps(OpTable* table);
 void RegisterSequenceOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);

@@ -476,9 +476,14 @@ std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::
   return translated;
 }
 
+// True for DequantizeLinear of a constant weight: kept for the graph pipeline's QDQ
+// folding (core/graph/passes/qdq_folding.h), which needs the integer weight; constant
+// folding turns it into floats there when it does not fold into an integer operator.
+bool KeepForQDQFolding(const Node& node) { return node.op == "DequantizeLinear"; }
+
 // Appends a graph-IR node: folded when its inputs are constants, else shape-inferred.
 void AppendNode(Node node, Graph* result) {
-  if (AllInputsConstant(node, *result)) {
+  if (AllInputsConstant(node, *result) && !KeepForQDQFolding(node)) {
     FoldNode(node, result);
     return;
   }

@@ -8,6 +8,7 @@
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph/passes/graph_memory_plan.h"
 #include "core/graph/passes/norm_fusion.h"
+#include "core/graph/passes/qdq_folding.h"
 #include "core/graph/passes/simplification.h"
 
 namespace agate {
@@ -18,6 +19,8 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   pm_options.dump_dir = options.dump_dir;
   pm_options.verify = options.verify;
   PassManager pm(pm_options);
+  // Before constant folding, which would turn DequantizeLinear of a constant weight into floats.
+  pm.Add("qdq_folding", FoldQDQ);
   pm.Add("simplification", Simplify);
   pm.Add("constant_folding", FoldConstants);
   pm.Add("norm_fusion", FuseNormalizations);

@@ -137,6 +137,7 @@ graph::Graph Fuse(const graph::Graph& graph, bool one_group) {
 ::testing::AssertionResult CheckAgainstReference(const graph::Graph& graph, const CheckOptions& options) {
   graph::Graph fused = Fuse(graph, options.one_group);
   std::map<std::string, graph::Tensor> inputs = RandomInputs(graph, options.seed);
+  for (const auto& kv : options.inputs) inputs[kv.first] = kv.second;
   std::map<std::string, graph::Tensor> want = graph_eval::Interpret(graph, inputs);
   target::Target host = target::Target::Host();
   for (int run = 0; run < 3; ++run) {

@@ -45,6 +45,8 @@ struct CheckOptions {
   LowerGroupOptions lower;
   bool one_group = false;
   uint32_t seed = 1;
+  // Inputs given here replace the random ones (e.g. 8-bit data over its whole range).
+  std::map<std::string, graph::Tensor> inputs;
 };
 
 // Fuses, lowers, runs and compares with the reference interpreter. The failure

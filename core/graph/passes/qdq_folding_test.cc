@@ -1,0 +1,216 @@
+// QDQ folding: Conv / MatMul / Gemm between DequantizeLinear and QuantizeLinear
+// become QLinearConv / QLinearMatMul with the same meaning (on the reference
+// interpreter, within one output quantization step); patterns that cannot fold stay
+// float with a warning naming the node; bad scales and zero points are refused by name.
+#include "core/graph/passes/qdq_folding.h"
+
+#include <gtest/gtest.h>
+
+#include "core/graph/passes/testing/rewrite_check.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+using testing::Add;
+using testing::CountOps;
+using testing::Finish;
+using testing::OutputDifference;
+using testing::RandomTensor;
+using Ints = std::vector<int64_t>;
+
+const DType kF32 = DType::Float(32);
+const DType kU8 = DType::UInt(8);
+const DType kS8 = DType::Int(8);
+
+Tensor Scalar(double v) { return Tensor::Scalar(kF32, v); }
+Tensor Zero(DType t, int64_t v) { return Tensor::FromInts(t, {}, {v}); }
+
+// 8-bit weights over the whole range of `t`.
+Tensor Weights(DType t, const Shape& shape, uint32_t seed) {
+  Tensor f = RandomTensor(shape, seed, t == kU8 ? 0 : -128, t == kU8 ? 255 : 127);
+  Tensor w(t, shape);
+  for (int64_t i = 0; i < w.numel(); ++i) w.SetInt(i, static_cast<int64_t>(f.GetDouble(i)));
+  return w;
+}
+
+struct Spec {
+  std::string op = "Conv";      // Conv, MatMul, Gemm
+  DType act = kU8, weight = kS8;
+  bool per_channel = true;
+  std::string bias = "float";   // none, float, int32 (DequantizeLinear of int32)
+  std::string activation;       // "", Relu, Clip
+  bool trans_b = true;          // Gemm
+};
+
+// x -> Q -> DQ -> op(DQ(W) [, bias]) [-> act] -> Q -> DQ -> y (float in, float out).
+Graph QDQGraph(const Spec& s) {
+  Graph g;
+  bool conv = s.op == "Conv";
+  int64_t channels = 8;
+  Shape xs = conv ? Shape{1, 4, 6, 6} : Shape{3, 12};
+  Shape ws = conv ? Shape{channels, 4, 3, 3} : (s.op == "Gemm" && s.trans_b ? Shape{channels, 12} : Shape{12, channels});
+  g.AddInput("x", TensorType{kF32, xs});
+  g.AddConstant("xs", Scalar(2.0 / 255));
+  g.AddConstant("xz", Zero(s.act, s.act == kU8 ? 128 : 0));
+  Add(&g, "QuantizeLinear", "qx", {"x", "xs", "xz"}, {"xq"});
+  Add(&g, "DequantizeLinear", "dqx", {"xq", "xs", "xz"}, {"xf"});
+  g.AddConstant("w", Weights(s.weight, ws, 3));
+  std::vector<double> w_scale;
+  std::vector<int64_t> w_zero;
+  for (int64_t c = 0; c < (s.per_channel ? channels : 1); ++c) {
+    w_scale.push_back(0.002 + 0.0003 * c);
+    w_zero.push_back(s.weight == kU8 ? 128 + c : 0);
+  }
+  Shape ps = s.per_channel ? Shape{channels} : Shape{};
+  g.AddConstant("wscale", Tensor::FromDoubles(kF32, ps, w_scale));
+  g.AddConstant("wzero", Tensor::FromInts(s.weight, ps, w_zero));
+  int64_t axis = conv || (s.op == "Gemm" && s.trans_b) ? 0 : 1;
+  Add(&g, "DequantizeLinear", "dqw", {"w", "wscale", "wzero"}, {"wf"}, {{"axis", axis}});
+  std::vector<std::string> inputs{"xf", "wf"};
+  if (s.bias == "float") {
+    g.AddConstant("b", RandomTensor({channels}, 4, -0.3, 0.3));
+    inputs.push_back("b");
+  } else if (s.bias == "int32") {
+    std::vector<double> b_scale;
+    for (double ws1 : w_scale) b_scale.push_back(static_cast<float>(ws1 * (2.0 / 255)));
+    g.AddConstant("bq", Tensor::FromInts(DType::Int(32), {channels}, {-900, 50, 0, 1234, -3, 77, 600, -45}));
+    g.AddConstant("bscale", Tensor::FromDoubles(kF32, ps, b_scale));
+    Add(&g, "DequantizeLinear", "dqb", {"bq", "bscale"}, {"b"}, {{"axis", int64_t{0}}});
+    inputs.push_back("b");
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  if (conv) attrs.push_back({"pads", Attribute(Ints{1, 1, 1, 1})});
+  if (s.op == "Gemm" && s.trans_b) attrs.push_back({"transB", int64_t{1}});
+  Add(&g, s.op, "op", inputs, {"h"}, attrs);
+  std::string pre_q = "h";
+  if (s.activation == "Relu") {
+    Add(&g, "Relu", "act", {"h"}, {"a"});
+    pre_q = "a";
+  } else if (s.activation == "Clip") {
+    g.AddConstant("lo", Scalar(0.0));
+    g.AddConstant("hi", Scalar(6.0 * 0.02));  // a bound inside the output range
+    Add(&g, "Clip", "act", {"h", "lo", "hi"}, {"a"});
+    pre_q = "a";
+  }
+  g.AddConstant("ys", Scalar(0.004));
+  g.AddConstant("yz", Zero(s.act, s.act == kU8 ? 20 : -100));
+  Add(&g, "QuantizeLinear", "qy", {pre_q, "ys", "yz"}, {"yq"});
+  Add(&g, "DequantizeLinear", "dqy", {"yq", "ys", "yz"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+void ExpectFolded(const Spec& s, const std::string& integer_op) {
+  Graph before = QDQGraph(s);
+  Graph after = FoldQDQ(before);
+  std::string what = s.op + " " + s.act.ToString() + "/" + s.weight.ToString() + " bias=" + s.bias + " act=" + s.activation;
+  EXPECT_EQ(CountOps(after, integer_op), 1) << what;
+  EXPECT_EQ(CountOps(after, s.op), 0) << what;
+  // The float graph rounds its float sums; the integer one is exact: at most one output step apart.
+  for (uint32_t seed : {1u, 2u, 3u}) EXPECT_LE(OutputDifference(before, after, seed), 0.004 * 1.001) << what;
+}
+
+TEST(QDQFoldingTest, ConvFoldsIntoQLinearConv) {
+  for (DType act : {kU8, kS8})
+    for (DType weight : {kS8, kU8})
+      for (std::string bias : {"none", "float", "int32"}) {
+        Spec s;
+        s.act = act;
+        s.weight = weight;
+        s.bias = bias;
+        s.per_channel = bias != "none";
+        ExpectFolded(s, "QLinearConv");
+      }
+}
+
+TEST(QDQFoldingTest, ReluAndClipFoldAsBoundsOnTheQuantizedResult) {
+  for (std::string act : {"Relu", "Clip"})
+    for (DType type : {kU8, kS8}) {
+      Spec s;
+      s.activation = act;
+      s.act = type;
+      ExpectFolded(s, "QLinearConv");
+      Graph after = FoldQDQ(QDQGraph(s));
+      EXPECT_EQ(CountOps(after, "Relu") + CountOps(after, "Clip"), 0);
+      EXPECT_EQ(CountOps(after, "Max"), 1) << act;  // y_zero_point is not the type's minimum
+      EXPECT_EQ(CountOps(after, "Min"), act == "Clip" ? 1 : 0) << act;
+    }
+}
+
+TEST(QDQFoldingTest, MatMulAndGemmFold) {
+  for (bool per_channel : {false, true}) {
+    Spec m;
+    m.op = "MatMul";
+    m.per_channel = per_channel;
+    m.bias = "none";
+    ExpectFolded(m, "QLinearMatMul");
+    for (bool trans_b : {false, true}) {
+      Spec g;
+      g.op = "Gemm";
+      g.trans_b = trans_b;
+      g.per_channel = per_channel;
+      g.bias = per_channel ? "int32" : "float";
+      g.activation = "Relu";
+      ExpectFolded(g, "QLinearConv");
+    }
+  }
+}
+
+TEST(QDQFoldingTest, UnfoldablePatternsStayFloatWithAWarningNamingTheNode) {
+  // The weight comes from a graph input (not a constant).
+  Graph g = QDQGraph(Spec{});
+  g.constants.erase("w");
+  g.types.erase("w");
+  g.AddInput("w", TensorType{kS8, {8, 4, 3, 3}});
+  g = Finish(g, {"y"});
+  ::testing::internal::CaptureStderr();
+  Graph after = FoldQDQ(g);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(CountOps(after, "Conv"), 1);
+  EXPECT_EQ(CountOps(after, "QLinearConv"), 0);
+  EXPECT_NE(log.find("'op'"), std::string::npos) << log;
+  EXPECT_NE(log.find("not a constant"), std::string::npos) << log;
+
+  // The conv's float result is also a graph output.
+  Graph shared = QDQGraph(Spec{});
+  shared.outputs.push_back("h");
+  shared = Finish(shared, shared.outputs);
+  ::testing::internal::CaptureStderr();
+  after = FoldQDQ(shared);
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(CountOps(after, "QLinearConv"), 0);
+  EXPECT_DOUBLE_EQ(OutputDifference(shared, after), 0.0);
+}
+
+TEST(QDQFoldingTest, BadScalesAndZeroPointsAreRefusedNamingTheTensor) {
+  for (double bad : {0.0, -0.01}) {
+    Graph g = QDQGraph(Spec{});
+    g.constants["wscale"].mutable_data<float>()[3] = static_cast<float>(bad);
+    try {
+      FoldQDQ(g);
+      ADD_FAILURE() << "scale " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("'wscale'"), std::string::npos) << e.what();
+    }
+  }
+  // An int8 tensor dequantized with a zero point of 200.
+  Graph g;
+  g.AddInput("q", TensorType{kS8, {4}});
+  g.AddConstant("s", Scalar(0.1));
+  g.AddConstant("z200", Tensor::FromInts(DType::Int(32), {}, {200}));
+  Add(&g, "DequantizeLinear", "dq", {"q", "s", "z200"}, {"y"});
+  g = Finish(g, {"y"});
+  try {
+    FoldQDQ(g);
+    ADD_FAILURE() << "zero point 200 for int8 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'z200'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,44 @@
+// Integer convolutions and matrix products: ConvInteger and MatMulInteger
+// (int32 out), QLinearConv and QLinearMatMul (8-bit out, requantised).
+//
+// Why one family: the four share their arithmetic. Operands are widened to
+// int32 and centered on their zero points (per tensor, or per output channel
+// of the weight: axis 0 of a conv weight, the last axis of a matrix operand),
+// the products accumulate exactly in int32, and the QLinear forms requantise
+// in the kernel's epilogue, at the accumulator tile, so the 8-bit output is
+// written once:
+//
+//   y = saturate(round_half_even(double(acc + bias) * M[c]) + y_zero_point)
+//   M[c] = double(x_scale) * double(w_scale[c]) / double(y_scale)
+//
+// M is computed in double at compile time when the three scales are constants
+// (a kConstant kernel parameter), else in the kernel with the same operations;
+// the reference interpreter (core/graph_eval/quantize.cc) computes the same
+// expression, so compiled integer outputs match it bit for bit. (ONNX Runtime
+// multiplies in float32; it can differ from this by one unit where a product
+// lies within float32's rounding of a half.)
+//
+// Constant weights are centered once, at compile time (stored as int16). Convs use
+// the direct NCHW template (conv2d.h: any group count, depthwise included) and
+// products the register-tiled matrix template (dense.h), both vectorized at
+// the int32 accumulator's width.
+#ifndef AGATE_CORE_OPS_QLINEAR_H_
+#define AGATE_CORE_OPS_QLINEAR_H_
+
+#include <string>
+
+#include "core/te/tensor.h"
+
+namespace agate {
+namespace ops {
+
+// Registered in registry.h (RegisterQLinearOps).
+
+// saturate(round_half_even(double(acc) * multiplier) + zero_point) as `out`
+// (int8 or uint8): the requantisation of every QLinear operator.
+te::Expr Requantize(const te::Expr& acc, const te::Expr& multiplier, const te::Expr& zero_point, ir::DType out);
+
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_QLINEAR_H_

@@ -1,0 +1,287 @@
+// ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul through LowerGroup (loop-IR
+// interpreter and LLVM host code) against the reference interpreter, bit for bit;
+// the requantisation's rounding and saturation against hand-computed values; bad
+// quantization parameters refused by name.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/graph/testing/graph_builder.h"
+#include "core/ops/testing/reference_check.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using testing::CheckAgainstReference;
+using testing::CheckOptions;
+
+const ir::DType kF32 = ir::DType::Float(32);
+const ir::DType kI32 = ir::DType::Int(32);
+const ir::DType kU8 = ir::DType::UInt(8);
+const ir::DType kS8 = ir::DType::Int(8);
+using Ints = std::vector<int64_t>;
+
+// Uniform 8-bit (or int32 in [-1000, 1000)) values over the type's whole range.
+graph::Tensor RandomInts(ir::DType t, const graph::Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  graph::Tensor x(t, shape);
+  int64_t lo = t == kU8 ? 0 : t == kS8 ? -128 : -1000, hi = t == kU8 ? 255 : t == kS8 ? 127 : 999;
+  for (int64_t i = 0; i < x.numel(); ++i) x.SetInt(i, std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+  return x;
+}
+
+graph::Tensor Scales(const std::vector<double>& v) {
+  return graph::Tensor::FromDoubles(kF32, v.size() == 1 ? graph::Shape{} : graph::Shape{int64_t(v.size())}, v);
+}
+
+graph::Tensor ZeroPoints(ir::DType t, const std::vector<int64_t>& v) {
+  return graph::Tensor::FromInts(t, v.size() == 1 ? graph::Shape{} : graph::Shape{int64_t(v.size())}, v);
+}
+
+// Every output must equal the reference exactly (integer outputs).
+CheckOptions Exact(std::map<std::string, graph::Tensor> inputs) {
+  CheckOptions o;
+  o.tolerance = 0;
+  o.inputs = std::move(inputs);
+  return o;
+}
+
+struct ConvCase {
+  ir::DType x_type, w_type;
+  Ints x_shape, w_shape;
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  bool per_channel;
+  bool constant_weights;
+};
+
+std::vector<ConvCase> ConvCases() {
+  return {
+      {kU8, kS8, {1, 8, 6, 7}, {16, 8, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}, true, true},
+      {kU8, kU8, {1, 4, 9, 9}, {8, 4, 3, 3}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{0, 1, 2, 1})}},
+       false, false},
+      {kS8, kS8, {2, 6, 5, 8}, {6, 1, 3, 3}, {{"group", Attribute(int64_t{6})}, {"pads", Attribute(Ints{1, 1, 1, 1})}},
+       true, true},  // depthwise
+      {kU8, kS8, {1, 8, 5, 5}, {4, 4, 1, 1}, {{"group", Attribute(int64_t{2})}}, true, false},
+      {kS8, kU8, {1, 3, 11}, {5, 3, 3}, {{"dilations", Attribute(Ints{2})}}, false, true},  // 1-D
+  };
+}
+
+TEST(QLinearTest, QLinearConvMatchesTheReferenceBitForBit) {
+  int index = 0;
+  for (const ConvCase& c : ConvCases()) {
+    for (ir::DType out : {kU8, kS8}) {
+      Graph g;
+      int64_t oc = c.w_shape[0];
+      std::vector<double> w_scale{0.004};
+      std::vector<int64_t> w_zp{c.w_type == kU8 ? 128 : 0};
+      if (c.per_channel) {
+        w_scale.clear();
+        w_zp.clear();
+        for (int64_t i = 0; i < oc; ++i) {
+          w_scale.push_back(0.002 + 0.0005 * i);
+          w_zp.push_back(c.w_type == kU8 ? 120 + i : static_cast<int64_t>(i % 5) - 2);
+        }
+      }
+      std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(c.x_type, c.x_shape, 10 + index)}};
+      g.AddInput("x", TensorType{c.x_type, c.x_shape});
+      g.AddConstant("xs", Scales({0.02}));
+      g.AddConstant("xz", ZeroPoints(c.x_type, {c.x_type == kU8 ? 131 : -3}));
+      graph::Tensor w = RandomInts(c.w_type, c.w_shape, 20 + index);
+      if (c.constant_weights) {
+        g.AddConstant("w", w);
+        g.AddConstant("ws", Scales(w_scale));
+        g.AddConstant("wz", ZeroPoints(c.w_type, w_zp));
+      } else {  // run-time weights and scales: the multiplier is computed in the kernel
+        g.AddInput("w", TensorType{c.w_type, c.w_shape});
+        g.AddInput("ws", TensorType{kF32, w_scale.size() == 1 ? graph::Shape{} : graph::Shape{oc}});
+        g.AddInput("wz", TensorType{c.w_type, w_zp.size() == 1 ? graph::Shape{} : graph::Shape{oc}});
+        inputs["w"] = w;
+        inputs["ws"] = Scales(w_scale);
+        inputs["wz"] = ZeroPoints(c.w_type, w_zp);
+      }
+      // A y_scale small enough that some outputs saturate at both ends.
+      g.AddConstant("ys", Scales({0.05}));
+      g.AddConstant("yz", ZeroPoints(out, {out == kU8 ? 100 : 5}));
+      g.AddConstant("b", RandomInts(kI32, {oc}, 30 + index));
+      Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, c.attrs);
+      Graph graph = Finish(g, {"y"});
+      EXPECT_TRUE(CheckAgainstReference(graph, Exact(inputs))) << "case " << index << " out " << out;
+      ++index;
+    }
+  }
+}
+
+TEST(QLinearTest, ConvIntegerMatchesTheReference) {
+  int index = 0;
+  for (const ConvCase& c : ConvCases()) {
+    Graph g;
+    g.AddInput("x", TensorType{c.x_type, c.x_shape});
+    g.AddInput("xz", TensorType{c.x_type, {}});
+    std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(c.x_type, c.x_shape, 40 + index)},
+                                                {"xz", ZeroPoints(c.x_type, {c.x_type == kU8 ? 7 : -9})}};
+    g.AddConstant("w", RandomInts(c.w_type, c.w_shape, 50 + index));
+    std::vector<int64_t> w_zp{c.w_type == kU8 ? 3 : -1};
+    if (c.per_channel) {
+      w_zp.clear();
+      for (int64_t i = 0; i < c.w_shape[0]; ++i) w_zp.push_back(i % 4);
+    }
+    g.AddConstant("wz", ZeroPoints(c.w_type, w_zp));
+    Add(&g, "ConvInteger", "conv", {"x", "w", "xz", "wz"}, {"y"}, c.attrs);
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), Exact(inputs))) << "case " << index;
+    ++index;
+  }
+}
+
+struct MatMulCase {
+  Ints a_shape, b_shape;
+  ir::DType a_type, b_type;
+  bool per_row_a, per_column_b, constant_b;
+};
+
+std::vector<MatMulCase> MatMulCases() {
+  return {
+      {{5, 24}, {24, 16}, kU8, kS8, false, true, true},
+      {{3, 7, 12}, {3, 12, 9}, kS8, kS8, true, false, false},
+      {{2, 4, 33}, {33, 32}, kU8, kU8, false, true, false},
+      {{24}, {24, 8}, kU8, kS8, false, true, true},  // 1-D a
+  };
+}
+
+TEST(QLinearTest, QLinearMatMulMatchesTheReferenceBitForBit) {
+  int index = 0;
+  for (const MatMulCase& c : MatMulCases()) {
+    for (ir::DType out : {kU8, kS8}) {
+      Graph g;
+      int64_t n = c.b_shape.back();
+      g.AddInput("a", TensorType{c.a_type, c.a_shape});
+      std::map<std::string, graph::Tensor> inputs{{"a", RandomInts(c.a_type, c.a_shape, 60 + index)}};
+      g.AddConstant("as", Scales({0.03}));
+      g.AddConstant("az", ZeroPoints(c.a_type, {c.a_type == kU8 ? 128 : 1}));
+      std::vector<double> b_scale{0.01};
+      std::vector<int64_t> b_zp{c.b_type == kU8 ? 125 : 0};
+      if (c.per_column_b) {
+        b_scale.clear();
+        b_zp.clear();
+        for (int64_t i = 0; i < n; ++i) {
+          b_scale.push_back(0.005 + 0.001 * i);
+          b_zp.push_back(c.b_type == kU8 ? 110 + i : i % 3);
+        }
+      }
+      graph::Tensor b = RandomInts(c.b_type, c.b_shape, 70 + index);
+      if (c.constant_b) {
+        g.AddConstant("b", b);
+      } else {
+        g.AddInput("b", TensorType{c.b_type, c.b_shape});
+        inputs["b"] = b;
+      }
+      g.AddConstant("bs", Scales(b_scale));
+      g.AddConstant("bz", ZeroPoints(c.b_type, b_zp));
+      g.AddInput("ys", TensorType{kF32, {}});  // a run-time output scale
+      inputs["ys"] = Scales({0.4});
+      g.AddConstant("yz", ZeroPoints(out, {out == kU8 ? 128 : -4}));
+      Add(&g, "QLinearMatMul", "qmm", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"});
+      EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), Exact(inputs))) << "case " << index << " out " << out;
+      ++index;
+    }
+  }
+}
+
+TEST(QLinearTest, MatMulIntegerMatchesTheReference) {
+  int index = 0;
+  for (const MatMulCase& c : MatMulCases()) {
+    Graph g;
+    int64_t m = c.a_shape.size() >= 2 ? c.a_shape[c.a_shape.size() - 2] : 1, n = c.b_shape.back();
+    g.AddInput("a", TensorType{c.a_type, c.a_shape});
+    g.AddInput("b", TensorType{c.b_type, c.b_shape});
+    std::map<std::string, graph::Tensor> inputs{{"a", RandomInts(c.a_type, c.a_shape, 80 + index)},
+                                                {"b", RandomInts(c.b_type, c.b_shape, 90 + index)}};
+    std::vector<int64_t> a_zp{c.a_type == kU8 ? 12 : -12}, b_zp{c.b_type == kU8 ? 200 : 3};
+    if (c.per_row_a) {
+      a_zp.clear();
+      for (int64_t i = 0; i < m; ++i) a_zp.push_back(i - 3);
+    }
+    if (c.per_column_b) {
+      b_zp.clear();
+      for (int64_t i = 0; i < n; ++i) b_zp.push_back(i % 7);
+    }
+    g.AddConstant("az", ZeroPoints(c.a_type, a_zp));
+    g.AddConstant("bz", ZeroPoints(c.b_type, b_zp));
+    Add(&g, "MatMulInteger", "mm", {"a", "b", "az", "bz"}, {"y"});
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), Exact(inputs))) << "case " << index;
+    ++index;
+  }
+}
+
+// a [1, 6] x b [6, 1] per element: y = saturate(round_half_even(a * 0.5) + zp), hand-computed.
+TEST(QLinearTest, RequantisationRoundsHalfToEvenAndSaturates) {
+  Graph g;
+  g.AddInput("a", TensorType{kU8, {6, 1}});
+  g.AddConstant("as", Scales({0.5}));
+  g.AddConstant("az", ZeroPoints(kU8, {0}));
+  g.AddConstant("b", graph::Tensor::FromInts(kS8, {1, 1}, {1}));
+  g.AddConstant("bs", Scales({1.0}));
+  g.AddConstant("bz", ZeroPoints(kS8, {0}));
+  g.AddConstant("ys", Scales({1.0}));
+  g.AddConstant("yz", ZeroPoints(kS8, {-2}));
+  Add(&g, "QLinearMatMul", "qmm", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"});
+  Graph graph = Finish(g, {"y"});
+  // 1.5 -> 2, 2.5 -> 2, 3.5 -> 4, 0.5 -> 0; 255 * 0.5 = 127.5 -> 128 - 2 = 126; 254 * 0.5 - 2 = 125.
+  std::map<std::string, graph::Tensor> in{{"a", graph::Tensor::FromInts(kU8, {6, 1}, {3, 5, 7, 1, 255, 254})}};
+  std::vector<int64_t> want{0, 0, 2, -2, 126, 125};
+  for (testing::Backend backend : {testing::Backend::kEval, testing::Backend::kLLVM}) {
+    auto got = testing::RunGroups(testing::Fuse(graph), in, backend, target::Target::Host());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got.at("y").GetInt(i), want[i]) << i;
+  }
+  // Saturation: a y_scale of 1/64 pushes 255 * 0.5 * 64 far above 127.
+  Graph sat = g;
+  sat.constants["ys"] = Scales({1.0 / 64});
+  auto got = testing::RunGroups(testing::Fuse(Finish(sat, {"y"})), in, testing::Backend::kLLVM, target::Target::Host());
+  EXPECT_EQ(got.at("y").GetInt(4), 127);
+  EXPECT_EQ(got.at("y").GetInt(0), 94);  // 1.5 * 64 - 2
+}
+
+TEST(QLinearTest, NonPositiveScalesAndMismatchedParametersAreRefusedByName) {
+  for (double bad : {0.0, -0.5}) {
+    Graph g;
+    g.AddInput("a", TensorType{kU8, {2, 4}});
+    g.AddConstant("as", Scales({0.5}));
+    g.AddConstant("az", ZeroPoints(kU8, {0}));
+    g.AddConstant("b", RandomInts(kS8, {4, 3}, 1));
+    g.AddConstant("bad_scale", Scales({0.1, bad, 0.2}));
+    g.AddConstant("bz", ZeroPoints(kS8, {0}));
+    g.AddConstant("ys", Scales({1.0}));
+    g.AddConstant("yz", ZeroPoints(kU8, {0}));
+    Add(&g, "QLinearMatMul", "qmm", {"a", "as", "az", "b", "bad_scale", "bz", "ys", "yz"}, {"y"});
+    Graph graph = testing::Fuse(Finish(g, {"y"}));
+    try {
+      LowerGroup(graph, graph.groups[0], target::Target::Host(), "k");
+      ADD_FAILURE() << "scale " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("bad_scale"), std::string::npos) << e.what();
+    }
+  }
+  // A per-channel zero point whose length is not the channel count.
+  Graph g;
+  g.AddInput("x", TensorType{kU8, {1, 2, 4, 4}});
+  g.AddConstant("w", RandomInts(kS8, {4, 2, 1, 1}, 2));
+  g.AddConstant("odd_zp", ZeroPoints(kS8, {0, 1, 2}));
+  Add(&g, "ConvInteger", "conv", {"x", "w", "", "odd_zp"}, {"y"});
+  Graph graph = testing::Fuse(Finish(g, {"y"}));
+  try {
+    LowerGroup(graph, graph.groups[0], target::Target::Host(), "k");
+    ADD_FAILURE() << "a 3-element zero point for 4 channels accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("odd_zp"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# QDQ int8 models (issue 17): ResNet-18 and MobileNetV2 quantized with PyTorch's static PTQ and exported
+# in QDQ form (tools/zoo/export_qdq_models.py), compiled with ./agate (the QDQ pass folds every conv and
+# the classifier into QLinearConv), run in the minimal runtime and compared with the reference
+# interpreter over the same graph passes (tools/zoo:interpret): equal bit for bit. The difference from the
+# float model before quantization is printed, and bounded loosely (a quarter of the largest float logit)
+# to catch a wrong scale, not to grade the quantization.
+# Prints its log and, as its last line, "<passed> <failed>".
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+cd "$ROOT"
+ZOO="${AGATE_ZOO:-$HOME/.cache/agate/zoo}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+models=(resnet18 mobilenet_v2)
+passed=0
+failed=0
+
+if ! /usr/bin/python3 tools/zoo/export_qdq_models.py --out "$ZOO" "${models[@]}" >"$WORK/export.log" 2>&1; then
+  echo "could not export the QDQ models"; tail -5 "$WORK/export.log"
+  echo "0 1"
+  exit 0
+fi
+bazel build --noshow_progress //tools/cli:agate //tools/zoo:interpret >/dev/null 2>&1 || {
+  echo "could not build the CLI and the interpreter"; echo "0 1"; exit 0; }
+AGATE="$ROOT/bazel-bin/tools/cli/agate"
+INTERPRET="$ROOT/bazel-bin/tools/zoo/interpret"
+for model in "${models[@]}"; do
+  stem="$ZOO/${model}_qdq"
+  if ! "$AGATE" compile "$stem.onnx" -o "$WORK/$model.agm" >"$WORK/compile.log" 2>&1; then
+    echo "FAIL $model: compile failed"; tail -3 "$WORK/compile.log"; failed=$((failed + 1)); continue
+  fi
+  if grep -q "stays float" "$WORK/compile.log"; then
+    echo "FAIL $model: a pattern was not folded:"; grep "stays float" "$WORK/compile.log" | head -3
+    failed=$((failed + 1)); continue
+  fi
+  if ! "$AGATE" run "$WORK/$model.agm" --inputs "$stem.inputs.npz" --outputs "$WORK/out.npz" >"$WORK/run.log" 2>&1; then
+    echo "FAIL $model: run failed"; tail -3 "$WORK/run.log"; failed=$((failed + 1)); continue
+  fi
+  if ! "$INTERPRET" "$stem.onnx" "$stem.inputs.npz" "$WORK/ref.npz" >"$WORK/interpret.log" 2>&1; then
+    echo "FAIL $model: the reference interpreter failed"; tail -3 "$WORK/interpret.log"; failed=$((failed + 1)); continue
+  fi
+  if /usr/bin/python3 - "$WORK/out.npz" "$WORK/ref.npz" "$stem" "$model" <<'PY'
+import sys
+import numpy as np
+got, ref = np.load(sys.argv[1])["output"], np.load(sys.argv[2])["output"]
+stem, model = sys.argv[3], sys.argv[4]
+fp32, torch_int8 = np.load(stem + ".fp32.npz")["output"], np.load(stem + ".torch_int8.npz")["output"]
+exact = got.dtype == ref.dtype and np.array_equal(got, ref)
+scale = float(np.abs(fp32).max())
+diff = float(np.abs(got - fp32).max())
+ok = exact and diff <= 0.25 * scale
+print(f"{'ok  ' if ok else 'FAIL'} {model}: compiled {'==' if exact else '!='} reference interpreter "
+      f"(max |diff| {float(np.abs(got - ref).max()):.3g}); vs fp32 max |diff| {diff:.3g} of max |fp32| {scale:.3g}, "
+      f"top-1 {'same' if got.argmax() == fp32.argmax() else 'differs'}; vs PyTorch's int8 model (onednn) "
+      f"max |diff| {float(np.abs(got - torch_int8).max()):.3g}")
+sys.exit(0 if ok else 1)
+PY
+  then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+echo "$passed $failed"
