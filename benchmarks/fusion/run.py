@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Fusion policies compared end to end (issue 14: the AGATF paper's Table 1 on our machine).
+
+For each model (batch 1, fp32, the zoo's ONNX export): `agate compile --fusion none|rule|all|adaptive`
+(adaptive: the policy shipped in core/fusion/policies, trained by tools/fusion/train_fusion.py on
+models NOT in this table), then `agate run --json --repeat RUNS` per thread count. The policies take
+turns (--rounds R: none, rule, all, adaptive, none, ...) and each figure is the median of the rounds'
+medians; the spread is the lowest and highest per-round median. Beside each time its ratio to rule
+(rule / policy: above 1 is faster than rule), the number of kernels and the compile time (wall clock
+of `agate compile`, import included). The FMA peak is measured at the start and the end of the run
+(benchmarks/harness peak) to show how loaded the machine was. Usage:
+  benchmarks/fusion/run.py [--models resnet50 ...] [--threads 1] [--runs 20] [--rounds 3] [--out benchmarks/fusion]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ZOO = os.path.expanduser("~/.cache/agate/zoo")
+AGATE = os.path.join(ROOT, "bazel-bin", "tools", "cli", "agate")
+PEAK = os.path.join(ROOT, "bazel-bin", "benchmarks", "harness", "peak")
+TARGET = "llvm -mcpu=native"
+# None of these is a training model of the shipped policy (tools/fusion/train_fusion.py TRAIN_MODELS).
+MODELS = ["resnet50", "vgg16", "inception_v3", "mobilenet_v2", "convnext_tiny", "swin_t", "vit_b_16", "bert_small",
+          "gpt2_small"]
+POLICIES = ["none", "rule", "all", "adaptive"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def peak():
+    text = run([PEAK])
+    return {int(t): float(g) for g, t in re.findall(r"([\d.]+) GFLOP/s \((\d) thread", text)}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", nargs="+", default=MODELS)
+    p.add_argument("--threads", nargs="+", type=int, default=[1])
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--policies", nargs="+", default=POLICIES)
+    p.add_argument("--out", help="write RESULTS.md and results.json into this folder")
+    a = p.parse_args()
+    run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"], cwd=ROOT)
+    peak_start = peak()
+    load_start = open("/proc/loadavg").read().split()[:3]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in a.models:
+            onnx = os.path.join(ZOO, model + ".onnx")
+            modules, kernels, compile_s = {}, {}, {}
+            for policy in a.policies:
+                module = os.path.join(tmp, f"{model}.{policy}.agm")
+                t0 = time.time()
+                summary = run([AGATE, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
+                compile_s[policy] = time.time() - t0
+                kernels[policy] = int(re.search(r"^kernels: (\d+)", summary, re.M).group(1))
+                modules[policy] = module
+            for t in a.threads:
+                rounds = {policy: [] for policy in a.policies}
+                for _ in range(a.rounds):
+                    for policy in a.policies:
+                        r = json.loads(run([AGATE, "run", modules[policy], "--json", "--repeat", str(a.runs),
+                                            "--threads", str(t)]))
+                        rounds[policy].append(r["median_ms"])
+                row = {"model": model, "threads": t, "ms": {}, "spread": {}, "kernels": kernels,
+                       "compile_s": compile_s}
+                for policy in a.policies:
+                    row["ms"][policy] = statistics.median(rounds[policy])
+                    row["spread"][policy] = [min(rounds[policy]), max(rounds[policy])]
+                rows.append(row)
+                print(model, t, {k: round(v, 2) for k, v in row["ms"].items()}, flush=True)
+    peak_end = peak()
+    load_end = open("/proc/loadavg").read().split()[:3]
+    md = report(a, rows, peak_start, peak_end, load_start, load_end)
+    print(md)
+    if a.out:
+        with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
+            f.write(md)
+        with open(os.path.join(a.out, "results.json"), "w") as f:
+            json.dump({"rows": rows, "peak_start": peak_start, "peak_end": peak_end, "runs": a.runs,
+                       "rounds": a.rounds}, f, indent=1)
+    return 0
+
+
+def report(a, rows, peak_start, peak_end, load_start, load_end):
+    lines = ["# Fusion policies end to end (`benchmarks/fusion/run.py`)", "",
+             f"Machine: {os.cpu_count()} cores; FMA peak at the start {peak_start} GFLOP/s, at the end {peak_end} "
+             f"(by thread count); load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end.",
+             f"Each time: median over {a.rounds} interleaved rounds of the median of {a.runs} runs "
+             "(`agate run --json`); in brackets the lowest and highest round median. "
+             "x rule = rule's time / the policy's (above 1: faster than rule).", ""]
+    head = "| model | threads | " + " | ".join(f"{p} ms | {p} x rule" for p in a.policies) + " | kernels (" + \
+        "/".join(a.policies) + ") | compile s (" + "/".join(a.policies) + ") |"
+    lines += [head, "|" + " --- |" * (2 + 2 * len(a.policies) + 2)]
+    for r in rows:
+        cells = []
+        for p in a.policies:
+            lo, hi = r["spread"][p]
+            cells.append(f"{r['ms'][p]:.2f} [{lo:.2f}-{hi:.2f}]")
+            cells.append(f"{r['ms']['rule'] / r['ms'][p]:.3f}" if "rule" in r["ms"] else "-")
+        lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(cells) + " | " +
+                     "/".join(str(r["kernels"][p]) for p in a.policies) + " | " +
+                     "/".join(f"{r['compile_s'][p]:.1f}" for p in a.policies) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
