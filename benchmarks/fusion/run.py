@@ -49,6 +49,9 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--policies", nargs="+", default=POLICIES)
     p.add_argument("--out", help="write RESULTS.md and results.json into this folder")
+    p.add_argument("--cache", help="keep compiled modules (and their compile time and kernel count) in this folder "
+                                   "and reuse them; --compile-only fills it")
+    p.add_argument("--compile-only", action="store_true")
     a = p.parse_args()
     run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"], cwd=ROOT)
     peak_start = peak()
@@ -59,12 +62,23 @@ def main():
             onnx = os.path.join(ZOO, model + ".onnx")
             modules, kernels, compile_s = {}, {}, {}
             for policy in a.policies:
-                module = os.path.join(tmp, f"{model}.{policy}.agm")
-                t0 = time.time()
-                summary = run([AGATE, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
-                compile_s[policy] = time.time() - t0
-                kernels[policy] = int(re.search(r"^kernels: (\d+)", summary, re.M).group(1))
+                module = os.path.join(a.cache or tmp, f"{model}.{policy}.agm")
+                info = module + ".json"
+                if a.cache and os.path.exists(module) and os.path.exists(info):
+                    with open(info) as f:
+                        kernels[policy], compile_s[policy] = json.load(f)
+                else:
+                    t0 = time.time()
+                    summary = run([AGATE, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
+                    compile_s[policy] = time.time() - t0
+                    kernels[policy] = int(re.search(r"^kernels: (\d+)", summary, re.M).group(1))
+                    with open(info, "w") as f:
+                        json.dump([kernels[policy], compile_s[policy]], f)
+                    print(f"compiled {model} --fusion {policy}: {kernels[policy]} kernels, {compile_s[policy]:.1f} s",
+                          flush=True)
                 modules[policy] = module
+            if a.compile_only:
+                continue
             for t in a.threads:
                 rounds = {policy: [] for policy in a.policies}
                 for _ in range(a.rounds):
@@ -79,6 +93,8 @@ def main():
                     row["spread"][policy] = [min(rounds[policy]), max(rounds[policy])]
                 rows.append(row)
                 print(model, t, {k: round(v, 2) for k, v in row["ms"].items()}, flush=True)
+    if a.compile_only:
+        return 0
     peak_end = peak()
     load_end = open("/proc/loadavg").read().split()[:3]
     md = report(a, rows, peak_start, peak_end, load_start, load_end)

@@ -99,6 +99,13 @@ FusionPolicy ParseFusionPolicy(const std::string& text, const std::string& targe
                                    "random,seed=N)";
 }
 
+std::string FusionPolicySyntaxError(const std::string& text) {
+  std::string name = text.substr(0, text.find(','));
+  for (const char* known : {"rule", "none", "all", "adaptive", "random"})
+    if (name == known) return "";
+  return "unknown fusion policy '" + text + "' (rule, none, all, adaptive[,policy=FILE][,fallback=rule], random,seed=N)";
+}
+
 const char* FusionPolicyName(const FusionPolicy& policy) {
   switch (policy.kind) {
     case FusionPolicy::kRule: return "rule";

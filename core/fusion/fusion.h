@@ -64,6 +64,9 @@ inline bool operator!=(const FusionPolicy& a, const FusionPolicy& b) { return !(
 // then a warning says so and the policy is `rule`.
 FusionPolicy ParseFusionPolicy(const std::string& text, const std::string& target = "");
 const char* FusionPolicyName(const FusionPolicy& policy);
+// Empty when `text` names a known policy (the part before its first comma); otherwise what is
+// wrong. The command line validates flags with it before anything is loaded.
+std::string FusionPolicySyntaxError(const std::string& text);
 
 // A grouping decision: node indices per group (any order; MakeGroups sorts).
 using Partition = std::vector<std::vector<int>>;

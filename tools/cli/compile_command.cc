@@ -118,6 +118,7 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--fusion", flags->fusion,
                   "operator fusion policy: rule, none, all, adaptive[,policy=FILE][,fallback=rule] or random,seed=N")
+      ->check(CLI::Validator(fusion::FusionPolicySyntaxError, "POLICY"))
       ->capture_default_str();
   cmd->add_option("--opt-level", flags->opt_level, "0: no fusion; 1-3: every graph pass")
       ->check(CLI::Range(0, 3))

@@ -219,6 +219,7 @@ CommandRunner RegisterInspectCommand(CLI::App& app) {
   cmd->add_option("--target", flags->target, "target to plan kernels for (models only)")->capture_default_str();
   cmd->add_option("--fusion", flags->fusion,
                   "fusion policy (models only): rule, none, all, adaptive[,policy=FILE][,fallback=rule] or random,seed=N")
+      ->check(CLI::Validator(fusion::FusionPolicySyntaxError, "POLICY"))
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes (models only)");
   return [flags] { return RunInspect(*flags); };

@@ -247,6 +247,7 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--fusion", flags->fusion,
                   "operator fusion policy (as for compile): rule, none, all, adaptive[,policy=FILE][,fallback=rule] or random,seed=N")
+      ->check(CLI::Validator(fusion::FusionPolicySyntaxError, "POLICY"))
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes: name:1x3x224x224[,name2:...]");
   cmd->add_option("--seed", flags->seed, "seed of the random choices")->capture_default_str();
