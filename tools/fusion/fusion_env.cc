@@ -11,11 +11,13 @@
 //       the compiler makes under POLICY (any --fusion text), in kernel order (group i
 //       is kernel k<i>_...), each with its explicit cost terms (group_terms.h).
 //   fusion_env MODEL.onnx [--target T] --interactive
-//       first line: the features; then, per decision, {"seed": s, "chain": [...]};
+//       first line: the features and each operator's terms as a group of its own; then, per decision, {"seed": s, "chain": [...]};
 //       it reads the action k (one integer per line) and answers with the closed
-//       group and its terms plus the next decision, until {"done": true}.
+//       group and its terms plus the next decision, until {"done": true}; -1 starts
+//       a new episode (answered with the first decision).
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -103,19 +105,27 @@ int Run(int argc, char** argv) {
     std::cout << "]}\n";
     return 0;
   }
-  std::cout << "{" << FeaturesJson(graph, g) << "}\n";
-  fusion::GranularityWalk walk(graph);
+  // Each operator alone as a group: the trainer's baseline for its rewards.
+  std::cout << "{" << FeaturesJson(graph, g) << ",\"singletons\":[";
+  for (int v = 0; v < g.size(); ++v) std::cout << (v ? "," : "") << Floats(fusion::GroupTerms(graph, g, {v}, target));
+  std::cout << "]}\n";
+  auto walk = std::make_unique<fusion::GranularityWalk>(graph);
   std::string prefix;
   while (true) {
-    if (walk.Done()) {
+    if (walk->Done()) {
       std::cout << "{" << prefix << "\"done\":true}" << std::endl;
-      return 0;
+    } else {
+      std::cout << "{" << prefix << "\"seed\":" << walk->Seed() << ",\"chain\":" << Ints(walk->Chain()) << "}"
+                << std::endl;
     }
-    std::cout << "{" << prefix << "\"seed\":" << walk.Seed() << ",\"chain\":" << Ints(walk.Chain()) << "}"
-              << std::endl;
     int k = 0;
-    if (!(std::cin >> k)) return 0;  // the trainer ended the episode
-    std::vector<int> closed = walk.Apply(k);
+    if (!(std::cin >> k)) return 0;  // the trainer is done
+    prefix.clear();
+    if (k < 0 || walk->Done()) {  // -1 (or anything after the end): a new episode
+      walk = std::make_unique<fusion::GranularityWalk>(graph);
+      continue;
+    }
+    std::vector<int> closed = walk->Apply(k);
     prefix = "\"closed\":" + GroupJson(graph, g, closed, target) + ",";
   }
 }

@@ -14,7 +14,9 @@ benchmarks/fusion evaluates):
                 (core/fusion/group_terms.h),
             (3) a DQN (experience replay, a target network, double-Q targets) whose state is the
                 legal walk's decision (core/fusion/adaptive_fusion.h), whose actions are the
-                granularities and whose reward is minus the cost model's predicted group latency;
+                granularities and whose reward is the cost model's predicted time the group saves
+                against its operators run alone (shaped: summed over an episode it is minus the
+                predicted model latency plus a constant);
                 episodes run through fusion_env --interactive, so the legal actions are the
                 compiler's own.
             Writes the policy file (encoder + Q network, text). It refuses to overwrite an existing
@@ -231,8 +233,10 @@ class Env:
     def __init__(self, model):
         self.model = model
         self.proc = None
+        self.started = False
         first = self._start()
         self.features = np.array(first["features"], dtype=np.float64)
+        self.singletons = first["singletons"]
 
     def _start(self):
         if self.proc:
@@ -243,8 +247,10 @@ class Env:
         return json.loads(self.proc.stdout.readline())
 
     def reset(self):
-        self._start()
-        return json.loads(self.proc.stdout.readline())
+        if not self.started:
+            self.started = True
+            return json.loads(self.proc.stdout.readline())
+        return self.step(-1)
 
     def step(self, k):
         self.proc.stdin.write(f"{k}\n")
@@ -286,8 +292,14 @@ def train_dqn(torch, models, encoder, cost, episodes, seed=1):
     opt = torch.optim.Adam(q.parameters(), lr=1e-3)
     replay, steps = [], 0
 
+    cache = {}
+
     def predicted_ms(model, closed):
-        return math.exp(cost.predict(group_features(embs[model], closed["nodes"], closed["terms"])[None, :])[0])
+        key = (model, tuple(closed["nodes"]))
+        if key not in cache:
+            x = group_features(embs[model], closed["nodes"], closed["terms"])[None, :]
+            cache[key] = math.exp(cost.predict(x)[0])
+        return cache[key]
 
     def run_episode(env, epsilon, learn):
         nonlocal steps
@@ -304,13 +316,17 @@ def train_dqn(torch, models, encoder, cost, episodes, seed=1):
                     k = int(torch.argmax(q(torch.tensor(s, dtype=torch.float32))[:legal]))
             nd = env.step(k)
             ms = predicted_ms(env.model, nd["closed"])
+            # Shaped reward: the time the group saves against running each of its operators alone. Summed over
+            # an episode it is (time with no fusion - time of the episode's grouping), so the optimal policy is
+            # unchanged, but a join is credited when it is made, not when the skipped kernels never come.
+            alone = sum(predicted_ms(env.model, {"nodes": [v], "terms": env.singletons[v]})
+                        for v in nd["closed"]["nodes"])
             total += ms
             groups += 1
             done = bool(nd.get("done"))
             s2 = state_of(emb, nd) if not done else np.zeros_like(s)
             legal2 = len(nd["chain"]) + 1 if not done else 1
-            # Reward: minus the group's predicted time, relative to the model's scale (ms / 1 ms).
-            replay.append((s, k, -ms, s2, legal2, done))
+            replay.append((s, k, alone - ms, s2, legal2, done))
             if len(replay) > 50000:
                 replay.pop(0)
             if learn and len(replay) >= 256:
@@ -368,7 +384,8 @@ def write_policy(path, encoder, qnet, n_features):
 def train(a):
     import torch
     torch.set_num_threads(1)
-    records = [json.loads(l) for l in open(a.data)]
+    with open(a.data) as f:
+        records = [json.loads(line) for line in f]
     records = [r for r in records if r["model"] in a.models]
     assert records, f"no records for {a.models} in {a.data}"
     if os.path.exists(a.out) and not a.force:
