@@ -52,8 +52,10 @@ def main():
     p.add_argument("--cache", help="keep compiled modules (and their compile time and kernel count) in this folder "
                                    "and reuse them; --compile-only fills it")
     p.add_argument("--compile-only", action="store_true")
+    p.add_argument("--agate", default=AGATE, help="the agate binary (default: bazel-bin's, built first)")
     a = p.parse_args()
     run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"], cwd=ROOT)
+    agate = a.agate
     peak_start = peak()
     load_start = open("/proc/loadavg").read().split()[:3]
     rows = []
@@ -69,7 +71,7 @@ def main():
                         kernels[policy], compile_s[policy] = json.load(f)
                 else:
                     t0 = time.time()
-                    summary = run([AGATE, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
+                    summary = run([agate, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
                     compile_s[policy] = time.time() - t0
                     kernels[policy] = int(re.search(r"^kernels: (\d+)", summary, re.M).group(1))
                     with open(info, "w") as f:
@@ -83,7 +85,7 @@ def main():
                 rounds = {policy: [] for policy in a.policies}
                 for _ in range(a.rounds):
                     for policy in a.policies:
-                        r = json.loads(run([AGATE, "run", modules[policy], "--json", "--repeat", str(a.runs),
+                        r = json.loads(run([agate, "run", modules[policy], "--json", "--repeat", str(a.runs),
                                             "--threads", str(t)]))
                         rounds[policy].append(r["median_ms"])
                 row = {"model": model, "threads": t, "ms": {}, "spread": {}, "kernels": kernels,
