@@ -81,6 +81,7 @@ def main():
                 modules[policy] = module
             if a.compile_only:
                 continue
+            errors = {policy: reference_error(agate, model, modules[policy], tmp) for policy in a.policies}
             for t in a.threads:
                 rounds = {policy: [] for policy in a.policies}
                 for _ in range(a.rounds):
@@ -89,7 +90,7 @@ def main():
                                             "--threads", str(t)]))
                         rounds[policy].append(r["median_ms"])
                 row = {"model": model, "threads": t, "ms": {}, "spread": {}, "kernels": kernels,
-                       "compile_s": compile_s}
+                       "compile_s": compile_s, "max_rel_error": errors}
                 for policy in a.policies:
                     row["ms"][policy] = statistics.median(rounds[policy])
                     row["spread"][policy] = [min(rounds[policy]), max(rounds[policy])]
@@ -110,6 +111,16 @@ def main():
     return 0
 
 
+def reference_error(agate, model, module, tmp):
+    """Largest |agate - PyTorch| / max |PyTorch| over the outputs, on the zoo's inputs."""
+    import numpy as np
+    out = os.path.join(tmp, "out.npz")
+    run([agate, "run", module, "--inputs", os.path.join(ZOO, model + ".inputs.npz"), "--outputs", out])
+    got, ref = np.load(out), np.load(os.path.join(ZOO, model + ".reference.npz"))
+    return max(float(np.max(np.abs(got[k].astype(np.float64) - ref[k])) / (np.max(np.abs(ref[k])) + 1e-12))
+               for k in ref.files)
+
+
 def report(a, rows, peak_start, peak_end, load_start, load_end):
     lines = ["# Fusion policies end to end (`benchmarks/fusion/run.py`)", "",
              f"Machine: {os.cpu_count()} cores; FMA peak at the start {peak_start} GFLOP/s, at the end {peak_end} "
@@ -118,8 +129,8 @@ def report(a, rows, peak_start, peak_end, load_start, load_end):
              "(`agate run --json`); in brackets the lowest and highest round median. "
              "x rule = rule's time / the policy's (above 1: faster than rule).", ""]
     head = "| model | threads | " + " | ".join(f"{p} ms | {p} x rule" for p in a.policies) + " | kernels (" + \
-        "/".join(a.policies) + ") | compile s (" + "/".join(a.policies) + ") |"
-    lines += [head, "|" + " --- |" * (2 + 2 * len(a.policies) + 2)]
+        "/".join(a.policies) + ") | compile s (" + "/".join(a.policies) + ") | max rel. error vs PyTorch |"
+    lines += [head, "|" + " --- |" * (2 + 2 * len(a.policies) + 3)]
     for r in rows:
         cells = []
         for p in a.policies:
@@ -128,7 +139,8 @@ def report(a, rows, peak_start, peak_end, load_start, load_end):
             cells.append(f"{r['ms']['rule'] / r['ms'][p]:.3f}" if "rule" in r["ms"] else "-")
         lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(cells) + " | " +
                      "/".join(str(r["kernels"][p]) for p in a.policies) + " | " +
-                     "/".join(f"{r['compile_s'][p]:.1f}" for p in a.policies) + " |")
+                     "/".join(f"{r['compile_s'][p]:.1f}" for p in a.policies) + " | " +
+                     f"{max(r['max_rel_error'].values()):.1e} |")
     return "\n".join(lines) + "\n"
 
 
