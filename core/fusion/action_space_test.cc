@@ -129,13 +129,14 @@ TEST(ActionSpaceTest, ChainsOfferRuleLikeGroupsAndMaskTheRest) {
 }
 
 TEST(ActionSpaceTest, APathThroughAnotherGroupIsMasked) {
-  // a -> b -> d and a -> c -> d: with b left out, joining d to {a, c} would make a cycle.
+  // a -> b -> b2 -> d and a -> c -> d: with b, b2 left out, joining d to {a, c} would make a cycle.
   Graph g;
   g.AddInput("x", TensorType{DType::Float(32), {2, 6}});
   Add(&g, "Relu", "a", {"x"}, {"a"});
-  Add(&g, "Softmax", "b", {"a"}, {"b"});  // opaque: cannot join, so it sits between
+  Add(&g, "Softmax", "b", {"a"}, {"b"});  // opaque: cannot join, so the path leaves the group
+  Add(&g, "Softmax", "b2", {"b"}, {"b2"});
   Add(&g, "Neg", "c", {"a"}, {"c"});
-  Add(&g, "Add", "d", {"b", "c"}, {"y"});
+  Add(&g, "Add", "d", {"b2", "c"}, {"y"});
   g = Finish(g, {"y"});
   GranularityWalk walk(g);
   ASSERT_EQ(walk.Chain().size(), 1u);
