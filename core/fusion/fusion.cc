@@ -4,8 +4,11 @@
 #include <deque>
 #include <set>
 
+#include "core/fusion/adaptive_fusion.h"
 #include "core/fusion/node_graph.h"
 #include "core/support/error.h"
+#include "core/support/logging.h"
+#include "core/support/parse_int.h"
 
 namespace agate {
 namespace fusion {
@@ -13,18 +16,103 @@ namespace fusion {
 using graph::FusedGroup;
 using graph::OpKind;
 
-FusionPolicy ParseFusionPolicy(const std::string& text) {
-  if (text == "rule") return FusionPolicy::kRule;
-  if (text == "none") return FusionPolicy::kNone;
-  if (text == "all") return FusionPolicy::kAll;
-  AGATE_THROW(kInvalidArgument) << "unknown fusion policy '" << text << "' (expected rule, none or all)";
+namespace {
+
+// "adaptive" options: policy=FILE, fallback=rule.
+FusionPolicy ParseAdaptive(const std::string& text, const std::vector<std::string>& options,
+                           const std::string& target_text) {
+  std::string file;
+  bool fallback_rule = false;
+  for (const std::string& option : options) {
+    if (option.rfind("policy=", 0) == 0 && option.size() > 7) {
+      file = option.substr(7);
+    } else if (option == "fallback=rule") {
+      fallback_rule = true;
+    } else {
+      AGATE_THROW(kInvalidArgument) << "fusion policy '" << text << "': unknown option '" << option
+                                    << "' (adaptive takes policy=FILE and fallback=rule)";
+    }
+  }
+  target::Target target = target_text.empty() ? target::Target::Host() : target::Target::Parse(target_text);
+  FusionPolicy policy(FusionPolicy::kAdaptive);
+  policy.text = text;
+  try {
+    if (file.empty()) {
+      policy.adaptive = ShippedAdaptivePolicy(target);
+      AGATE_REQUIRE(policy.adaptive != nullptr, kNotFound)
+          << "no shipped adaptive fusion policy fits target '" << target
+          << "' (shipped: x86_64 avx512f; give one with adaptive,policy=FILE)";
+    } else {
+      policy.adaptive = LoadAdaptivePolicy(file);
+      AGATE_REQUIRE(policy.adaptive->Fits(target), kVersionMismatch)
+          << "fusion policy '" << file << "' was trained for '" << policy.adaptive->TargetText()
+          << "', not for target '" << target << "'";
+    }
+  } catch (const Error& e) {
+    if (!fallback_rule || e.code() == StatusCode::kInternal) throw;
+    AGATE_LOG(WARNING) << e.message() << "; fusion falls back to rule (fallback=rule)";
+    FusionPolicy rule(FusionPolicy::kRule);
+    rule.text = text;
+    return rule;
+  }
+  return policy;
 }
 
-const char* FusionPolicyName(FusionPolicy policy) {
-  switch (policy) {
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+bool operator==(const FusionPolicy& a, const FusionPolicy& b) {
+  return a.kind == b.kind && a.seed == b.seed && a.adaptive == b.adaptive && a.text == b.text;
+}
+
+FusionPolicy ParseFusionPolicy(const std::string& text, const std::string& target) {
+  std::vector<std::string> parts = SplitCommas(text);
+  std::vector<std::string> options(parts.begin() + 1, parts.end());
+  const std::string& name = parts[0];
+  if (options.empty()) {
+    if (name == "rule") return FusionPolicy::kRule;
+    if (name == "none") return FusionPolicy::kNone;
+    if (name == "all") return FusionPolicy::kAll;
+  }
+  if (name == "adaptive") return ParseAdaptive(text, options, target);
+  if (name == "random" && options.size() == 1 && options[0].rfind("seed=", 0) == 0) {
+    int64_t seed = 0;
+    AGATE_REQUIRE(ParseInt64(options[0].substr(5), &seed) && seed >= 0, kInvalidArgument)
+        << "fusion policy '" << text << "': the seed is not a non-negative integer";
+    FusionPolicy policy(FusionPolicy::kRandom);
+    policy.seed = static_cast<uint64_t>(seed);
+    policy.text = text;
+    return policy;
+  }
+  AGATE_THROW(kInvalidArgument) << "unknown fusion policy '" << text
+                                << "' (expected rule, none, all, adaptive[,policy=FILE][,fallback=rule] or "
+                                   "random,seed=N)";
+}
+
+std::string FusionPolicySyntaxError(const std::string& text) {
+  std::string name = text.substr(0, text.find(','));
+  for (const char* known : {"rule", "none", "all", "adaptive", "random"})
+    if (name == known) return "";
+  return "unknown fusion policy '" + text + "' (rule, none, all, adaptive[,policy=FILE][,fallback=rule], random,seed=N)";
+}
+
+const char* FusionPolicyName(const FusionPolicy& policy) {
+  switch (policy.kind) {
     case FusionPolicy::kRule: return "rule";
     case FusionPolicy::kNone: return "none";
     case FusionPolicy::kAll: return "all";
+    case FusionPolicy::kAdaptive: return "adaptive";
+    case FusionPolicy::kRandom: return "random";
   }
   return "?";
 }
@@ -35,11 +123,16 @@ Partition PartitionNone(const graph::Graph& graph) {
   return partition;
 }
 
-Partition PartitionWith(const graph::Graph& graph, FusionPolicy policy) {
-  switch (policy) {
+Partition PartitionWith(const graph::Graph& graph, const FusionPolicy& policy) {
+  switch (policy.kind) {
     case FusionPolicy::kRule: return PartitionRule(graph);
     case FusionPolicy::kNone: return PartitionNone(graph);
     case FusionPolicy::kAll: return PartitionAll(graph);
+    case FusionPolicy::kAdaptive:
+      AGATE_REQUIRE(policy.adaptive != nullptr, kInvalidArgument)
+          << "fusion policy adaptive without a loaded policy (use ParseFusionPolicy)";
+      return PartitionAdaptive(graph, *policy.adaptive);
+    case FusionPolicy::kRandom: return PartitionRandom(graph, policy.seed);
   }
   return PartitionNone(graph);
 }
@@ -126,7 +219,7 @@ graph::Graph FuseOperators(const graph::Graph& graph, const PartitionFn& policy)
   return result;
 }
 
-graph::Graph FuseOperators(const graph::Graph& graph, FusionPolicy policy) {
+graph::Graph FuseOperators(const graph::Graph& graph, const FusionPolicy& policy) {
   return FuseOperators(graph, [policy](const graph::Graph& g) { return PartitionWith(g, policy); });
 }
 

@@ -120,6 +120,11 @@ expect "no module for hostile models" no_file_like "$TMP" h.agm
 check "bad target is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --target "llvm -mtriple=nonsense-arch"
 check "unknown flag is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --bogus
 check "bad fusion value is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/x.agm" --fusion sideways
+check "missing adaptive policy file is exit 1" 1 "$AGATE" compile "$MODEL" -o "$TMP/p.agm" --fusion adaptive,policy="$TMP/none.policy"
+expect_in "the policy file is named" "$TMP/err.txt" "none.policy"
+expect "no module without its policy" no_file_like "$TMP" p.agm
+check "adaptive falls back to rule when asked" 0 "$AGATE" compile "$MODEL" -o "$TMP/p.agm" --fusion adaptive,policy="$TMP/none.policy",fallback=rule
+expect_in "the fallback is said" "$TMP/err.txt" "falls back to rule"
 check "unknown command is exit 2" 2 "$AGATE" frobnicate
 expect_in "the unknown command is named" "$TMP/err.txt" "unknown command 'frobnicate'"
 head -c 2000 "$TMP/demo.agm" > "$TMP/cut.agm"

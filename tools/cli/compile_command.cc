@@ -1,4 +1,4 @@
-// agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all] [--opt-level N]
+// agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all|adaptive[,...]] [--opt-level N]
 //               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
 #include <iostream>
@@ -119,7 +119,7 @@ int RunCompile(const CompileFlags& flags) {
   compiler::CompileOptions options;
   options.target = flags.target;
   WarnIfNative(flags.target);
-  options.fusion = fusion::ParseFusionPolicy(flags.fusion);
+  options.fusion = fusion::ParseFusionPolicy(flags.fusion, flags.target);
   options.opt_level = flags.opt_level;
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   options.dump_ir_dir = flags.dump_ir;
@@ -193,8 +193,9 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("-o,--output", flags->output, "the module to write (.agm)");
   cmd->add_option("--target", flags->target, "target, e.g. \"llvm -mcpu=native\", \"llvm -mtriple=aarch64-linux-gnu\", \"c\", \"cuda -arch=sm_80\"")
       ->capture_default_str();
-  cmd->add_option("--fusion", flags->fusion, "operator fusion policy")
-      ->check(CLI::IsMember({"rule", "none", "all"}))
+  cmd->add_option("--fusion", flags->fusion,
+                  "operator fusion policy: rule, none, all, adaptive[,policy=FILE][,fallback=rule] or random,seed=N")
+      ->check(CLI::Validator(fusion::FusionPolicySyntaxError, "POLICY"))
       ->capture_default_str();
   cmd->add_option("--opt-level", flags->opt_level, "0: no fusion; 1-3: every graph pass")
       ->check(CLI::Range(0, 3))

@@ -77,7 +77,7 @@ void InspectModel(const InspectFlags& flags) {
   onnx_frontend::ImportOptions import;
   compiler::CompileOptions options;
   options.target = flags.target;
-  options.fusion = fusion::ParseFusionPolicy(flags.fusion);
+  options.fusion = fusion::ParseFusionPolicy(flags.fusion, flags.target);
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   compiler::CompileResult result = ImportAndCompile(flags.path, import, options);
   const graph::Graph& g = result.graph;
@@ -220,8 +220,9 @@ CommandRunner RegisterInspectCommand(CLI::App& app) {
   cmd->add_option("path", flags->path, "a model (.onnx) or module")->required()->check(CLI::ExistingFile);
   cmd->add_option("--dot", flags->dot, "write the fused graph as Graphviz (models only)");
   cmd->add_option("--target", flags->target, "target to plan kernels for (models only)")->capture_default_str();
-  cmd->add_option("--fusion", flags->fusion, "fusion policy (models only)")
-      ->check(CLI::IsMember({"rule", "none", "all"}))
+  cmd->add_option("--fusion", flags->fusion,
+                  "fusion policy (models only): rule, none, all, adaptive[,policy=FILE][,fallback=rule] or random,seed=N")
+      ->check(CLI::Validator(fusion::FusionPolicySyntaxError, "POLICY"))
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes (models only)");
   return [flags] { return RunInspect(*flags); };

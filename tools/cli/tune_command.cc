@@ -121,7 +121,7 @@ int RunTune(const TuneFlags& flags) {
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
   compiler::CompileOptions compile;
   compile.target = flags.target;
-  compile.fusion = fusion::ParseFusionPolicy(flags.fusion);
+  compile.fusion = fusion::ParseFusionPolicy(flags.fusion, flags.target);
   target::Target target = target::Target::Parse(flags.target);
   autotune::RequireMeasurableTarget(target);  // before the records file is read or created
   std::string target_text = target.ToString();
@@ -245,8 +245,9 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
                   "cache state of each timed run: network (LLC flushed, inputs re-read: as inside the model), warm, cold")
       ->check(CLI::IsMember({"network", "warm", "cold"}))
       ->capture_default_str();
-  cmd->add_option("--fusion", flags->fusion, "operator fusion policy (as for compile)")
-      ->check(CLI::IsMember({"rule", "none", "all"}))
+  cmd->add_option("--fusion", flags->fusion,
+                  "operator fusion policy (as for compile): rule, none, all, adaptive[,policy=FILE][,fallback=rule] or random,seed=N")
+      ->check(CLI::Validator(fusion::FusionPolicySyntaxError, "POLICY"))
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes: name:1x3x224x224[,name2:...]");
   cmd->add_option("--seed", flags->seed, "seed of the random choices")->capture_default_str();

@@ -1,0 +1,148 @@
+#include "core/fusion/action_space.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "core/fusion/adaptive_fusion.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace fusion {
+namespace {
+
+using graph::DType;
+using graph::Graph;
+using graph::OpKind;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::GroupNames;
+using graph::testing::RandomTensor;
+using Groups = std::vector<std::vector<std::string>>;
+
+// A residual block with a downsample branch, a depthwise-separable pair, a
+// reduction tail, an opaque softmax, a transpose into a matmul and an expanding
+// broadcast: every legality rule of the walk has something to refuse here.
+Graph MixedGraph() {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {1, 8, 6, 6}});
+  g.AddInput("wide", TensorType{DType::Float(32), {2, 8, 6, 6}});
+  g.AddConstant("w1", RandomTensor({8, 8, 3, 3}, 1, -0.2, 0.2));
+  g.AddConstant("w2", RandomTensor({8, 8, 1, 1}, 2, -0.2, 0.2));
+  g.AddConstant("wd", RandomTensor({8, 1, 3, 3}, 3, -0.2, 0.2));
+  g.AddConstant("wp", RandomTensor({8, 8, 1, 1}, 4, -0.2, 0.2));
+  g.AddConstant("m", RandomTensor({6, 6}, 5));
+  const std::vector<int64_t> pads = {1, 1, 1, 1};
+  Add(&g, "Conv", "conv1", {"x", "w1"}, {"c1"}, {{"pads", pads}});
+  Add(&g, "Relu", "relu1", {"c1"}, {"r1"});
+  Add(&g, "Conv", "down", {"x", "w2"}, {"d"});
+  Add(&g, "Add", "res", {"r1", "d"}, {"s"});
+  Add(&g, "Relu", "relu2", {"s"}, {"r2"});
+  Add(&g, "Conv", "dw", {"r2", "wd"}, {"c3"}, {{"pads", pads}, {"group", int64_t{8}}});
+  Add(&g, "Clip", "relu6", {"c3"}, {"r3"});
+  Add(&g, "Conv", "pw", {"r3", "wp"}, {"c4"});
+  Add(&g, "Add", "expand", {"c4", "wide"}, {"e"});
+  Add(&g, "Sigmoid", "sig", {"e"}, {"sg"});
+  Add(&g, "ReduceMean", "mean", {"sg"}, {"mn"}, {{"axes", std::vector<int64_t>{1}}});
+  Add(&g, "Softmax", "soft", {"mn"}, {"sm"});
+  Add(&g, "Transpose", "tr", {"sm"}, {"t"}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  Add(&g, "MatMul", "mm", {"t", "m"}, {"mo"});
+  Add(&g, "Tanh", "tanh", {"mo"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+bool IsAnchor(OpKind kind) { return kind == OpKind::kReduction || kind == OpKind::kOutEWiseFusable; }
+
+// Every property the walk promises, checked on the final partition.
+void ExpectLegal(const Graph& graph, const Partition& partition) {
+  std::vector<graph::FusedGroup> groups;
+  ASSERT_NO_THROW(groups = MakeGroups(graph, partition));  // covers every node once, convex
+  NodeGraph g(graph);
+  for (const graph::FusedGroup& group : groups) {
+    int anchors = 0;
+    for (int v : group.nodes) {
+      anchors += IsAnchor(g.kinds[v]) ? 1 : 0;
+      if (g.kinds[v] == OpKind::kOpaque) EXPECT_EQ(group.nodes.size(), 1u) << graph.nodes[v].name;
+    }
+    EXPECT_LE(anchors, 1);
+    if (group.anchor >= 0 && g.kinds[group.anchor] == OpKind::kOutEWiseFusable) {
+      const graph::Shape& shape = graph.TypeOf(graph.nodes[group.anchor].outputs[0]).shape;
+      for (int v : group.nodes) {
+        if (v == group.anchor || graph.nodes[v].op == "Transpose") continue;
+        EXPECT_GT(v, group.anchor) << "a producer inlined into " << graph.nodes[group.anchor].name;
+        EXPECT_LE(g.kinds[v], OpKind::kBroadcast) << graph.nodes[v].name;
+        EXPECT_EQ(graph.TypeOf(graph.nodes[v].outputs[0]).shape, shape) << graph.nodes[v].name;
+      }
+    }
+  }
+}
+
+TEST(ActionSpaceTest, RandomActionSequencesNeverProduceAnIllegalGroup) {
+  Graph graph = MixedGraph();
+  std::set<Groups> seen;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Partition partition = PartitionRandom(graph, seed);
+    ExpectLegal(graph, partition);
+    seen.insert(GroupNames(FuseOperators(graph, [&](const Graph&) { return partition; })));
+  }
+  EXPECT_GT(seen.size(), 10u);  // the walk really offers choices
+}
+
+TEST(ActionSpaceTest, ChainsOfferRuleLikeGroupsAndMaskTheRest) {
+  Graph graph = MixedGraph();
+  GranularityWalk walk(graph);
+  auto names = [&](const std::vector<int>& nodes) {
+    std::vector<std::string> out;
+    for (int v : nodes) out.push_back(graph.nodes[v].name);
+    return out;
+  };
+  // conv1 may take relu1 and, past the independent downsample conv, the residual add and relu.
+  EXPECT_EQ(graph.nodes[walk.Seed()].name, "conv1");
+  EXPECT_EQ(names(walk.Chain()), (std::vector<std::string>{"relu1", "res", "relu2"}));
+  EXPECT_EQ(names(walk.Apply(1)), (std::vector<std::string>{"conv1", "relu1"}));
+  // The downsample conv may take the add only if relu1's group is closed: it is, so res and relu2 join.
+  EXPECT_EQ(graph.nodes[walk.Seed()].name, "down");
+  EXPECT_EQ(names(walk.Chain()), (std::vector<std::string>{"res", "relu2"}));
+  walk.Apply(2);
+  // Depthwise into pointwise is masked (one anchor per kernel); the clip may join.
+  EXPECT_EQ(graph.nodes[walk.Seed()].name, "dw");
+  EXPECT_EQ(names(walk.Chain()), (std::vector<std::string>{"relu6"}));
+  walk.Apply(1);
+  // The expanding broadcast would recompute the pointwise conv per copy: masked.
+  EXPECT_EQ(graph.nodes[walk.Seed()].name, "pw");
+  EXPECT_TRUE(walk.Chain().empty());
+  walk.Apply(0);
+  // expand + sigmoid may run ahead of the reduction as its inlined producers.
+  EXPECT_EQ(names(walk.Chain()), (std::vector<std::string>{"sig", "mean"}));
+  walk.Apply(2);
+  EXPECT_EQ(graph.nodes[walk.Seed()].name, "soft");  // opaque: never joins
+  EXPECT_TRUE(walk.Chain().empty());
+  walk.Apply(0);
+  EXPECT_EQ(names(walk.Chain()), (std::vector<std::string>{"mm", "tanh"}));  // the transpose into its product
+  EXPECT_THROW(walk.Apply(3), Error);
+  walk.Apply(2);
+  EXPECT_TRUE(walk.Done());
+  ExpectLegal(graph, walk.Result());
+}
+
+TEST(ActionSpaceTest, APathThroughAnotherGroupIsMasked) {
+  // a -> b -> b2 -> d and a -> c -> d: with b, b2 left out, joining d to {a, c} would make a cycle.
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {2, 6}});
+  Add(&g, "Relu", "a", {"x"}, {"a"});
+  Add(&g, "Softmax", "b", {"a"}, {"b"});  // opaque: cannot join, so the path leaves the group
+  Add(&g, "Softmax", "b2", {"b"}, {"b2"});
+  Add(&g, "Neg", "c", {"a"}, {"c"});
+  Add(&g, "Add", "d", {"b2", "c"}, {"y"});
+  g = Finish(g, {"y"});
+  GranularityWalk walk(g);
+  ASSERT_EQ(walk.Chain().size(), 1u);
+  EXPECT_EQ(g.nodes[walk.Chain()[0]].name, "c");
+}
+
+}  // namespace
+}  // namespace fusion
+}  // namespace agate

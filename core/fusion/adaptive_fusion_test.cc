@@ -1,0 +1,146 @@
+#include "core/fusion/adaptive_fusion.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/graph/testing/graph_builder.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace fusion {
+namespace {
+
+using graph::DType;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+using graph::testing::GroupNames;
+using graph::testing::RandomTensor;
+using Groups = std::vector<std::vector<std::string>>;
+
+// A policy whose Q network prefers the legal action nearest `preferred` whatever the state: encoder to 2
+// values, q linear with zero weights and a bias that peaks at `preferred`.
+std::string ConstantPolicy(int preferred, const std::string& target = "x86_64 avx512f") {
+  int features = OperatorFeatureCount(), k = GranularityWalk::kMaxJoin, e = 2;
+  std::ostringstream s;
+  s << "agate-fusion-policy 1\ntarget " << target << "\nmax_join " << k << "\nfeatures " << features << "\n";
+  s << "dense encoder " << features << " " << e << " tanh\n";
+  for (int i = 0; i < features * e; ++i) s << (i % 7 == 0 ? "0.1 " : "0 ");
+  s << "\n0 0\n";
+  int state = e * (1 + k) + 1 + k;
+  s << "dense q " << state << " " << k + 1 << " linear\n";
+  for (int i = 0; i < state * (k + 1); ++i) s << "0 ";
+  s << "\n";
+  for (int a = 0; a <= k; ++a) s << -std::abs(a - preferred) << " ";  // the legal action nearest `preferred`
+  s << "\nend\n";
+  return s.str();
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+Graph ConvChain() {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {1, 16, 8, 8}});
+  g.AddConstant("w", RandomTensor({16, 16, 1, 1}, 1));
+  Add(&g, "Conv", "conv1", {"x", "w"}, {"c1"});
+  Add(&g, "Relu", "relu1", {"c1"}, {"r1"});
+  Add(&g, "Sigmoid", "sig1", {"r1"}, {"s1"});
+  Add(&g, "Conv", "conv2", {"s1", "w"}, {"c2"});
+  Add(&g, "Relu", "relu2", {"c2"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+const char* kAvx512 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+
+TEST(AdaptiveFusionTest, ThePolicyChoosesTheGranularity) {
+  Graph g = ConvChain();
+  AdaptivePolicy greedy = ParseAdaptivePolicy(ConstantPolicy(GranularityWalk::kMaxJoin), "greedy");
+  AdaptivePolicy single = ParseAdaptivePolicy(ConstantPolicy(0), "single");
+  AdaptivePolicy one = ParseAdaptivePolicy(ConstantPolicy(1), "one");
+  // The largest legal action: every chain joined; action 0: one kernel per operator.
+  EXPECT_EQ(GroupNames(FuseOperators(g, [&](const Graph& x) { return PartitionAdaptive(x, greedy); })),
+            (Groups{{"conv1", "relu1", "sig1"}, {"conv2", "relu2"}}));
+  EXPECT_EQ(GroupNames(FuseOperators(g, [&](const Graph& x) { return PartitionAdaptive(x, single); })),
+            (Groups{{"conv1"}, {"relu1"}, {"sig1"}, {"conv2"}, {"relu2"}}));
+  EXPECT_EQ(GroupNames(FuseOperators(g, [&](const Graph& x) { return PartitionAdaptive(x, one); })),
+            (Groups{{"conv1", "relu1"}, {"sig1"}, {"conv2", "relu2"}}));
+}
+
+TEST(AdaptiveFusionTest, TheShippedPolicyIsDeterministic) {
+  FusionPolicy policy = ParseFusionPolicy("adaptive", kAvx512);
+  ASSERT_EQ(policy.kind, FusionPolicy::kAdaptive);
+  ASSERT_NE(policy.adaptive, nullptr);
+  EXPECT_EQ(policy.adaptive->source, "shipped policy x86_64_avx512");
+  Graph g = ConvChain();
+  Groups first = GroupNames(FuseOperators(g, policy));
+  for (int i = 0; i < 3; ++i) {
+    FusionPolicy again = ParseFusionPolicy("adaptive", kAvx512);
+    EXPECT_EQ(GroupNames(FuseOperators(g, again)), first);
+  }
+}
+
+TEST(AdaptiveFusionTest, BadPolicyFilesAreErrorsNamingTheFile) {
+  auto code_of = [](const std::string& text, const std::string& target) {
+    try {
+      ParseFusionPolicy(text, target);
+    } catch (const Error& e) {
+      return std::make_pair(e.code(), e.message());
+    }
+    return std::make_pair(StatusCode::kOk, std::string());
+  };
+  std::string missing = ::testing::TempDir() + "/no_such.policy";
+  auto [code, message] = code_of("adaptive,policy=" + missing, kAvx512);
+  EXPECT_EQ(code, StatusCode::kNotFound);
+  EXPECT_NE(message.find(missing), std::string::npos) << message;
+
+  std::string good = ConstantPolicy(1);
+  std::string truncated = WriteTemp("truncated.policy", good.substr(0, good.size() / 2));
+  std::tie(code, message) = code_of("adaptive,policy=" + truncated, kAvx512);
+  EXPECT_EQ(code, StatusCode::kCorrupt);
+  EXPECT_NE(message.find(truncated), std::string::npos) << message;
+
+  std::string nan = good;
+  nan.replace(nan.find("0.1"), 3, "nan");
+  std::tie(code, message) = code_of("adaptive,policy=" + WriteTemp("nan.policy", nan), kAvx512);
+  EXPECT_EQ(code, StatusCode::kCorrupt);
+  EXPECT_NE(message.find("not a finite number"), std::string::npos) << message;
+
+  std::string wide = good;
+  wide.replace(wide.find("features "), 12, "features 99\n");
+  std::tie(code, message) = code_of("adaptive,policy=" + WriteTemp("wide.policy", wide), kAvx512);
+  EXPECT_EQ(code, StatusCode::kCorrupt);
+
+  std::string foreign = WriteTemp("foreign.policy", ConstantPolicy(1, "aarch64 neon"));
+  std::tie(code, message) = code_of("adaptive,policy=" + foreign, kAvx512);
+  EXPECT_EQ(code, StatusCode::kVersionMismatch);
+  EXPECT_NE(message.find(foreign), std::string::npos) << message;
+  EXPECT_EQ(ParseFusionPolicy("adaptive,policy=" + foreign, "llvm -mtriple=aarch64-linux-gnu").kind,
+            FusionPolicy::kAdaptive);
+
+  // No shipped policy for AArch64: an error, or rule when asked for.
+  std::tie(code, message) = code_of("adaptive", "llvm -mtriple=aarch64-linux-gnu");
+  EXPECT_EQ(code, StatusCode::kNotFound);
+  EXPECT_EQ(ParseFusionPolicy("adaptive,fallback=rule", "llvm -mtriple=aarch64-linux-gnu").kind, FusionPolicy::kRule);
+  EXPECT_EQ(ParseFusionPolicy("adaptive,policy=" + truncated + ",fallback=rule", kAvx512).kind, FusionPolicy::kRule);
+
+  std::tie(code, message) = code_of("adaptive,fallback=none", kAvx512);
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  std::tie(code, message) = code_of("random,seed=-3", kAvx512);
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  std::tie(code, message) = code_of("rule,extra", kAvx512);
+  EXPECT_EQ(code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseFusionPolicy("random,seed=7").seed, 7u);
+}
+
+}  // namespace
+}  // namespace fusion
+}  // namespace agate

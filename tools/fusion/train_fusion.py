@@ -1,0 +1,433 @@
+#!/usr/bin/python3
+"""Trains agate's adaptive fusion policy (issue 14, the AGATF paper), offline.
+
+Three parts, as in the paper, each trained on the TRAINING models only (never on the models
+benchmarks/fusion evaluates):
+  collect   measured group latencies: every training model compiled under rule, none, all and
+            --seeds random legal groupings (`agate compile --fusion random,seed=N`), each module
+            run with `agate run --profile` (1 thread); kernel i is fused group i, whose nodes and
+            explicit cost terms come from fusion_env. Outputs are checked against PyTorch's
+            reference (the zoo's .reference.npz): a wrong random grouping is reported, not learned.
+  train     (1) an autoencoder over the operators' raw features (core/fusion/embedding.h),
+            (2) a cost model: XGBoost (Debian's libxgboost, through its C API) on log latency of a
+                group from the sum and max of its operators' embeddings plus the explicit terms
+                (core/fusion/group_terms.h),
+            (3) a DQN (experience replay, a target network, double-Q targets) whose state is the
+                legal walk's decision (core/fusion/adaptive_fusion.h), whose actions are the
+                granularities and whose reward is the cost model's predicted time the group saves
+                against its operators run alone (shaped: summed over an episode it is minus the
+                predicted model latency plus a constant);
+                episodes run through fusion_env --interactive, so the legal actions are the
+                compiler's own.
+            Writes the policy file (encoder + Q network, text). It refuses to overwrite an existing
+            file (the shipped policy) without --force.
+Usage:
+  tools/fusion/train_fusion.py collect --models resnet18 mobilenet_v3_small convnext_ci vit_ci \
+      --seeds 6 --data /tmp/fusion_data.jsonl
+  tools/fusion/train_fusion.py train --data /tmp/fusion_data.jsonl --models resnet18 ... \
+      --out core/fusion/policies/x86_64_avx512.policy --force
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ZOO = os.path.expanduser("~/.cache/agate/zoo")
+AGATE = os.path.join(ROOT, "bazel-bin", "tools", "cli", "agate")
+ENV = os.path.join(ROOT, "bazel-bin", "tools", "fusion", "fusion_env")
+TARGET = "llvm -mcpu=native"
+MAX_JOIN = 6  # GranularityWalk::kMaxJoin
+# The models the policy is trained on; benchmarks/fusion evaluates on others only.
+TRAIN_MODELS = ["resnet18", "mobilenet_v3_small", "convnext_ci", "vit_ci"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def env_groups(model, policy):
+    return json.loads(run([ENV, os.path.join(ZOO, model + ".onnx"), "--target", TARGET, "--groups", policy]))
+
+
+def profile(module, repeat):
+    """kernel index -> ms (the profile's median per kernel)."""
+    ms = {}
+    out = run([AGATE, "run", module, "--profile", "--repeat", str(repeat), "--threads", "1"])
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1].endswith("%"):
+            m = re.match(r"k(\d+)_", parts[3])
+            if m:
+                ms[int(m.group(1))] = float(parts[0])
+    return ms
+
+
+def matches_reference(model, module, workdir):
+    out = os.path.join(workdir, "out.npz")
+    run([AGATE, "run", module, "--inputs", os.path.join(ZOO, model + ".inputs.npz"), "--outputs", out])
+    got, ref = np.load(out), np.load(os.path.join(ZOO, model + ".reference.npz"))
+    worst = 0.0
+    for k in ref.files:
+        a, b = got[k].astype(np.float64), ref[k].astype(np.float64)
+        worst = max(worst, float(np.max(np.abs(a - b)) / (np.max(np.abs(b)) + 1e-6)))
+    return worst
+
+
+def collect(a):
+    with tempfile.TemporaryDirectory() as tmp, open(a.data, "a") as out:
+        for model in a.models:
+            policies = ["rule", "none", "all"] + [f"random,seed={s}" for s in range(a.seeds)]
+            for policy in policies:
+                t0 = time.time()
+                env = env_groups(model, policy)
+                module = os.path.join(tmp, "m.agm")
+                run([AGATE, "compile", os.path.join(ZOO, model + ".onnx"), "-o", module, "--target", TARGET,
+                     "--fusion", policy])
+                err = matches_reference(model, module, tmp) if a.check else 0.0
+                ms = profile(module, a.repeat)
+                if len(ms) != len(env["groups"]):
+                    print(f"{model} {policy}: {len(ms)} kernels for {len(env['groups'])} groups; skipped")
+                    continue
+                print(f"{model} {policy}: {len(ms)} kernels, {sum(ms.values()):.2f} ms, max rel err {err:.2e}, "
+                      f"{time.time() - t0:.0f} s", flush=True)
+                if err > 1e-3:
+                    print(f"  WRONG OUTPUT under {policy}: not recorded")
+                    continue
+                out.write(json.dumps({"model": model, "policy": policy, "features": env["features"],
+                                      "ops": env["ops"], "groups": env["groups"],
+                                      "ms": [ms[i] for i in range(len(ms))]}) + "\n")
+                out.flush()
+
+
+# --- XGBoost through Debian's libxgboost (C API) -------------------------------------------------
+
+class XGBoost:
+    def __init__(self):
+        self.lib = ctypes.cdll.LoadLibrary("libxgboost.so")
+        self.lib.XGBGetLastError.restype = ctypes.c_char_p
+        self.booster = None
+
+    def _check(self, rc):
+        if rc != 0:
+            raise RuntimeError(self.lib.XGBGetLastError().decode())
+
+    def _matrix(self, x):
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        handle = ctypes.c_void_p()
+        self._check(self.lib.XGDMatrixCreateFromMat(x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                                                    ctypes.c_uint64(x.shape[0]), ctypes.c_uint64(x.shape[1]),
+                                                    ctypes.c_float(float("nan")), ctypes.byref(handle)))
+        return handle
+
+    def fit(self, x, y, rounds=300):
+        d = self._matrix(x)
+        y = np.ascontiguousarray(y, dtype=np.float32)
+        self._check(self.lib.XGDMatrixSetFloatInfo(d, b"label", y.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                                                   ctypes.c_uint64(len(y))))
+        self.booster = ctypes.c_void_p()
+        self._check(self.lib.XGBoosterCreate(ctypes.byref(d), ctypes.c_uint64(1), ctypes.byref(self.booster)))
+        for k, v in [("max_depth", "6"), ("eta", "0.1"), ("subsample", "0.9"), ("seed", "1"), ("nthread", "1"),
+                     ("objective", "reg:squarederror")]:
+            self._check(self.lib.XGBoosterSetParam(self.booster, k.encode(), v.encode()))
+        for i in range(rounds):
+            self._check(self.lib.XGBoosterUpdateOneIter(self.booster, ctypes.c_int(i), d))
+        self.lib.XGDMatrixFree(d)
+
+    def predict(self, x):
+        d = self._matrix(x)
+        length = ctypes.c_uint64()
+        result = ctypes.POINTER(ctypes.c_float)()
+        self._check(self.lib.XGBoosterPredict(self.booster, d, ctypes.c_int(0), ctypes.c_uint(0), ctypes.c_int(0),
+                                              ctypes.byref(length), ctypes.byref(result)))
+        out = np.array([result[i] for i in range(length.value)], dtype=np.float64)
+        self.lib.XGDMatrixFree(d)
+        return out
+
+
+# --- the three parts -------------------------------------------------------------------------------
+
+def train_autoencoder(torch, features, width=8, hidden=16, epochs=1500):
+    """Encoder layers [(W, b, act)] with the feature standardization folded into the first layer."""
+    x = np.unique(np.array(features, dtype=np.float32), axis=0)
+    mean, std = x.mean(0), x.std(0) + 1e-3
+    xt = torch.tensor((x - mean) / std)
+    torch.manual_seed(1)
+    enc = torch.nn.Sequential(torch.nn.Linear(x.shape[1], hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, width),
+                              torch.nn.Tanh())
+    dec = torch.nn.Sequential(torch.nn.Linear(width, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, x.shape[1]))
+    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=3e-3)
+    for epoch in range(epochs):
+        opt.zero_grad()
+        loss = ((dec(enc(xt)) - xt) ** 2).mean()
+        loss.backward()
+        opt.step()
+    print(f"autoencoder: {len(x)} distinct operators, {x.shape[1]} features -> {width}, "
+          f"reconstruction MSE {loss.item():.4f} (standardized; 1.0 = predicting the mean)")
+    w1, b1 = enc[0].weight.detach().numpy(), enc[0].bias.detach().numpy()
+    w1f = w1 / std[None, :]
+    b1f = b1 - w1f @ mean
+    return [(w1f, b1f, "tanh"), (enc[2].weight.detach().numpy(), enc[2].bias.detach().numpy(), "tanh")]
+
+
+def forward(layers, x):
+    for w, b, act in layers:
+        x = x @ w.T + b
+        x = np.tanh(x) if act == "tanh" else np.maximum(x, 0) if act == "relu" else x
+    return x
+
+
+def group_features(emb, nodes, terms, use_embedding=True, use_terms=True):
+    e = emb[nodes]
+    parts = []
+    if use_embedding:
+        parts += [e.sum(0), e.max(0)]
+    if use_terms:
+        parts.append(np.array(terms))
+    return np.concatenate(parts)
+
+
+def train_cost_model(records, encoder, use_embedding=True, use_terms=True, quiet=False):
+    rows, ys, models = [], [], []
+    for r in records:
+        emb = forward(encoder, np.array(r["features"], dtype=np.float64))
+        for g, ms in zip(r["groups"], r["ms"]):
+            rows.append(group_features(emb, g["nodes"], g["terms"], use_embedding, use_terms))
+            ys.append(math.log(max(ms, 1e-4)))
+            models.append(r["model"])
+    x, y = np.array(rows), np.array(ys)
+    # Held-out check: one model left out at a time, pairwise ranking accuracy on its groups.
+    names = sorted(set(models))
+    accuracies = []
+    for held in names:
+        train = np.array([m != held for m in models])
+        if train.all() or not train.any():
+            continue
+        xgb = XGBoost()
+        xgb.fit(x[train], y[train])
+        p, t = xgb.predict(x[~train]), y[~train]
+        rng = np.random.default_rng(0)
+        i, j = rng.integers(0, len(t), 4000), rng.integers(0, len(t), 4000)
+        keep = np.abs(t[i] - t[j]) > math.log(1.2)  # pairs that differ by more than 20%
+        accuracies.append(float(np.mean((p[i] > p[j])[keep] == (t[i] > t[j])[keep])))
+    xgb = XGBoost()
+    xgb.fit(x, y)
+    if not quiet:
+        print(f"cost model: {len(y)} measured groups from {len(records)} compiled modules; leave-one-model-out "
+              f"pairwise ranking accuracy {np.mean(accuracies):.3f} ({', '.join(f'{a:.2f}' for a in accuracies)})")
+    return xgb, float(np.mean(accuracies)) if accuracies else float("nan")
+
+
+class Env:
+    """One fusion_env --interactive process per model: the compiler's own legal walk."""
+
+    def __init__(self, model):
+        self.model = model
+        self.proc = None
+        self.started = False
+        first = self._start()
+        self.features = np.array(first["features"], dtype=np.float64)
+        self.singletons = first["singletons"]
+
+    def _start(self):
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = subprocess.Popen([ENV, os.path.join(ZOO, self.model + ".onnx"), "--target", TARGET,
+                                      "--interactive"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        return json.loads(self.proc.stdout.readline())
+
+    def reset(self):
+        if not self.started:
+            self.started = True
+            return json.loads(self.proc.stdout.readline())
+        return self.step(-1)
+
+    def step(self, k):
+        self.proc.stdin.write(f"{k}\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self):
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def state_of(emb, decision):
+    """adaptive_fusion.h's state layout."""
+    e = emb.shape[1]
+    s = np.zeros(e * (1 + MAX_JOIN) + 1 + MAX_JOIN)
+    s[:e] = emb[decision["seed"]]
+    chain = decision["chain"]
+    for i, v in enumerate(chain[:MAX_JOIN]):
+        s[e * (1 + i):e * (2 + i)] = emb[v]
+        s[e * (1 + MAX_JOIN) + 1 + i] = 1
+    s[e * (1 + MAX_JOIN)] = len(chain) / MAX_JOIN
+    return s
+
+
+def train_dqn(torch, models, encoder, cost, episodes, seed=1):
+    random.seed(seed)
+    torch.manual_seed(seed)
+    envs = [Env(m) for m in models]
+    embs = {env.model: forward(encoder, env.features) for env in envs}
+    e = encoder[-1][0].shape[0]
+    width = e * (1 + MAX_JOIN) + 1 + MAX_JOIN
+
+    def net():
+        return torch.nn.Sequential(torch.nn.Linear(width, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64),
+                                   torch.nn.ReLU(), torch.nn.Linear(64, MAX_JOIN + 1))
+    q, target = net(), net()
+    target.load_state_dict(q.state_dict())
+    opt = torch.optim.Adam(q.parameters(), lr=1e-3)
+    replay, steps = [], 0
+
+    cache = {}
+
+    def predicted_ms(model, closed):
+        key = (model, tuple(closed["nodes"]))
+        if key not in cache:
+            x = group_features(embs[model], closed["nodes"], closed["terms"])[None, :]
+            cache[key] = math.exp(cost.predict(x)[0])
+        return cache[key]
+
+    def run_episode(env, epsilon, learn):
+        nonlocal steps
+        emb = embs[env.model]
+        d = env.reset()
+        total, groups = 0.0, 0
+        while not d.get("done"):
+            s = state_of(emb, d)
+            legal = len(d["chain"]) + 1
+            if random.random() < epsilon:
+                k = random.randrange(legal)
+            else:
+                with torch.no_grad():
+                    k = int(torch.argmax(q(torch.tensor(s, dtype=torch.float32))[:legal]))
+            nd = env.step(k)
+            ms = predicted_ms(env.model, nd["closed"])
+            # Shaped reward: the time the group saves against running each of its operators alone. Summed over
+            # an episode it is (time with no fusion - time of the episode's grouping), so the optimal policy is
+            # unchanged, but a join is credited when it is made, not when the skipped kernels never come.
+            alone = sum(predicted_ms(env.model, {"nodes": [v], "terms": env.singletons[v]})
+                        for v in nd["closed"]["nodes"])
+            total += ms
+            groups += 1
+            done = bool(nd.get("done"))
+            s2 = state_of(emb, nd) if not done else np.zeros_like(s)
+            legal2 = len(nd["chain"]) + 1 if not done else 1
+            replay.append((s, k, alone - ms, s2, legal2, done))
+            if len(replay) > 50000:
+                replay.pop(0)
+            if learn and len(replay) >= 256:
+                batch = random.sample(replay, 64)
+                bs = torch.tensor(np.array([b[0] for b in batch]), dtype=torch.float32)
+                ba = torch.tensor([b[1] for b in batch])
+                br = torch.tensor([b[2] for b in batch], dtype=torch.float32)
+                bs2 = torch.tensor(np.array([b[3] for b in batch]), dtype=torch.float32)
+                mask = torch.tensor([[i < b[4] for i in range(MAX_JOIN + 1)] for b in batch])
+                bd = torch.tensor([b[5] for b in batch], dtype=torch.float32)
+                with torch.no_grad():
+                    online = q(bs2).masked_fill(~mask, -1e9).argmax(1)  # double DQN: online picks, target values
+                    next_q = target(bs2).gather(1, online[:, None])[:, 0]
+                    y = br + (1 - bd) * next_q
+                pred = q(bs).gather(1, ba[:, None])[:, 0]
+                loss = torch.nn.functional.smooth_l1_loss(pred, y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                steps += 1
+                if steps % 200 == 0:
+                    target.load_state_dict(q.state_dict())
+            d = nd
+        return total, groups
+
+    for ep in range(episodes):
+        epsilon = max(0.05, 1.0 - ep / (0.7 * episodes))
+        env = envs[ep % len(envs)]
+        total, groups = run_episode(env, epsilon, True)
+        if ep % 20 == 0 or ep == episodes - 1:
+            print(f"  episode {ep}: {env.model} epsilon {epsilon:.2f} predicted {total:.2f} ms in {groups} groups",
+                  flush=True)
+    greedy = {}
+    for env in envs:
+        greedy[env.model] = run_episode(env, 0.0, False)
+        env.close()
+    layers = [(l.weight.detach().numpy(), l.bias.detach().numpy(), act)
+              for l, act in [(q[0], "relu"), (q[2], "relu"), (q[4], "linear")]]
+    return layers, greedy
+
+
+def write_policy(path, encoder, qnet, n_features):
+    lines = ["agate-fusion-policy 1", "target x86_64 avx512f", f"max_join {MAX_JOIN}", f"features {n_features}"]
+    for name, layers in [("encoder", encoder), ("q", qnet)]:
+        for w, b, act in layers:
+            lines.append(f"dense {name} {w.shape[1]} {w.shape[0]} {act}")
+            lines.append(" ".join(f"{v:.7g}" for v in w.reshape(-1)))
+            lines.append(" ".join(f"{v:.7g}" for v in b))
+    lines.append("end")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def train(a):
+    import torch
+    torch.set_num_threads(1)
+    with open(a.data) as f:
+        records = [json.loads(line) for line in f]
+    records = [r for r in records if r["model"] in a.models]
+    assert records, f"no records for {a.models} in {a.data}"
+    if os.path.exists(a.out) and not a.force:
+        sys.exit(f"{a.out} exists (the shipped policy?): give --force to overwrite it")
+    features = [f for r in records if r["policy"] == "rule" for f in r["features"]]
+    encoder = train_autoencoder(torch, features)
+    cost, _ = train_cost_model(records, encoder)
+    # Ablations of the cost model: the same held-out ranking without embeddings / without terms.
+    _, no_emb = train_cost_model(records, encoder, use_embedding=False, quiet=True)
+    _, no_terms = train_cost_model(records, encoder, use_terms=False, quiet=True)
+    print(f"cost model ablation (held-out pairwise ranking accuracy): without embeddings {no_emb:.3f}, "
+          f"without explicit terms {no_terms:.3f}")
+    qnet, greedy = train_dqn(torch, a.models, encoder, cost, a.episodes)
+    for model, (total, groups) in greedy.items():
+        rule = [r for r in records if r["model"] == model and r["policy"] == "rule"]
+        emb = forward(encoder, np.array(rule[0]["features"]))
+        rule_pred = sum(math.exp(cost.predict(group_features(emb, g["nodes"], g["terms"])[None, :])[0])
+                        for g in rule[0]["groups"])
+        print(f"trained policy on {model}: predicted {total:.2f} ms in {groups} groups; rule predicted "
+              f"{rule_pred:.2f} ms (measured {sum(rule[0]['ms']):.2f} ms) in {len(rule[0]['groups'])} groups")
+    write_policy(a.out, encoder, qnet, len(features[0]))
+    print(f"wrote {a.out}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--models", nargs="+", default=TRAIN_MODELS)
+    c.add_argument("--seeds", type=int, default=6)
+    c.add_argument("--repeat", type=int, default=10)
+    c.add_argument("--data", required=True)
+    c.add_argument("--no-check", dest="check", action="store_false")
+    t = sub.add_parser("train")
+    t.add_argument("--models", nargs="+", default=TRAIN_MODELS)
+    t.add_argument("--data", required=True)
+    t.add_argument("--episodes", type=int, default=200)
+    t.add_argument("--out", required=True)
+    t.add_argument("--force", action="store_true", help="overwrite an existing policy file")
+    a = p.parse_args()
+    collect(a) if a.command == "collect" else train(a)
+
+
+if __name__ == "__main__":
+    main()
