@@ -21,7 +21,7 @@ class CheckLayersTest(unittest.TestCase):
         cls.copy = tempfile.mkdtemp(prefix="layering-")
         for path in check_layers.tracked_files(ROOT):
             if (path.endswith(check_layers.CODE_EXTENSIONS + (".py", ".sh")) or
-                    os.path.basename(path) in ("BUILD", "layers.txt") or path in check_layers.DOCS):
+                    os.path.basename(path) in ("BUILD", "Makefile", "layers.txt") or path in check_layers.DOCS):
                 os.makedirs(os.path.join(cls.copy, os.path.dirname(path)), exist_ok=True)
                 shutil.copy(os.path.join(ROOT, path), os.path.join(cls.copy, path))
 
