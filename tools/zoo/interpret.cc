@@ -9,6 +9,7 @@
 //   interpret MODEL.onnx INPUTS.npz OUTPUTS.npz
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 
 #include "core/graph/passes/pipeline.h"
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   try {
     return agate::Main(argc, argv);
   } catch (const agate::Error& e) {
+    std::fprintf(stderr, "interpret: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {  // bad_alloc and the like: a message, never std::terminate
     std::fprintf(stderr, "interpret: %s\n", e.what());
     return 1;
   }
