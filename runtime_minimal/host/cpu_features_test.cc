@@ -62,24 +62,10 @@ agate_status_t Load(const std::vector<uint8_t>& bytes, agate_module_t** module) 
 }
 
 void ExpectRuns(agate_module_t* module) {
-  agate_executor_t* executor = nullptr;
-  ASSERT_EQ(agate_executor_create(module, nullptr, &executor), AGATE_OK) << Message();
-  std::vector<float> x(kN), y(kN);
+  std::vector<float> x(kN), y;
   for (int64_t i = 0; i < kN; ++i) x[i] = static_cast<float>(i) - 20.0f;
-  int64_t shape[1] = {kN};
-  DLTensor t;
-  std::memset(&t, 0, sizeof(t));
-  t.data = x.data();
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = 1;
-  t.dtype = DLDataType{kDLFloat, 32, 1};
-  t.shape = shape;
-  ASSERT_EQ(agate_executor_set_input(executor, 0, &t), AGATE_OK) << Message();
-  ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << Message();
-  t.data = y.data();
-  ASSERT_EQ(agate_executor_copy_output(executor, 0, &t), AGATE_OK) << Message();
+  ASSERT_EQ(testing::RunVectorModule(module, x, &y), AGATE_OK) << Message();
   for (int64_t i = 0; i < kN; ++i) EXPECT_EQ(y[i], x[i] > 0 ? 2 * x[i] : 0.0f) << i;
-  agate_executor_free(executor);
 }
 
 class CpuFeaturesTest : public ::testing::Test {

@@ -13,11 +13,13 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agate/runtime.h"
 #include "core/compiler/compiler.h"
 #include "core/graph/testing/graph_builder.h"
+#include "runtime_minimal/testing/test_modules.h"
 
 namespace agate {
 namespace {
@@ -43,23 +45,8 @@ std::vector<uint8_t> CompileLeakyRelu(double alpha, bool negate = false) {
 float LeakyRelu(float x, double alpha) { return x < 0 ? x * static_cast<float>(alpha) : x; }
 
 std::vector<float> RunModule(agate_module_t* module, std::vector<float> x) {
-  agate_executor_t* executor = nullptr;
-  EXPECT_EQ(agate_executor_create(module, nullptr, &executor), AGATE_OK) << Message();
-  if (executor == nullptr) return {};
-  int64_t shape[1] = {kN};
-  DLTensor t;
-  std::memset(&t, 0, sizeof(t));
-  t.data = x.data();
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = 1;
-  t.dtype = DLDataType{kDLFloat, 32, 1};
-  t.shape = shape;
-  EXPECT_EQ(agate_executor_set_input(executor, 0, &t), AGATE_OK) << Message();
-  EXPECT_EQ(agate_executor_run(executor), AGATE_OK) << Message();
-  std::vector<float> y(kN);
-  t.data = y.data();
-  EXPECT_EQ(agate_executor_copy_output(executor, 0, &t), AGATE_OK) << Message();
-  agate_executor_free(executor);
+  std::vector<float> y;
+  EXPECT_EQ(testing::RunVectorModule(module, std::move(x), &y), AGATE_OK) << Message();
   return y;
 }
 

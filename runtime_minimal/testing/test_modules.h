@@ -4,6 +4,7 @@
 #define AGATE_RUNTIME_MINIMAL_TESTING_TEST_MODULES_H_
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,31 @@ serialize::ModuleSpec NoopChainSpec(serialize::TargetKind kind, int calls);
 
 // Reads a whole file (fails the test when it cannot).
 std::vector<uint8_t> ReadFile(const std::string& path);
+
+// Runs `module`, whose one input and one output are float32 vectors of x.size() elements, on
+// `x`, writing the output to *y: AGATE_OK, or the status of the first call that failed
+// (agate_last_error_message() says why). The executor is created and freed here. Inline, so
+// only the tests that call it need a runtime that defines the executor functions.
+inline agate_status_t RunVectorModule(agate_module_t* module, std::vector<float> x, std::vector<float>* y) {
+  agate_executor_t* executor = nullptr;
+  agate_status_t status = agate_executor_create(module, nullptr, &executor);
+  if (status != AGATE_OK) return status;
+  int64_t shape[1] = {static_cast<int64_t>(x.size())};
+  DLTensor t;
+  std::memset(&t, 0, sizeof(t));
+  t.data = x.data();
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = shape;
+  y->assign(x.size(), 0.0f);
+  status = agate_executor_set_input(executor, 0, &t);
+  if (status == AGATE_OK) status = agate_executor_run(executor);
+  t.data = y->data();
+  if (status == AGATE_OK) status = agate_executor_copy_output(executor, 0, &t);
+  agate_executor_free(executor);
+  return status;
+}
 
 // A 16x16 float32 DLTensor over `data` (borrowed).
 DLTensor MatrixTensor(float* data, int64_t* shape_storage);
