@@ -167,6 +167,36 @@ TensorType ValueInfoType(const onnx::ValueInfoProto& info, const ImportOptions& 
   return type;
 }
 
+// A value bound to a graph input (ImportOptions::input_values, `agate compile --input-value`) must
+// have the input's element type and every dimension the model (or --input-shape) fixes: a frozen
+// input of another type or shape would compile into a graph that no longer means the model.
+void CheckBoundInputValue(const onnx::ValueInfoProto& info, const graph::Tensor& value, const ImportOptions& options) {
+  const std::string where = "--input-value for graph input '" + info.name() + "'";
+  AGATE_REQUIRE(info.type().has_tensor_type(), kUnsupported) << where << ": the input is not a tensor";
+  const auto& tensor_type = info.type().tensor_type();
+  const ir::DType declared = DTypeFromOnnx(tensor_type.elem_type(), "graph input '" + info.name() + "'");
+  AGATE_REQUIRE(value.dtype() == declared, kInvalidArgument)
+      << where << " has dtype " << value.dtype().ToString() << "; the model declares " << declared.ToString();
+  auto override_it = options.input_shapes.find(info.name());
+  if (override_it != options.input_shapes.end()) {
+    AGATE_REQUIRE(value.shape() == override_it->second, kInvalidArgument)
+        << where << " has shape " << graph::ShapeToString(value.shape()) << "; --input-shape gives "
+        << graph::ShapeToString(override_it->second);
+    return;
+  }
+  if (!tensor_type.has_shape()) return;  // the model leaves the shape open: the value decides it
+  const auto& dims = tensor_type.shape().dim();
+  AGATE_REQUIRE(dims.size() == value.rank(), kInvalidArgument)
+      << where << " has rank " << value.rank() << " (shape " << graph::ShapeToString(value.shape())
+      << "); the model declares rank " << dims.size();
+  for (int axis = 0; axis < dims.size(); ++axis) {
+    if (!dims[axis].has_dim_value()) continue;  // a symbolic dimension takes the value's extent
+    AGATE_REQUIRE(dims[axis].dim_value() == value.shape()[axis], kInvalidArgument)
+        << where << " has extent " << value.shape()[axis] << " on axis " << axis << " (shape "
+        << graph::ShapeToString(value.shape()) << "); the model declares " << dims[axis].dim_value();
+  }
+}
+
 // A node's inputs, including the outer values an If's branches read by name.
 std::vector<std::string> NodeInputs(const onnx::NodeProto& node) {
   std::vector<std::string> inputs(node.input().begin(), node.input().end());
@@ -185,6 +215,13 @@ std::vector<std::string> NodeInputs(const onnx::NodeProto& node) {
   return inputs;
 }
 
+// When a value that must be constant is a model input, the user can freeze it: say how.
+std::string FreezeHint(const std::string& value, const Graph& g) {
+  if (std::find(g.inputs.begin(), g.inputs.end(), value) == g.inputs.end()) return "";
+  return "; '" + value + "' is a model input: to compile for one value of it, freeze it with agate compile "
+         "--input-value " + value + "=FILE.npy";
+}
+
 // Moves static operands into attributes; throws kUnsupported when one is not a constant.
 void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& operands, const Graph& g) {
   std::vector<bool> remove(node->inputs.size(), false);
@@ -197,7 +234,8 @@ void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& 
     }
     AGATE_REQUIRE(g.IsConstant(value), kUnsupported)
         << node->Describe() << ": input " << s.input << " ('" << value
-        << "') must be a compile-time constant (it decides the output shape); it is computed at run time";
+        << "') must be a compile-time constant (it decides the output shape); it is computed at run time"
+        << FreezeHint(value, g);
     if (s.attribute.empty()) continue;  // the whole node folds; keep the input
     const Tensor& t = g.ConstantOf(value);
     if (s.scalar) {
@@ -537,10 +575,15 @@ void AddInputsAndInitializers(const onnx::GraphProto& g, const ImportOptions& op
     AGATE_REQUIRE(declared_inputs.count(name), kNotFound)
         << "--input-shape names '" << name << "', which is not an input of the model";
   }
+  for (const auto& [name, value] : options.input_values) {
+    AGATE_REQUIRE(declared_inputs.count(name) && !initializer_names.count(name), kNotFound)
+        << "--input-value names '" << name << "', which is not an input of the model";
+  }
   for (const auto& input : g.input()) {
     if (initializer_names.count(input.name())) continue;  // IR < 4 lists initializers as inputs too
     auto bound = options.input_values.find(input.name());
     if (bound != options.input_values.end()) {
+      CheckBoundInputValue(input, bound->second, options);
       result->AddConstant(input.name(), bound->second);
       continue;
     }

@@ -89,12 +89,39 @@ TEST(ImporterTest, RuntimeShapeOperandIsAnError) {
   b.Node("Reshape", {"x", "shape"}, {"y"}, {}, "reshape");
   b.Output("y");
   ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported,
-              {"reshape", "compile-time constant"});
+              {"reshape", "compile-time constant", "--input-value shape=FILE.npy"});
   EXPECT_EQ(StaticOperandInputs(b.Build()), (std::set<std::string>{"shape"}));
   ImportOptions options;
   options.input_values["shape"] = Ints({3, 2});
   Graph g = ImportOnnxModel(b.Build(), options);
   EXPECT_EQ(g.TypeOf("y").shape, (Shape{3, 2}));
+  EXPECT_EQ(g.inputs, (std::vector<std::string>{"x"}));
+}
+
+// `agate compile --input-value`: a frozen input must be an input and match its declaration.
+TEST(ImporterTest, BoundInputValuesAreChecked) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2, 3}).Input("shape", kInt64, {2});
+  b.Node("Reshape", {"x", "shape"}, {"y"}, {}, "reshape");
+  b.Output("y");
+  ImportOptions options;
+  options.input_values["shape"] = Floats({2});
+  ExpectError([&] { ImportOnnxModel(b.Build(), options); }, StatusCode::kInvalidArgument,
+              {"--input-value", "'shape'", "float32", "int64"});
+  options.input_values["shape"] = Ints({3, 2, 1});
+  ExpectError([&] { ImportOnnxModel(b.Build(), options); }, StatusCode::kInvalidArgument,
+              {"--input-value", "'shape'", "extent 3 on axis 0", "declares 2"});
+  options.input_values.clear();
+  options.input_values["nope"] = Ints({3, 2});
+  ExpectError([&] { ImportOnnxModel(b.Build(), options); }, StatusCode::kNotFound, {"--input-value", "'nope'"});
+  // A symbolic dimension takes the value's extent.
+  ModelBuilder open_shape(13);
+  open_shape.Input("x", kFloat, {2, 3}).Input("shape", kInt64, {-1});
+  open_shape.Node("Reshape", {"x", "shape"}, {"y"}, {}, "reshape");
+  open_shape.Output("y");
+  options.input_values.clear();
+  options.input_values["shape"] = Ints({3, 1, 2});
+  EXPECT_EQ(ImportOnnxModel(open_shape.Build(), options).TypeOf("y").shape, (Shape{3, 1, 2}));
 }
 
 TEST(ImporterTest, InputShapeOverridesSymbolicDimensions) {

@@ -1,5 +1,6 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all|adaptive[,...]] [--opt-level N]
-//               [--input-shape name:1x3x224x224[,...]] [--dump-ir DIR] [--knob name=value ...]
+//               [--input-shape name:1x3x224x224[,...]] [--input-value name=FILE.npy ...]
+//               [--dump-ir DIR] [--knob name=value ...]
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
 #include <iostream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "frontends/onnx/importer.h"
 #include "tools/cli/command.h"
 #include "tools/cli/import_and_compile.h"
+#include "tools/npz/npz.h"
 
 namespace agate {
 namespace cli {
@@ -28,6 +30,7 @@ struct CompileFlags {
   std::string fusion = "rule";
   int opt_level = 3;
   std::string input_shape;
+  std::vector<std::string> input_values;  // name=FILE: the input frozen to the array in FILE
   std::string dump_ir;
   std::vector<std::string> knobs;  // name=value
   std::string tuning_records;      // agate tune's JSON lines
@@ -100,6 +103,37 @@ void WarnIfNative(const std::string& target_text) {
             << "(SSE4.2), or \"llvm -mtriple=aarch64-linux-gnu -mcpu=generic\"\n";
 }
 
+// "--input-value mask=mask.npy": the input becomes a compile-time constant. FILE is a .npy array, or
+// an .npz archive holding one array or an entry named like the input. The importer checks the
+// array's dtype and shape against the model's declaration of the input.
+std::map<std::string, graph::Tensor> LoadInputValues(const std::vector<std::string>& specs) {
+  std::map<std::string, graph::Tensor> values;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    AGATE_REQUIRE(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), kInvalidArgument)
+        << "--input-value '" << spec << "': expected NAME=FILE.npy (or NAME=FILE.npz)";
+    const std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
+    AGATE_REQUIRE(!values.count(name), kInvalidArgument) << "--input-value names input '" << name << "' twice";
+    std::vector<npz::Array> arrays = npz::Load(path);
+    const npz::Array* chosen = arrays.size() == 1 ? &arrays[0] : nullptr;
+    for (const npz::Array& a : arrays)
+      if (a.name == name) chosen = &a;
+    AGATE_REQUIRE(chosen != nullptr, kInvalidArgument)
+        << "--input-value " << name << ": '" << path << "' holds " << arrays.size()
+        << " arrays and none is named '" << name << "'";
+    values[name] = graph::Tensor::FromBytes(chosen->dtype, chosen->shape, chosen->data.data(), chosen->data.size());
+  }
+  return values;
+}
+
+// What the module's metadata records of the frozen inputs: "name=FILE,..." (the values themselves
+// are the module's constants).
+std::string InputValuesRecord(const std::vector<std::string>& specs) {
+  std::string text;
+  for (const std::string& spec : specs) text += (text.empty() ? "" : ",") + spec;
+  return text;
+}
+
 // "--knob conv_winograd=0": sets one schedule knob of every kernel.
 void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* options) {
   for (const std::string& knob : knobs) {
@@ -122,6 +156,7 @@ int RunCompile(const CompileFlags& flags) {
   options.fusion = fusion::ParseFusionPolicy(flags.fusion, flags.target);
   options.opt_level = flags.opt_level;
   if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
+  import.input_values = LoadInputValues(flags.input_values);
   options.dump_ir_dir = flags.dump_ir;
   options.kernel_prefix = KernelPrefixOf(flags);
   options.memory_plan =
@@ -141,6 +176,7 @@ int RunCompile(const CompileFlags& flags) {
                               {"fusion", flags.fusion},
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
+                              {"input-values", InputValuesRecord(flags.input_values)},
                               {"knobs", knobs},
                               {"tuning-records", flags.tuning_records},
                               {"kernel-prefix", options.kernel_prefix},
@@ -201,6 +237,10 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   cmd->add_option("--input-shape", flags->input_shape, "override input shapes: name:1x3x224x224[,name2:...]");
+  cmd->add_option("--input-value", flags->input_values,
+                  "freeze an input to the array in FILE (.npy, or .npz with one array or an entry NAME): "
+                  "NAME=FILE, repeatable; the input becomes a constant and is no longer an input of the module")
+      ->take_all();
   cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
   cmd->add_option("--knob", flags->knobs, "schedule knob name=value for every kernel (repeatable), e.g. conv_winograd=0")
       ->take_all();
