@@ -114,7 +114,13 @@ RunOutput InterpretGraph(const graph::Graph& graph, const std::map<std::string, 
   return RunOutput{graph_eval::Interpret(graph, inputs), AllOutputsFolded(graph)};
 }
 
-CaseResult RunCase(const std::string& case_dir, const Executor& executor) {
+const char* InputBindingName(InputBinding binding) {
+  return binding == InputBinding::kAllAtRunTime
+             ? "every input at run time (as agate compile + agate run)"
+             : "inputs that fix shapes bound at compile time (as agate compile --input-value), the rest at run time";
+}
+
+CaseResult RunCase(const std::string& case_dir, const Executor& executor, InputBinding binding) {
   CaseResult result;
   result.name = fs::path(case_dir).filename().string();
   result.op = "(unreadable)";
@@ -135,7 +141,8 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor) {
     for (const auto& in : model.graph().input())
       declared[in.name()] = in.type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 ? ir::DType::BFloat16()
                                                                                               : ir::DType::Void();
-    std::set<std::string> static_inputs = onnx_frontend::StaticOperandInputs(model);
+    std::set<std::string> static_inputs;
+    if (binding == InputBinding::kShapeOperandsAtCompileTime) static_inputs = onnx_frontend::StaticOperandInputs(model);
     std::vector<fs::path> data_sets;
     for (const auto& entry : fs::directory_iterator(case_dir))
       if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0)
@@ -156,8 +163,12 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor) {
           value = Tensor::FromBytes(ir::DType::BFloat16(), value.shape(), value.raw_data(), value.nbytes());
         // The data set's shapes win over the model's declarations (a few cases disagree).
         options.input_shapes[input_names[i]] = value.shape();
-        if (static_inputs.count(input_names[i])) options.input_values[input_names[i]] = value;
-        else runtime_inputs[input_names[i]] = value;
+        if (static_inputs.count(input_names[i])) {
+          options.input_values[input_names[i]] = value;
+          result.bound_inputs_at_compile_time = true;
+        } else {
+          runtime_inputs[input_names[i]] = value;
+        }
       }
       graph::Graph g = onnx_frontend::ImportOnnxModel(model, options, case_dir);
       // Optional inputs the data set omits are absent at run time: not supported as graph inputs.
@@ -191,6 +202,18 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor) {
   return result;
 }
 
+BothBindings RunCasesBothWays(const std::vector<std::string>& case_dirs, const Executor& executor) {
+  BothBindings both;
+  for (const std::string& dir : case_dirs) {
+    CaseResult compile_time = RunCase(dir, executor, InputBinding::kShapeOperandsAtCompileTime);
+    both.run_time.push_back(compile_time.bound_inputs_at_compile_time
+                                ? RunCase(dir, executor, InputBinding::kAllAtRunTime)
+                                : compile_time);
+    both.compile_time.push_back(std::move(compile_time));
+  }
+  return both;
+}
+
 SuiteReport Tally(std::vector<CaseResult> cases) {
   SuiteReport report;
   for (const CaseResult& c : cases) {
@@ -209,10 +232,11 @@ SuiteReport Tally(std::vector<CaseResult> cases) {
 }
 
 std::string FormatReport(const SuiteReport& report, const std::string& suite, const std::string& executor_label,
-                         bool list_cases) {
+                         InputBinding binding, bool list_cases) {
   std::ostringstream os;
   char line[256];
-  os << "ONNX conformance: " << suite << "\nexecuted by: " << executor_label << "\n\n";
+  os << "ONNX conformance: " << suite << "\nexecuted by: " << executor_label << "\ninputs: " << InputBindingName(binding)
+     << "\n\n";
   os << "pass = computed + folded; folded: every output was a compile-time constant, no arithmetic ran\n\n";
   std::snprintf(line, sizeof(line), "%-34s %6s %6s %8s %6s %6s %6s\n", "operator", "cases", "pass", "computed",
                 "folded", "fail", "unsup");

@@ -3,10 +3,12 @@
 // test_data_set_*/input_*.pb and output_*.pb) through agate and tallies the
 // results per operator.
 //
-// Each case: import (graph inputs that fix shapes, such as Reshape's shape, are
-// bound as compile-time constants from the test data), run the graph passes,
+// Each case: import, run the graph passes,
 // execute, compare with ONNX's tolerances (rtol 1e-3, atol 1e-7; exact for
-// integers and bools). A case agate rejects with kUnsupported counts as
+// integers and bools). Two ways to give the inputs (InputBinding): every input at run time, as
+// `agate compile` + `agate run` give a user's model, or with the inputs that fix shapes (such as
+// Reshape's shape) bound as compile-time constants from the test data (what `agate compile
+// --input-value` does); reports say which. A case agate rejects with kUnsupported counts as
 // unsupported; every other failure counts as failed. Nothing is skipped.
 //
 // A passed case whose every output was folded into a constant at compile time (Shape, Size,
@@ -35,7 +37,21 @@ struct CaseResult {
   Outcome outcome = Outcome::kFailed;
   bool folded = false;  // passed with every output a compile-time constant: nothing ran
   std::string detail;   // why it failed or is unsupported
+  // Under kShapeOperandsAtCompileTime: some input was bound as a constant (the case's outcome
+  // may differ with every input at run time).
+  bool bound_inputs_at_compile_time = false;
 };
+
+// How a case's test data reaches the model.
+enum class InputBinding {
+  // Every input at run time, the way a user's model receives them.
+  kAllAtRunTime,
+  // Inputs that feed a static operand (onnx_frontend::StaticOperandInputs: Reshape's shape,
+  // TopK's k, Resize's sizes...) are compile-time constants from the test data, the rest run-time
+  // inputs: what a user gets with `agate compile --input-value`.
+  kShapeOperandsAtCompileTime,
+};
+const char* InputBindingName(InputBinding binding);
 
 // What an executor's run returns: the outputs, and whether every one of them was a
 // compile-time constant of the executed graph (no kernel or interpreter step computed it).
@@ -59,7 +75,16 @@ struct Executor {
 // *_expanded variants (function-expanded duplicates) are left out.
 std::vector<std::string> ListCases(const std::string& root, bool include_expanded);
 
-CaseResult RunCase(const std::string& case_dir, const Executor& executor);
+CaseResult RunCase(const std::string& case_dir, const Executor& executor, InputBinding binding);
+
+// Both reports over the same cases: `compile_time` (kShapeOperandsAtCompileTime) runs every case;
+// `run_time` (kAllAtRunTime) re-runs only the cases that bound an input at compile time and
+// takes the others' results unchanged (they are the same run).
+struct BothBindings {
+  std::vector<CaseResult> compile_time;
+  std::vector<CaseResult> run_time;
+};
+BothBindings RunCasesBothWays(const std::vector<std::string>& case_dirs, const Executor& executor);
 
 // Cases whose expected output agate deliberately does not reproduce, on the reference and the
 // compiled path alike (each conformance test lets them fail, and only them). Float32 ->
@@ -96,7 +121,7 @@ SuiteReport Tally(std::vector<CaseResult> cases);
 
 // A per-operator table (passed cases split into computed and folded), then the failures and unsupported cases with their reasons, then the total.
 std::string FormatReport(const SuiteReport& report, const std::string& suite, const std::string& executor_label,
-                         bool list_cases);
+                         InputBinding binding, bool list_cases);
 
 }  // namespace conformance
 }  // namespace agate

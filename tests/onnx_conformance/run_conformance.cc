@@ -2,8 +2,11 @@
 //
 //   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
 //                                                          [--compiled | --cuda-eval "cuda -arch=sm_80"]
-//                                                          [--layout-block N]
+//                                                          [--layout-block N] [--runtime-inputs]
 //
+// --runtime-inputs feeds every input at run time, as `agate compile` + `agate run` do; without it
+// the inputs that fix shapes (Reshape's shape, TopK's k...) are compile-time constants from the
+// test data, as `agate compile --input-value` makes them.
 // --list adds every failed and unsupported case with its reason.
 //
 // --compiled compiles every case to a module and runs it in the minimal runtime (what a
@@ -25,7 +28,7 @@
 
 int main(int argc, char** argv) {
   std::string suite = "/usr/share/libonnx-testdata/data/node";
-  bool expanded = false, list = false, compiled = false;
+  bool expanded = false, list = false, compiled = false, runtime_inputs = false;
   std::string cuda_target;
   std::string fusion = "rule";
   int layout_block = 0;
@@ -34,11 +37,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--expanded")) expanded = true;
     else if (!std::strcmp(argv[i], "--list")) list = true;
     else if (!std::strcmp(argv[i], "--compiled")) compiled = true;
+    else if (!std::strcmp(argv[i], "--runtime-inputs")) runtime_inputs = true;
     else if (!std::strcmp(argv[i], "--cuda-eval") && i + 1 < argc) cuda_target = argv[++i];
     else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
     else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N] [--runtime-inputs]\n", argv[0]);
       return 2;
     }
   }
@@ -55,11 +59,14 @@ int main(int argc, char** argv) {
     executor.run = agate::conformance::InterpretGraph;
     if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
     if (!cuda_target.empty()) executor = agate::conformance::CudaEvalExecutor(options.fusion, cuda_target);
+    const agate::conformance::InputBinding binding = runtime_inputs
+                                                         ? agate::conformance::InputBinding::kAllAtRunTime
+                                                         : agate::conformance::InputBinding::kShapeOperandsAtCompileTime;
     std::vector<agate::conformance::CaseResult> results;
     for (const std::string& dir : agate::conformance::ListCases(suite, expanded))
-      results.push_back(agate::conformance::RunCase(dir, executor));
+      results.push_back(agate::conformance::RunCase(dir, executor, binding));
     agate::conformance::SuiteReport report = agate::conformance::Tally(std::move(results));
-    std::fputs(agate::conformance::FormatReport(report, suite, executor.label, list).c_str(), stdout);
+    std::fputs(agate::conformance::FormatReport(report, suite, executor.label, binding, list).c_str(), stdout);
   } catch (const agate::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
