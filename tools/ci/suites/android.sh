@@ -4,7 +4,11 @@
 # then the demo, compiled for aarch64, runs under qemu-aarch64 in a C program linked against that
 # runtime: through the default kernel loader (memfd), through a kernel directory (the loader for
 # Android before API 30), and refused with a clear message when built for x86-64 or for CPU
-# features the emulated CPU (Cortex-A53) lacks.
+# features the emulated CPU (Cortex-A53) lacks. Last, the Java binding's JUnit tests run on an
+# arm64 JDK under qemu-aarch64, loading the arm64 JNI and runtime libraries from the jar the way an
+# app does: Debian's openjdk-17-jre-headless:arm64 (and zlib1g:arm64) are fetched with apt into a
+# private state directory and unpacked, never installed (no foreign architecture is added to the
+# machine), and cached under ~/.cache/agate/arm64-jdk.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -67,4 +71,53 @@ note $? "an x86-64 module is refused naming both architectures ($(cat "$WORK/err
 run_arm "$WORK/sve.agm" "${IO[@]}" 2>"$WORK/err.txt"
 [ $? -ne 0 ] && grep -q "CPU features .*sve2.* that this CPU lacks" "$WORK/err.txt"
 note $? "an SVE2 module is refused on a Cortex-A53 naming the features (getauxval)"
+
+# ---- JUnit on an arm64 JDK under qemu-aarch64
+JDK_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/agate/arm64-jdk"
+JAVA_ARM="$JDK_CACHE/root/usr/lib/jvm/java-17-openjdk-arm64/bin/java"
+fetch_arm64_jdk() {
+  [ -x "$JAVA_ARM" ] && return 0
+  local apt_dir="$WORK/apt" opts
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs" "$JDK_CACHE.tmp"
+  opts=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o Dir::State::Lists="$apt_dir/lists"
+        -o Dir::Cache="$apt_dir/cache" -o Dir::State::status=/dev/null)
+  apt-get "${opts[@]}" -qq update >"$WORK/apt.log" 2>&1 &&
+    (cd "$apt_dir/debs" && apt-get "${opts[@]}" -qq download openjdk-17-jre-headless zlib1g >>"$WORK/apt.log" 2>&1) &&
+    for deb in "$apt_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$JDK_CACHE.tmp/root" || return 1; done &&
+    rm -rf "$JDK_CACHE" && mv "$JDK_CACHE.tmp" "$JDK_CACHE" && [ -x "$JAVA_ARM" ]
+}
+JUNIT=/usr/share/java/junit-platform-console-standalone.jar
+J="$WORK/junit"
+if ! fetch_arm64_jdk; then
+  tail -5 "$WORK/apt.log"
+  note 1 "Debian's arm64 OpenJDK 17 fetched and unpacked (apt-get download openjdk-17-jre-headless:arm64)"
+elif ! { bazel build --noshow_progress //bindings/testdata:make_fixtures >"$WORK/fixtures.log" 2>&1 &&
+         mkdir -p "$J/modules" "$J/classes" "$J/test-classes" "$J/res/dev/agate/native/linux-aarch64" &&
+         aarch64-linux-gnu-gcc -std=c99 -O2 -fPIC -shared -I. -Ic_api/include -isystem /usr/include/dlpack \
+           bindings/testdata/fixture_kernels.c -o "$J/libfixture_kernels.so" &&
+         "$ROOT/bazel-bin/bindings/testdata/make_fixtures" "$J/libfixture_kernels.so" "$J/modules" >/dev/null &&
+         (cd "$J/classes" && unzip -q "$WORK/classes.jar") &&
+         javac -Xlint:all -d "$J/test-classes" -cp "$J/classes:$JUNIT" $(find bindings/java/src/test -name '*.java') &&
+         cp "$OUT/libagate_jni.so" "$OUT/libagate_runtime.so" "$J/res/dev/agate/native/linux-aarch64/" &&
+         jar cf "$J/agate.jar" -C "$J/classes" . -C "$J/res" .; }; then
+  note 1 "arm64 fixture modules, JUnit test classes and agate.jar with the arm64 libraries built"
+else
+  # The CUDA tests skip themselves (no driver in the emulated process): JUnit reports them aborted.
+  AGATE_TESTDATA_DIR="$J/modules" QEMU_CPU=cortex-a53 qemu-aarch64-static -L /usr/aarch64-linux-gnu \
+    -E LD_LIBRARY_PATH="$JDK_CACHE/root/usr/lib/aarch64-linux-gnu:$JDK_CACHE/root/lib/aarch64-linux-gnu" \
+    "$JAVA_ARM" -Xcheck:jni -Dagate.native.dir="$J/native" -Dagate.test.expect.jar=true -jar "$JUNIT" \
+    --disable-banner --disable-ansi-colors --details=tree -cp "$J/agate.jar:$J/test-classes" \
+    --select-package dev.agate >"$J/junit.log" 2>&1
+  status=$?
+  cat "$J/junit.log"
+  count() { awk -v what="$1" '$0 ~ "tests " what {gsub(/[^0-9]/, "", $2); n += $2} END {print n + 0}' "$J/junit.log"; }
+  junit_passed=$(count successful)
+  junit_failed=$(count failed)
+  echo "android suite: JUnit on the arm64 JDK: $junit_passed passed, $junit_failed failed, $(count aborted) skipped themselves"
+  if [ "$status" -ne 0 ] && [ "$junit_failed" -eq 0 ]; then junit_failed=1; fi
+  passed=$((passed + junit_passed))
+  failed=$((failed + junit_failed))
+  ls "$J/native"/*/libagate_jni.so >/dev/null 2>&1 || [ -f "$J/native/libagate_jni.so" ]
+  note $? "the arm64 JNI library was extracted from agate.jar (NativeLoader), not found on a library path"
+fi
 echo "$passed $failed"
