@@ -16,6 +16,7 @@
  */
 #include <jni.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,6 +366,94 @@ NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, j
   free(buffer);
   check(env, status);
   return result;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Direct ByteBuffers: zero-copy input, output copied into the caller's buffer */
+
+/* The address and size of a direct buffer (its position already applied by the Java side's
+ * slice()), or an AGATE_INVALID_ARGUMENT naming `what` when the buffer is not direct. */
+static void* direct_buffer(JNIEnv* env, jobject buffer, const char* what, jlong* out_bytes) {
+  void* address;
+  char message[160];
+  if (buffer == NULL) {
+    snprintf(message, sizeof(message), "%s: the buffer is null", what);
+    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
+    return NULL;
+  }
+  address = (*env)->GetDirectBufferAddress(env, buffer);
+  *out_bytes = (*env)->GetDirectBufferCapacity(env, buffer);
+  if (address == NULL && *out_bytes != 0) {
+    snprintf(message, sizeof(message), "%s: not a direct ByteBuffer (ByteBuffer.allocateDirect)", what);
+    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
+  }
+  return address;
+}
+
+/* Binds input `index` to the direct buffer's memory without copying; dtype and shape are the
+ * module's. The Java side keeps the buffer reachable while it is bound. On failure the previous
+ * binding stays. */
+NATIVE(void, executorSetInputBuffer)(JNIEnv* env, jclass cls, jlong executor, jint index, jobject buffer) {
+  jni_executor* e = as_executor(executor);
+  agate_tensor_info info;
+  DLTensor tensor;
+  jlong bytes = 0;
+  void* address;
+  char message[256];
+  (void)cls;
+  if (index < 0 || (uint32_t)index >= e->num_inputs) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "input index out of range");
+    return;
+  }
+  if (check(env, agate_module_input_info(e->module, (uint32_t)index, &info))) return;
+  address = direct_buffer(env, buffer, info.name, &bytes);
+  if ((*env)->ExceptionCheck(env)) return;
+  if ((uint64_t)bytes != info.bytes) {
+    snprintf(message, sizeof(message), "input %d '%s': the buffer holds %lld bytes (from its position to its limit); "
+             "the input needs %llu", (int)index, info.name, (long long)bytes, (unsigned long long)info.bytes);
+    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
+    return;
+  }
+  memset(&tensor, 0, sizeof(tensor));
+  tensor.data = address;
+  tensor.device.device_type = kDLCPU;
+  tensor.ndim = info.ndim;
+  tensor.dtype = info.dtype;
+  tensor.shape = (int64_t*)info.shape; /* read during the call only */
+  if (check(env, agate_executor_set_input(e->executor, (uint32_t)index, &tensor))) return;
+  free(e->inputs[index]); /* a copy bound before is no longer read */
+  e->inputs[index] = NULL;
+}
+
+/* Copies output `index` into the direct buffer, which must hold exactly its bytes. */
+NATIVE(void, executorCopyOutputToBuffer)(JNIEnv* env, jclass cls, jlong executor, jint index, jobject buffer) {
+  jni_executor* e = as_executor(executor);
+  agate_tensor_info info;
+  DLTensor host;
+  jlong bytes = 0;
+  void* address;
+  char message[256];
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
+    return;
+  }
+  if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return;
+  address = direct_buffer(env, buffer, info.name, &bytes);
+  if ((*env)->ExceptionCheck(env)) return;
+  if ((uint64_t)bytes != info.bytes) {
+    snprintf(message, sizeof(message), "output %d '%s': the buffer holds %lld bytes (from its position to its limit); "
+             "the output has %llu", (int)index, info.name, (long long)bytes, (unsigned long long)info.bytes);
+    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
+    return;
+  }
+  memset(&host, 0, sizeof(host));
+  host.data = address;
+  host.device.device_type = kDLCPU;
+  host.ndim = info.ndim;
+  host.dtype = info.dtype;
+  host.shape = (int64_t*)info.shape; /* read during the call only */
+  check(env, agate_executor_copy_output(e->executor, (uint32_t)index, &host));
 }
 
 /* ------------------------------------------------------------------------- */

@@ -1,16 +1,21 @@
 package dev.agate;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Runs a module: holds the memory of one run (intermediate tensors, outputs).
  *
  * <p>Not thread-safe: use one executor from one thread at a time, and give each
- * thread its own (executors of one module run in parallel freely). Inputs are
- * copied into native memory the executor owns, so the caller may reuse its
- * arrays at once; outputs are returned as copies.
+ * thread its own (executors of one module run in parallel freely). Inputs given
+ * as {@link Tensor}s are copied into native memory the executor owns, so the
+ * caller may reuse its arrays at once; a direct {@link ByteBuffer} is bound
+ * without a copy ({@link #setInput(String, ByteBuffer)}). Outputs are returned as
+ * copies, or copied into the caller's buffer ({@link #getOutput(String, ByteBuffer)}).
  *
  * <p>Release it with {@link #close()}; an executor that is never closed is freed
  * after it becomes unreachable. Any use after close throws
@@ -19,12 +24,17 @@ import java.util.List;
 public final class Executor implements AutoCloseable {
   private final ExecutorState state;
   private final Reclaimer.Registration registration;
+  private final List<TensorInfo> inputs;
   private final List<TensorInfo> outputs;
   private final Device device;
+  // Direct buffers bound as inputs, by input index: the native executor reads their memory at
+  // each run, so they stay reachable while bound.
+  private final Map<Integer, ByteBuffer> boundBuffers = new HashMap<>();
 
-  Executor(ExecutorState state, List<TensorInfo> outputs, Device device) {
+  Executor(ExecutorState state, List<TensorInfo> inputs, List<TensorInfo> outputs, Device device) {
     this.state = state;
     this.registration = Reclaimer.register(this, state);
+    this.inputs = inputs;
     this.outputs = outputs;
     this.device = device;
   }
@@ -50,6 +60,7 @@ public final class Executor implements AutoCloseable {
       long handle = state.handleForUse();
       int index = NativeApi.moduleFindInput(state.module().handleForExecutor(), name);
       NativeApi.executorSetInputDevice(handle, index, address);
+      boundBuffers.remove(index);
     }
   }
 
@@ -104,6 +115,44 @@ public final class Executor implements AutoCloseable {
       int index = NativeApi.moduleFindInput(state.module().handleForExecutor(), name);
       DType d = tensor.dtype();
       NativeApi.executorSetInput(handle, index, d.code(), d.bits(), d.lanes(), tensor.shape(), tensor.bytes());
+      boundBuffers.remove(index);
+    }
+  }
+
+  /**
+   * Binds input {@code name} to {@code buffer}'s bytes from its position to its
+   * limit: the input's elements in the module's dtype and shape
+   * ({@link Module#inputs()}), row-major, in native byte order
+   * ({@code buffer.order(ByteOrder.nativeOrder())}), aligned to the element size.
+   * A direct buffer ({@link ByteBuffer#allocateDirect}, what camera and media
+   * APIs hand out) is bound without a copy: each {@link #run()} reads it, so keep
+   * its contents unchanged while a run is in progress; the executor holds a
+   * reference to it until another binding of the input or close. A heap buffer
+   * is copied, like {@link #setInput(String, Tensor)}. The buffer's position and
+   * limit are not changed. {@link Status#INVALID_ARGUMENT} naming the input when
+   * the size differs; the previous binding then stays.
+   */
+  public void setInput(String name, ByteBuffer buffer) {
+    if (buffer == null) throw new AgateException(Status.INVALID_ARGUMENT, "input " + name + ": the buffer is null");
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = NativeApi.moduleFindInput(state.module().handleForExecutor(), name);
+      if (buffer.isDirect()) {
+        ByteBuffer view = buffer.slice();
+        NativeApi.executorSetInputBuffer(handle, index, view);
+        boundBuffers.put(index, view);
+        return;
+      }
+      TensorInfo info = inputs.get(index);
+      if (buffer.remaining() != info.bytes()) {
+        throw new AgateException(Status.INVALID_ARGUMENT, "input " + index + " '" + name + "': the buffer holds "
+            + buffer.remaining() + " bytes (from its position to its limit); the input needs " + info.bytes());
+      }
+      byte[] bytes = new byte[buffer.remaining()];
+      buffer.duplicate().get(bytes);
+      DType d = info.dtype();
+      NativeApi.executorSetInput(handle, index, d.code(), d.bits(), d.lanes(), info.shape(), bytes);
+      boundBuffers.remove(index);
     }
   }
 
@@ -137,6 +186,35 @@ public final class Executor implements AutoCloseable {
       long handle = state.handleForUse();
       int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
       return Tensor.adopt(outputs.get(index), NativeApi.executorGetOutput(handle, index));
+    }
+  }
+
+  /**
+   * Copies output {@code name} of the last run into {@code buffer}, from its
+   * position to its limit, which must hold exactly the output's bytes (its dtype
+   * and shape are {@link Module#outputs()}; native byte order). A direct buffer is
+   * written by the runtime in place, a heap buffer through one copy. The buffer's
+   * position and limit are not changed. {@link Status#INVALID_ARGUMENT} naming the
+   * output when the size differs.
+   */
+  public void getOutput(String name, ByteBuffer buffer) {
+    if (buffer == null) throw new AgateException(Status.INVALID_ARGUMENT, "output " + name + ": the buffer is null");
+    if (buffer.isReadOnly()) {
+      throw new AgateException(Status.INVALID_ARGUMENT, "output " + name + ": the buffer is read-only");
+    }
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
+      if (buffer.isDirect()) {
+        NativeApi.executorCopyOutputToBuffer(handle, index, buffer.slice());
+        return;
+      }
+      TensorInfo info = outputs.get(index);
+      if (buffer.remaining() != info.bytes()) {
+        throw new AgateException(Status.INVALID_ARGUMENT, "output " + index + " '" + name + "': the buffer holds "
+            + buffer.remaining() + " bytes (from its position to its limit); the output has " + info.bytes());
+      }
+      buffer.duplicate().put(NativeApi.executorGetOutput(handle, index));
     }
   }
 

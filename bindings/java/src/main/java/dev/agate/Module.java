@@ -168,7 +168,7 @@ public final class Module implements AutoCloseable {
       state.executorClosed();
       throw e;
     }
-    return new Executor(new ExecutorState(handle, state), outputs, device);
+    return new Executor(new ExecutorState(handle, state), inputs, outputs, device);
   }
 
   /** Was the native module freed (closed and no executor left)? For tests. */

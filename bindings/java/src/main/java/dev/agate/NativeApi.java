@@ -51,6 +51,10 @@ final class NativeApi {
 
   static native byte[] executorGetOutput(long executor, int index);
 
+  static native void executorSetInputBuffer(long executor, int index, java.nio.ByteBuffer buffer);
+
+  static native void executorCopyOutputToBuffer(long executor, int index, java.nio.ByteBuffer buffer);
+
   static native long executorArenaBytes(long executor);
 
   static native String[] moduleCallKernelNames(long module);
