@@ -50,11 +50,16 @@ Tensor BatchMatmul(const Tensor& a, const Tensor& b, const std::string& name) {
 namespace {
 
 // Output columns per register tile (and per packed panel of a constant B):
-// two vectors when N allows, else one, else 8 or 4 columns.
+// two vectors when N allows, else one, else 8 or 4 columns. A wide N that no
+// vector width divides (GPT-2's 50257-word vocabulary: 29 x 1733) still gets
+// two-vector tiles: the last tile is partial (its lanes past N masked off by the
+// lowering's tail guard) and packed panels are padded with zero columns. Scalar
+// columns instead ran that 154 MB matrix-vector product at 0.3 GFLOP/s.
 int64_t DenseNBlock(int64_t n, int lanes, const LowerGroupOptions& o) {
   if (o.dense_n_block > 0 && n % o.dense_n_block == 0) return o.dense_n_block;
   for (int64_t v : {int64_t{2} * lanes, int64_t{lanes}, int64_t{8}, int64_t{4}})
     if (v > 1 && v <= 2 * lanes && n % v == 0) return v;
+  if (lanes > 1 && n >= 16 * lanes) return 2 * lanes;
   return 1;
 }
 
@@ -136,8 +141,8 @@ Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
   const graph::Tensor* c = ctx.constant(1);
   if (c == nullptr || c->dtype() != ir::DType::Float(32) || c->shape().size() != 2 || nb <= 1) return Tensor();
   int64_t k = trans_b ? c->shape()[1] : c->shape()[0], n = trans_b ? c->shape()[0] : c->shape()[1];
-  if (n % nb != 0) return Tensor();
-  graph::Tensor packed(c->dtype(), {n / nb, k, nb});
+  // A partial last panel is padded with zero columns (zero-filled by the Tensor constructor).
+  graph::Tensor packed(c->dtype(), {(n + nb - 1) / nb, k, nb});
   const float* src = c->data<float>();
   float* dst = packed.mutable_data<float>();
   for (int64_t col = 0; col < n; ++col)
@@ -146,12 +151,12 @@ Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
   return ctx.AddConstant(ctx.node().outputs[0] + "_b_panels", packed);
 }
 
-// a [M, K] x B packed as [N/nb, K, nb] -> [M, N].
-Tensor DenseWithPanels(const Tensor& a, const Tensor& panels, const std::string& name) {
+// a [M, K] x B packed as [ceil(N/nb), K, nb] -> [M, N].
+Tensor DenseWithPanels(const Tensor& a, const Tensor& panels, int64_t n_cols, const std::string& name) {
   graph::Shape as = StaticShape(a), ps = StaticShape(panels);
   int64_t nb = ps[2];
   ir::IterVar rk = te::reduce_axis({Expr(int64_t{0}), Expr(ps[1])}, "k");
-  return te::compute(ToExprShape({as[0], ps[0] * nb}), [&](Var m, Var n) {
+  return te::compute(ToExprShape({as[0], n_cols}), [&](Var m, Var n) {
     return te::sum(a(m, rk) * panels(ir::floordiv(n, Expr(nb)), rk, ir::floormod(n, Expr(nb))), {rk});
   }, name, tag::kDense);
 }
@@ -187,7 +192,8 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
     prod = BuildGemm(ctx, operands, prod_name);
   } else {
     Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
-    prod = panels.defined() ? DenseWithPanels(a, panels, prod_name) : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
+    prod = panels.defined() ? DenseWithPanels(a, panels, n, prod_name)
+                            : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
     ctx.SetSchedule(ScheduleMatVecNative, prod);
     ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   }
@@ -231,7 +237,8 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
   if (as.size() == 2 && bs.size() == 2) {
     panels = PackedRightOperand(ctx, false, DenseNBlock(bs[1], VectorLanes(ctx.target(), a.dtype()), ctx.options()));
   }
-  Tensor prod = panels.defined() ? DenseWithPanels(a, panels, name) : BatchMatmul(a, b, reshape ? name + "_mm" : name);
+  Tensor prod =
+      panels.defined() ? DenseWithPanels(a, panels, bs[1], name) : BatchMatmul(a, b, reshape ? name + "_mm" : name);
   Tensor out = prod;
   if (reshape) {
     graph::Shape ps = StaticShape(prod);
