@@ -332,8 +332,26 @@ NATIVE(void, executorRun)(JNIEnv* env, jclass cls, jlong executor) {
   check(env, agate_executor_run(as_executor(executor)->executor));
 }
 
-/* A copy of output `index`'s bytes (dtype and shape are the module's), copied
- * with agate_executor_copy_output, so also from a GPU. */
+/* Output `index`'s run-time shape after the last run (runtime ABI 1.5; the module's shape for
+ * static modules, the upper bounds before a first run). */
+NATIVE(jlongArray, executorOutputShape)(JNIEnv* env, jclass cls, jlong executor, jint index) {
+  jni_executor* e = as_executor(executor);
+  int64_t dims[32];
+  int32_t ndim = 0;
+  jlongArray result;
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
+    return NULL;
+  }
+  if (check(env, agate_executor_output_shape(e->executor, (uint32_t)index, dims, 32, &ndim))) return NULL;
+  result = (*env)->NewLongArray(env, ndim);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, ndim, (const jlong*)dims);
+  return result;
+}
+
+/* A copy of output `index`'s bytes at its run-time shape (dtype the module's), copied with
+ * agate_executor_copy_output, so also from a GPU. */
 NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, jint index) {
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
@@ -341,30 +359,74 @@ NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, j
   jbyteArray result;
   void* buffer = NULL;
   agate_status_t status;
+  int64_t dims[32];
+  int32_t ndim = 0, axis;
+  uint64_t bytes;
   (void)cls;
   if (index < 0) {
     throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
     return NULL;
   }
   if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return NULL;
-  if (posix_memalign(&buffer, 64, info.bytes == 0 ? 1 : (size_t)info.bytes) != 0) {
+  if (check(env, agate_executor_output_shape(e->executor, (uint32_t)index, dims, 32, &ndim))) return NULL;
+  bytes = info.dtype.bits <= 8 ? 1 : info.dtype.bits / 8;
+  bytes *= info.dtype.lanes;
+  for (axis = 0; axis < ndim; ++axis) bytes *= (uint64_t)dims[axis];
+  if (posix_memalign(&buffer, 64, bytes == 0 ? 1 : (size_t)bytes) != 0) {
     throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "cannot allocate the output's copy");
     return NULL;
   }
   memset(&host, 0, sizeof(host));
   host.data = buffer;
   host.device.device_type = kDLCPU;
-  host.ndim = info.ndim;
+  host.ndim = ndim;
   host.dtype = info.dtype;
-  host.shape = (int64_t*)info.shape; /* read during the call only */
+  host.shape = dims; /* read during the call only */
   status = agate_executor_copy_output(e->executor, (uint32_t)index, &host);
-  result = status == AGATE_OK ? (*env)->NewByteArray(env, (jsize)info.bytes) : NULL;
-  if (result != NULL && info.bytes != 0) {
-    (*env)->SetByteArrayRegion(env, result, 0, (jsize)info.bytes, (const jbyte*)buffer);
+  result = status == AGATE_OK ? (*env)->NewByteArray(env, (jsize)bytes) : NULL;
+  if (result != NULL && bytes != 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)bytes, (const jbyte*)buffer);
   }
   free(buffer);
   check(env, status);
   return result;
+}
+
+/* Axis `axis` of input / output `index` (runtime ABI 1.5): {min, max, kind}. */
+NATIVE(jlongArray, moduleDim)(JNIEnv* env, jclass cls, jlong module, jboolean output, jint index, jint axis) {
+  agate_dim_info info;
+  jlongArray result;
+  jlong values[3];
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "tensor index out of range");
+    return NULL;
+  }
+  if (check(env, output ? agate_module_output_dim(as_module(module), (uint32_t)index, axis, &info)
+                        : agate_module_input_dim(as_module(module), (uint32_t)index, axis, &info))) {
+    return NULL;
+  }
+  values[0] = info.min;
+  values[1] = info.max;
+  values[2] = info.kind;
+  result = (*env)->NewLongArray(env, 3);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 3, values);
+  return result;
+}
+
+/* The symbol of axis `axis` of input / output `index`, or null when it has none. */
+NATIVE(jstring, moduleDimSymbol)(JNIEnv* env, jclass cls, jlong module, jboolean output, jint index, jint axis) {
+  agate_dim_info info;
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "tensor index out of range");
+    return NULL;
+  }
+  if (check(env, output ? agate_module_output_dim(as_module(module), (uint32_t)index, axis, &info)
+                        : agate_module_input_dim(as_module(module), (uint32_t)index, axis, &info))) {
+    return NULL;
+  }
+  return info.symbol != NULL ? (*env)->NewStringUTF(env, info.symbol) : NULL;
 }
 
 /* ------------------------------------------------------------------------- */

@@ -136,7 +136,9 @@ public final class Executor implements AutoCloseable {
     synchronized (state) {
       long handle = state.handleForUse();
       int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
-      return Tensor.adopt(outputs.get(index), NativeApi.executorGetOutput(handle, index));
+      // The run-time shape of the last run (a module with dynamic shapes: what it produced).
+      long[] shape = NativeApi.executorOutputShape(handle, index);
+      return Tensor.adopt(outputs.get(index).dtype(), shape, NativeApi.executorGetOutput(handle, index));
     }
   }
 

@@ -51,6 +51,13 @@ final class NativeApi {
 
   static native byte[] executorGetOutput(long executor, int index);
 
+  // Runtime ABI 1.5: run-time output shapes and dimension bounds.
+  static native long[] executorOutputShape(long executor, int index);
+
+  static native long[] moduleDim(long module, boolean output, int index, int axis);
+
+  static native String moduleDimSymbol(long module, boolean output, int index, int axis);
+
   static native long executorArenaBytes(long executor);
 
   static native String[] moduleCallKernelNames(long module);
