@@ -352,6 +352,12 @@ agate_status_t CheckVariants(const fb::Module& m, const fb::DynamicShapes& d, Mo
   }
   if (!has_symbol) return Fail(AGATE_CORRUPT) << "module has variants but no symbol";
   if (m.plan()->size() != 0) return Fail(AGATE_CORRUPT) << "module has variants and a non-empty Module.plan";
+  bool carried = false;  // a run takes the symbol's extent from the inputs
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) carried = carried || HasSymbolicRows(InputDims(*facts, i));
+  if (!carried) {
+    return Fail(AGATE_CORRUPT) << "no input carries symbol " << d.symbols()->Get(0)->name()->c_str()
+                               << ", so a run could not know its extent";
+  }
   const fb::Symbol& sym = *d.symbols()->Get(0);
   int64_t previous = 0;
   for (uint32_t v = 0; v < d.variants()->size(); ++v) {

@@ -289,6 +289,10 @@ TEST(DynamicShapesTest, VerifierRefusesCorruptBoundsAndVariantsPastTheirChunk) {
   bad.dynamic_shapes.variants.clear();
   ExpectRefused(bad, AGATE_CORRUPT, "has symbol N but no variants");
   bad = spec;
+  bad.dynamic_shapes.inputs[0].kinds[0] = serialize::DimKind::kStatic;
+  bad.inputs[0].shape[0] = 4;
+  ExpectRefused(bad, AGATE_CORRUPT, "no input carries symbol N");
+  bad = spec;
   bad.dynamic_shapes.outputs.clear();
   ExpectRefused(bad, AGATE_CORRUPT, "describe 1 inputs and 0 outputs");
   serialize::ModuleSpec nonzero = testing::NonZeroSpec(TargetKind::kHostCpu, false);
