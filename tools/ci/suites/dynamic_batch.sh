@@ -3,7 +3,8 @@
 # batch axis (dim_param "N") is compiled ONCE with `agate compile --bounds N=1..32` (variants 1, 8,
 # 32), run with `agate run` at batch 1, 7 (seven chunks of the 1-row variant) and 32 (one chunk),
 # and compared with PyTorch at each batch; a batch of 33 and a mismatched static extent are
-# refused with the runtime's messages; `agate inspect` prints the bounds.
+# refused with the runtime's messages; `agate inspect` prints the bounds; the symbol named in
+# --input-shape with chosen variants (N=1..4:1,2) runs batch 3 as 2 + 1.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -58,5 +59,17 @@ sys.exit(0 if got.shape == want.shape == ($n, 10) and np.allclose(got, want, rto
 done
 check "batch 33 names the input, the symbol and its bounds" sh -c \
   "'$AGATE' run '$WORK/cnn.agm' --inputs '$WORK/in33.npz' 2>&1 | grep -q \"input 0 'input' has extent 33 on axis 0 (symbol N), outside its bounds 1..32\""
+# The symbol named in --input-shape instead of the model's dim_param, with chosen variants (3 = 2 + 1).
+check "compile --input-shape input:Nx3x16x16 --bounds N=1..4:1,2" "$AGATE" compile "$WORK/cnn.onnx" -o "$WORK/cnn4.agm" \
+  --input-shape input:Nx3x16x16 --bounds N=1..4:1,2 --target "llvm -mcpu=x86-64-v3"
+/usr/bin/python3 -c "
+import numpy as np
+x = np.load('$WORK/in7.npz')['input'][:3]
+np.savez('$WORK/in3.npz', input=x)" 
+check "run at batch 3 (variants 1, 2) matches PyTorch" sh -c "'$AGATE' run '$WORK/cnn4.agm' --inputs '$WORK/in3.npz' --outputs '$WORK/out3.npz' &&
+    /usr/bin/python3 -c \"
+import numpy as np, sys
+got, want = np.load('$WORK/out3.npz')['probs'], np.load('$WORK/ref7.npz')['probs'][:3]
+sys.exit(0 if got.shape == (3, 10) and np.allclose(got, want, rtol=1e-4, atol=1e-5) else 1)\""
 check "a wrong static extent is refused" sh -c "! '$AGATE' run '$WORK/cnn.agm' --inputs '$WORK/bad.npz'"
 echo "$passed $failed"
