@@ -115,12 +115,12 @@ public final class Module implements AutoCloseable {
     return NativeApi.numThreads();
   }
 
-  /** The binding was written against runtime ABI 1.2. */
+  /** The binding was written against runtime ABI 1.5 (dimension bounds, run-time output shapes). */
   private static void checkAbi() {
     int version = NativeApi.runtimeAbiVersion();
-    if ((version >>> 16) != 1 || (version & 0xffff) < 2) {
+    if ((version >>> 16) != 1 || (version & 0xffff) < 5) {
       throw new AgateException(Status.VERSION_MISMATCH, "libagate_runtime.so implements ABI " + (version >>> 16) + "."
-          + (version & 0xffff) + "; this binding needs 1.2 or a newer 1.x");
+          + (version & 0xffff) + "; this binding needs 1.5 or a newer 1.x");
     }
   }
 
