@@ -27,7 +27,7 @@ cp -r /usr/include/flatbuffers "$out/include/"
 cp /usr/include/dlpack/dlpack.h "$out/include/dlpack/"
 
 CXX=arm-none-eabi-g++
-FLAGS="-Os -mcpu=cortex-m4 -mthumb -fno-exceptions -fno-rtti -std=c++17 -ffunction-sections -fdata-sections -fno-threadsafe-statics -DNDEBUG -DAGATE_RT_SINGLE_THREADED"
+FLAGS="-Os -mcpu=cortex-m4 -mthumb -fno-exceptions -fno-rtti -std=c++17 -ffunction-sections -fdata-sections -fno-threadsafe-statics -DNDEBUG -DAGATE_RT_SINGLE_THREADED -DAGATE_RT_STATIC_SHAPES_ONLY"
 LINK="-specs=nano.specs -specs=nosys.specs -Wl,--gc-sections"
 INCLUDES="-I. -I$out/gen -Ic_api/include -I$out/include"
 SOURCES="c_api executor message module verify"

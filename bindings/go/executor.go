@@ -126,8 +126,24 @@ func (e *Executor) Output(name string) (*Tensor, error) {
 		return nil, err
 	}
 	info := e.module.outputs[index]
-	data := make([]byte, info.Bytes)
-	shape := append([]int64(nil), info.Shape...)
+	// The run-time shape of the last run (for a module with dynamic shapes, what it produced).
+	shape := make([]int64, len(info.Shape))
+	var ndim C.int32_t
+	if len(shape) > 0 {
+		// A Go pointer argument, written during the call only.
+		err = call(func() C.agate_status_t {
+			return C.agate_executor_output_shape(e.handle, index, (*C.int64_t)(unsafe.Pointer(&shape[0])),
+				C.int32_t(len(shape)), &ndim)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	bytes := uint64(info.DType.ElementBytes())
+	for _, d := range shape {
+		bytes *= uint64(d)
+	}
+	data := make([]byte, bytes)
 	var dataPtr unsafe.Pointer
 	if len(data) > 0 {
 		dataPtr = unsafe.Pointer(&data[0])

@@ -284,3 +284,47 @@ func (m *Module) CallKernelNames() ([]string, error) {
 	}
 	return callKernelNames(m.handle)
 }
+
+// InputDim describes axis `axis` of input `name`: static, or a symbol's bounds (Inputs shows
+// each dynamic dimension's upper bound). ErrNotFound for an unknown name, out of range past its
+// dimensions.
+func (m *Module) InputDim(name string, axis int) (DimInfo, error) { return m.dim(name, axis, false) }
+
+// OutputDim describes axis `axis` of output `name` (see InputDim).
+func (m *Module) OutputDim(name string, axis int) (DimInfo, error) { return m.dim(name, axis, true) }
+
+func (m *Module) dim(name string, axis int, output bool) (DimInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return DimInfo{}, newError(StatusInvalidArgument, "the Module is closed")
+	}
+	infos, role := m.inputs, "input"
+	if output {
+		infos, role = m.outputs, "output"
+	}
+	index := -1
+	for i, info := range infos {
+		if info.Name == name {
+			index = i
+		}
+	}
+	if index < 0 {
+		return DimInfo{}, newError(StatusNotFound, "the module has no %s named '%s'", role, name)
+	}
+	var info C.agate_dim_info
+	err := call(func() C.agate_status_t {
+		if output {
+			return C.agate_module_output_dim(m.handle, C.uint32_t(index), C.int32_t(axis), &info)
+		}
+		return C.agate_module_input_dim(m.handle, C.uint32_t(index), C.int32_t(axis), &info)
+	})
+	if err != nil {
+		return DimInfo{}, err
+	}
+	d := DimInfo{Min: int64(info.min), Max: int64(info.max), Kind: DimKind(info.kind)}
+	if info.symbol != nil {
+		d.Symbol = C.GoString(info.symbol)
+	}
+	return d, nil
+}

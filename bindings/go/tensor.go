@@ -49,6 +49,22 @@ func (d DType) String() string {
 }
 
 // TensorInfo is a model input or output as the module declares it (dense, row-major).
+// DimKind says what a dimension of an input or output is at run time (runtime ABI 1.5).
+type DimKind int32
+
+const (
+	DimStatic         DimKind = 0 // exactly Max (== Min)
+	DimSymbolic       DimKind = 1 // any extent in [Min, Max], given by the inputs (a batch symbol on axis 0)
+	DimValueDependent DimKind = 2 // known after a run: Executor.Output has the run-time shape
+)
+
+// DimInfo is one dimension of an input or output: its bounds, symbol and kind.
+type DimInfo struct {
+	Min, Max int64
+	Symbol   string // the symbol's name ("N") of a symbolic dimension, else ""
+	Kind     DimKind
+}
+
 type TensorInfo struct {
 	Name  string
 	DType DType

@@ -59,6 +59,35 @@ ModuleSpec AddReluSpec(const std::vector<uint8_t>& kernel_object) {
   return spec;
 }
 
+ModuleSpec BatchAddReluSpec(const std::vector<uint8_t>& kernel_object) {
+  const ModuleSpec item = AddReluSpec(kernel_object);
+  ModuleSpec spec = item;
+  spec.plan.clear();
+  for (TensorSpec* t : {&spec.inputs[0], &spec.inputs[1], &spec.outputs[0]}) {
+    t->shape.insert(t->shape.begin(), kBatchMax);
+  }
+  spec.has_dynamic_shapes = true;
+  serialize::DynamicShapesSpec& d = spec.dynamic_shapes;
+  d.symbols = {serialize::SymbolSpec{"N", 1, kBatchMax}};
+  const serialize::TensorDimsSpec rows{
+      {serialize::DimKind::kSymbolic, serialize::DimKind::kStatic, serialize::DimKind::kStatic}, 0, 0};
+  d.inputs = {rows, rows};
+  d.outputs = {rows};
+  for (int64_t extent : {1, 2}) {
+    serialize::VariantSpec variant{extent, {}};
+    for (int64_t row = 0; row < extent; ++row) {
+      for (CallSpec call : item.plan) {
+        for (ArgSpec& arg : call.args) {
+          if (arg.kind != ArgSpec::Kind::kArena) arg.offset = static_cast<uint64_t>(row) * kAddBytes;
+        }
+        variant.plan.push_back(call);
+      }
+    }
+    d.variants.push_back(std::move(variant));
+  }
+  return spec;
+}
+
 std::vector<float> ClassifierWeights() {
   std::vector<float> w(AGATE_FX_FEATURES * AGATE_FX_CLASSES);
   for (int k = 0; k < AGATE_FX_FEATURES; ++k) {
@@ -89,7 +118,8 @@ ModuleSpec ClassifierSpec(const std::vector<uint8_t>& kernel_object) {
 
 std::vector<std::pair<std::string, std::vector<uint8_t>>> AllFixtures(const std::vector<uint8_t>& kernel_object) {
   return {{"add_relu.agm", serialize::SerializeModule(AddReluSpec(kernel_object))},
-          {"classifier.agm", serialize::SerializeModule(ClassifierSpec(kernel_object))}};
+          {"classifier.agm", serialize::SerializeModule(ClassifierSpec(kernel_object))},
+          {"batch_add_relu.agm", serialize::SerializeModule(BatchAddReluSpec(kernel_object))}};
 }
 
 }  // namespace bindings_testdata

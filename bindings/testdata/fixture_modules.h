@@ -18,6 +18,12 @@ namespace bindings_testdata {
 // kernel_object: the bytes of libagate_fixture_kernels.so.
 serialize::ModuleSpec AddReluSpec(const std::vector<uint8_t>& kernel_object);
 
+// add_relu per item of a batch (module format 2.0): inputs "a", "b" and output "y" are
+// float32[N,2,3] with symbol N in 1..kBatchMax, compiled as variants of 1 and 2 items (a run of
+// n items is chunks of 2, then 1).
+constexpr int64_t kBatchMax = 5;
+serialize::ModuleSpec BatchAddReluSpec(const std::vector<uint8_t>& kernel_object);
+
 // input "x" float32[4,8]; outputs "logits" float32[4,3] = x * W + bias and
 // "classes" int32[4] = argmax per row; W and bias are constants.
 serialize::ModuleSpec ClassifierSpec(const std::vector<uint8_t>& kernel_object);

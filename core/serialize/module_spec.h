@@ -102,6 +102,36 @@ struct CallSpec {
   std::vector<ArgSpec> args;
 };
 
+// Format 2.0 dynamic shapes (module.fbs, DynamicShapes): what is dynamic about each input and
+// output, and for a batch symbol the plans of the variants a run is split into.
+enum class DimKind { kStatic, kSymbolic, kValueDependent };
+
+struct SymbolSpec {
+  std::string name;  // "N"
+  int64_t min = 1;
+  int64_t max = 1;
+};
+
+struct TensorDimsSpec {
+  std::vector<DimKind> kinds;  // one per axis; only axis 0 may be kSymbolic
+  uint32_t symbol = 0;         // the SymbolSpec of a kSymbolic axis
+  uint64_t shape_slot = 0;     // kValueDependent outputs: arena offset of the ndim int64 extents
+};
+
+// The plan for `extent` rows: Input/Output arguments of tensors with symbolic rows address the
+// chunk of `extent` rows ([offset, offset + bytes) inside it).
+struct VariantSpec {
+  int64_t extent = 1;
+  std::vector<CallSpec> plan;
+};
+
+struct DynamicShapesSpec {
+  std::vector<SymbolSpec> symbols;      // at most one
+  std::vector<TensorDimsSpec> inputs;   // one per ModuleSpec::inputs
+  std::vector<TensorDimsSpec> outputs;  // one per ModuleSpec::outputs
+  std::vector<VariantSpec> variants;    // ascending extents from 1; ModuleSpec::plan then empty
+};
+
 struct ModuleMetadata {
   std::string compiler_version;
   std::vector<std::pair<std::string, std::string>> options;  // creation options, in order given
@@ -130,6 +160,10 @@ struct ModuleSpec {
   // the generated kernel table carries too; 0 = not recorded.
   uint64_t kernel_fingerprint = 0;
   ModuleMetadata metadata;
+  // Format 2.0: set for a module with dynamic shapes (TensorSpec::shape then holds each dynamic
+  // axis's upper bound). Unset: the module is written as format 1.2, as before.
+  bool has_dynamic_shapes = false;
+  DynamicShapesSpec dynamic_shapes;
 };
 
 }  // namespace serialize

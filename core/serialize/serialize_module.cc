@@ -118,15 +118,67 @@ flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, c
   return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes));
 }
 
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Call>>> BuildPlan(flatbuffers::FlatBufferBuilder& b,
+                                                                               const std::vector<CallSpec>& calls) {
+  std::vector<flatbuffers::Offset<fb::Call>> plan;
+  for (const CallSpec& call : calls) {
+    std::vector<fb::Arg> args;
+    for (const ArgSpec& a : call.args) args.emplace_back(ToFb(a.kind), a.index, a.offset, a.bytes);
+    plan.push_back(fb::CreateCall(b, call.kernel, b.CreateVectorOfStructs(args)));
+  }
+  return b.CreateVector(plan);
+}
+
+fb::DimKind ToFb(DimKind kind) {
+  switch (kind) {
+    case DimKind::kStatic: return fb::DimKind::Static;
+    case DimKind::kSymbolic: return fb::DimKind::Symbolic;
+    case DimKind::kValueDependent: return fb::DimKind::ValueDependent;
+  }
+  AGATE_THROW(kInternal) << "unknown DimKind";
+}
+
+// The dynamic shapes (format 2.0), in the metadata buffer `b`.
+flatbuffers::Offset<fb::DynamicShapes> BuildDynamicShapes(flatbuffers::FlatBufferBuilder& b, const DynamicShapesSpec& d) {
+  std::vector<flatbuffers::Offset<fb::Symbol>> symbols;
+  for (const SymbolSpec& s : d.symbols) symbols.push_back(fb::CreateSymbol(b, b.CreateString(s.name), s.min, s.max));
+  auto dims = [&](const std::vector<TensorDimsSpec>& tensors) {
+    std::vector<flatbuffers::Offset<fb::TensorDims>> out;
+    for (const TensorDimsSpec& t : tensors) {
+      std::vector<uint8_t> kinds;
+      for (DimKind k : t.kinds) kinds.push_back(static_cast<uint8_t>(ToFb(k)));
+      out.push_back(fb::CreateTensorDims(b, b.CreateVector(reinterpret_cast<const fb::DimKind*>(kinds.data()), kinds.size()),
+                                         t.symbol, t.shape_slot));
+    }
+    return b.CreateVector(out);
+  };
+  auto inputs = dims(d.inputs);
+  auto outputs = dims(d.outputs);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Variant>>> variants = 0;
+  if (!d.variants.empty()) {
+    std::vector<flatbuffers::Offset<fb::Variant>> out;
+    for (const VariantSpec& v : d.variants) out.push_back(fb::CreateVariant(b, v.extent, BuildPlan(b, v.plan)));
+    variants = b.CreateVector(out);
+  }
+  return fb::CreateDynamicShapes(b, b.CreateVector(symbols), inputs, outputs, variants);
+}
+
 // The metadata as its own FlatBuffer (nested in Module.metadata), with the hash placeholder.
-std::vector<uint8_t> BuildMetadata(const ModuleMetadata& metadata) {
+std::vector<uint8_t> BuildMetadata(const ModuleSpec& spec) {
+  const ModuleMetadata& metadata = spec.metadata;
   flatbuffers::FlatBufferBuilder b(256);
+  flatbuffers::Offset<fb::DynamicShapes> dynamic_shapes = 0;
+  if (spec.has_dynamic_shapes) {
+    b.ForceDefaults(true);
+    dynamic_shapes = BuildDynamicShapes(b, spec.dynamic_shapes);
+    b.ForceDefaults(false);
+  }
   std::vector<flatbuffers::Offset<fb::Option>> options;
   for (const auto& kv : metadata.options) {
     options.push_back(fb::CreateOption(b, b.CreateString(kv.first), b.CreateString(kv.second)));
   }
   b.Finish(fb::CreateMetadata(b, b.CreateString(metadata.compiler_version), b.CreateVector(options),
-                              b.CreateString(kHashPlaceholder)));
+                              b.CreateString(kHashPlaceholder), dynamic_shapes));
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
 
@@ -163,13 +215,8 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
     kernels.push_back(BuildKernel(b, k));
     if (k.workspace_bytes > workspace_bytes) workspace_bytes = k.workspace_bytes;
   }
-  std::vector<flatbuffers::Offset<fb::Call>> plan;
-  for (const CallSpec& call : spec.plan) {
-    std::vector<fb::Arg> args;
-    for (const ArgSpec& a : call.args) args.emplace_back(ToFb(a.kind), a.index, a.offset, a.bytes);
-    plan.push_back(fb::CreateCall(b, call.kernel, b.CreateVectorOfStructs(args)));
-  }
-  const std::vector<uint8_t> metadata_bytes = BuildMetadata(spec.metadata);
+  auto plan = BuildPlan(b, spec.plan);
+  const std::vector<uint8_t> metadata_bytes = BuildMetadata(spec);
   b.ForceVectorAlignment(metadata_bytes.size(), 1, 8);
   auto metadata = b.CreateVector(metadata_bytes);
   auto inputs = BuildTensors(b, spec.inputs);
@@ -177,10 +224,12 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   std::string feature_list;
   for (const std::string& feature : spec.cpu_features) feature_list += (feature_list.empty() ? "" : " ") + feature;
   auto cpu_features = spec.cpu_features.empty() ? 0 : b.CreateString(feature_list);
-  auto module = fb::CreateModule(b, rt::kFormatMajor, rt::kFormatMinor, b.CreateString(spec.target),
+  const uint32_t major = spec.has_dynamic_shapes ? rt::kFormatMajor : rt::kStaticFormatMajor;
+  const uint32_t minor = spec.has_dynamic_shapes ? rt::kFormatMinor : rt::kStaticFormatMinor;
+  auto module = fb::CreateModule(b, major, minor, b.CreateString(spec.target),
                                  ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
                                  spec.arena_alignment, workspace_bytes, b.CreateVector(constants),
-                                 b.CreateVector(kernels), host_object, b.CreateVector(plan), metadata,
+                                 b.CreateVector(kernels), host_object, plan, metadata,
                                  cuda_images, cpu_features, spec.kernel_fingerprint);
   fb::FinishModuleBuffer(b, module);
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());

@@ -36,7 +36,7 @@ includes="-I$root/c_api/include -I$out/include"
 # The core runtime: freestanding C++17, no exceptions, RTTI or threads; full error messages.
 for src in c_api executor message module verify; do
   arm-none-eabi-g++ $common -Os -std=c++17 -fno-exceptions -fno-rtti -fno-threadsafe-statics \
-    -DAGATE_RT_SINGLE_THREADED -I"$root" -I"$out/gen" $includes \
+    -DAGATE_RT_SINGLE_THREADED -DAGATE_RT_STATIC_SHAPES_ONLY -I"$root" -I"$out/gen" $includes \
     -c "$root/runtime_minimal/core/$src.cc" -o "$out/obj/runtime/$src.o"
 done
 # Each package: its table and entry points, its module array, its kernels (C source or object).

@@ -146,6 +146,70 @@ AGATE_API agate_status_t agate_module_output_info(const agate_module_t* module, 
   return FillInfo(*module->fb->outputs()->Get(index), out_info);
 }
 
+namespace {
+
+// Axis `axis` of `tensor`, whose dynamic description is `dims` (NULL: static).
+agate_status_t FillDim(const agate_module& module, const fb::Tensor& tensor, const void* dims_ptr, const char* role,
+                       uint32_t index, int32_t axis, agate_dim_info* out) {
+  if (axis < 0 || axis >= static_cast<int32_t>(tensor.shape()->size())) {
+    return rt::Fail(AGATE_OUT_OF_RANGE) << role << " " << index << " '" << tensor.name()->c_str() << "' has no axis "
+                                        << axis << " (it has " << tensor.shape()->size() << ")";
+  }
+  const int64_t bound = tensor.shape()->Get(static_cast<flatbuffers::uoffset_t>(axis));
+  out->min = bound;
+  out->max = bound;
+  out->symbol = nullptr;
+  out->kind = AGATE_DIM_STATIC;
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  const fb::TensorDims* dims = static_cast<const fb::TensorDims*>(dims_ptr);
+  if (dims == nullptr) return AGATE_OK;
+  const fb::DimKind kind = dims->kinds()->Get(static_cast<flatbuffers::uoffset_t>(axis));
+  if (kind == fb::DimKind::Symbolic) {
+    const fb::Symbol& symbol = *module.facts.dynamic->symbols()->Get(dims->symbol());
+    out->min = symbol.min();
+    out->symbol = symbol.name()->c_str();
+    out->kind = AGATE_DIM_SYMBOLIC;
+  } else if (kind == fb::DimKind::ValueDependent) {
+    out->min = 0;
+    out->kind = AGATE_DIM_VALUE_DEPENDENT;
+  }
+#else
+  (void)module;
+  (void)dims_ptr;
+#endif
+  return AGATE_OK;
+}
+
+}  // namespace
+
+AGATE_API agate_status_t agate_module_input_dim(const agate_module_t* module, uint32_t index, int32_t axis,
+                                                agate_dim_info* out_info) {
+  AGATE_REQUIRE_ARG(module != nullptr && out_info != nullptr, "module or out_info is NULL");
+  if (index >= module->fb->inputs()->size()) {
+    return rt::Fail(AGATE_OUT_OF_RANGE) << "input " << index << " of " << module->fb->inputs()->size();
+  }
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  const void* dims = rt::InputDims(module->facts, index);
+#else
+  const void* dims = nullptr;
+#endif
+  return FillDim(*module, *module->fb->inputs()->Get(index), dims, "input", index, axis, out_info);
+}
+
+AGATE_API agate_status_t agate_module_output_dim(const agate_module_t* module, uint32_t index, int32_t axis,
+                                                 agate_dim_info* out_info) {
+  AGATE_REQUIRE_ARG(module != nullptr && out_info != nullptr, "module or out_info is NULL");
+  if (index >= module->fb->outputs()->size()) {
+    return rt::Fail(AGATE_OUT_OF_RANGE) << "output " << index << " of " << module->fb->outputs()->size();
+  }
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  const void* dims = rt::OutputDims(module->facts, index);
+#else
+  const void* dims = nullptr;
+#endif
+  return FillDim(*module, *module->fb->outputs()->Get(index), dims, "output", index, axis, out_info);
+}
+
 AGATE_API agate_status_t agate_module_find_input(const agate_module_t* module, const char* name, uint32_t* out_index) {
   AGATE_REQUIRE_ARG(module != nullptr, "module is NULL");
   return FindTensor(*module->fb->inputs(), "input", name, out_index);
@@ -197,8 +261,15 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
   if (index >= m.inputs()->size()) return rt::Fail(AGATE_OUT_OF_RANGE) << "input " << index << " of " << m.inputs()->size();
   if (module.device != nullptr) return module.device->set_input(executor, index, tensor);
   const fb::Tensor& info = *m.inputs()->Get(index);
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  const fb::Symbol* symbol = rt::InputSymbol(module, index);
+  agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), symbol, tensor, kDLCPU, "input", index);
+  if (status != AGATE_OK) return status;
+  if (symbol != nullptr) executor->input_rows[index] = tensor->shape[0];
+#else
   agate_status_t status = rt::CheckTensorMatches(info, tensor, kDLCPU, "input", index);
   if (status != AGATE_OK) return status;
+#endif
   // A NULL input slot means "not bound" (RunOnCpu); a zero-element tensor without storage is
   // bound to a byte that no kernel reads (its loops have no iterations).
   static uint8_t no_storage = 0;
@@ -232,7 +303,11 @@ AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, u
   out->device.device_id = executor->module->device_id;
   out->ndim = static_cast<int32_t>(info.shape()->size());
   out->dtype = rt::ToDLDataType(*info.dtype());
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  out->shape = const_cast<int64_t*>(rt::OutputShape(*executor, index));
+#else
   out->shape = const_cast<int64_t*>(info.shape()->data());
+#endif
   out->strides = nullptr;
   out->byte_offset = 0;
   return AGATE_OK;
@@ -246,12 +321,42 @@ AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, 
   }
   if (executor->module->device != nullptr) return executor->module->device->copy_output(executor, index, dst);
   const fb::Tensor& info = *m.outputs()->Get(index);
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  // Dynamic modules: dst must have the run-time shape of the last run.
+  agate_status_t status =
+      rt::CheckTensorShape(info, rt::OutputShape(*executor, index), nullptr, dst, kDLCPU, "output", index);
+  if (status != AGATE_OK) return status;
+  const size_t bytes = static_cast<size_t>(rt::OutputBytes(*executor, index));
+#else
   agate_status_t status = rt::CheckTensorMatches(info, dst, kDLCPU, "output", index);
   if (status != AGATE_OK) return status;
+  const size_t bytes = static_cast<size_t>(rt::TensorBytes(info));
+#endif
   void* target = static_cast<uint8_t*>(dst->data) + dst->byte_offset;
   // A zero-element output may have no storage on either side (NULL): memcpy must not see it.
-  const size_t bytes = static_cast<size_t>(rt::TensorBytes(info));
   if (bytes != 0) memcpy(target, executor->outputs[index], bytes);
+  return AGATE_OK;
+}
+
+AGATE_API agate_status_t agate_executor_output_shape(agate_executor_t* executor, uint32_t index, int64_t* dims,
+                                                     int32_t capacity, int32_t* out_ndim) {
+  AGATE_REQUIRE_ARG(executor != nullptr && out_ndim != nullptr, "executor or out_ndim is NULL");
+  const fb::Module& m = *executor->module->fb;
+  if (index >= m.outputs()->size()) {
+    return rt::Fail(AGATE_OUT_OF_RANGE) << "output " << index << " of " << m.outputs()->size();
+  }
+  const int32_t ndim = static_cast<int32_t>(m.outputs()->Get(index)->shape()->size());
+  *out_ndim = ndim;
+  if (capacity < ndim || (ndim > 0 && dims == nullptr)) {
+    return rt::Fail(AGATE_OUT_OF_RANGE) << "output " << index << " has " << ndim << " dimensions; dims holds "
+                                        << capacity;
+  }
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  const int64_t* shape = rt::OutputShape(*executor, index);
+#else
+  const int64_t* shape = m.outputs()->Get(index)->shape()->data();
+#endif
+  for (int32_t axis = 0; axis < ndim; ++axis) dims[axis] = shape[axis];
   return AGATE_OK;
 }
 

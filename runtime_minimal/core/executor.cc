@@ -38,6 +38,12 @@ size_t ExecutorTablesBytes(const agate_module& module) {
   bytes += sizeof(void*) * module.facts.total_args;
   bytes += sizeof(void*) * m.inputs()->size();
   bytes += 2 * sizeof(uint8_t*) * m.outputs()->size();  // outputs, own_outputs
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  if (module.facts.dynamic != nullptr) {
+    bytes += sizeof(int64_t) * (m.inputs()->size() + m.outputs()->size() + module.facts.output_dims);
+    bytes += sizeof(void*) * module.facts.max_variant_args;
+  }
+#endif
   bytes += m.inputs()->size();  // input_on_device
   return AlignUp(bytes, 64);
 }
@@ -66,6 +72,24 @@ agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* 
   p += sizeof(uint8_t*) * m.outputs()->size();
   e->own_outputs = reinterpret_cast<uint8_t**>(p);
   p += sizeof(uint8_t*) * m.outputs()->size();
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  if (module.facts.dynamic != nullptr) {
+    e->input_rows = reinterpret_cast<int64_t*>(p);
+    p += sizeof(int64_t) * m.inputs()->size();
+    e->output_rows = reinterpret_cast<int64_t*>(p);
+    p += sizeof(int64_t) * m.outputs()->size();
+    e->output_shapes = reinterpret_cast<int64_t*>(p);
+    p += sizeof(int64_t) * module.facts.output_dims;
+    e->chunk_args = reinterpret_cast<void**>(p);
+    p += sizeof(void*) * module.facts.max_variant_args;
+    for (uint32_t i = 0; i < m.inputs()->size(); ++i) e->input_rows[i] = 0;
+    int64_t* shape = e->output_shapes;
+    for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
+      e->output_rows[o] = 0;
+      for (int64_t extent : *m.outputs()->Get(o)->shape()) *shape++ = extent;
+    }
+  }
+#endif
   e->input_on_device = p;
 
   e->module = &module;
@@ -109,8 +133,17 @@ int32_t SerialParallelFor(void* pool, agate_parallel_task_fn task, void* closure
   return 0;
 }
 
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+namespace {
+
+// CheckTensorMatches against `shape`; with `symbol`, axis 0 may be any extent in its bounds.
+agate_status_t CheckTensor(const fb::Tensor& info, const int64_t* shape, const fb::Symbol* symbol,
+                           const DLTensor* tensor, int32_t device_type, const char* role, uint32_t index) {
+#else
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
                                   const char* role, uint32_t index) {
+  const int64_t* shape = info.shape()->data();
+#endif
   const char* name = info.name()->c_str();
   if (tensor == nullptr) return TensorFail(role, index, name) << ": tensor is NULL";
   if (tensor->device.device_type != device_type) {
@@ -125,36 +158,215 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
                                         << tensor->dtype.lanes << "); the module needs (code " << want.code
                                         << ", bits " << want.bits << ", lanes " << want.lanes << ")";
   }
-  const auto& shape = *info.shape();
-  if (tensor->ndim != static_cast<int32_t>(shape.size()) || (tensor->ndim > 0 && tensor->shape == nullptr)) {
+  const uint32_t ndim = info.shape()->size();
+  if (tensor->ndim != static_cast<int32_t>(ndim) || (tensor->ndim > 0 && tensor->shape == nullptr)) {
     return TensorFail(role, index, name) << " has " << tensor->ndim
-                                        << " dimensions; the module needs " << shape.size();
+                                        << " dimensions; the module needs " << ndim;
   }
   int64_t stride = 1;
   for (int32_t axis = tensor->ndim - 1; axis >= 0; --axis) {
-    if (tensor->shape[axis] != shape.Get(axis)) {
+    const int64_t extent = tensor->shape[axis];
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+    if (axis == 0 && symbol != nullptr) {
+      if (extent < symbol->min() || extent > symbol->max()) {
+        return TensorFail(role, index, name) << " has extent " << extent << " on axis 0 (symbol "
+                                            << symbol->name()->c_str() << "), outside its bounds " << symbol->min()
+                                            << ".." << symbol->max();
+      }
+    } else
+#endif
+    if (extent != shape[axis]) {
       return TensorFail(role, index, name) << " has extent "
-                                          << tensor->shape[axis] << " on axis " << axis << "; the module needs "
-                                          << shape.Get(axis);
+                                          << extent << " on axis " << axis << "; the module needs "
+                                          << shape[axis];
     }
-    if (tensor->strides != nullptr && shape.Get(axis) != 1 && tensor->strides[axis] != stride) {
+    if (tensor->strides != nullptr && extent != 1 && tensor->strides[axis] != stride) {
       return TensorFail(role, index, name) << " has stride "
                                           << tensor->strides[axis] << " on axis " << axis
                                           << "; agate needs compact row-major tensors (stride " << stride << ")";
     }
-    stride *= shape.Get(axis);
+    stride *= extent;
   }
   const uintptr_t address = reinterpret_cast<uintptr_t>(tensor->data) + tensor->byte_offset;
   const uint32_t element = want.bits <= 8 ? 1 : want.bits / 8;
   // DLPack producers may give a zero-element tensor no storage (data NULL); nothing is ever read
   // or written through it, so only a tensor with elements needs a pointer.
-  const bool needs_data = TensorBytes(info) != 0;
+  const bool needs_data = stride != 0;
   if ((tensor->data == nullptr && needs_data) || address % element != 0) {
     return Fail(AGATE_INVALID_ARGUMENT) << role << " " << index << " '" << name
                                         << "' data is NULL or not aligned to its " << element << "-byte elements";
   }
   return AGATE_OK;
 }
+
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+}  // namespace
+
+agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
+                                  const char* role, uint32_t index) {
+  return CheckTensor(info, info.shape()->data(), nullptr, tensor, device_type, role, index);
+}
+
+agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::Symbol* symbol,
+                                const DLTensor* tensor, int32_t device_type, const char* role, uint32_t index) {
+  return CheckTensor(info, shape, symbol, tensor, device_type, role, index);
+}
+
+namespace {
+
+const fb::Symbol* SymbolOf(const agate_module& module, const fb::TensorDims* dims) {
+  if (!HasSymbolicRows(dims)) return nullptr;
+  return module.facts.dynamic->symbols()->Get(dims->symbol());
+}
+
+uint32_t OutputShapeOffset(const agate_module& module, uint32_t index) {
+  uint32_t offset = 0;
+  for (uint32_t o = 0; o < index; ++o) offset += module.fb->outputs()->Get(o)->shape()->size();
+  return offset;
+}
+
+// Runs a variant's `plan` once on the chunk starting at row `row`: the Input/Output arguments
+// of tensors with symbolic rows address that chunk. Arguments are resolved per call (a
+// few loads per argument, small against a kernel) into e->chunk_args.
+agate_status_t RunChunk(agate_executor* e, const flatbuffers::Vector<flatbuffers::Offset<fb::Call>>& plan,
+                        int64_t row) {
+  const agate_module& module = *e->module;
+  const fb::Module& m = *module.fb;
+  agate_kernel_ctx* ctx = &e->ctx;
+  for (uint32_t c = 0; c < plan.size(); ++c) {
+    const fb::Call& call = *plan.Get(c);
+    void** args = e->chunk_args;
+    uint32_t a = 0;
+    for (const fb::Arg* arg : *call.args()) {
+      uint8_t* address = nullptr;
+      switch (arg->kind()) {
+        case fb::ArgKind::Input:
+          address = static_cast<uint8_t*>(e->inputs[arg->index()]);
+          if (HasSymbolicRows(InputDims(module.facts, arg->index()))) {
+            address += static_cast<uint64_t>(row) * RowBytes(*m.inputs()->Get(arg->index())) + arg->offset();
+          }
+          break;
+        case fb::ArgKind::Output:
+          address = e->outputs[arg->index()];
+          if (HasSymbolicRows(OutputDims(module.facts, arg->index()))) {
+            address += static_cast<uint64_t>(row) * RowBytes(*m.outputs()->Get(arg->index())) + arg->offset();
+          }
+          break;
+        case fb::ArgKind::Arena: address = e->arena + arg->offset(); break;
+        case fb::ArgKind::Constant:
+          address = const_cast<uint8_t*>(m.constants()->Get(arg->index())->data()->data());
+          break;
+      }
+      args[a++] = address;
+    }
+    const uint64_t workspace_bytes = m.kernels()->Get(call.kernel())->workspace_bytes();
+    ctx->workspace_bytes = workspace_bytes;
+    ctx->workspace = workspace_bytes != 0 ? e->workspace : nullptr;
+    const int32_t rc = module.kernels[call.kernel()](args, ctx);
+    if (rc != 0) {
+      return Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(call.kernel())->name()->c_str() << "' (call " << c
+                                  << " of the variant at row " << row << ") failed with code " << rc;
+    }
+  }
+  return AGATE_OK;
+}
+
+// After a run: every output's run-time shape from the symbol's extent `rows` and the
+// value-dependent extents the plan left in the arena, each checked against its upper bound
+// before any is published (a violation leaves the previous shapes).
+agate_status_t PublishOutputShapes(agate_executor* e, int64_t rows) {
+  const agate_module& module = *e->module;
+  const fb::Module& m = *module.fb;
+  for (int pass = 0; pass < 2; ++pass) {
+    int64_t* shape = e->output_shapes;
+    for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
+      const fb::Tensor& info = *m.outputs()->Get(o);
+      const fb::TensorDims& dims = *OutputDims(module.facts, o);
+      for (uint32_t axis = 0; axis < info.shape()->size(); ++axis) {
+        int64_t extent = info.shape()->Get(axis);
+        const fb::DimKind kind = dims.kinds()->Get(axis);
+        if (kind == fb::DimKind::Symbolic) extent = rows;
+        if (kind == fb::DimKind::ValueDependent) {
+          int64_t reported = 0;
+          memcpy(&reported, e->arena + dims.shape_slot() + 8 * axis, sizeof(reported));
+          if (reported < 0 || reported > extent) {
+            return Fail(AGATE_INTERNAL) << "output " << o << " '" << info.name()->c_str() << "': the plan reported extent "
+                                        << reported << " on axis " << axis << ", outside its upper bound 0.." << extent;
+          }
+          extent = reported;
+        }
+        if (pass == 1) *shape = extent;
+        ++shape;
+      }
+    }
+  }
+  return AGATE_OK;
+}
+
+// Runs a module with variants: every input carrying the symbol must agree on its extent n;
+// n rows run as chunks of the largest variants (greedy), each at its rows' offsets.
+agate_status_t RunVariants(agate_executor* e) {
+  const agate_module& module = *e->module;
+  const fb::Module& m = *module.fb;
+  const fb::DynamicShapes& d = *module.facts.dynamic;
+  int64_t rows = 0;
+  uint32_t first = 0;
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+    if (!HasSymbolicRows(InputDims(module.facts, i))) continue;
+    if (rows == 0) {
+      rows = e->input_rows[i];
+      first = i;
+    } else if (e->input_rows[i] != rows) {
+      return Fail(AGATE_INVALID_ARGUMENT) << "inputs " << first << " '" << m.inputs()->Get(first)->name()->c_str()
+                                          << "' and " << i << " '" << m.inputs()->Get(i)->name()->c_str()
+                                          << "' bind symbol " << d.symbols()->Get(0)->name()->c_str()
+                                          << " (axis 0) to different extents: " << rows << " and " << e->input_rows[i];
+    }
+  }
+  for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
+    if (e->output_rows[o] != 0 && e->output_rows[o] != rows) {
+      return Fail(AGATE_INVALID_ARGUMENT) << "output " << o << " '" << m.outputs()->Get(o)->name()->c_str()
+                                          << "' is bound (agate_executor_set_output) to " << e->output_rows[o]
+                                          << " rows, but the inputs give symbol " << d.symbols()->Get(0)->name()->c_str()
+                                          << " = " << rows;
+    }
+  }
+  int64_t row = 0;
+  while (row < rows) {
+    uint32_t v = d.variants()->size() - 1;
+    while (d.variants()->Get(v)->extent() > rows - row) --v;  // variant 0 has extent 1
+    const fb::Variant& variant = *d.variants()->Get(v);
+    agate_status_t status = RunChunk(e, *variant.plan(), row);
+    if (status != AGATE_OK) return status;
+    row += variant.extent();
+  }
+  return PublishOutputShapes(e, rows);
+}
+
+}  // namespace
+
+const fb::Symbol* InputSymbol(const agate_module& module, uint32_t index) {
+  return SymbolOf(module, InputDims(module.facts, index));
+}
+
+const fb::Symbol* OutputSymbol(const agate_module& module, uint32_t index) {
+  return SymbolOf(module, OutputDims(module.facts, index));
+}
+
+const int64_t* OutputShape(const agate_executor& e, uint32_t index) {
+  if (e.module->facts.dynamic == nullptr) return e.module->fb->outputs()->Get(index)->shape()->data();
+  return e.output_shapes + OutputShapeOffset(*e.module, index);
+}
+
+uint64_t OutputBytes(const agate_executor& e, uint32_t index) {
+  const fb::Tensor& info = *e.module->fb->outputs()->Get(index);
+  const int64_t* shape = OutputShape(e, index);
+  const fb::DType& d = *info.dtype();
+  uint64_t bytes = static_cast<uint64_t>(d.bits() == 1 ? 1 : d.bits() / 8) * d.lanes();
+  for (uint32_t axis = 0; axis < info.shape()->size(); ++axis) bytes *= static_cast<uint64_t>(shape[axis]);
+  return bytes;
+}
+#endif
 
 agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t* out_call_ns) {
   const fb::Module& m = *e->module->fb;
@@ -164,6 +376,9 @@ agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t*
                                               << "' is not bound (agate_executor_set_input)";
     }
   }
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  if (e->module->facts.dynamic != nullptr && e->module->facts.dynamic->variants() != nullptr) return RunVariants(e);
+#endif
   agate_kernel_ctx* ctx = &e->ctx;
   const uint32_t num_calls = e->module->facts.num_calls;
   for (uint32_t c = 0; c < num_calls; ++c) {
@@ -179,6 +394,9 @@ agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t*
                                       << ") failed with code " << rc;
     }
   }
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  if (e->module->facts.dynamic != nullptr) return PublishOutputShapes(e, 0);
+#endif
   return AGATE_OK;
 }
 

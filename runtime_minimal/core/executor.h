@@ -44,6 +44,13 @@ struct agate_executor {
   void (*release)(agate_executor* executor);
   void* owner;
   void* device_state;
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  // Dynamic-shape modules only (module->facts.dynamic; NULL otherwise):
+  int64_t* input_rows;     // per input: the bound extent of a symbolic axis 0 (0: none)
+  int64_t* output_rows;    // per output: the extent of a caller's buffer bound by set_output (0: own buffer)
+  int64_t* output_shapes;  // every output's run-time shape, back to back (upper bounds before a run)
+  void** chunk_args;       // one variant call's arguments (facts.max_variant_args)
+#endif
 };
 
 namespace agate {
@@ -77,6 +84,25 @@ agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t*
 // compact strides, device). `role` and `index` name it in the message.
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
                                   const char* role, uint32_t index);
+
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+// Like CheckTensorMatches against `shape` (info's ndim entries) instead of info's shape; when
+// `symbol` is not NULL, axis 0 may be any extent in [symbol->min(), symbol->max()] and the
+// message for one outside names the symbol and its bounds.
+agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::Symbol* symbol,
+                                const DLTensor* tensor, int32_t device_type, const char* role, uint32_t index);
+
+// The symbol bounding axis 0 of input / output `index`, or NULL when that axis is not symbolic.
+const fb::Symbol* InputSymbol(const agate_module& module, uint32_t index);
+const fb::Symbol* OutputSymbol(const agate_module& module, uint32_t index);
+
+// Output `index`'s run-time shape after the last run (its upper bounds before the first): the
+// executor's storage for dynamic modules, the module's shape for static ones.
+const int64_t* OutputShape(const agate_executor& e, uint32_t index);
+
+// The bytes output `index` holds after the last run (its run-time shape's size).
+uint64_t OutputBytes(const agate_executor& e, uint32_t index);
+#endif
 
 }  // namespace rt
 }  // namespace agate

@@ -69,6 +69,12 @@ agate_status_t CheckVersion(flatbuffers::Verifier& verifier, const uint8_t* data
                                         << ".." << kFormatMajor
                                         << "); update the runtime or rebuild the module with an older compiler";
   }
+#ifdef AGATE_RT_STATIC_SHAPES_ONLY
+  if (major == 2) {
+    return Fail(AGATE_UNSUPPORTED) << "module format " << major << "." << minor
+                                   << " may have dynamic shapes; this runtime was built with AGATE_RT_STATIC_SHAPES_ONLY";
+  }
+#endif
   if (major < kOldestSupportedMajor) {
     return Fail(AGATE_VERSION_MISMATCH) << "module format " << major << "." << minor
                                         << " is older than this runtime reads (oldest major " << kOldestSupportedMajor
@@ -186,8 +192,23 @@ agate_status_t CheckWholeArg(const fb::Arg& arg, uint32_t call, uint32_t a, uint
   return AGATE_OK;
 }
 
-agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
-  const auto& plan = *m.plan();
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+// A variant plan's argument of a tensor whose axis 0 is the batch symbol: any
+// [offset, offset + bytes) inside the chunk of `extent` rows.
+agate_status_t CheckChunkArg(const fb::Arg& arg, uint32_t call, uint32_t a, uint64_t chunk_bytes) {
+  if (arg.offset() > chunk_bytes || arg.bytes() > chunk_bytes - arg.offset()) {
+    return Fail(AGATE_OUT_OF_RANGE) << "call " << call << " argument " << a << " (" << ArgKindName(arg.kind()) << " "
+                                    << arg.index() << ") covers [" << arg.offset() << ", +" << arg.bytes()
+                                    << ") outside its variant's chunk of " << chunk_bytes << " bytes";
+  }
+  return AGATE_OK;
+}
+#endif
+
+// Checks `plan` (Module.plan, or with `extent` > 0 the plan of a variant of that many rows,
+// whose Input/Output arguments of tensors with symbolic rows address the chunk).
+agate_status_t CheckPlan(const fb::Module& m, const flatbuffers::Vector<flatbuffers::Offset<fb::Call>>& plan,
+                         const ModuleFacts& facts, int64_t extent, uint32_t* total_args) {
   const uint32_t num_inputs = m.inputs()->size();
   const uint32_t num_outputs = m.outputs()->size();
   const uint32_t num_constants = m.constants() ? m.constants()->size() : 0;
@@ -215,10 +236,23 @@ agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
       agate_status_t status = AGATE_OK;
       switch (arg.kind()) {
         case fb::ArgKind::Input:
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+          if (extent > 0 && i < num_inputs && HasSymbolicRows(InputDims(facts, i))) {
+            status = CheckChunkArg(arg, c, a, RowBytes(*m.inputs()->Get(i)) * static_cast<uint64_t>(extent));
+            break;
+          }
+#endif
           status = CheckWholeArg(arg, c, a, num_inputs, i < num_inputs ? TensorBytes(*m.inputs()->Get(i)) : 0,
                                  i < num_inputs);
           break;
         case fb::ArgKind::Output:
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+          if (extent > 0 && i < num_outputs && HasSymbolicRows(OutputDims(facts, i))) {
+            status = CheckChunkArg(arg, c, a, RowBytes(*m.outputs()->Get(i)) * static_cast<uint64_t>(extent));
+            if (status == AGATE_OK) written[i / 32] |= uint32_t{1} << (i % 32);
+            break;
+          }
+#endif
           status = CheckWholeArg(arg, c, a, num_outputs, i < num_outputs ? TensorBytes(*m.outputs()->Get(i)) : 0,
                                  i < num_outputs);
           if (status == AGATE_OK) written[i / 32] |= uint32_t{1} << (i % 32);
@@ -244,6 +278,13 @@ agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
   }
   if (args_sum > 0x7fffffff) return Fail(AGATE_CORRUPT) << "plan has " << args_sum << " arguments";
   *total_args = static_cast<uint32_t>(args_sum);
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  // A module with variants runs them instead of its (empty) Module.plan.
+  if (extent == 0 && facts.dynamic != nullptr && facts.dynamic->variants() != nullptr) return AGATE_OK;
+#else
+  (void)facts;
+  (void)extent;
+#endif
   // Every output must be written by some call, or the caller would read garbage. A zero-element
   // output has no bytes to read, so it needs no writer (a model may output an empty tensor).
   for (uint32_t o = 0; o < num_outputs; ++o) {
@@ -254,6 +295,140 @@ agate_status_t CheckPlan(const fb::Module& m, uint32_t* total_args) {
   }
   return AGATE_OK;
 }
+
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+// One input's or output's TensorDims against its Tensor: a kind per axis, Symbolic only on
+// axis 0 with the symbol's max as the tensor's extent, ValueDependent only on outputs of a
+// module without variants, with its shape slot inside the arena.
+agate_status_t CheckTensorDims(const fb::Module& m, const fb::DynamicShapes& d, const fb::TensorDims& dims,
+                               const fb::Tensor& t, const char* role, uint32_t index, bool is_output) {
+  const uint32_t ndim = t.shape()->size();
+  if (dims.kinds()->size() != ndim) {
+    return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has " << ndim
+                               << " dimensions but " << dims.kinds()->size() << " dimension kinds";
+  }
+  bool value_dependent = false;
+  for (uint32_t axis = 0; axis < ndim; ++axis) {
+    const fb::DimKind kind = dims.kinds()->Get(axis);
+    if (kind == fb::DimKind::Static) continue;
+    if (kind == fb::DimKind::Symbolic) {
+      if (axis != 0 || dims.symbol() >= d.symbols()->size()) {
+        return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' axis " << axis
+                                   << " is symbolic (symbol " << dims.symbol() << " of " << d.symbols()->size()
+                                   << "); only axis 0 may carry a symbol";
+      }
+      const fb::Symbol& sym = *d.symbols()->Get(dims.symbol());
+      if (t.shape()->Get(0) != sym.max()) {
+        return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has extent "
+                                   << t.shape()->Get(0) << " on axis 0, not the upper bound " << sym.max()
+                                   << " of its symbol " << sym.name()->c_str();
+      }
+      continue;
+    }
+    if (kind == fb::DimKind::ValueDependent && is_output && d.variants() == nullptr) {
+      value_dependent = true;
+      continue;
+    }
+    return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' axis " << axis
+                               << " has dimension kind " << static_cast<uint32_t>(kind)
+                               << ", which only outputs of a module without variants may have (2) or is unknown";
+  }
+  if (value_dependent) {
+    const uint64_t slot = dims.shape_slot();
+    if (slot % 8 != 0 || slot > m.arena_bytes() || uint64_t{8} * ndim > m.arena_bytes() - slot) {
+      return Fail(AGATE_OUT_OF_RANGE) << role << " " << index << " '" << t.name()->c_str() << "' shape slot ["
+                                      << slot << ", +" << uint64_t{8} * ndim << ") is not 8-byte aligned inside the arena of "
+                                      << m.arena_bytes() << " bytes";
+    }
+  }
+  return AGATE_OK;
+}
+
+agate_status_t CheckVariants(const fb::Module& m, const fb::DynamicShapes& d, ModuleFacts* facts) {
+  const bool has_symbol = d.symbols()->size() != 0;
+  if (d.variants() == nullptr || d.variants()->size() == 0) {
+    if (!has_symbol) return AGATE_OK;
+    return Fail(AGATE_CORRUPT) << "module has symbol " << d.symbols()->Get(0)->name()->c_str() << " but no variants";
+  }
+  if (!has_symbol) return Fail(AGATE_CORRUPT) << "module has variants but no symbol";
+  if (m.plan()->size() != 0) return Fail(AGATE_CORRUPT) << "module has variants and a non-empty Module.plan";
+  bool carried = false;  // a run takes the symbol's extent from the inputs
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) carried = carried || HasSymbolicRows(InputDims(*facts, i));
+  if (!carried) {
+    return Fail(AGATE_CORRUPT) << "no input carries symbol " << d.symbols()->Get(0)->name()->c_str()
+                               << ", so a run could not know its extent";
+  }
+  const fb::Symbol& sym = *d.symbols()->Get(0);
+  int64_t previous = 0;
+  for (uint32_t v = 0; v < d.variants()->size(); ++v) {
+    const fb::Variant& variant = *d.variants()->Get(v);
+    const int64_t extent = variant.extent();
+    if (extent <= previous || extent > sym.max() || (v == 0 && extent != 1)) {
+      return Fail(AGATE_CORRUPT) << "variant " << v << " has extent " << extent << "; extents must ascend from 1 to at most "
+                                 << sym.max() << " (" << sym.name()->c_str() << "'s upper bound)";
+    }
+    previous = extent;
+    uint32_t args = 0;
+    agate_status_t status = CheckPlan(m, *variant.plan(), *facts, extent, &args);
+    if (status != AGATE_OK) return status;
+    for (const fb::Call* call : *variant.plan()) {
+      if (call->args()->size() > facts->max_variant_args) facts->max_variant_args = call->args()->size();
+    }
+  }
+  return AGATE_OK;
+}
+#endif
+
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+// Format 2.0: verifies the dynamic shapes (in the nested Metadata buffer) and their meaning.
+agate_status_t CheckDynamicShapes(const uint8_t* data, const fb::Module& m, ModuleFacts* facts) {
+  if (m.format_major() < 2) return AGATE_OK;  // 1.x modules are static
+  const flatbuffers::Vector<uint8_t>* nested = m.metadata();
+  if (nested == nullptr) return AGATE_OK;
+  if (static_cast<size_t>(nested->data() - data) % 8 != 0) {
+    return Fail(AGATE_CORRUPT) << "module metadata is not 8-byte aligned";
+  }
+  flatbuffers::Verifier verifier(nested->data(), nested->size());
+  if (!verifier.VerifyBuffer<fb::Metadata>(nullptr)) {
+    return Fail(AGATE_CORRUPT) << "module metadata (" << nested->size()
+                               << " bytes, which hold its dynamic shapes) is truncated or corrupt";
+  }
+  const fb::DynamicShapes* dynamic = flatbuffers::GetRoot<fb::Metadata>(nested->data())->dynamic_shapes();
+  if (dynamic == nullptr) return AGATE_OK;
+  const fb::DynamicShapes& d = *dynamic;
+  if (m.target_kind() == fb::TargetKind::Cuda) {
+    return Fail(AGATE_UNSUPPORTED) << "dynamic shapes are not supported for CUDA modules yet";
+  }
+  if (d.symbols()->size() > 1) {
+    return Fail(AGATE_UNSUPPORTED) << "module has " << d.symbols()->size()
+                                   << " symbols; this runtime supports one (batch-style) symbol";
+  }
+  for (const fb::Symbol* sym : *d.symbols()) {
+    if (sym->min() < 1 || sym->min() > sym->max()) {
+      return Fail(AGATE_CORRUPT) << "symbol " << sym->name()->c_str() << " has bounds " << sym->min() << ".."
+                                 << sym->max() << " (need 1 <= min <= max)";
+    }
+  }
+  if (d.inputs()->size() != m.inputs()->size() || d.outputs()->size() != m.outputs()->size()) {
+    return Fail(AGATE_CORRUPT) << "module's dynamic shapes describe " << d.inputs()->size() << " inputs and "
+                               << d.outputs()->size() << " outputs; it has " << m.inputs()->size() << " and "
+                               << m.outputs()->size();
+  }
+  agate_status_t status = AGATE_OK;
+  for (uint32_t i = 0; i < m.inputs()->size() && status == AGATE_OK; ++i) {
+    status = CheckTensorDims(m, d, *d.inputs()->Get(i), *m.inputs()->Get(i), "input", i, false);
+  }
+  for (uint32_t o = 0; o < m.outputs()->size() && status == AGATE_OK; ++o) {
+    status = CheckTensorDims(m, d, *d.outputs()->Get(o), *m.outputs()->Get(o), "output", o, true);
+    facts->output_dims += m.outputs()->Get(o)->shape()->size();
+  }
+  if (status != AGATE_OK) return status;
+  facts->dynamic = &d;
+  status = CheckVariants(m, d, facts);
+  if (status != AGATE_OK) facts->dynamic = nullptr;
+  return status;
+}
+#endif
 
 }  // namespace
 
@@ -270,6 +445,27 @@ uint64_t Fnv1a64(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 0x100000001b3ull;
   return hash;
 }
+
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+const fb::TensorDims* InputDims(const ModuleFacts& facts, uint32_t index) {
+  return facts.dynamic != nullptr ? facts.dynamic->inputs()->Get(index) : nullptr;
+}
+
+const fb::TensorDims* OutputDims(const ModuleFacts& facts, uint32_t index) {
+  return facts.dynamic != nullptr ? facts.dynamic->outputs()->Get(index) : nullptr;
+}
+
+bool HasSymbolicRows(const fb::TensorDims* dims) {
+  return dims != nullptr && dims->kinds()->size() != 0 && dims->kinds()->Get(0) == fb::DimKind::Symbolic;
+}
+
+uint64_t RowBytes(const fb::Tensor& tensor) {
+  const fb::DType& d = *tensor.dtype();
+  uint64_t bytes = static_cast<uint64_t>(d.bits() == 1 ? 1 : d.bits() / 8) * d.lanes();
+  for (uint32_t axis = 1; axis < tensor.shape()->size(); ++axis) bytes *= static_cast<uint64_t>(tensor.shape()->Get(axis));
+  return bytes;
+}
+#endif
 
 uint64_t TensorBytes(const fb::Tensor& tensor) {
   const fb::DType& d = *tensor.dtype();
@@ -328,7 +524,10 @@ agate_status_t VerifyModule(const uint8_t* data, size_t size, const fb::Module**
   if (facts.outputs_bytes > SIZE_MAX / 2) return Fail(AGATE_CORRUPT) << "outputs are too large for this machine";
   if ((status = CheckConstants(data, m, &facts.max_alignment)) != AGATE_OK) return status;
   if ((status = CheckKernels(m)) != AGATE_OK) return status;
-  if ((status = CheckPlan(m, &facts.total_args)) != AGATE_OK) return status;
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  if ((status = CheckDynamicShapes(data, m, &facts)) != AGATE_OK) return status;
+#endif
+  if ((status = CheckPlan(m, *m.plan(), facts, 0, &facts.total_args)) != AGATE_OK) return status;
   *out_module = &m;
   *out_facts = facts;
   return AGATE_OK;

@@ -37,11 +37,15 @@
 namespace agate {
 namespace rt {
 
-// The module format this runtime writes and reads (see module.fbs).
-constexpr uint32_t kFormatMajor = 1;
+// The newest module format this runtime reads, and what the compiler writes for a module with
+// dynamic shapes (2.0: Module.dynamic_shapes; see module.fbs).
+constexpr uint32_t kFormatMajor = 2;
+constexpr uint32_t kFormatMinor = 0;
+// What the compiler writes for a module without dynamic shapes, so that 1.x runtimes read it.
 // 1.1: Module.cuda_images, CudaKernel register/shared figures; 1.2: Module.cpu_features and
 // Module.kernel_fingerprint.
-constexpr uint32_t kFormatMinor = 2;
+constexpr uint32_t kStaticFormatMajor = 1;
+constexpr uint32_t kStaticFormatMinor = 2;
 // The oldest major this runtime still reads.
 constexpr uint32_t kOldestSupportedMajor = 1;
 // Largest alignment a constant or the arena may ask for (a page).
@@ -53,7 +57,24 @@ struct ModuleFacts {
   uint32_t total_args;      // the sum of every call's argument count
   uint32_t max_alignment;   // the largest constant alignment (at least 8)
   uint64_t outputs_bytes;   // the output tensors, each rounded up to 64 bytes
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+  // Format 2.0 (NULL for static modules): the verified nested DynamicShapes table.
+  const fb::DynamicShapes* dynamic;
+  uint32_t max_variant_args;  // the most arguments of one call of any variant plan
+  uint32_t output_dims;       // the outputs' dimensions, summed (run-time shape storage)
+#endif
 };
+
+#ifndef AGATE_RT_STATIC_SHAPES_ONLY
+// The dynamic description of input / output `index` of a verified module, or NULL when the
+// module has no dynamic shapes.
+const fb::TensorDims* InputDims(const ModuleFacts& facts, uint32_t index);
+const fb::TensorDims* OutputDims(const ModuleFacts& facts, uint32_t index);
+// True when axis 0 of a tensor with these dims is the (batch) symbol.
+bool HasSymbolicRows(const fb::TensorDims* dims);
+// The bytes of one row (axis-0 slice) of a verified tensor.
+uint64_t RowBytes(const fb::Tensor& tensor);
+#endif
 
 // Verifies data[0, size) as an agate module; on AGATE_OK writes *out_module (a
 // view into data) and *out_facts. Otherwise the status's message names the fault.

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   const agate::serialize::ModuleSpec specs[] = {
       t::MlpSpec(TargetKind::kMicro), t::WorkspaceSpec(TargetKind::kMicro), t::NoopChainSpec(TargetKind::kMicro, 8),
       t::MlpSpec(TargetKind::kHostCpu),     t::CudaAddSpec(t::CubinAndPtxImages()),
+      // Format 2.0: a batch-variant module and a value-dependent output (Metadata.dynamic_shapes).
+      t::BatchMlpSpec(TargetKind::kMicro, 4, {1, 2}), t::NonZeroSpec(TargetKind::kMicro, false),
   };
   const int count = sizeof(specs) / sizeof(specs[0]);
   if (argc != count + 1) {

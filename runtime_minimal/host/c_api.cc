@@ -244,8 +244,13 @@ agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* t
   const agate_module& module = *e->module;
   const fb::Module& m = *module.fb;
   uint8_t* data = e->own_outputs[index];
+  // Outputs whose axis 0 is the batch symbol take any in-bounds extent there; the run then
+  // checks it equals the inputs' (agate_executor_run). Value-dependent outputs take a buffer of
+  // their upper bounds.
+  const fb::Symbol* symbol = rt::OutputSymbol(module, index);
   if (tensor != nullptr) {
-    agate_status_t status = rt::CheckTensorMatches(*m.outputs()->Get(index), tensor, kDLCPU, "output", index);
+    const fb::Tensor& info = *m.outputs()->Get(index);
+    agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), symbol, tensor, kDLCPU, "output", index);
     if (status != AGATE_OK) return status;
     // A zero-element output may have no storage: it keeps the executor's own pointer.
     if (tensor->data != nullptr) data = static_cast<uint8_t*>(tensor->data) + tensor->byte_offset;
@@ -256,6 +261,7 @@ agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* t
     }
   }
   e->outputs[index] = data;
+  if (module.facts.dynamic != nullptr) e->output_rows[index] = tensor != nullptr && symbol != nullptr ? tensor->shape[0] : 0;
   void** slot = e->args;
   for (uint32_t c = 0; c < module.facts.num_calls; ++c) {
     for (const fb::Arg* arg : *m.plan()->Get(c)->args()) {

@@ -82,3 +82,23 @@ AGATE_TEST_EXPORT int32_t agate_test_check_page_aligned(void* const* args, const
   (void)ctx;
   return ((uintptr_t)args[0] % 4096u) == 0 ? 0 : 5;
 }
+
+AGATE_TEST_EXPORT int32_t agate_test_nonzero(void* const* args, const agate_kernel_ctx* ctx) {
+  const float* in = (const float*)args[0];
+  int64_t* out = (int64_t*)args[1];
+  int64_t* extent = (int64_t*)args[2];
+  int64_t count = 0;
+  int i;
+  (void)ctx;
+  for (i = 0; i < AGATE_TEST_VEC; ++i) {
+    if (in[i] != 0.0f) out[count++] = i;
+  }
+  extent[0] = count;
+  return 0;
+}
+
+AGATE_TEST_EXPORT int32_t agate_test_report_overflow(void* const* args, const agate_kernel_ctx* ctx) {
+  (void)ctx;
+  ((int64_t*)args[1])[0] = AGATE_TEST_VEC + 1;
+  return 0;
+}

@@ -33,6 +33,11 @@ int32_t agate_test_fail(void* const* args, const agate_kernel_ctx* ctx);
 int32_t agate_test_check_page_aligned(void* const* args, const agate_kernel_ctx* ctx);
 /* Does nothing with its one argument: measures the executor's per-call overhead. */
 int32_t agate_test_noop(void* const* args, const agate_kernel_ctx* ctx);
+/* A value-dependent output: out[0..k) = the indices (int64) of in's k non-zero elements (256
+ * float32 in, 256 int64 out at most), k written to its third argument (one int64). */
+int32_t agate_test_nonzero(void* const* args, const agate_kernel_ctx* ctx);
+/* Writes 257 to its second argument (one int64): a value-dependent extent past its bound. */
+int32_t agate_test_report_overflow(void* const* args, const agate_kernel_ctx* ctx);
 
 #ifdef __cplusplus
 }

@@ -75,9 +75,56 @@ const agate_kernel_table* TestKernelTable() {
       {"agate_test_fail", agate_test_fail},
       {"agate_test_noop", agate_test_noop},
       {"agate_test_check_page_aligned", agate_test_check_page_aligned},
+      {"agate_test_nonzero", agate_test_nonzero},
+      {"agate_test_report_overflow", agate_test_report_overflow},
   };
   static const agate_kernel_table kTable = {kEntries, sizeof(kEntries) / sizeof(kEntries[0])};
   return &kTable;
+}
+
+ModuleSpec BatchMlpSpec(TargetKind kind, int64_t max_batch, const std::vector<int64_t>& variants) {
+  const ModuleSpec mlp = MlpSpec(kind);
+  ModuleSpec spec = mlp;
+  spec.plan.clear();
+  spec.inputs = {TensorSpec{"x", ir::DType::Float(32), {max_batch, 16, 16}}};
+  spec.outputs = {TensorSpec{"y", ir::DType::Float(32), {max_batch, 16, 16}}};
+  spec.has_dynamic_shapes = true;
+  serialize::DynamicShapesSpec& d = spec.dynamic_shapes;
+  d.symbols = {serialize::SymbolSpec{"N", 1, max_batch}};
+  const serialize::TensorDimsSpec rows{{serialize::DimKind::kSymbolic, serialize::DimKind::kStatic,
+                                        serialize::DimKind::kStatic}, 0, 0};
+  d.inputs = {rows};
+  d.outputs = {rows};
+  for (int64_t extent : variants) {
+    serialize::VariantSpec variant{extent, {}};
+    for (int64_t item = 0; item < extent; ++item) {
+      for (CallSpec call : mlp.plan) {
+        for (ArgSpec& arg : call.args) {
+          if (arg.kind == ArgSpec::Kind::kInput || arg.kind == ArgSpec::Kind::kOutput) {
+            arg.offset = static_cast<uint64_t>(item) * kVecBytes;
+          }
+        }
+        variant.plan.push_back(call);
+      }
+    }
+    d.variants.push_back(variant);
+  }
+  return spec;
+}
+
+ModuleSpec NonZeroSpec(TargetKind kind, bool overflow) {
+  ModuleSpec spec = BaseSpec(kind);
+  spec.inputs = {TensorSpec{"x", ir::DType::Float(32), {AGATE_TEST_VEC}}};
+  spec.outputs = {TensorSpec{"indices", ir::DType::Int(64), {AGATE_TEST_VEC}}};
+  spec.kernels = {KernelSpec{"agate_test_nonzero", {kVecBytes, 2 * kVecBytes, 8}},
+                  KernelSpec{"agate_test_report_overflow", {8, 8}}};
+  spec.arena_bytes = 64;
+  spec.plan = {CallSpec{0, {ArgSpec::Input(0, kVecBytes), ArgSpec::Output(0, 2 * kVecBytes), ArgSpec::Arena(8, 8)}}};
+  if (overflow) spec.plan.push_back(CallSpec{1, {ArgSpec::Arena(0, 8), ArgSpec::Arena(8, 8)}});
+  spec.has_dynamic_shapes = true;
+  spec.dynamic_shapes.inputs = {serialize::TensorDimsSpec{{serialize::DimKind::kStatic}, 0, 0}};
+  spec.dynamic_shapes.outputs = {serialize::TensorDimsSpec{{serialize::DimKind::kValueDependent}, 0, 8}};
+  return spec;
 }
 
 ModuleSpec MlpSpec(TargetKind kind) {

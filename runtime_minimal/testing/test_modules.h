@@ -27,6 +27,16 @@ serialize::ModuleSpec MlpSpec(serialize::TargetKind kind);
 std::vector<float> MlpInput(int seed);
 std::vector<float> MlpReference(const std::vector<float>& x);
 
+// The MLP per item of a batch: x and y are [N, 16, 16] float32 with symbol N in 1..max_batch
+// (format 2.0), one variant per extent in `variants` (ascending from 1), each the MLP's calls
+// once per item of its chunk.
+serialize::ModuleSpec BatchMlpSpec(serialize::TargetKind kind, int64_t max_batch, const std::vector<int64_t>& variants);
+
+// indices = the indices (int64) of x's non-zero elements: x is 256 float32, indices a
+// value-dependent output of at most 256 (format 2.0); with `overflow`, a second call reports
+// extent 257, past the bound.
+serialize::ModuleSpec NonZeroSpec(serialize::TargetKind kind, bool overflow);
+
 // y = 2 * x via agate_test_double_via_workspace: a kernel with a workspace.
 serialize::ModuleSpec WorkspaceSpec(serialize::TargetKind kind);
 

@@ -1,12 +1,14 @@
 // agate compile MODEL.onnx -o MODEL.agm [--target T] [--fusion rule|none|all|adaptive[,...]] [--opt-level N]
-//               [--input-shape name:1x3x224x224[,...]] [--input-value name=FILE.npy ...]
-//               [--dump-ir DIR] [--knob name=value ...]
+//               [--input-shape name:1x3x224x224[,...]] [--bounds N=1..32[:1,8,32]]
+//               [--input-value name=FILE.npy ...] [--dump-ir DIR] [--knob name=value ...]
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/autotune/records.h"
+#include "core/compiler/batch_variants.h"
 #include "core/compiler/compiler.h"
 #include "core/compiler/package.h"
 #include "core/serialize/module_signing.h"
@@ -15,6 +17,7 @@
 #include "core/support/parse_int.h"
 #include "core/target/target.h"
 #include "frontends/onnx/importer.h"
+#include "frontends/onnx/symbolic_inputs.h"
 #include "tools/cli/command.h"
 #include "tools/cli/import_and_compile.h"
 #include "tools/npz/npz.h"
@@ -31,6 +34,7 @@ struct CompileFlags {
   int opt_level = 3;
   std::string input_shape;
   std::vector<std::string> input_values;  // name=FILE: the input frozen to the array in FILE
+  std::string bounds;  // SYMBOL=MIN..MAX[:variants]: one module for every extent of SYMBOL
   std::string dump_ir;
   std::vector<std::string> knobs;  // name=value
   std::string tuning_records;      // agate tune's JSON lines
@@ -148,6 +152,24 @@ void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* o
   }
 }
 
+// --bounds: the model imported once per variant of the symbol (core/compiler/batch_variants.h).
+compiler::CompileResult CompileWithBounds(const CompileFlags& flags, onnx_frontend::ImportOptions import,
+                                          const compiler::CompileOptions& options) {
+  AGATE_REQUIRE(flags.package.empty(), kInvalidArgument) << "--bounds and --package: microcontroller runtimes "
+                                                         << "are built without dynamic shapes";
+  const compiler::BatchSymbol symbol = compiler::ParseBounds(flags.bounds);
+  const std::vector<uint8_t> bytes = ReadFile(flags.model);
+  const onnx::ModelProto model = onnx_frontend::ParseModel(std::string(bytes.begin(), bytes.end()), flags.model);
+  std::set<std::string> batch_inputs;
+  onnx_frontend::InputShapesAt(model, flags.input_shape, symbol.name, 1, &batch_inputs);
+  auto graph_at = [&](int64_t value) {
+    std::set<std::string> ignored;
+    import.input_shapes = onnx_frontend::InputShapesAt(model, flags.input_shape, symbol.name, value, &ignored);
+    return onnx_frontend::ImportOnnxFile(flags.model, import);
+  };
+  return compiler::CompileBatchVariants(graph_at, batch_inputs, symbol, options);
+}
+
 int RunCompile(const CompileFlags& flags) {
   onnx_frontend::ImportOptions import;
   compiler::CompileOptions options;
@@ -155,7 +177,9 @@ int RunCompile(const CompileFlags& flags) {
   WarnIfNative(flags.target);
   options.fusion = fusion::ParseFusionPolicy(flags.fusion, flags.target);
   options.opt_level = flags.opt_level;
-  if (!flags.input_shape.empty()) import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
+  if (!flags.input_shape.empty() && flags.bounds.empty()) {
+    import.input_shapes = onnx_frontend::ParseInputShapes(flags.input_shape);
+  }
   import.input_values = LoadInputValues(flags.input_values);
   options.dump_ir_dir = flags.dump_ir;
   options.kernel_prefix = KernelPrefixOf(flags);
@@ -177,6 +201,7 @@ int RunCompile(const CompileFlags& flags) {
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
                               {"input-values", InputValuesRecord(flags.input_values)},
+                              {"bounds", flags.bounds},
                               {"knobs", knobs},
                               {"tuning-records", flags.tuning_records},
                               {"kernel-prefix", options.kernel_prefix},
@@ -184,7 +209,8 @@ int RunCompile(const CompileFlags& flags) {
                               {"max-workspace", std::to_string(flags.max_workspace)}};
   std::vector<uint8_t> secret_key;  // read first: a bad key file fails before the compile
   if (!flags.sign_key.empty()) secret_key = serialize::ReadSecretKeyFile(flags.sign_key);
-  compiler::CompileResult result = ImportAndCompile(flags.model, import, options);
+  compiler::CompileResult result = flags.bounds.empty() ? ImportAndCompile(flags.model, import, options)
+                                                        : CompileWithBounds(flags, import, options);
   // The package holds the module as compiled: a firmware's flash is its own authenticity.
   std::vector<FolderFile> package;
   if (!flags.package.empty()) {
@@ -241,6 +267,10 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
                   "freeze an input to the array in FILE (.npy, or .npz with one array or an entry NAME): "
                   "NAME=FILE, repeatable; the input becomes a constant and is no longer an input of the module")
       ->take_all();
+  cmd->add_option("--bounds", flags->bounds,
+                  "one module for every extent of a symbolic batch dimension: SYMBOL=MIN..MAX[:V1,V2,...] (the "
+                  "extents compiled; default 1, min(MAX,8) and MAX when a power of two <= 64); the symbol is named "
+                  "in --input-shape (input:Nx3x224x224) or is the model's dim_param; on axis 0 only");
   cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
   cmd->add_option("--knob", flags->knobs, "schedule knob name=value for every kernel (repeatable), e.g. conv_winograd=0")
       ->take_all();

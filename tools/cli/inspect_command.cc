@@ -177,6 +177,32 @@ void InspectModule(const InspectFlags& flags) {
   }
   for (const fb::Tensor* in : *module->inputs()) std::cout << "input  " << TensorText(in) << "\n";
   for (const fb::Tensor* out : *module->outputs()) std::cout << "output " << TensorText(out) << "\n";
+  if (facts.dynamic != nullptr) {
+    // Format 2.0: "N=1..32, variants 1,8,32", and which tensors carry it (shapes above are upper bounds).
+    for (const fb::Symbol* symbol : *facts.dynamic->symbols()) {
+      std::cout << "symbol " << symbol->name()->str() << "=" << symbol->min() << ".." << symbol->max();
+      if (facts.dynamic->variants() != nullptr) {
+        std::cout << ", variants ";
+        for (uint32_t v = 0; v < facts.dynamic->variants()->size(); ++v) {
+          std::cout << (v ? "," : "") << facts.dynamic->variants()->Get(v)->extent();
+        }
+      }
+      std::cout << " (axis 0 of:";
+      for (uint32_t i = 0; i < module->inputs()->size(); ++i) {
+        if (rt::HasSymbolicRows(rt::InputDims(facts, i))) std::cout << " " << module->inputs()->Get(i)->name()->str();
+      }
+      for (uint32_t o = 0; o < module->outputs()->size(); ++o) {
+        if (rt::HasSymbolicRows(rt::OutputDims(facts, o))) std::cout << " " << module->outputs()->Get(o)->name()->str();
+      }
+      std::cout << "; shapes above are upper bounds)\n";
+    }
+    if (facts.dynamic->variants() != nullptr) {
+      for (uint32_t v = 0; v < facts.dynamic->variants()->size(); ++v) {
+        std::cout << "variant " << facts.dynamic->variants()->Get(v)->extent() << ": "
+                  << facts.dynamic->variants()->Get(v)->plan()->size() << " kernel calls\n";
+      }
+    }
+  }
   uint64_t constant_bytes = 0;
   if (module->constants())
     for (const fb::Constant* c : *module->constants()) constant_bytes += c->data()->size();

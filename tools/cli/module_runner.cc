@@ -84,6 +84,23 @@ uint64_t ModuleRunner::arena_bytes() const {
   return bytes;
 }
 
+namespace {
+
+// True when some axis of input `index` may take another extent than its description's (a
+// symbolic batch dimension): the runtime then checks the bounds and names them.
+bool HasDynamicDims(agate_module_t* module, uint32_t index, size_t ndim) {
+  for (size_t axis = 0; axis < ndim; ++axis) {
+    agate_dim_info dim;
+    if (agate_module_input_dim(module, index, static_cast<int32_t>(axis), &dim) == AGATE_OK &&
+        dim.kind != AGATE_DIM_STATIC) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays) {
   std::set<std::string> bound;
   for (const npz::Array& array : arrays) {
@@ -95,7 +112,9 @@ void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays) {
                                     << "', which is not an input of the module (inputs: " << names << ")";
     }
     const TensorDescription& want = inputs_[index];
-    AGATE_REQUIRE(array.dtype == want.dtype && array.shape == want.shape, kInvalidArgument)
+    const bool shape_ok = array.shape == want.shape || (array.shape.size() == want.shape.size() &&
+                                                         HasDynamicDims(module_, index, want.shape.size()));
+    AGATE_REQUIRE(array.dtype == want.dtype && shape_ok, kInvalidArgument)
         << "input '" << array.name << "' is " << array.dtype << ShapeText(array.shape) << ", the module expects "
         << want.dtype << ShapeText(want.shape);
     DLTensor tensor;
@@ -139,7 +158,12 @@ std::vector<uint64_t> ModuleRunner::RunProfiled() {
 std::vector<npz::Array> ModuleRunner::Outputs() const {
   std::vector<npz::Array> out;
   for (uint32_t i = 0; i < outputs_.size(); ++i) {
-    npz::Array array{outputs_[i].name, outputs_[i].dtype, outputs_[i].shape, {}};
+    // The run-time shape (dynamic outputs: what the last run produced).
+    std::vector<int64_t> shape(outputs_[i].shape.size());
+    int32_t ndim = 0;
+    Check(agate_executor_output_shape(executor_, i, shape.data(), static_cast<int32_t>(shape.size()), &ndim),
+          "output '" + outputs_[i].name + "' shape");
+    npz::Array array{outputs_[i].name, outputs_[i].dtype, shape, {}};
     array.data.resize(array.num_elements() * array.dtype.element_bytes());
     DLTensor tensor;
     std::memset(&tensor, 0, sizeof(tensor));

@@ -333,8 +333,26 @@ NATIVE(void, executorRun)(JNIEnv* env, jclass cls, jlong executor) {
   check(env, agate_executor_run(as_executor(executor)->executor));
 }
 
-/* A copy of output `index`'s bytes (dtype and shape are the module's), copied
- * with agate_executor_copy_output, so also from a GPU. */
+/* Output `index`'s run-time shape after the last run (runtime ABI 1.5; the module's shape for
+ * static modules, the upper bounds before a first run). */
+NATIVE(jlongArray, executorOutputShape)(JNIEnv* env, jclass cls, jlong executor, jint index) {
+  jni_executor* e = as_executor(executor);
+  int64_t dims[32];
+  int32_t ndim = 0;
+  jlongArray result;
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
+    return NULL;
+  }
+  if (check(env, agate_executor_output_shape(e->executor, (uint32_t)index, dims, 32, &ndim))) return NULL;
+  result = (*env)->NewLongArray(env, ndim);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, ndim, (const jlong*)dims);
+  return result;
+}
+
+/* A copy of output `index`'s bytes at its run-time shape (dtype the module's), copied with
+ * agate_executor_copy_output, so also from a GPU. */
 NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, jint index) {
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
@@ -342,30 +360,74 @@ NATIVE(jbyteArray, executorGetOutput)(JNIEnv* env, jclass cls, jlong executor, j
   jbyteArray result;
   void* buffer = NULL;
   agate_status_t status;
+  int64_t dims[32];
+  int32_t ndim = 0, axis;
+  uint64_t bytes;
   (void)cls;
   if (index < 0) {
     throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
     return NULL;
   }
   if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return NULL;
-  if (posix_memalign(&buffer, 64, info.bytes == 0 ? 1 : (size_t)info.bytes) != 0) {
+  if (check(env, agate_executor_output_shape(e->executor, (uint32_t)index, dims, 32, &ndim))) return NULL;
+  bytes = info.dtype.bits <= 8 ? 1 : info.dtype.bits / 8;
+  bytes *= info.dtype.lanes;
+  for (axis = 0; axis < ndim; ++axis) bytes *= (uint64_t)dims[axis];
+  if (posix_memalign(&buffer, 64, bytes == 0 ? 1 : (size_t)bytes) != 0) {
     throw_agate(env, AGATE_RESOURCE_EXHAUSTED, "cannot allocate the output's copy");
     return NULL;
   }
   memset(&host, 0, sizeof(host));
   host.data = buffer;
   host.device.device_type = kDLCPU;
-  host.ndim = info.ndim;
+  host.ndim = ndim;
   host.dtype = info.dtype;
-  host.shape = (int64_t*)info.shape; /* read during the call only */
+  host.shape = dims; /* read during the call only */
   status = agate_executor_copy_output(e->executor, (uint32_t)index, &host);
-  result = status == AGATE_OK ? (*env)->NewByteArray(env, (jsize)info.bytes) : NULL;
-  if (result != NULL && info.bytes != 0) {
-    (*env)->SetByteArrayRegion(env, result, 0, (jsize)info.bytes, (const jbyte*)buffer);
+  result = status == AGATE_OK ? (*env)->NewByteArray(env, (jsize)bytes) : NULL;
+  if (result != NULL && bytes != 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)bytes, (const jbyte*)buffer);
   }
   free(buffer);
   check(env, status);
   return result;
+}
+
+/* Axis `axis` of input / output `index` (runtime ABI 1.5): {min, max, kind}. */
+NATIVE(jlongArray, moduleDim)(JNIEnv* env, jclass cls, jlong module, jboolean output, jint index, jint axis) {
+  agate_dim_info info;
+  jlongArray result;
+  jlong values[3];
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "tensor index out of range");
+    return NULL;
+  }
+  if (check(env, output ? agate_module_output_dim(as_module(module), (uint32_t)index, axis, &info)
+                        : agate_module_input_dim(as_module(module), (uint32_t)index, axis, &info))) {
+    return NULL;
+  }
+  values[0] = info.min;
+  values[1] = info.max;
+  values[2] = info.kind;
+  result = (*env)->NewLongArray(env, 3);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 3, values);
+  return result;
+}
+
+/* The symbol of axis `axis` of input / output `index`, or null when it has none. */
+NATIVE(jstring, moduleDimSymbol)(JNIEnv* env, jclass cls, jlong module, jboolean output, jint index, jint axis) {
+  agate_dim_info info;
+  (void)cls;
+  if (index < 0) {
+    throw_agate(env, AGATE_OUT_OF_RANGE, "tensor index out of range");
+    return NULL;
+  }
+  if (check(env, output ? agate_module_output_dim(as_module(module), (uint32_t)index, axis, &info)
+                        : agate_module_input_dim(as_module(module), (uint32_t)index, axis, &info))) {
+    return NULL;
+  }
+  return info.symbol != NULL ? (*env)->NewStringUTF(env, info.symbol) : NULL;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -390,14 +452,27 @@ static void* direct_buffer(JNIEnv* env, jobject buffer, const char* what, jlong*
   return address;
 }
 
-/* Binds input `index` to the direct buffer's memory without copying; dtype and shape are the
- * module's. The Java side keeps the buffer reachable while it is bound. On failure the previous
+/* The bytes of a dense tensor of `dtype` and `shape`. */
+static uint64_t dense_bytes(DLDataType dtype, const int64_t* shape, int32_t ndim) {
+  uint64_t bytes = (uint64_t)(dtype.bits <= 8 ? 1 : dtype.bits / 8) * dtype.lanes;
+  int32_t axis;
+  for (axis = 0; axis < ndim; ++axis) bytes *= (uint64_t)shape[axis];
+  return bytes;
+}
+
+/* Binds input `index` to the direct buffer's memory without copying, with the module's dtype and
+ * `shape` (NULL: the module's shape; a module with a symbolic dimension takes any extent in its
+ * bounds). The Java side keeps the buffer reachable while it is bound. On failure the previous
  * binding stays. */
-NATIVE(void, executorSetInputBuffer)(JNIEnv* env, jclass cls, jlong executor, jint index, jobject buffer) {
+NATIVE(void, executorSetInputBuffer)(JNIEnv* env, jclass cls, jlong executor, jint index, jlongArray shape,
+                                     jobject buffer) {
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
   DLTensor tensor;
   jlong bytes = 0;
+  int64_t dims[32];
+  int32_t ndim;
+  uint64_t needed;
   void* address;
   char message[256];
   (void)cls;
@@ -406,31 +481,43 @@ NATIVE(void, executorSetInputBuffer)(JNIEnv* env, jclass cls, jlong executor, ji
     return;
   }
   if (check(env, agate_module_input_info(e->module, (uint32_t)index, &info))) return;
+  ndim = shape != NULL ? (int32_t)(*env)->GetArrayLength(env, shape) : info.ndim;
+  if (ndim > 32) {
+    throw_agate(env, AGATE_INVALID_ARGUMENT, "input shape has more than 32 dimensions");
+    return;
+  }
+  if (shape != NULL) (*env)->GetLongArrayRegion(env, shape, 0, ndim, (jlong*)dims);
+  else memcpy(dims, info.shape, sizeof(int64_t) * (size_t)ndim);
   address = direct_buffer(env, buffer, info.name, &bytes);
   if ((*env)->ExceptionCheck(env)) return;
-  if ((uint64_t)bytes != info.bytes) {
+  needed = dense_bytes(info.dtype, dims, ndim);
+  if ((uint64_t)bytes != needed) {
     snprintf(message, sizeof(message), "input %d '%s': the buffer holds %lld bytes (from its position to its limit); "
-             "the input needs %llu", (int)index, info.name, (long long)bytes, (unsigned long long)info.bytes);
+             "the input needs %llu", (int)index, info.name, (long long)bytes, (unsigned long long)needed);
     throw_agate(env, AGATE_INVALID_ARGUMENT, message);
     return;
   }
   memset(&tensor, 0, sizeof(tensor));
   tensor.data = address;
   tensor.device.device_type = kDLCPU;
-  tensor.ndim = info.ndim;
+  tensor.ndim = ndim;
   tensor.dtype = info.dtype;
-  tensor.shape = (int64_t*)info.shape; /* read during the call only */
+  tensor.shape = dims; /* read during the call only */
   if (check(env, agate_executor_set_input(e->executor, (uint32_t)index, &tensor))) return;
   free(e->inputs[index]); /* a copy bound before is no longer read */
   e->inputs[index] = NULL;
 }
 
-/* Copies output `index` into the direct buffer, which must hold exactly its bytes. */
+/* Copies output `index` (at its run-time shape) into the direct buffer, which must hold exactly
+ * its bytes. */
 NATIVE(void, executorCopyOutputToBuffer)(JNIEnv* env, jclass cls, jlong executor, jint index, jobject buffer) {
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
   DLTensor host;
   jlong bytes = 0;
+  int64_t dims[32];
+  int32_t ndim = 0;
+  uint64_t needed;
   void* address;
   char message[256];
   (void)cls;
@@ -439,20 +526,22 @@ NATIVE(void, executorCopyOutputToBuffer)(JNIEnv* env, jclass cls, jlong executor
     return;
   }
   if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return;
+  if (check(env, agate_executor_output_shape(e->executor, (uint32_t)index, dims, 32, &ndim))) return;
   address = direct_buffer(env, buffer, info.name, &bytes);
   if ((*env)->ExceptionCheck(env)) return;
-  if ((uint64_t)bytes != info.bytes) {
+  needed = dense_bytes(info.dtype, dims, ndim);
+  if ((uint64_t)bytes != needed) {
     snprintf(message, sizeof(message), "output %d '%s': the buffer holds %lld bytes (from its position to its limit); "
-             "the output has %llu", (int)index, info.name, (long long)bytes, (unsigned long long)info.bytes);
+             "the output has %llu", (int)index, info.name, (long long)bytes, (unsigned long long)needed);
     throw_agate(env, AGATE_INVALID_ARGUMENT, message);
     return;
   }
   memset(&host, 0, sizeof(host));
   host.data = address;
   host.device.device_type = kDLCPU;
-  host.ndim = info.ndim;
+  host.ndim = ndim;
   host.dtype = info.dtype;
-  host.shape = (int64_t*)info.shape; /* read during the call only */
+  host.shape = dims; /* read during the call only */
   check(env, agate_executor_copy_output(e->executor, (uint32_t)index, &host));
 }
 

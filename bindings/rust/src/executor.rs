@@ -254,15 +254,25 @@ impl Executor {
         // SAFETY: live executor; get_output only reads it and fills dl.
         check(unsafe { sys::agate_executor_get_output(self.raw.as_ptr(), index, &mut dl) })?;
         let info = &self.module.outputs()[index as usize];
-        let data: &[u8] = if info.bytes == 0 || dl.data.is_null() {
+        // The run-time shape (for a module with dynamic shapes, what the last run produced): the
+        // runtime keeps it in the executor until the next run, or in the module, both of which
+        // outlive this view (a run needs a borrow this view's lifetime excludes).
+        let shape: &[i64] = if dl.ndim <= 0 || dl.shape.is_null() {
             &[]
         } else {
-            // SAFETY: the runtime's output memory holds info.bytes bytes and stays
-            // unchanged until the next run or the executor's free, both of which
-            // need a borrow this view's lifetime excludes.
-            unsafe { std::slice::from_raw_parts((dl.data as *const u8).add(dl.byte_offset as usize), info.bytes as usize) }
+            // SAFETY: dl.shape holds dl.ndim entries, valid as described above.
+            unsafe { std::slice::from_raw_parts(dl.shape, dl.ndim as usize) }
         };
-        TensorView::from_bytes(info.dtype, &info.shape, data)
+        let bytes = shape.iter().map(|&d| d as usize).product::<usize>() * info.dtype.element_bytes();
+        let data: &[u8] = if bytes == 0 || dl.data.is_null() {
+            &[]
+        } else {
+            // SAFETY: the runtime's output memory holds the run-time shape's bytes (at most
+            // info.bytes) and stays unchanged until the next run or the executor's free, both of
+            // which need a borrow this view's lifetime excludes.
+            unsafe { std::slice::from_raw_parts((dl.data as *const u8).add(dl.byte_offset as usize), bytes) }
+        };
+        TensorView::from_bytes(info.dtype, shape, data)
     }
 
     /// Output `index` of a CUDA module, copied to host memory when stale.

@@ -69,7 +69,7 @@ mod tensor;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result, Status};
 pub use executor::{Executor, ExecutorOptions};
-pub use module::{cuda_device_count, Device, Module};
+pub use module::{cuda_device_count, Device, DimInfo, DimKind, Module};
 pub use tensor::{TensorInfo, TensorView};
 
 /// The ABI version of the loaded `libagate_runtime.so`: (major << 16) | minor.

@@ -69,6 +69,45 @@ fn module_options(device_id: i32) -> sys::agate_module_options {
     sys::agate_module_options { struct_size: std::mem::size_of::<sys::agate_module_options>() as u32, device_id }
 }
 
+/// What a dimension of an input or output is at run time (runtime ABI 1.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DimKind {
+    /// Exactly `max` (== `min`).
+    Static,
+    /// Any extent in `min..=max`, given by the inputs (a batch symbol on axis 0).
+    Symbolic,
+    /// Known after a run (`0..=max`): the output's run-time shape says.
+    ValueDependent,
+}
+
+/// One dimension of an input or output: its bounds, symbol and kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimInfo {
+    pub min: i64,
+    pub max: i64,
+    /// The symbol's name ("N") for a symbolic dimension.
+    pub symbol: Option<String>,
+    pub kind: DimKind,
+}
+
+type DimFn = unsafe extern "C" fn(*const sys::agate_module_t, u32, i32, *mut sys::agate_dim_info) -> sys::agate_status_t;
+
+fn dim_info(raw: *const sys::agate_module_t, dim_fn: DimFn, index: u32, axis: usize) -> Result<DimInfo> {
+    // SAFETY: an all-zero agate_dim_info is a valid value to overwrite.
+    let mut info: sys::agate_dim_info = unsafe { std::mem::zeroed() };
+    let axis = i32::try_from(axis).map_err(|_| Error::new(Status::OutOfRange, format!("axis {} is too large", axis)))?;
+    // SAFETY: raw is a live module; info is a valid out pointer.
+    check(unsafe { dim_fn(raw, index, axis, &mut info) })?;
+    let kind = match info.kind as u32 {
+        sys::AGATE_DIM_SYMBOLIC => DimKind::Symbolic,
+        sys::AGATE_DIM_VALUE_DEPENDENT => DimKind::ValueDependent,
+        _ => DimKind::Static,
+    };
+    // SAFETY: symbol is NULL or borrowed from the live module.
+    let symbol = if info.symbol.is_null() { None } else { Some(unsafe { owned_string(info.symbol) }) };
+    Ok(DimInfo { min: info.min, max: info.max, symbol, kind })
+}
+
 /// Where a module's kernels run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Device {
@@ -144,6 +183,28 @@ fn tensor_infos(raw: *const sys::agate_module_t, count_fn: CountFn, info_fn: Inf
 }
 
 impl Module {
+    /// Axis `axis` of input `name`: static, or a symbol's bounds (`Status::NotFound` for an
+    /// unknown name, `Status::OutOfRange` past its dimensions). `inputs()` shows each dynamic
+    /// dimension's upper bound.
+    pub fn input_dim(&self, name: &str, axis: usize) -> Result<DimInfo> {
+        let index = self.index_of(self.inputs(), "input", name)?;
+        dim_info(self.handle.raw.as_ptr(), sys::agate_module_input_dim, index, axis)
+    }
+
+    /// Axis `axis` of output `name` (see `input_dim`); an executor's `output` has the run-time shape.
+    pub fn output_dim(&self, name: &str, axis: usize) -> Result<DimInfo> {
+        let index = self.index_of(self.outputs(), "output", name)?;
+        dim_info(self.handle.raw.as_ptr(), sys::agate_module_output_dim, index, axis)
+    }
+
+    fn index_of(&self, tensors: &[TensorInfo], role: &str, name: &str) -> Result<u32> {
+        tensors
+            .iter()
+            .position(|t| t.name == name)
+            .map(|i| i as u32)
+            .ok_or_else(|| Error::new(Status::NotFound, format!("the module has no {} named '{}'", role, name)))
+    }
+
     /// Loads a module from a file (mapped read-only, constants used in place).
     /// `Status::NotFound` when the file does not exist, `Status::Corrupt` (and
     /// others, see runtime.h) when it is not a valid module.

@@ -3,8 +3,11 @@
 
 pub const AGATE_KERNEL_ABI_VERSION: u32 = 1;
 pub const AGATE_RUNTIME_ABI_VERSION_MAJOR: u32 = 1;
-pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 4;
-pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65540;
+pub const AGATE_RUNTIME_ABI_VERSION_MINOR: u32 = 5;
+pub const AGATE_RUNTIME_ABI_VERSION: u32 = 65541;
+pub const AGATE_DIM_STATIC: u32 = 0;
+pub const AGATE_DIM_SYMBOLIC: u32 = 1;
+pub const AGATE_DIM_VALUE_DEPENDENT: u32 = 2;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -829,6 +832,111 @@ extern "C" {
         out_info: *mut agate_tensor_info,
     ) -> agate_status_t;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct agate_dim_info {
+    pub min: i64,
+    pub max: i64,
+    pub symbol: *const ::std::os::raw::c_char,
+    pub kind: i32,
+}
+#[test]
+fn bindgen_test_layout_agate_dim_info() {
+    assert_eq!(
+        ::std::mem::size_of::<agate_dim_info>(),
+        32usize,
+        concat!("Size of: ", stringify!(agate_dim_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<agate_dim_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(agate_dim_info))
+    );
+    fn test_field_min() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<agate_dim_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).min) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(agate_dim_info),
+                "::",
+                stringify!(min)
+            )
+        );
+    }
+    test_field_min();
+    fn test_field_max() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<agate_dim_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(agate_dim_info),
+                "::",
+                stringify!(max)
+            )
+        );
+    }
+    test_field_max();
+    fn test_field_symbol() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<agate_dim_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).symbol) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(agate_dim_info),
+                "::",
+                stringify!(symbol)
+            )
+        );
+    }
+    test_field_symbol();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<agate_dim_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(agate_dim_info),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+}
+extern "C" {
+    pub fn agate_module_input_dim(
+        module: *const agate_module_t,
+        index: u32,
+        axis: i32,
+        out_info: *mut agate_dim_info,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_module_output_dim(
+        module: *const agate_module_t,
+        index: u32,
+        axis: i32,
+        out_info: *mut agate_dim_info,
+    ) -> agate_status_t;
+}
 extern "C" {
     pub fn agate_module_find_input(
         module: *const agate_module_t,
@@ -945,6 +1053,15 @@ extern "C" {
         executor: *mut agate_executor_t,
         index: u32,
         dst: *const DLTensor,
+    ) -> agate_status_t;
+}
+extern "C" {
+    pub fn agate_executor_output_shape(
+        executor: *mut agate_executor_t,
+        index: u32,
+        dims: *mut i64,
+        capacity: i32,
+        out_ndim: *mut i32,
     ) -> agate_status_t;
 }
 extern "C" {

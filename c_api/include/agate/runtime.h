@@ -84,7 +84,7 @@ extern "C" {
 #endif
 
 #define AGATE_RUNTIME_ABI_VERSION_MAJOR 1
-#define AGATE_RUNTIME_ABI_VERSION_MINOR 4
+#define AGATE_RUNTIME_ABI_VERSION_MINOR 5
 #define AGATE_RUNTIME_ABI_VERSION ((AGATE_RUNTIME_ABI_VERSION_MAJOR << 16) | AGATE_RUNTIME_ABI_VERSION_MINOR)
 
 /* ------------------------------------------------------------------------- */
@@ -210,7 +210,11 @@ AGATE_API agate_status_t agate_module_num_inputs(const agate_module_t* module, u
 AGATE_API agate_status_t agate_module_num_outputs(const agate_module_t* module, uint32_t* out_count);
 
 /* A model input or output. name and shape are borrowed from the module: valid
- * until agate_module_free. Tensors are dense and row-major. */
+ * until agate_module_free. Tensors are dense and row-major. For a module with
+ * dynamic shapes (ABI 1.5, module format 2.0), shape holds each dynamic
+ * dimension's upper bound and bytes the size at the upper bounds (what an
+ * output buffer must hold); agate_module_input_dim / agate_module_output_dim
+ * say which dimensions are dynamic. */
 typedef struct agate_tensor_info {
   const char* name;
   DLDataType dtype;
@@ -223,6 +227,28 @@ typedef struct agate_tensor_info {
 AGATE_API agate_status_t agate_module_input_info(const agate_module_t* module, uint32_t index, agate_tensor_info* out_info);
 AGATE_API agate_status_t agate_module_output_info(const agate_module_t* module, uint32_t index,
                                                   agate_tensor_info* out_info);
+
+/* (ABI 1.5) What a dimension of an input or output is at run time. */
+#define AGATE_DIM_STATIC 0          /* exactly max (== min) */
+#define AGATE_DIM_SYMBOLIC 1        /* any extent in [min, max], given by the inputs; named `symbol` */
+#define AGATE_DIM_VALUE_DEPENDENT 2 /* known after a run (0 <= extent <= max): agate_executor_output_shape */
+
+typedef struct agate_dim_info {
+  int64_t min;
+  int64_t max;
+  const char* symbol; /* AGATE_DIM_SYMBOLIC: the symbol's name ("N"), borrowed from the module; else NULL */
+  int32_t kind;       /* AGATE_DIM_* */
+} agate_dim_info;
+
+/* [core] (ABI 1.5) Describes axis `axis` of input / output `index`
+ * (AGATE_OUT_OF_RANGE past the count or the tensor's ndim). Every dimension of
+ * a static module is AGATE_DIM_STATIC. Today a symbol appears only on axis 0
+ * (batch-style: the module was compiled for a few extents of it, and a run
+ * splits the actual extent into chunks of those). */
+AGATE_API agate_status_t agate_module_input_dim(const agate_module_t* module, uint32_t index, int32_t axis,
+                                                agate_dim_info* out_info);
+AGATE_API agate_status_t agate_module_output_dim(const agate_module_t* module, uint32_t index, int32_t axis,
+                                                 agate_dim_info* out_info);
 
 /* [core] The index of the input / output called `name` (AGATE_NOT_FOUND if none).
  * name is borrowed for the call only. */
@@ -271,11 +297,19 @@ AGATE_API agate_status_t agate_executor_create(const agate_module_t* module, con
  * device kDLCPU (CUDA modules: kDLCPU or kDLCUDAHost, or kDLCUDA or
  * kDLCUDAManaged memory of the module's GPU, 16-byte aligned).
  * AGATE_INVALID_ARGUMENT names the input and what differs; the previous binding
- * then stays. */
+ * then stays. A symbolic dimension (ABI 1.5) takes any extent in its [min, max]
+ * (outside: AGATE_INVALID_ARGUMENT naming the input, the axis, the symbol and
+ * its bounds); every other dimension must match exactly. */
 AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);
 
 /* [core] Runs the plan once. Every input must have been bound. A kernel that
- * returns non-zero stops the run with AGATE_INTERNAL naming the kernel and call. */
+ * returns non-zero stops the run with AGATE_INTERNAL naming the kernel and call.
+ * Dynamic shapes (ABI 1.5): every input carrying a symbol must have the same
+ * extent on it (else AGATE_INVALID_ARGUMENT naming both inputs, the axis and the
+ * extents); an output bound with agate_executor_set_output must have that
+ * extent too. A value-dependent extent the plan reports beyond its output's
+ * upper bound is AGATE_INTERNAL naming the output and axis (the run-time shapes
+ * of the previous run then stay). */
 AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor);
 
 /* [core] Describes output `index` as a DLTensor view of executor memory (device
@@ -283,13 +317,25 @@ AGATE_API agate_status_t agate_executor_run(agate_executor_t* executor);
  * until the next agate_executor_run or agate_executor_free, shape until
  * agate_module_free. out->strides is NULL (compact). A zero-element output
  * has no storage: its out->data may be NULL. The caller owns the
- * DLTensor struct itself. */
+ * DLTensor struct itself. Modules with dynamic shapes (ABI 1.5): out->shape is
+ * the run-time shape of the last run (the upper bounds before the first run),
+ * in executor-owned storage valid until the next agate_executor_run or
+ * agate_executor_free; the data is compact at that shape. */
 AGATE_API agate_status_t agate_executor_get_output(agate_executor_t* executor, uint32_t index, DLTensor* out);
 
 /* [core] Copies output `index` into the caller's tensor (which must match like
  * an input; kDLCPU memory; CUDA modules also copy into kDLCUDAHost memory or
- * memory of the module's GPU). dst->data is borrowed for the call only. */
+ * memory of the module's GPU). dst->data is borrowed for the call only. Modules
+ * with dynamic shapes: dst must have the output's run-time shape of the last
+ * run (agate_executor_output_shape). */
 AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, uint32_t index, const DLTensor* dst);
+
+/* [core] (ABI 1.5) Writes output `index`'s run-time shape after the last run
+ * (its upper bounds before the first run; for static modules its shape) to
+ * dims[0 .. ndim) and ndim to *out_ndim. AGATE_OUT_OF_RANGE, with *out_ndim
+ * still written, when capacity < ndim. The caller owns dims. */
+AGATE_API agate_status_t agate_executor_output_shape(agate_executor_t* executor, uint32_t index, int64_t* dims,
+                                                     int32_t capacity, int32_t* out_ndim);
 
 /* [core] The arena bytes this executor holds for intermediate tensors (equals
  * the module's plan). */
@@ -380,7 +426,10 @@ AGATE_API agate_status_t agate_runtime_device_count(int32_t device_type, int32_t
  * modules kDLCUDA or kDLCUDAManaged memory of the module's GPU, 16-byte aligned.
  * tensor->data is borrowed until another tensor is bound or the executor is
  * freed; agate_executor_get_output then describes it. AGATE_INVALID_ARGUMENT
- * names what differs; the previous binding then stays. */
+ * names what differs; the previous binding then stays. Dynamic shapes (ABI
+ * 1.5): an output whose axis 0 is a symbol takes any extent in its bounds there
+ * (a run then checks it equals the inputs'); a value-dependent output takes a
+ * buffer of its upper bounds. */
 AGATE_API agate_status_t agate_executor_set_output(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);
 
 /* ------------------------------------------------------------------------- */

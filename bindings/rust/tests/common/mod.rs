@@ -85,3 +85,8 @@ pub fn assert_close(actual: &[f32], expected: &[f32]) {
         assert!((a - e).abs() <= 1e-5 * (1.0 + e.abs()), "element {}: {} != {}", i, a, e);
     }
 }
+
+/// add_relu per item of a batch N in 1..5 (module format 2.0, variants of 1 and 2 items).
+pub fn batch_add_relu_path() -> PathBuf {
+    testdata_dir().join("batch_add_relu.agm")
+}

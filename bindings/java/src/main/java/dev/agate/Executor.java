@@ -133,25 +133,37 @@ public final class Executor implements AutoCloseable {
    * the size differs; the previous binding then stays.
    */
   public void setInput(String name, ByteBuffer buffer) {
+    setInput(name, null, buffer);
+  }
+
+  /**
+   * {@link #setInput(String, ByteBuffer)} with the tensor's {@code shape}: for a
+   * module with a symbolic dimension ({@link Module#inputDim}), any extent within
+   * its bounds; {@code null} means the module's shape.
+   */
+  public void setInput(String name, long[] shape, ByteBuffer buffer) {
     if (buffer == null) throw new AgateException(Status.INVALID_ARGUMENT, "input " + name + ": the buffer is null");
     synchronized (state) {
       long handle = state.handleForUse();
       int index = NativeApi.moduleFindInput(state.module().handleForExecutor(), name);
       if (buffer.isDirect()) {
         ByteBuffer view = buffer.slice();
-        NativeApi.executorSetInputBuffer(handle, index, view);
+        NativeApi.executorSetInputBuffer(handle, index, shape, view);
         boundBuffers.put(index, view);
         return;
       }
       TensorInfo info = inputs.get(index);
-      if (buffer.remaining() != info.bytes()) {
+      long[] dims = shape != null ? shape : info.shape();
+      long bytes = info.dtype().elementBytes();
+      for (long d : dims) bytes *= d;
+      if (buffer.remaining() != bytes) {
         throw new AgateException(Status.INVALID_ARGUMENT, "input " + index + " '" + name + "': the buffer holds "
-            + buffer.remaining() + " bytes (from its position to its limit); the input needs " + info.bytes());
+            + buffer.remaining() + " bytes (from its position to its limit); the input needs " + bytes);
       }
-      byte[] bytes = new byte[buffer.remaining()];
-      buffer.duplicate().get(bytes);
+      byte[] data = new byte[buffer.remaining()];
+      buffer.duplicate().get(data);
       DType d = info.dtype();
-      NativeApi.executorSetInput(handle, index, d.code(), d.bits(), d.lanes(), info.shape(), bytes);
+      NativeApi.executorSetInput(handle, index, d.code(), d.bits(), d.lanes(), dims, data);
       boundBuffers.remove(index);
     }
   }
@@ -185,14 +197,17 @@ public final class Executor implements AutoCloseable {
     synchronized (state) {
       long handle = state.handleForUse();
       int index = NativeApi.moduleFindOutput(state.module().handleForExecutor(), name);
-      return Tensor.adopt(outputs.get(index), NativeApi.executorGetOutput(handle, index));
+      // The run-time shape of the last run (a module with dynamic shapes: what it produced).
+      long[] shape = NativeApi.executorOutputShape(handle, index);
+      return Tensor.adopt(outputs.get(index).dtype(), shape, NativeApi.executorGetOutput(handle, index));
     }
   }
 
   /**
    * Copies output {@code name} of the last run into {@code buffer}, from its
    * position to its limit, which must hold exactly the output's bytes (its dtype
-   * and shape are {@link Module#outputs()}; native byte order). A direct buffer is
+   * is {@link Module#outputs()}'s, its shape the run's: {@link #getOutput(String)}
+   * says it for a module with dynamic shapes; native byte order). A direct buffer is
    * written by the runtime in place, a heap buffer through one copy. The buffer's
    * position and limit are not changed. {@link Status#INVALID_ARGUMENT} naming the
    * output when the size differs.
@@ -209,12 +224,12 @@ public final class Executor implements AutoCloseable {
         NativeApi.executorCopyOutputToBuffer(handle, index, buffer.slice());
         return;
       }
-      TensorInfo info = outputs.get(index);
-      if (buffer.remaining() != info.bytes()) {
+      byte[] data = NativeApi.executorGetOutput(handle, index); // at the run-time shape
+      if (buffer.remaining() != data.length) {
         throw new AgateException(Status.INVALID_ARGUMENT, "output " + index + " '" + name + "': the buffer holds "
-            + buffer.remaining() + " bytes (from its position to its limit); the output has " + info.bytes());
+            + buffer.remaining() + " bytes (from its position to its limit); the output has " + data.length);
       }
-      buffer.duplicate().put(NativeApi.executorGetOutput(handle, index));
+      buffer.duplicate().put(data);
     }
   }
 

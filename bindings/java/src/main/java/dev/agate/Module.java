@@ -115,12 +115,12 @@ public final class Module implements AutoCloseable {
     return NativeApi.numThreads();
   }
 
-  /** The binding was written against runtime ABI 1.2. */
+  /** The binding was written against runtime ABI 1.5 (dimension bounds, run-time output shapes). */
   private static void checkAbi() {
     int version = NativeApi.runtimeAbiVersion();
-    if ((version >>> 16) != 1 || (version & 0xffff) < 2) {
+    if ((version >>> 16) != 1 || (version & 0xffff) < 5) {
       throw new AgateException(Status.VERSION_MISMATCH, "libagate_runtime.so implements ABI " + (version >>> 16) + "."
-          + (version & 0xffff) + "; this binding needs 1.2 or a newer 1.x");
+          + (version & 0xffff) + "; this binding needs 1.5 or a newer 1.x");
     }
   }
 
@@ -148,6 +148,29 @@ public final class Module implements AutoCloseable {
   public List<TensorInfo> outputs() {
     checkOpen();
     return outputs;
+  }
+
+  /**
+   * Axis {@code axis} of input {@code name} (runtime ABI 1.5): static, or a symbol's bounds
+   * ({@link #inputs} shows each dynamic dimension's upper bound). {@link Status#NOT_FOUND} for
+   * an unknown name, {@link Status#OUT_OF_RANGE} past its dimensions.
+   */
+  public DimInfo inputDim(String name, int axis) {
+    return dim(false, name, axis);
+  }
+
+  /** Axis {@code axis} of output {@code name} (see {@link #inputDim}). */
+  public DimInfo outputDim(String name, int axis) {
+    return dim(true, name, axis);
+  }
+
+  private DimInfo dim(boolean output, String name, int axis) {
+    synchronized (state) {
+      long handle = state.handleForUse();
+      int index = output ? NativeApi.moduleFindOutput(handle, name) : NativeApi.moduleFindInput(handle, name);
+      long[] v = NativeApi.moduleDim(handle, output, index, axis);
+      return new DimInfo(v[0], v[1], NativeApi.moduleDimSymbol(handle, output, index, axis), DimInfo.Kind.values()[(int) v[2]]);
+    }
   }
 
   /** A new executor whose parallel loops use the runtime's shared thread pool. */

@@ -51,9 +51,16 @@ final class NativeApi {
 
   static native byte[] executorGetOutput(long executor, int index);
 
-  static native void executorSetInputBuffer(long executor, int index, java.nio.ByteBuffer buffer);
+  static native void executorSetInputBuffer(long executor, int index, long[] shape, java.nio.ByteBuffer buffer);
 
   static native void executorCopyOutputToBuffer(long executor, int index, java.nio.ByteBuffer buffer);
+
+  // Runtime ABI 1.5: run-time output shapes and dimension bounds.
+  static native long[] executorOutputShape(long executor, int index);
+
+  static native long[] moduleDim(long module, boolean output, int index, int axis);
+
+  static native String moduleDimSymbol(long module, boolean output, int index, int axis);
 
   static native long executorArenaBytes(long executor);
 

@@ -86,6 +86,10 @@ public final class Tensor {
     return new Tensor(info.dtype(), info.shape(), bytes);
   }
 
+  static Tensor adopt(DType dtype, long[] shape, byte[] bytes) {
+    return new Tensor(dtype, shape, bytes);
+  }
+
   public DType dtype() {
     return dtype;
   }

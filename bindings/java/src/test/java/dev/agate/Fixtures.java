@@ -23,6 +23,11 @@ final class Fixtures {
     return new File(dir(), "add_relu.agm").getPath();
   }
 
+  /** add_relu per item of a batch N in 1..5 (module format 2.0, variants of 1 and 2 items). */
+  static String batchAddRelu() {
+    return new File(dir(), "batch_add_relu.agm").getPath();
+  }
+
   static String classifier() {
     return new File(dir(), "classifier.agm").getPath();
   }

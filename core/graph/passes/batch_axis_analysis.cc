@@ -1,0 +1,105 @@
+#include "core/graph/passes/batch_axis_analysis.h"
+
+#include <map>
+
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+// True when `shape_a` / `shape_b` are [a, S...] / [b, S...].
+bool RowsOnAxis0(const Shape& shape_a, int64_t a, const Shape& shape_b, int64_t b) {
+  if (shape_a.empty() || shape_a.size() != shape_b.size() || shape_a[0] != a || shape_b[0] != b) return false;
+  for (size_t i = 1; i < shape_a.size(); ++i) {
+    if (shape_a[i] != shape_b[i]) return false;
+  }
+  return true;
+}
+
+// Operators whose output keeps its input's shape but combines the elements along their
+// `axis` attribute (default `fallback`); with that axis normalized to 0, rows mix.
+bool CombinesAlongAxisAttr(const std::string& op, int64_t* fallback) {
+  static const std::map<std::string, int64_t> kOps = {
+      {"Softmax", -1},  {"LogSoftmax", -1}, {"Hardmax", -1},           {"CumSum", 0},
+      {"TopK", -1},     {"LpNormalization", -1}, {"LayerNormalization", -1}, {"ArgMax", 0},
+      {"ArgMin", 0},
+  };
+  auto it = kOps.find(op);
+  if (it == kOps.end()) return false;
+  *fallback = it->second;
+  return true;
+}
+
+int64_t AxisAttr(const Node& node, int64_t fallback) {
+  if (node.attrs.Has("axis") && node.attrs.Get("axis").kind() != Attribute::Kind::kInt) {
+    return node.attrs.GetSingleInt("axis", fallback);
+  }
+  return node.attrs.GetInt("axis", fallback);
+}
+
+}  // namespace
+
+BatchAxes AnalyzeBatchAxes(const Graph& at_a, int64_t a, const Graph& at_b, int64_t b, const std::string& symbol,
+                           const std::set<std::string>& batch_inputs) {
+  AGATE_CHECK(a != b) << "the batch-axis analysis needs two different extents of " << symbol;
+  AGATE_REQUIRE(at_a.nodes.size() == at_b.nodes.size() && at_a.inputs == at_b.inputs && at_a.outputs == at_b.outputs,
+                kUnsupported)
+      << "the model imports to different graphs at " << symbol << " = " << a << " and " << b
+      << " (" << at_a.nodes.size() << " and " << at_b.nodes.size()
+      << " nodes): some shape computation depends on " << symbol << ", which cannot vary at run time";
+  std::set<std::string> rows;  // values whose axis 0 carries the symbol
+  BatchAxes axes;
+  for (const std::string& in : at_a.inputs) {
+    const Shape& sa = at_a.types.at(in).shape;
+    const Shape& sb = at_b.types.at(in).shape;
+    const bool batch = batch_inputs.count(in) > 0;
+    if (batch) {
+      AGATE_REQUIRE(RowsOnAxis0(sa, a, sb, b), kUnsupported)
+          << "input '" << in << "' carries " << symbol << " but has shapes " << ShapeToString(sa) << " and "
+          << ShapeToString(sb) << " at " << symbol << " = " << a << " and " << b << ": only axis 0 may carry it";
+      rows.insert(in);
+    }
+    axes.inputs.push_back(batch);
+  }
+  for (size_t n = 0; n < at_a.nodes.size(); ++n) {
+    const Node& node = at_a.nodes[n];
+    AGATE_REQUIRE(node.op == at_b.nodes[n].op && node.outputs == at_b.nodes[n].outputs, kUnsupported)
+        << node.Describe() << " imports differently at " << symbol << " = " << a << " and " << b
+        << ": some shape computation depends on " << symbol << ", which cannot vary at run time";
+    bool reads_rows = false;
+    for (const std::string& in : node.inputs) reads_rows = reads_rows || rows.count(in) > 0;
+    int64_t fallback = 0;
+    if (reads_rows && CombinesAlongAxisAttr(node.op, &fallback)) {
+      const int64_t rank = static_cast<int64_t>(at_a.types.at(node.inputs[0]).shape.size());
+      int64_t axis = AxisAttr(node, fallback);
+      if (axis < 0) axis += rank;
+      AGATE_REQUIRE(axis != 0 && !(node.op == "LayerNormalization" && axis <= 0), kUnsupported)
+          << node.op << " '" << node.name << "' combines elements along axis 0, which carries " << symbol << ": "
+          << symbol << " cannot vary at run time";
+    }
+    for (const std::string& out : node.outputs) {
+      if (out.empty()) continue;
+      const Shape& sa = at_a.types.at(out).shape;
+      const Shape& sb = at_b.types.at(out).shape;
+      if (!reads_rows) {
+        AGATE_REQUIRE(sa == sb, kUnsupported)
+            << node.op << " '" << node.name << "' output '" << out << "' has shapes " << ShapeToString(sa) << " and "
+            << ShapeToString(sb) << " at " << symbol << " = " << a << " and " << b << " without reading a tensor that carries "
+            << symbol << ": " << symbol << " cannot vary at run time";
+        continue;
+      }
+      AGATE_REQUIRE(RowsOnAxis0(sa, a, sb, b), kUnsupported)
+          << node.op << " '" << node.name << "' output '" << out << "' has shapes " << ShapeToString(sa) << " and "
+          << ShapeToString(sb) << " at " << symbol << " = " << a << " and " << b << ": it "
+          << (sa == sb ? "reduces or drops axis 0, which carries " : "moves or merges axis 0, which carries ") << symbol
+          << ", so " << symbol << " cannot vary at run time";
+      rows.insert(out);
+    }
+  }
+  for (const std::string& out : at_a.outputs) axes.outputs.push_back(rows.count(out) > 0);
+  return axes;
+}
+
+}  // namespace graph
+}  // namespace agate

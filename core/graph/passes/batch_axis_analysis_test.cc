@@ -1,0 +1,84 @@
+#include "core/graph/passes/batch_axis_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "core/graph/testing/graph_builder.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace graph {
+namespace {
+
+using testing::Add;
+
+// x [n, 8] -> body -> outputs, for n in {1, 4}.
+using Body = std::function<std::vector<std::string>(Graph*)>;
+
+Graph At(int64_t n, const Body& body) {
+  Graph g;
+  g.inputs = {"x"};
+  g.types["x"] = TensorType{DType::Float(32), {n, 8}};
+  g.constants["w"] = testing::RandomTensor({8, 3}, 1);
+  g.types["w"] = TensorType{DType::Float(32), {8, 3}};
+  std::vector<std::string> outputs = body(&g);
+  return testing::Finish(std::move(g), outputs);
+}
+
+BatchAxes Analyze(const Body& body) { return AnalyzeBatchAxes(At(1, body), 1, At(4, body), 4, "N", {"x"}); }
+
+std::string Refusal(const Body& body) {
+  try {
+    Analyze(body);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BatchAxisAnalysisTest, RowWiseOperatorsKeepTheBatchAxis) {
+  BatchAxes axes = Analyze([](Graph* g) {
+    Add(g, "MatMul", "mm", {"x", "w"}, {"h"});
+    Add(g, "Relu", "relu", {"h"}, {"r"});
+    Add(g, "Softmax", "sm", {"r"}, {"y"}, {{"axis", int64_t{1}}});
+    Add(g, "ReduceSum", "wsum", {"w"}, {"s"}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}});
+    return std::vector<std::string>{"y", "s"};
+  });
+  EXPECT_EQ(axes.inputs, std::vector<bool>({true}));
+  EXPECT_EQ(axes.outputs, std::vector<bool>({true, false}));
+}
+
+TEST(BatchAxisAnalysisTest, ReductionOverTheBatchAxisIsRefusedNamingTheNode) {
+  const std::string message = Refusal([](Graph* g) {
+    Add(g, "ReduceMean", "r1", {"x"}, {"m"}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{1}}});
+    Add(g, "Sub", "centre", {"x", "m"}, {"y"});
+    return std::vector<std::string>{"y"};
+  });
+  EXPECT_NE(message.find("ReduceMean 'r1' output 'm' has shapes [1,8] and [1,8] at N = 1 and 4: it reduces or drops "
+                         "axis 0, which carries N, so N cannot vary at run time"),
+            std::string::npos)
+      << message;
+}
+
+TEST(BatchAxisAnalysisTest, SoftmaxOverTheBatchAxisIsRefused) {
+  const std::string message = Refusal([](Graph* g) {
+    Add(g, "Softmax", "sm0", {"x"}, {"y"}, {{"axis", int64_t{0}}});
+    return std::vector<std::string>{"y"};
+  });
+  EXPECT_NE(message.find("Softmax 'sm0' combines elements along axis 0, which carries N"), std::string::npos) << message;
+}
+
+TEST(BatchAxisAnalysisTest, MovingTheBatchAxisIsRefused) {
+  const std::string message = Refusal([](Graph* g) {
+    Add(g, "Transpose", "t", {"x"}, {"y"}, {{"perm", std::vector<int64_t>{1, 0}}});
+    return std::vector<std::string>{"y"};
+  });
+  EXPECT_NE(message.find("Transpose 't' output 'y' has shapes [8,1] and [8,4]"), std::string::npos) << message;
+  EXPECT_NE(message.find("moves or merges axis 0"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace graph
+}  // namespace agate

@@ -1,0 +1,69 @@
+#include "frontends/onnx/symbolic_inputs.h"
+
+#include <sstream>
+
+#include "core/support/error.h"
+#include "core/support/parse_int.h"
+
+namespace agate {
+namespace onnx_frontend {
+
+std::map<std::string, graph::Shape> InputShapesAt(const onnx::ModelProto& model, const std::string& input_shape_text,
+                                                  const std::string& symbol, int64_t value,
+                                                  std::set<std::string>* symbolic_inputs) {
+  std::map<std::string, graph::Shape> shapes;
+  std::stringstream items(input_shape_text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const size_t colon = item.rfind(':');
+    AGATE_REQUIRE(colon != std::string::npos && colon > 0, kInvalidArgument)
+        << "--input-shape '" << item << "' must look like name:" << symbol << "x3x224x224";
+    const std::string name = item.substr(0, colon);
+    graph::Shape shape;
+    std::stringstream dims(item.substr(colon + 1));
+    std::string dim;
+    while (std::getline(dims, dim, 'x')) {
+      int64_t extent = 0;
+      if (dim == symbol) {
+        extent = value;
+        symbolic_inputs->insert(name);
+      } else {
+        AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos &&
+                          ParseInt64(dim, &extent),
+                      kInvalidArgument)
+            << "--input-shape '" << item << "': '" << dim << "' is neither a dimension nor the symbol " << symbol;
+      }
+      shape.push_back(extent);
+    }
+    shapes[name] = shape;
+  }
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  for (const auto& in : model.graph().input()) {
+    if (shapes.count(in.name()) || initializers.count(in.name()) || !in.type().has_tensor_type() ||
+        !in.type().tensor_type().has_shape()) {
+      continue;
+    }
+    graph::Shape shape;
+    bool names_symbol = false, complete = true;
+    for (const auto& d : in.type().tensor_type().shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        shape.push_back(d.dim_value());
+      } else if (d.has_dim_param() && d.dim_param() == symbol) {
+        shape.push_back(value);
+        names_symbol = true;
+      } else {
+        complete = false;
+      }
+    }
+    if (names_symbol && complete) {
+      shapes[in.name()] = shape;
+      symbolic_inputs->insert(in.name());
+    }
+  }
+  return shapes;
+}
+
+}  // namespace onnx_frontend
+}  // namespace agate
