@@ -61,6 +61,15 @@ TEST(Col2ImTest, BadShapesAreRefused) {
   EXPECT_NE(m.find("exceeds the padded image extent 2 on axis 0"), std::string::npos) << m;
 }
 
+// The cuda target: the kernels' loop IR on the evaluator with GPU semantics (and NVRTC when installed).
+TEST(Col2ImTest, Cuda) {
+  testing::CheckOptions options;
+  options.eval = false;
+  options.llvm = false;
+  options.cuda_target = "cuda -arch=sm_80";
+  EXPECT_TRUE(CheckAgainstReference(Col2ImGraph({1, 2 * 6, 16}, {9, 8}, {3, 2}, {2, 1}, {1, 2, 1, 2}, {2, 3}), options));
+}
+
 Graph AffineGridGraph(graph::Shape theta, Ints size, int64_t align) {
   Graph g;
   g.AddInput("theta", TensorType{kF32, theta});
@@ -73,6 +82,14 @@ TEST(AffineGridTest, MatchesReference) {
     EXPECT_TRUE(CheckAgainstReference(AffineGridGraph({2, 2, 3}, {2, 3, 5, 17}, align)));
     EXPECT_TRUE(CheckAgainstReference(AffineGridGraph({1, 3, 4}, {1, 1, 3, 1, 6}, align)));
   }
+}
+
+TEST(AffineGridTest, Cuda) {
+  testing::CheckOptions options;
+  options.eval = false;
+  options.llvm = false;
+  options.cuda_target = "cuda -arch=sm_80";
+  EXPECT_TRUE(CheckAgainstReference(AffineGridGraph({2, 2, 3}, {2, 3, 5, 17}, 1), options));
 }
 
 TEST(AffineGridTest, BadShapesAreRefused) {

@@ -11,6 +11,7 @@
 // bias as an epilogue. Reads are clamped and masked (core/ops/grid_sample.h's
 // taps), so no offset can make a read leave the input.
 #include "core/graph/shape_rules.h"
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/grid_sample.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
@@ -78,6 +79,11 @@ std::vector<Tensor> DeformConvOp(const OpContext& ctx) {
     te::Schedule s = r.schedule;
     ScheduleInjectiveStage(s, cols, *r.target, knobs);
     return ScheduleAnchorDefault(r, "deform_conv: bilinear im2col buffer, then the contraction over (c, kh, kw)");
+  }, acc);
+  ctx.SetCudaSchedule([cols](const ScheduleRequest& r) {
+    te::Schedule s = r.schedule;
+    cuda::ScheduleInjective(s, cols, r.options->cuda_threads);
+    return cuda::ScheduleAnchorDefault(r, "deform_conv: bilinear im2col buffer, then the contraction (cuda)");
   }, acc);
   return {out};
 }

@@ -88,6 +88,23 @@ TEST(DeformConvTest, GroupsOffsetGroupsMaskBiasStridesDilations) {
   EXPECT_TRUE(CheckAgainstReference(DeformConvGraph(c), Offsets(c, 6, false)));
 }
 
+// The cuda target: the kernels' loop IR on the evaluator with GPU semantics (and NVRTC when installed).
+TEST(DeformConvTest, Cuda) {
+  Case c;
+  c.x = {1, 4, 3, 4};
+  c.w = {2, 2, 2, 2};
+  c.offset = {1, 2 * 2 * 4, 4, 5};  // oH = 3 + 2 - 2 + 1, oW = 4 + 2 - 2 + 1
+  c.group = 2;
+  c.offset_group = 2;
+  c.pads = {1, 1, 1, 1};
+  c.bias = true;
+  c.mask = true;
+  CheckOptions options = Offsets(c, 8, false);
+  options.llvm = false;
+  options.cuda_target = "cuda -arch=sm_80";
+  EXPECT_TRUE(CheckAgainstReference(DeformConvGraph(c), options));
+}
+
 std::string DeformError(const Case& c) {
   try {
     DeformConvGraph(c);
