@@ -1,5 +1,7 @@
 #include "core/ops/grid_sample.h"
 
+#include <utility>
+
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/support/error.h"
@@ -76,17 +78,38 @@ std::vector<Expr> CubicWeights(const Expr& f) {
   return {far(f + one), near(f), near(one - f), far(two - f)};
 }
 
+// Values bound once per output element (let var = value in body): each coordinate feeds several
+// taps' weights, bounds checks and indices, and without a binding every use would copy its whole
+// expression (reflection padding alone is a dozen operations), growing the kernel's expression
+// tree with every use.
+class Bindings {
+ public:
+  Expr Bind(const Expr& value) {
+    Var v("gs" + std::to_string(lets_.size()), value.dtype());
+    lets_.push_back({v, value});
+    return v;
+  }
+  Expr Wrap(Expr body) const {
+    for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) body = ir::Let::make(it->first, it->second, body);
+    return body;
+  }
+
+ private:
+  std::vector<std::pair<Var, Expr>> lets_;
+};
+
 // The taps of one axis for grid value g.
-std::vector<SampleTap> AxisTaps(const Coordinates& coords, const GridSampleSpec& spec, const Expr& g, int64_t size) {
+std::vector<SampleTap> AxisTaps(const Coordinates& coords, const GridSampleSpec& spec, const Expr& g, int64_t size,
+                                Bindings* let) {
   ir::DType t = g.dtype();
-  Expr f = coords.Unnormalize(g, size);
-  if (spec.mode == "nearest") return {Tap(ir::round(coords.Pad(f, size)), Const(t, 1), size)};
-  if (spec.mode == "bilinear") return LinearTaps(coords.Pad(f, size), size);
+  Expr f = let->Bind(coords.Unnormalize(g, size));
+  if (spec.mode == "nearest") return {Tap(let->Bind(ir::round(coords.Pad(f, size))), Const(t, 1), size)};
+  if (spec.mode == "bilinear") return LinearTaps(let->Bind(coords.Pad(f, size)), size);
   // bicubic: the taps around the unpadded coordinate, each padded on its own.
-  Expr low = ir::floor(f);
-  std::vector<Expr> w = CubicWeights(f - low);
+  Expr low = let->Bind(ir::floor(f));
+  std::vector<Expr> w = CubicWeights(let->Bind(f - low));
   std::vector<SampleTap> taps;
-  for (int i = 0; i < 4; ++i) taps.push_back(Tap(coords.Pad(low + Const(t, i - 1), size), w[i], size));
+  for (int i = 0; i < 4; ++i) taps.push_back(Tap(let->Bind(coords.Pad(low + Const(t, i - 1), size)), w[i], size));
   return taps;
 }
 
@@ -141,12 +164,13 @@ Tensor GridSample(const Tensor& x, const Tensor& grid, const GridSampleSpec& spe
     for (int d = 0; d < k; ++d) gi.push_back(o[2 + d]);
     gi.push_back(Expr());
     std::vector<std::vector<SampleTap>> taps;
+    Bindings let;
     for (int d = 0; d < k; ++d) {
       gi.back() = Expr(int64_t{k - 1 - d});  // grid[..., 0] addresses the innermost axis
-      taps.push_back(AxisTaps(coords, spec, ir::cast(t, grid(gi)), xs[2 + d]));
+      taps.push_back(AxisTaps(coords, spec, ir::cast(t, grid(gi)), xs[2 + d], &let));
     }
     std::vector<Expr> index(o.begin(), o.end());
-    return ir::cast(x.dtype(), GatherTaps(x, index, axes, taps, t));
+    return ir::cast(x.dtype(), let.Wrap(GatherTaps(x, index, axes, taps, t)));
   }, name, tag::kInjective);
 }
 

@@ -82,6 +82,17 @@ TEST(GridSampleTest, OneAndThreeSpatialAxes) {
   }
 }
 
+// The cuda target: the kernel's loop IR on the evaluator with GPU semantics (and NVRTC when installed).
+TEST(GridSampleTest, Cuda) {
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    CheckOptions options = Inputs({1, 2, 3, 4}, {1, 2, 4, 2}, 13, false);
+    options.llvm = false;
+    options.cuda_target = "cuda -arch=sm_80";
+    EXPECT_TRUE(CheckAgainstReference(GridSampleGraph({1, 2, 3, 4}, {1, 2, 4, 2}, mode, "reflection", 0), options))
+        << mode;
+  }
+}
+
 // Single-pixel axes make reflection degenerate (every coordinate reflects to 0).
 TEST(GridSampleTest, SinglePixelAxes) {
   for (int64_t align : {0, 1}) {
