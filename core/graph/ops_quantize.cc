@@ -12,10 +12,34 @@ namespace {
 
 using Types = std::vector<TensorType>;
 
-// Per-tensor or per-axis quantization parameters must fit the input.
+// Blocked quantization (opset 21, block_size > 0): a parameter has x's rank and shape except along
+// `axis`, where each of its ceil(D / block_size) entries covers block_size consecutive elements.
+void CheckBlockedParam(const InferContext& ctx, int input, const std::string& what, int axis, int64_t block) {
+  const TensorType& x = ctx.input(0);
+  const TensorType& p = ctx.input(input);
+  Shape want = x.shape;
+  want[axis] = (x.shape[axis] + block - 1) / block;
+  AGATE_REQUIRE(p.shape == want, kInvalidArgument)
+      << Where(ctx) << ": with block_size=" << block << " along axis " << axis << ", " << what << " '"
+      << ctx.node().inputs[input] << "' must be " << ShapeToString(want) << " for input '" << ctx.node().inputs[0]
+      << "' " << x.ToString() << " (ceil(" << x.shape[axis] << " / " << block << ") = " << want[axis]
+      << " blocks), got " << p.ToString();
+}
+
+// Per-tensor, per-axis or blocked quantization parameters must fit the input.
 void CheckQuantParams(const InferContext& ctx) {
   const TensorType& x = ctx.input(0);
   const TensorType& scale = ctx.input(1);
+  int64_t block = ctx.attrs().GetInt("block_size", 0);
+  AGATE_REQUIRE(block >= 0, kInvalidArgument) << Where(ctx) << ": block_size=" << block << " is negative";
+  if (block > 0) {
+    AGATE_REQUIRE(x.rank() >= 1, kInvalidArgument)
+        << Where(ctx) << ": block_size=" << block << " needs an input with an axis, got " << x.ToString();
+    int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), x.rank(), Where(ctx));
+    CheckBlockedParam(ctx, 1, "scale", axis, block);
+    if (ctx.has_input(2)) CheckBlockedParam(ctx, 2, "zero point", axis, block);
+    return;
+  }
   if (scale.numel() == 1 && scale.rank() <= 1) return;
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), x.rank(), Where(ctx));
   AGATE_REQUIRE(scale.rank() == 1 && scale.shape[0] == x.shape[axis], kInvalidArgument)
@@ -66,8 +90,8 @@ Types MatMulShape(const InferContext& ctx, int a_input, int b_input, DType dtype
 }  // namespace
 
 void RegisterQuantizeOps(OpRegistry* r) {
-  r->Register(Def("QuantizeLinear", OpKind::kElemWise, 2, 3, {"axis"}, QuantizeInfer));
-  r->Register(Def("DequantizeLinear", OpKind::kElemWise, 2, 3, {"axis"}, DequantizeInfer));
+  r->Register(Def("QuantizeLinear", OpKind::kElemWise, 2, 3, {"axis", "block_size"}, QuantizeInfer));
+  r->Register(Def("DequantizeLinear", OpKind::kElemWise, 2, 3, {"axis", "block_size"}, DequantizeInfer));
   r->Register(Def("DynamicQuantizeLinear", OpKind::kOpaque, 1, 1, {}, DynamicQuantizeInfer));
   const std::vector<std::string> conv_attrs{"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group"};
   r->Register(Def("ConvInteger", OpKind::kOutEWiseFusable, 2, 4, conv_attrs, [](const InferContext& ctx) {

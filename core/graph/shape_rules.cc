@@ -424,5 +424,49 @@ EinsumSpec ParseEinsum(const std::string& equation, const std::vector<Shape>& sh
   return spec;
 }
 
+Col2ImSpec ComputeCol2Im(const Node& node, const Shape& input) {
+  std::string where = node.Describe();
+  Col2ImSpec spec;
+  spec.image = node.attrs.GetInts("image_shape", {});
+  spec.block = node.attrs.GetInts("block_shape", {});
+  size_t k = spec.image.size();
+  AGATE_REQUIRE(k >= 1 && spec.block.size() == k, kInvalidArgument)
+      << where << ": image_shape " << ShapeToString(spec.image) << " and block_shape " << ShapeToString(spec.block)
+      << " must list the same number (at least 1) of spatial extents";
+  spec.dilations = node.attrs.GetInts("dilations", std::vector<int64_t>(k, 1));
+  spec.strides = node.attrs.GetInts("strides", std::vector<int64_t>(k, 1));
+  spec.pads = node.attrs.GetInts("pads", std::vector<int64_t>(2 * k, 0));
+  AGATE_REQUIRE(spec.dilations.size() == k && spec.strides.size() == k && spec.pads.size() == 2 * k, kInvalidArgument)
+      << where << ": dilations " << ShapeToString(spec.dilations) << ", strides " << ShapeToString(spec.strides)
+      << " and pads " << ShapeToString(spec.pads) << " must have " << k << ", " << k << " and " << 2 * k
+      << " values for image_shape " << ShapeToString(spec.image);
+  AGATE_REQUIRE(input.size() == 3, kInvalidArgument)
+      << where << ": input must be [N, C * prod(block_shape), L], got " << ShapeToString(input);
+  int64_t block_size = 1, block_count = 1;
+  for (size_t d = 0; d < k; ++d) {
+    AGATE_REQUIRE(spec.image[d] > 0 && spec.block[d] > 0 && spec.dilations[d] > 0 && spec.strides[d] > 0 &&
+                      spec.pads[d] >= 0 && spec.pads[d + k] >= 0,
+                  kInvalidArgument)
+        << where << ": image_shape " << ShapeToString(spec.image) << ", block_shape " << ShapeToString(spec.block)
+        << ", dilations, strides (positive) or pads (non-negative) out of range on axis " << d;
+    int64_t span = spec.dilations[d] * (spec.block[d] - 1) + 1;
+    int64_t padded = spec.image[d] + spec.pads[d] + spec.pads[d + k];
+    AGATE_REQUIRE(padded >= span, kInvalidArgument)
+        << where << ": block_shape " << ShapeToString(spec.block) << " (dilated extent " << span << ") exceeds the padded "
+        << "image extent " << padded << " on axis " << d;
+    spec.blocks.push_back((padded - span) / spec.strides[d] + 1);
+    block_size *= spec.block[d];
+    block_count *= spec.blocks.back();
+  }
+  AGATE_REQUIRE(input[1] % block_size == 0, kInvalidArgument)
+      << where << ": input " << ShapeToString(input) << " has " << input[1]
+      << " channels, not a multiple of prod(block_shape " << ShapeToString(spec.block) << ") = " << block_size;
+  AGATE_REQUIRE(input[2] == block_count, kInvalidArgument)
+      << where << ": input " << ShapeToString(input) << " has " << input[2] << " blocks but image_shape "
+      << ShapeToString(spec.image) << " with block_shape " << ShapeToString(spec.block) << " gives " << block_count;
+  spec.channels = input[1] / block_size;
+  return spec;
+}
+
 }  // namespace graph
 }  // namespace agate

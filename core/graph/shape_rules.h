@@ -79,6 +79,17 @@ Shape ResizeOutputShape(const Node& node, const Shape& input);
 // both for keep_aspect_ratio_policy, whose common scale is not out/in once rounded), else out/in.
 std::vector<double> ResizeScales(const Node& node, const Shape& input, const Shape& output);
 
+// Col2Im: image_shape, block_shape, dilations, pads (begins then ends) and strides per spatial
+// axis, the channel count C = input channels / prod(block_shape), and the sliding-block count of
+// each axis (blocks[d], their product being the input's last extent). kInvalidArgument naming the
+// node, the operand and the shapes when they disagree.
+struct Col2ImSpec {
+  Shape image, block, blocks;
+  std::vector<int64_t> dilations, pads, strides;
+  int64_t channels = 0;
+};
+Col2ImSpec ComputeCol2Im(const Node& node, const Shape& input);
+
 // Slice: resolved start and step per axis of the input, and the output shape.
 struct SliceSpec {
   std::vector<int64_t> start;  // per input axis

@@ -17,13 +17,19 @@ namespace {
 
 using Tensors = std::vector<Tensor>;
 
-// Index into a per-axis parameter (or 0 for per-tensor ones).
+// Index into a per-axis or blocked parameter (or 0 for per-tensor ones).
 int64_t ParamIndex(const KernelContext& ctx, const Tensor& param, int64_t i) {
-  if (param.numel() == 1) return 0;
   const Shape& x = ctx.in(0).shape();
+  int64_t block = ctx.attrs().GetInt("block_size", 0);
+  if (param.numel() == 1 && block == 0) return 0;
   int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), static_cast<int>(x.size()), ctx.node.Describe());
   int64_t inner = NumElements(Shape(x.begin() + axis + 1, x.end()));
-  return (i / inner) % x[axis];
+  int64_t along = (i / inner) % x[axis];
+  if (block == 0) return along;
+  // Blocked: the same position with the axis coordinate divided by the block size.
+  int64_t outer = i / (inner * x[axis]);
+  int64_t blocks = param.shape()[axis];
+  return (outer * blocks + along / block) * inner + i % inner;
 }
 
 double Saturate(double v, DType dtype) {

@@ -1,4 +1,4 @@
-// Reference kernels of spatial sampling: RoiAlign, GridSample and MaxUnpool.
+// Reference kernels of spatial sampling: RoiAlign, GridSample, AffineGrid, Col2Im, DeformConv and MaxUnpool.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -80,45 +80,200 @@ struct GridSampler {
   }
 };
 
+// One spatial axis' taps for one sampling point: source coordinates (-1 where the tap falls
+// outside with zeros padding) and their weights.
+struct AxisTaps {
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+};
+
+AxisTaps TapsOf(const GridSampler& s, const std::string& mode, double grid_value, int64_t size) {
+  double f = s.Unnormalize(grid_value, size);
+  auto inside = [size](double c) { return c >= 0 && c <= static_cast<double>(size - 1) ? static_cast<int64_t>(c) : -1; };
+  AxisTaps taps;
+  if (mode == "nearest") {
+    taps.index = {inside(std::nearbyint(s.Pad(f, size)))};
+    taps.weight = {1.0};
+  } else if (mode == "bilinear") {
+    double p = s.Pad(f, size), low = std::floor(p);
+    taps.index = {inside(low), inside(low + 1)};
+    taps.weight = {1 - (p - low), p - low};
+  } else {  // bicubic: each tap is padded on its own
+    double low = std::floor(f);
+    taps.weight = CubicCoefficients(f - low);
+    for (int i = 0; i < 4; ++i) taps.index.push_back(inside(s.Pad(low - 1 + i, size)));
+  }
+  return taps;
+}
+
+// Any spatial rank k: X [N, C, D1..Dk], grid [N, O1..Ok, k] with grid[..., 0] addressing Dk.
 Tensors GridSample(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Tensor& grid = ctx.in(1);
   GridSampler s{ctx.attrs().GetInt("align_corners", 0) != 0, ctx.attrs().GetString("padding_mode", "zeros")};
   std::string mode = ctx.attrs().GetString("mode", "bilinear");
-  int64_t n_batch = x.shape()[0], channels = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
-  int64_t ho = grid.shape()[1], wo = grid.shape()[2];
+  int k = x.rank() - 2;
+  int64_t n_batch = x.shape()[0], channels = x.shape()[1];
+  Shape in_spatial(x.shape().begin() + 2, x.shape().end());
+  Tensor out = ctx.NewOutput(0);
+  Shape out_spatial(out.shape().begin() + 2, out.shape().end());
+  int64_t in_points = NumElements(in_spatial), out_points = NumElements(out_spatial);
+  std::vector<int64_t> in_strides = RowMajorStrides(in_spatial);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t o = 0; o < out_points; ++o) {
+      std::vector<AxisTaps> axes(k);
+      for (int d = 0; d < k; ++d) {
+        double g = grid.GetDouble((n * out_points + o) * k + (k - 1 - d));
+        axes[d] = TapsOf(s, mode, g, in_spatial[d]);
+      }
+      // Every combination of one tap per axis: its source offset (or -1) and weight.
+      std::vector<std::pair<int64_t, double>> combos{{0, 1.0}};
+      for (int d = 0; d < k; ++d) {
+        std::vector<std::pair<int64_t, double>> next;
+        for (const auto& [offset, weight] : combos) {
+          for (size_t t = 0; t < axes[d].index.size(); ++t) {
+            int64_t i = axes[d].index[t];
+            next.push_back({offset < 0 || i < 0 ? -1 : offset + i * in_strides[d], weight * axes[d].weight[t]});
+          }
+        }
+        combos = std::move(next);
+      }
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t plane = (n * channels + c) * in_points;
+        double v = 0;
+        for (const auto& [offset, weight] : combos) {
+          if (offset >= 0) v += weight * x.GetDouble(plane + offset);
+        }
+        out.SetDouble((n * channels + c) * out_points + o, v);
+      }
+    }
+  }
+  return {out};
+}
+
+// The normalized coordinate of point i of an axis of `size` points (AffineGrid's base grid):
+// with align_corners -1 and 1 are the corner pixels' centers, else the image's edges. A single
+// point sits at 0 either way (PyTorch's affine_grid).
+double BaseCoordinate(int64_t i, int64_t size, bool align_corners) {
+  if (size == 1) return 0;
+  return align_corners ? -1 + 2.0 * i / (size - 1) : (2.0 * i + 1) / size - 1;
+}
+
+// grid[n, p..., j] = sum_i theta[n, j, i] * base[i] with base = (x, y[, z], 1): x the innermost axis.
+Tensors AffineGrid(const KernelContext& ctx) {
+  const Tensor& theta = ctx.in(0);
+  bool align = ctx.attrs().GetInt("align_corners", 0) != 0;
+  Tensor out = ctx.NewOutput(0);
+  int64_t k = out.shape().back(), n_batch = out.shape()[0];
+  Shape spatial(out.shape().begin() + 1, out.shape().end() - 1);
+  int64_t points = NumElements(spatial);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t p = 0; p < points; ++p) {
+      std::vector<double> base(k + 1, 1.0);
+      int64_t rest = p;
+      for (int64_t d = k - 1; d >= 0; --d) {  // spatial axis d is base entry k - 1 - d
+        base[k - 1 - d] = BaseCoordinate(rest % spatial[d], spatial[d], align);
+        rest /= spatial[d];
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        double v = 0;
+        for (int64_t i = 0; i <= k; ++i) v += theta.GetDouble((n * k + j) * (k + 1) + i) * base[i];
+        out.SetDouble((n * points + p) * k + j, v);
+      }
+    }
+  }
+  return {out};
+}
+
+// Col2Im: every input column (channel c, kernel offset b, block l) adds into the image pixel it
+// was taken from; pixels in the padding are dropped.
+Tensors Col2Im(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Col2ImSpec spec = ComputeCol2Im(ctx.node, x.shape());
+  Tensor out = ctx.NewOutput(0);
+  size_t k = spec.image.size();
+  int64_t n_batch = x.shape()[0], block_size = NumElements(spec.block), blocks = x.shape()[2];
+  int64_t pixels = NumElements(spec.image);
+  std::vector<double> acc(out.numel(), 0.0);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t c = 0; c < spec.channels; ++c) {
+      for (int64_t b = 0; b < block_size; ++b) {
+        for (int64_t l = 0; l < blocks; ++l) {
+          int64_t pixel = 0, rb = b, rl = l;
+          bool inside = true;
+          std::vector<int64_t> position(k);
+          for (size_t d = k; d-- > 0;) {
+            int64_t offset = rb % spec.block[d], block = rl % spec.blocks[d];
+            rb /= spec.block[d];
+            rl /= spec.blocks[d];
+            position[d] = block * spec.strides[d] + offset * spec.dilations[d] - spec.pads[d];
+            inside = inside && position[d] >= 0 && position[d] < spec.image[d];
+          }
+          if (!inside) continue;
+          for (size_t d = 0; d < k; ++d) pixel = pixel * spec.image[d] + position[d];
+          acc[(n * spec.channels + c) * pixels + pixel] +=
+              x.GetDouble((n * spec.channels * block_size + c * block_size + b) * blocks + l);
+        }
+      }
+    }
+  }
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetDouble(i, acc[i]);
+  return {out};
+}
+
+// Bilinear sample of plane `plane` of x at (h, w); corners outside the image count 0.
+double SampleBilinear(const Tensor& x, int64_t plane, int64_t height, int64_t width, double h, double w) {
+  double h0 = std::floor(h), w0 = std::floor(w);
+  double value = 0;
+  for (int dy = 0; dy < 2; ++dy) {
+    for (int dx = 0; dx < 2; ++dx) {
+      double y = h0 + dy, xx = w0 + dx;
+      if (!(y >= 0 && y < height && xx >= 0 && xx < width)) continue;
+      double weight = (dy ? h - h0 : 1 - (h - h0)) * (dx ? w - w0 : 1 - (w - w0));
+      value += weight * x.GetDouble(plane + static_cast<int64_t>(y) * width + static_cast<int64_t>(xx));
+    }
+  }
+  return value;
+}
+
+// DeformConv-19: each kernel tap (i, j) of output (oh, ow) reads the input bilinearly at its
+// regular position plus the learned offset of its offset group, scaled by the mask.
+Tensors DeformConv(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& weight = ctx.in(1);
+  const Tensor& offset = ctx.in(2);
+  bool has_bias = ctx.has(3), has_mask = ctx.has(4);
+  int64_t group = ctx.attrs().GetInt("group", 1), offset_group = ctx.attrs().GetInt("offset_group", 1);
+  int64_t n_batch = x.shape()[0], channels = x.shape()[1], height = x.shape()[2], width = x.shape()[3];
+  int64_t out_channels = weight.shape()[0], group_in = weight.shape()[1], kh = weight.shape()[2], kw = weight.shape()[3];
+  WindowGeometry g = ComputeWindow(ctx.node, x.shape(), {kh, kw});
+  int64_t oh = g.out[0], ow = g.out[1], taps = kh * kw;
+  int64_t group_out = out_channels / group, offset_channels = channels / offset_group;
   Tensor out = ctx.NewOutput(0);
   for (int64_t n = 0; n < n_batch; ++n) {
-    for (int64_t oy = 0; oy < ho; ++oy) {
-      for (int64_t ox = 0; ox < wo; ++ox) {
-        int64_t g = ((n * ho + oy) * wo + ox) * 2;
-        double fx = s.Unnormalize(grid.GetDouble(g), w), fy = s.Unnormalize(grid.GetDouble(g + 1), h);
-        for (int64_t c = 0; c < channels; ++c) {
-          int64_t plane = (n * channels + c) * h * w;
-          auto pixel = [&](int64_t ix, int64_t iy) {
-            return ix >= 0 && ix < w && iy >= 0 && iy < h ? x.GetDouble(plane + iy * w + ix) : 0.0;
-          };
-          double v = 0;
-          if (mode == "nearest") {
-            v = pixel(static_cast<int64_t>(std::nearbyint(s.Pad(fx, w))),
-                      static_cast<int64_t>(std::nearbyint(s.Pad(fy, h))));
-          } else if (mode == "bilinear") {
-            double px = s.Pad(fx, w), py = s.Pad(fy, h);
-            int64_t x0 = static_cast<int64_t>(std::floor(px)), y0 = static_cast<int64_t>(std::floor(py));
-            double tx = px - x0, ty = py - y0;
-            v = pixel(x0, y0) * (1 - tx) * (1 - ty) + pixel(x0 + 1, y0) * tx * (1 - ty) +
-                pixel(x0, y0 + 1) * (1 - tx) * ty + pixel(x0 + 1, y0 + 1) * tx * ty;
-          } else {  // bicubic: each tap is padded on its own
-            int64_t x0 = static_cast<int64_t>(std::floor(fx)), y0 = static_cast<int64_t>(std::floor(fy));
-            std::vector<double> wx = CubicCoefficients(fx - x0), wy = CubicCoefficients(fy - y0);
-            for (int j = 0; j < 4; ++j) {
-              for (int i = 0; i < 4; ++i) {
-                double tx = s.Pad(static_cast<double>(x0 - 1 + i), w), ty = s.Pad(static_cast<double>(y0 - 1 + j), h);
-                v += wx[i] * wy[j] * pixel(static_cast<int64_t>(tx), static_cast<int64_t>(ty));
+    for (int64_t oc = 0; oc < out_channels; ++oc) {
+      int64_t gi = oc / group_out;
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          double acc = has_bias ? ctx.in(3).GetDouble(oc) : 0.0;
+          for (int64_t ci = 0; ci < group_in; ++ci) {
+            int64_t c = gi * group_in + ci, og = c / offset_channels;
+            for (int64_t i = 0; i < kh; ++i) {
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t tap = i * kw + j;
+                auto at = [&](int64_t channel) { return ((n * offset.shape()[1] + channel) * oh + y) * ow + xo; };
+                double dh = offset.GetDouble(at(og * 2 * taps + 2 * tap));
+                double dw = offset.GetDouble(at(og * 2 * taps + 2 * tap + 1));
+                double h = static_cast<double>(y * g.strides[0] - g.pad_begin[0] + i * g.dilations[0]) + dh;
+                double w = static_cast<double>(xo * g.strides[1] - g.pad_begin[1] + j * g.dilations[1]) + dw;
+                double m = has_mask ? ctx.in(4).GetDouble(((n * offset_group * taps + og * taps + tap) * oh + y) * ow + xo)
+                                    : 1.0;
+                double v = SampleBilinear(x, (n * channels + c) * height * width, height, width, h, w);
+                acc += weight.GetDouble(((oc * group_in + ci) * kh + i) * kw + j) * m * v;
               }
             }
           }
-          out.SetDouble(((n * channels + c) * ho + oy) * wo + ox, v);
+          out.SetDouble(((n * out_channels + oc) * oh + y) * ow + xo, acc);
         }
       }
     }
@@ -200,6 +355,9 @@ Tensors RoiAlign(const KernelContext& ctx) {
 void RegisterSpatialKernels(KernelRegistry* r) {
   r->Register("RoiAlign", RoiAlign);
   r->Register("GridSample", GridSample);
+  r->Register("AffineGrid", AffineGrid);
+  r->Register("Col2Im", Col2Im);
+  r->Register("DeformConv", DeformConv);
   r->Register("MaxUnpool", MaxUnpool);
 }
 

@@ -19,13 +19,18 @@ Expr I(int64_t v) { return Expr(v); }
 
 std::vector<Expr> Exprs(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
 
-// A quantization parameter: a scalar, or one value per element of `axis`.
+// A quantization parameter: a scalar, one value per element of `axis`, or (block_size > 0) one
+// per block of block_size elements along `axis`, the other axes as the input's.
 Expr QuantParam(const OpContext& ctx, int input, const std::vector<Var>& o) {
   const Tensor& p = ctx.input(input);
   graph::Shape ps = StaticShape(p);
-  if (graph::NumElements(ps) == 1) return p(std::vector<Expr>(ps.size(), I(0)));
+  int64_t block = ctx.attrs().GetInt("block_size", 0);
+  if (graph::NumElements(ps) == 1 && block == 0) return p(std::vector<Expr>(ps.size(), I(0)));
   int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 1), static_cast<int>(o.size()), ctx.Describe());
-  return p(o[axis]);
+  if (block == 0) return p(o[axis]);
+  std::vector<Expr> index = Exprs(o);
+  index[axis] = ir::floordiv(o[axis], I(block));
+  return p(index);
 }
 
 std::vector<Tensor> QuantizeOp(const OpContext& ctx) {

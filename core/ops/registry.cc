@@ -25,6 +25,10 @@ const OpTable& OpTable::Global() {
     RegisterLossOps(t);
     RegisterEinsumOps(t);
     RegisterAttentionOps(t);
+    RegisterGridSampleOps(t);
+    RegisterAffineGridOps(t);
+    RegisterCol2ImOps(t);
+    RegisterDeformConvOps(t);
     return t;
   }();
   return *table;

@@ -52,6 +52,10 @@ void RegisterSequenceOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);
 void RegisterAttentionOps(OpTable* table);
+void RegisterGridSampleOps(OpTable* table);
+void RegisterAffineGridOps(OpTable* table);
+void RegisterCol2ImOps(OpTable* table);
+void RegisterDeformConvOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate

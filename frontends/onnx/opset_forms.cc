@@ -29,14 +29,11 @@ std::string TranslateSplit(const onnx::NodeProto& proto, Node* node) {
 }
 
 // QuantizeLinear-19/21, DequantizeLinear-21: `saturate` only concerns float8 outputs (which
-// agate refuses by type), `block_size` > 0 is blocked quantization.
+// agate refuses by type); `block_size` > 0 (blocked quantization) is kept for the graph IR, 0 (per
+// tensor or per axis) is dropped.
 std::string TranslateQuantize(Node* node) {
   node->attrs.Erase("saturate");
-  if (node->attrs.Has("block_size")) {
-    int64_t block = node->attrs.GetInt("block_size");
-    if (block != 0) return "block_size=" + Str(block) + " (blocked quantization) is not supported";
-    node->attrs.Erase("block_size");
-  }
+  if (node->attrs.Has("block_size") && node->attrs.GetInt("block_size") == 0) node->attrs.Erase("block_size");
   return "";
 }
 

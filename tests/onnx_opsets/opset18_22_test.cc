@@ -62,7 +62,7 @@ void ExpectBothPaths(const ModelBuilder& b, const std::map<std::string, Tensor>&
 }
 
 // The reference interpreter only: for operators the operator library has no kernel for yet
-// (DFT, GridSample; the compiled conformance report lists them as unsupported).
+// (DFT; the compiled conformance report lists them as unsupported).
 void ExpectInterpreter(const ModelBuilder& b, const std::map<std::string, Tensor>& inputs,
                        const std::map<std::string, Tensor>& expected) {
   graph::Graph g = onnx_frontend::ImportOnnxModel(b.Build());
@@ -493,22 +493,39 @@ TEST(Opset18, StaticOperandInputsOfNewForms) {
   ExpectNear(F32({3, 2}, {3, 4, 5, 6, 0, 0}), out.at("y"), "crop rows 1-2, then one zero row after");
 }
 
-// Operators agate has no kernel for are refused per node with the operator named.
-TEST(Opset18, UnsupportedNewOperatorsAreListedByNode) {
+// Col2Im-18: x [1, 4, 4] holds the 2x2 blocks (column b = (r0, r1), block l = (q0, q1)) of a 3x3
+// image; x[b][l] = 1 + 4b + l adds into pixel (q0 + r0, q1 + r1). Worked by hand: pixel (1, 1) is
+// covered by all four blocks: 13 + 10 + 7 + 4 = 34.
+TEST(Opset18, Col2Im) {
+  std::vector<double> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = 1 + i;
   ModelBuilder b(18);
-  b.Input("theta", kFloat, {1, 2, 3})
-      .Input("image", kFloat, {1, 4, 4})
-      .Initializer("size", I64({4}, {1, 1, 2, 2}))
-      .Node("AffineGrid", {"theta", "size"}, {"b"}, {}, "grid")
-      .Node("Col2Im", {"image", "image_shape", "block_shape"}, {"c"}, {}, "col2im")
+  b.Input("x", kFloat, {1, 4, 4})
       .Initializer("image_shape", I64({2}, {3, 3}))
       .Initializer("block_shape", I64({2}, {2, 2}))
-      .Output("b")
-      .Output("c");
-  std::string message = ImportError(b);
-  EXPECT_NE(message.find("2 unsupported nodes"), std::string::npos) << message;
-  EXPECT_NE(message.find("node 'grid' (AffineGrid, opset 18): operator not supported"), std::string::npos) << message;
-  EXPECT_NE(message.find("node 'col2im' (Col2Im, opset 18): operator not supported"), std::string::npos) << message;
+      .Node("Col2Im", {"x", "image_shape", "block_shape"}, {"y"}, {}, "col2im")
+      .Output("y");
+  ExpectBothPaths(b, {{"x", F32({1, 4, 4}, x)}}, {{"y", F32({1, 1, 3, 3}, {1, 7, 6, 12, 34, 22, 11, 27, 16})}});
+}
+
+// Col2Im-18 with a block count that does not match image_shape is refused naming node and shapes.
+TEST(Opset18, Col2ImWrongBlockCountIsRefused) {
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {1, 4, 5})
+      .Initializer("image_shape", I64({2}, {3, 3}))
+      .Initializer("block_shape", I64({2}, {2, 2}))
+      .Node("Col2Im", {"x", "image_shape", "block_shape"}, {"y"}, {}, "col2im")
+      .Output("y");
+  try {
+    onnx_frontend::ImportOnnxModel(b.Build());
+    ADD_FAILURE() << "the model imported";
+  } catch (const Error& e) {
+    std::string m = e.message();
+    EXPECT_NE(m.find("'col2im'"), std::string::npos) << m;
+    EXPECT_NE(m.find("input [1,4,5] has 5 blocks but image_shape [3,3] with block_shape [2,2] gives 4"),
+              std::string::npos)
+        << m;
+  }
 }
 
 // ---- Opset 19
@@ -559,21 +576,32 @@ TEST(Opset19, CastSaturateToNonFloat8) {
                   {{"y", Tensor::FromInts(ir::DType::Int(32), {3}, {-2, 0, 3})}});
 }
 
-TEST(Opset19, Float8AndDeformConvAreRefusedByName) {
+TEST(Opset19, Float8IsRefusedByName) {
   ModelBuilder cast(19);
   cast.Input("x", kFloat, {3}).Node("Cast", {"x"}, {"y"}, {{"to", int64_t{17}}}, "to_f8").Output("y");
   std::string message = ImportError(cast);
   EXPECT_NE(message.find("'to_f8' (Cast, opset 19)"), std::string::npos) << message;
   EXPECT_NE(message.find("FLOAT8E4M3FN"), std::string::npos) << message;
+}
 
-  ModelBuilder deform(19);
-  deform.Input("x", kFloat, {1, 1, 3, 3})
-      .Input("w", kFloat, {1, 1, 2, 2})
+// DeformConv-19: x = 1..9 in a 3x3 image, a 2x2 kernel of ones, no padding. Without offsets each
+// output is its 2x2 window's sum (12, 16, 24, 28). Output (0, 0)'s tap (0, 0) moves down half a
+// pixel (offset channel 0): it reads (1 + 4) / 2 = 2.5 instead of 1, giving 13.5. Output (1, 1)'s
+// tap (1, 1) moves one pixel right (channel 2 * 3 + 1 = 7) to column 3, outside: 0 instead of 9,
+// giving 19.
+TEST(Opset19, DeformConv) {
+  std::vector<double> x, offset(8 * 4, 0.0);
+  for (int i = 1; i <= 9; ++i) x.push_back(i);
+  offset[0 * 4 + 0] = 0.5;  // channel 0, (y, x) = (0, 0)
+  offset[7 * 4 + 3] = 1.0;  // channel 7, (y, x) = (1, 1)
+  ModelBuilder b(19);
+  b.Input("x", kFloat, {1, 1, 3, 3})
+      .Initializer("w", F32({1, 1, 2, 2}, {1, 1, 1, 1}))
       .Input("offset", kFloat, {1, 8, 2, 2})
-      .Node("DeformConv", {"x", "w", "offset"}, {"y"}, {}, "deform")
+      .Node("DeformConv", {"x", "w", "offset"}, {"y"}, {{"kernel_shape", Ints{2, 2}}}, "deform")
       .Output("y");
-  message = ImportError(deform);
-  EXPECT_NE(message.find("'deform' (DeformConv, opset 19): operator not supported"), std::string::npos) << message;
+  ExpectBothPaths(b, {{"x", F32({1, 1, 3, 3}, x)}, {"offset", F32({1, 8, 2, 2}, offset)}},
+                  {{"y", F32({1, 1, 2, 2}, {13.5, 16, 24, 19})}});
 }
 
 // ---- Opset 20
@@ -640,7 +668,83 @@ TEST(Opset20, GridSampleLinearMode) {
       .Input("grid", kFloat, {1, 2, 3, 2})
       .Node("GridSample", {"x", "grid"}, {"y"}, {{"mode", std::string("linear")}, {"align_corners", int64_t{1}}})
       .Output("y");
-  ExpectInterpreter(b, {{"x", image}, {"grid", F32({1, 2, 3, 2}, grid)}}, {{"y", image}});
+  ExpectBothPaths(b, {{"x", image}, {"grid", F32({1, 2, 3, 2}, grid)}}, {{"y", image}});
+}
+
+// GridSample-20 over three spatial axes (X [1, 1, 2, 2, 2], grid [..., (x, y, z)]), mode linear,
+// align_corners=0: the unnormalized coordinate of g is ((g + 1) * 2 - 1) / 2 = g + 0.5, so grid
+// point (0, 0, 0) is the center of the cube (the mean of the 8 voxels), (-0.5, -0.5, -0.5) is
+// voxel (0, 0, 0), (0.5, -0.5, -0.5) is voxel x = 1, and (-1, -0.5, -0.5) lies half a pixel left of
+// voxel (0, 0, 0): with zeros padding half its value.
+TEST(Opset20, GridSampleThreeSpatialAxes) {
+  Tensor volume = F32({1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});  // value at (z, y, x) = 1 + 4z + 2y + x
+  ModelBuilder b(20);
+  b.Input("x", kFloat, {1, 1, 2, 2, 2})
+      .Input("grid", kFloat, {1, 1, 1, 4, 3})
+      .Node("GridSample", {"x", "grid"}, {"y"}, {{"mode", std::string("linear")}})
+      .Output("y");
+  Tensor grid = F32({1, 1, 1, 4, 3}, {0, 0, 0, -0.5, -0.5, -0.5, 0.5, -0.5, -0.5, -1, -0.5, -0.5});
+  ExpectBothPaths(b, {{"x", volume}, {"grid", grid}}, {{"y", F32({1, 1, 1, 1, 4}, {4.5, 1, 2, 0.5})}});
+}
+
+// A grid whose last axis does not match X's spatial rank is refused naming node, operand and shapes.
+TEST(Opset20, GridSampleWrongGridShapeIsRefused) {
+  ModelBuilder b(20);
+  b.Input("x", kFloat, {1, 1, 4, 4})
+      .Input("grid", kFloat, {1, 2, 2, 3})
+      .Node("GridSample", {"x", "grid"}, {"y"}, {}, "sampler")
+      .Output("y");
+  try {
+    onnx_frontend::ImportOnnxModel(b.Build());
+    ADD_FAILURE() << "the model imported";
+  } catch (const Error& e) {
+    std::string m = e.message();
+    EXPECT_NE(m.find("'sampler'"), std::string::npos) << m;
+    EXPECT_NE(m.find("grid's last axis must hold 2 coordinates"), std::string::npos) << m;
+    EXPECT_NE(m.find("float32[1,2,2,3]"), std::string::npos) << m;
+  }
+}
+
+// AffineGrid-20 (2-D and 3-D, both align_corners): the base grid is linspace(-1, 1) over the
+// corner pixels' centers (align_corners=1) or (2i + 1) / size - 1 (align_corners=0), innermost axis
+// first, and each grid point is theta @ (x, y[, z], 1).
+TEST(Opset20, AffineGrid) {
+  for (int64_t align : {0, 1}) {
+    for (int k : {2, 3}) {
+      std::vector<int64_t> size = k == 2 ? std::vector<int64_t>{1, 1, 2, 3} : std::vector<int64_t>{1, 1, 2, 2, 3};
+      std::vector<double> theta;
+      for (int i = 0; i < k * (k + 1); ++i) theta.push_back(0.25 * i - 1);
+      auto base = [&](int64_t i, int64_t n) {
+        return align ? -1 + 2.0 * i / (n - 1) : (2.0 * i + 1) / n - 1;
+      };
+      graph::Shape spatial(size.begin() + 2, size.end());
+      graph::Shape out_shape{1};
+      out_shape.insert(out_shape.end(), spatial.begin(), spatial.end());
+      out_shape.push_back(k);
+      std::vector<double> expected;
+      int64_t points = graph::NumElements(spatial);
+      for (int64_t p = 0; p < points; ++p) {
+        std::vector<double> v(k + 1, 1.0);  // (x, y[, z], 1)
+        int64_t rest = p;
+        for (int d = k - 1; d >= 0; --d) {
+          v[k - 1 - d] = base(rest % spatial[d], spatial[d]);
+          rest /= spatial[d];
+        }
+        for (int j = 0; j < k; ++j) {
+          double g = 0;
+          for (int i = 0; i <= k; ++i) g += theta[j * (k + 1) + i] * v[i];
+          expected.push_back(g);
+        }
+      }
+      ModelBuilder b(20);
+      b.Input("theta", kFloat, {1, k, k + 1})
+          .Initializer("size", I64({static_cast<int64_t>(size.size())}, size))
+          .Node("AffineGrid", {"theta", "size"}, {"grid"}, {{"align_corners", align}})
+          .Output("grid");
+      SCOPED_TRACE("k=" + std::to_string(k) + " align_corners=" + std::to_string(align));
+      ExpectBothPaths(b, {{"theta", F32({1, k, k + 1}, theta)}}, {{"grid", F32(out_shape, expected)}});
+    }
+  }
 }
 
 // ---- Opset 21
@@ -663,19 +767,44 @@ TEST(Opset21, QuantizeLinearOutputDtype) {
                    {"y", F32({5}, {-64, -1, 0.5, 1, 63.5})}});
 }
 
-TEST(Opset21, BlockedQuantizationAndInt4AreRefusedByName) {
+// QuantizeLinear / DequantizeLinear-21 with block_size 2 along axis 1 of x [2, 5]: scale and zero
+// point are [2, ceil(5 / 2) = 3], entry (r, b) serving columns 2b and 2b + 1 of row r (the last block
+// holds one column). Worked by hand: q = saturate(round_half_even(x / scale) + zero_point), e.g.
+// x[0][4] = 5 with scale 2 -> 2.5 -> 2, + zero point -1 -> 1; y = (q - zero_point) * scale.
+TEST(Opset21, BlockedQuantization) {
+  ModelBuilder b(21);
+  b.Input("x", kFloat, {2, 5})
+      .Initializer("scale", F32({2, 3}, {0.5, 1, 2, 0.25, 0.5, 4}))
+      .Initializer("zero", Tensor::FromInts(ir::DType::Int(8), {2, 3}, {0, 1, -1, 2, 0, 3}))
+      .Node("QuantizeLinear", {"x", "scale", "zero"}, {"q"}, {{"axis", int64_t{1}}, {"block_size", int64_t{2}}})
+      .Node("DequantizeLinear", {"q", "scale", "zero"}, {"y"}, {{"axis", int64_t{1}}, {"block_size", int64_t{2}}})
+      .Output("q")
+      .Output("y");
+  ExpectBothPaths(b, {{"x", F32({2, 5}, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5})}},
+                  {{"q", Tensor::FromInts(ir::DType::Int(8), {2, 5}, {2, 4, 4, 5, 1, -2, -6, -6, -8, 2})},
+                   {"y", F32({2, 5}, {1, 2, 3, 4, 4, -1, -2, -3, -4, -4})}});
+}
+
+// A blocked scale whose shape does not match the blocks is refused naming node, tensor and shapes.
+TEST(Opset21, BlockedScaleOfTheWrongShapeAndInt4AreRefused) {
   ModelBuilder blocked(21);
-  blocked.Input("x", kFloat, {2, 4})
+  blocked.Input("x", kFloat, {2, 5})
       .Initializer("scale", F32({2, 2}, {1, 1, 1, 1}))
       .Node("QuantizeLinear", {"x", "scale"}, {"q"}, {{"axis", int64_t{1}}, {"block_size", int64_t{2}}}, "blockq")
       .Output("q");
-  std::string message = ImportError(blocked);
-  EXPECT_NE(message.find("'blockq' (QuantizeLinear, opset 21)"), std::string::npos) << message;
-  EXPECT_NE(message.find("block_size=2"), std::string::npos) << message;
+  try {
+    onnx_frontend::ImportOnnxModel(blocked.Build());
+    ADD_FAILURE() << "the model imported";
+  } catch (const Error& e) {
+    std::string m = e.message();
+    EXPECT_NE(m.find("'blockq'"), std::string::npos) << m;
+    EXPECT_NE(m.find("scale 'scale' must be [2,3] for input 'x' float32[2,5]"), std::string::npos) << m;
+    EXPECT_NE(m.find("got float32[2,2]"), std::string::npos) << m;
+  }
 
   ModelBuilder int4(21);
   int4.Input("x", 22, {4}).Node("Identity", {"x"}, {"y"}).Output("y");
-  message = ImportError(int4);
+  std::string message = ImportError(int4);
   EXPECT_NE(message.find("INT4"), std::string::npos) << message;
 }
 
