@@ -142,9 +142,11 @@ Tensors Recurrent(const KernelContext& ctx) {
     std::vector<Activation> act = r.Activations(d);
     for (int64_t b = 0; b < r.batch; ++b) {
       State state{std::vector<double>(H, 0.0), std::vector<double>(H, 0.0)};
+      // initial_h/initial_c are [dirs, batch, H], or [batch, dirs, H] with layout 1 (as Y_h and Y_c).
       for (int64_t j = 0; j < H; ++j) {
-        if (ctx.has(5)) state.h[j] = ctx.in(5).GetDouble((d * r.batch + b) * H + j);
-        if (ctx.node.op == "LSTM" && ctx.has(6)) state.c[j] = ctx.in(6).GetDouble((d * r.batch + b) * H + j);
+        int64_t at = r.batch_major ? (b * r.dirs + d) * H + j : (d * r.batch + b) * H + j;
+        if (ctx.has(5)) state.h[j] = ctx.in(5).GetDouble(at);
+        if (ctx.node.op == "LSTM" && ctx.has(6)) state.c[j] = ctx.in(6).GetDouble(at);
       }
       // Steps past a sequence's length leave Y at zero and the state unchanged.
       int64_t length = ctx.has(4) ? ctx.in(4).GetInt(b) : r.seq;
