@@ -193,6 +193,29 @@ TEST(RecurrentTest, ActivationsPerDirection) {
   EXPECT_TRUE(Check(gru, false));
 }
 
+TEST(RecurrentTest, ActivationsWithAlphaAndBeta) {
+  // Every ONNX recurrent activation; alpha/beta go, in list order, to the activations that take them.
+  Case lstm;
+  lstm.direction = "bidirectional";
+  lstm.activations = {"HardSigmoid", "ScaledTanh", "Softsign", "Sigmoid", "LeakyRelu", "Elu"};
+  lstm.alpha = {0.3, 0.9, 0.2, 0.7};
+  lstm.beta = {0.4, 1.3};
+  EXPECT_TRUE(Check(lstm, false));
+  Case gru;
+  gru.op = "GRU";
+  gru.direction = "bidirectional";
+  gru.activations = {"Sigmoid", "Affine", "HardSigmoid", "Softplus"};
+  gru.alpha = {0.5};  // Affine's; HardSigmoid keeps its defaults (0.2, 0.5)
+  gru.beta = {0.1};
+  EXPECT_TRUE(Check(gru, false));
+  Case rnn;
+  rnn.op = "RNN";
+  rnn.direction = "bidirectional";
+  rnn.activations = {"ThresholdedRelu", "Softsign"};
+  rnn.alpha = {0.1};
+  EXPECT_TRUE(Check(rnn, false));
+}
+
 TEST(RecurrentTest, OutputsLeftOut) {
   for (const char* op : {"RNN", "GRU", "LSTM"}) {
     for (std::vector<bool> outputs : {std::vector<bool>{true, false, false}, std::vector<bool>{false, true, false},
