@@ -362,6 +362,9 @@ ir::Stmt BuildInputProjection(const Spec& s, const graph::Graph& graph, const gr
 // in place (c first for LSTM, then h).
 struct Cell {
   Tensor xw, r, bias, lens, peephole, h, c, step;
+  Tensor rt;                    // R^T [D, H, rows of hR] made at compile time when R is constant
+  graph::Tensor rt_value;
+  Tensor hr;
   std::vector<Tensor> outputs;  // c_new (LSTM), h_new
   std::vector<Tensor> reductions;
   std::vector<Tensor> elementwise;  // materialised per-element stages other than the outputs
@@ -386,10 +389,22 @@ Cell BuildCell(const Spec& s, const graph::Graph& graph, const graph::Node& node
 
   // h R^T over the gate rows the step needs (GRU without linear_before_reset applies R_h after the reset).
   int64_t hr_rows = (s.op == "GRU" && !s.linear_before_reset) ? 2 * H : GH;
+  // With a constant R, read R^T (rows contiguous for each k) so the product vectorizes over the rows.
+  if (graph.IsConstant(node.inputs[2])) {
+    const graph::Tensor& r = graph.ConstantOf(node.inputs[2]);
+    std::vector<double> rt(s.D * H * hr_rows);
+    for (int64_t d = 0; d < s.D; ++d)
+      for (int64_t n = 0; n < hr_rows; ++n)
+        for (int64_t kk = 0; kk < H; ++kk) rt[(d * H + kk) * hr_rows + n] = r.GetDouble((d * GH + n) * H + kk);
+    cell.rt_value = graph::Tensor::FromDoubles(s.dtype, {s.D, H, hr_rows}, rt);
+    cell.rt = te::placeholder({Expr(s.D), Expr(H), Expr(hr_rows)}, s.dtype, "Rt");
+  }
   ir::IterVar k = te::reduce_axis(ir::Range(Expr(int64_t{0}), Expr(H)), "k");
   Tensor hr = te::compute({Expr(s.D), Expr(s.B), Expr(hr_rows)}, [&](Var d, Var b, Var n) {
-    return te::sum(cell.h(d, b, k.var()) * cell.r(d, n, k.var()), {k});
+    Expr weight = cell.rt.defined() ? cell.rt(d, k.var(), n) : cell.r(d, n, k.var());
+    return te::sum(cell.h(d, b, k.var()) * weight, {k});
   }, "hR");
+  cell.hr = hr;
   cell.reductions.push_back(hr);
 
   // Pre-activation of gate g: X W^T + h R^T + Wb + Rb (the recurrent part optional for GRU's h gate).
@@ -526,8 +541,27 @@ GroupKernel LowerRecurrentGroup(const graph::Graph& graph, const graph::FusedGro
   // The cell, lowered once, then placed in the time loop.
   Cell cell = BuildCell(s, graph, node, xw_stride);
   te::Schedule sch = te::create_schedule(cell.outputs);
-  std::vector<Tensor> args{cell.xw, cell.r};
-  std::vector<Binding> arg_bindings{{xw, 0}, {c.values.at(node.inputs[2]), 0}};
+  std::string cell_schedule = "cell: scalar h*R";
+  int lanes = VectorLanes(target, s.dtype);
+  if (cell.rt.defined() && lanes > 1) {
+    // h*R^T: for each k, a vector of rows accumulates h[k] * R^T[k, rows].
+    te::Stage st = sch[cell.hr];
+    auto [outer, inner] = st.split(st.axis(2), Expr(int64_t{lanes}));
+    st.reorder({st.axis(0), st.axis(1), outer, st.reduce_axis(0), inner});
+    st.vectorize(inner);
+    cell_schedule = "cell: h*R^T vectorized over " + std::to_string(lanes) + " rows";
+  }
+  bool reads_r = !cell.rt.defined() || (s.op == "GRU" && !s.linear_before_reset);
+  std::vector<Tensor> args{cell.xw};
+  std::vector<Binding> arg_bindings{{xw, 0}};
+  if (reads_r) {
+    args.push_back(cell.r);
+    arg_bindings.push_back({c.values.at(node.inputs[2]), 0});
+  }
+  if (cell.rt.defined()) {
+    args.push_back(cell.rt);
+    arg_bindings.push_back({c.AddConstant(kernel_name + "_rt", cell.rt_value), 0});
+  }
   if (cell.bias.defined()) {
     args.push_back(cell.bias);
     arg_bindings.push_back({c.values.at(node.inputs[3]), 0});
@@ -554,7 +588,7 @@ GroupKernel LowerRecurrentGroup(const graph::Graph& graph, const graph::FusedGro
   }
   ir::LoweredFunc cell_func = lower::Lower(sch, args, kernel_name + "_cell");
   c.piece_workspace = std::max(c.piece_workspace, cell_func.workspace_bytes);
-  c.summaries.push_back("cell: default schedule");
+  c.summaries.push_back(cell_schedule);
   Var step("step");
   Rebinder rebind;
   rebind.step_value = step;
