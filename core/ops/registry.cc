@@ -25,6 +25,7 @@ const OpTable& OpTable::Global() {
     RegisterLossOps(t);
     RegisterEinsumOps(t);
     RegisterAttentionOps(t);
+    RegisterSpectralOps(t);
     return t;
   }();
   return *table;

@@ -52,6 +52,7 @@ void RegisterSequenceOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);
 void RegisterAttentionOps(OpTable* table);
+void RegisterSpectralOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate
