@@ -61,9 +61,48 @@ std::vector<Tensor> BuildDft(const OpContext& ctx) {
   return {y};
 }
 
+// STFT: out[b, f, k] = sum_n window[n] x[b, f * step + n] exp(-2 pi i k n / frame), the same twiddle
+// tables, the window (a run-time input, or none) read inside the sum.
+std::vector<Tensor> BuildStft(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const graph::TensorType& in = ctx.input_type(0);
+  const graph::TensorType& out = ctx.output_type(0);
+  AGATE_REQUIRE(in.dtype.is_float() && in.dtype.bits() >= 32, kUnsupported)
+      << ctx.Describe() << ": the compiled STFT takes float32 or float64, got " << in.dtype;
+  int64_t step = ctx.attrs().GetInt("frame_step");
+  bool windowed = ctx.has_input(1);
+  int64_t frame = windowed ? ctx.input_type(1).numel() : ctx.attrs().GetInt("frame_length");
+  int64_t bins = out.shape[2];
+  bool complex = in.shape[2] == 2;
+  std::vector<double> cosines(bins * frame), sines(bins * frame);
+  for (int64_t k = 0; k < bins; ++k) {
+    for (int64_t n = 0; n < frame; ++n) {
+      double angle = -2 * M_PI * static_cast<double>(k * n % frame) / frame;
+      cosines[k * frame + n] = std::cos(angle);
+      sines[k * frame + n] = std::sin(angle);
+    }
+  }
+  Tensor c = ctx.AddConstant(ctx.node().name + "_cos", graph::Tensor::FromDoubles(in.dtype, {bins, frame}, cosines));
+  Tensor s = ctx.AddConstant(ctx.node().name + "_sin", graph::Tensor::FromDoubles(in.dtype, {bins, frame}, sines));
+  ir::IterVar n = te::reduce_axis(ir::Range(Expr(int64_t{0}), Expr(frame)), "n");
+  Tensor y = te::compute(ToExprShape(out.shape), [&](const std::vector<Var>& i) {
+    Expr t = i[1] * Expr(step) + n.var();
+    Expr w = windowed ? ir::cast(in.dtype, ctx.input(1)(std::vector<Expr>{n.var()})) : ir::make_const(in.dtype, 1.0);
+    Expr re = x(i[0], t, Expr(int64_t{0})) * w;
+    Expr im = complex ? x(i[0], t, Expr(int64_t{1})) * w : ir::make_zero(in.dtype);
+    Expr cs = c(i[2], n.var()), sn = s(i[2], n.var());
+    Expr real = re * cs - im * sn, imag = re * sn + im * cs;
+    return te::sum(ir::select(i[3] == Expr(int64_t{0}), real, imag), {n});
+  }, ctx.node().outputs[0], tag::kOpaque);
+  return {y};
+}
+
 }  // namespace
 
-void RegisterSpectralOps(OpTable* t) { t->Register("DFT", BuildDft); }
+void RegisterSpectralOps(OpTable* t) {
+  t->Register("DFT", BuildDft);
+  t->Register("STFT", BuildStft);
+}
 
 }  // namespace ops
 }  // namespace agate

@@ -1,5 +1,5 @@
-// DFT compiled against the reference: real and complex input, axes, dft_length shorter and longer
-// than the signal, onesided, inverse.
+// DFT and STFT compiled against the reference: real and complex input, axes, dft_length shorter and
+// longer than the signal, onesided, inverse; STFT with and without a window.
 #include <gtest/gtest.h>
 
 #include "core/graph/testing/graph_builder.h"
@@ -34,6 +34,31 @@ TEST(DftTest, MatchesTheReference) {
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), options))
         << "components " << c.components << " axis " << c.axis << " length " << c.length << " onesided "
         << c.onesided << " inverse " << c.inverse;
+  }
+}
+
+TEST(DftTest, StftMatchesTheReference) {
+  struct Case {
+    int64_t components, step, frame, onesided;
+    bool window;
+  };
+  for (const Case& c : {Case{1, 4, 8, 1, true}, Case{1, 3, 7, 0, false}, Case{2, 5, 6, 0, true}, Case{2, 2, 9, 1, false}}) {
+    Graph g;
+    g.AddInput("x", TensorType{ir::DType::Float(32), {2, 30, c.components}});
+    std::vector<std::string> inputs{"x"};
+    if (c.window) {
+      g.AddInput("w", TensorType{ir::DType::Float(32), {c.frame}});
+      inputs.push_back("w");
+    }
+    std::vector<std::pair<std::string, Attribute>> attrs{{"frame_step", Attribute(c.step)},
+                                                          {"onesided", Attribute(c.onesided)}};
+    if (!c.window) attrs.push_back({"frame_length", Attribute(c.frame)});
+    Add(&g, "STFT", "stft", inputs, {"y"}, attrs);
+    CheckOptions options;
+    options.tolerance = 1e-4;
+    EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), options))
+        << "components " << c.components << " step " << c.step << " frame " << c.frame << " onesided " << c.onesided
+        << " window " << c.window;
   }
 }
 
