@@ -1,4 +1,7 @@
 // Recurrent operators: RNN, GRU, LSTM (ONNX semantics, both layouts, all directions).
+#include <algorithm>
+#include <iterator>
+
 #include "core/graph/op_registry.h"
 #include "core/support/error.h"
 
@@ -35,11 +38,13 @@ std::vector<TensorType> RecurrentInfer(const InferContext& ctx) {
   return out;
 }
 
+// The activation functions ONNX lists for recurrent operators (alpha/beta: activation_alpha/beta).
 std::string ActivationCheck(const Node& node) {
+  static const char* known[] = {"Sigmoid", "Tanh",       "Relu",        "Affine", "LeakyRelu", "ThresholdedRelu",
+                                "ScaledTanh", "HardSigmoid", "Elu", "Softsign", "Softplus"};
   for (const std::string& a : node.attrs.GetStrings("activations", {})) {
-    if (a != "Sigmoid" && a != "Tanh" && a != "Relu") return "activation " + a;
+    if (std::find(std::begin(known), std::end(known), a) == std::end(known)) return "activation " + a;
   }
-  if (node.attrs.Has("activation_alpha") || node.attrs.Has("activation_beta")) return "activation_alpha/beta";
   return "";
 }
 

@@ -15,9 +15,26 @@ namespace {
 using Tensors = std::vector<Tensor>;
 using Activation = std::function<double(double)>;
 
-Activation ActivationNamed(const std::string& name) {
+bool TakesAlpha(const std::string& n) {
+  return n == "Affine" || n == "LeakyRelu" || n == "ThresholdedRelu" || n == "ScaledTanh" || n == "HardSigmoid" ||
+         n == "Elu";
+}
+bool TakesBeta(const std::string& n) { return n == "Affine" || n == "ScaledTanh" || n == "HardSigmoid"; }
+
+// ONNX's activation functions with their default alpha/beta (those of the operators they are named after).
+Activation ActivationNamed(const std::string& name, const double* alpha_given, const double* beta_given) {
+  double alpha = alpha_given ? *alpha_given : name == "LeakyRelu" ? 0.01 : name == "HardSigmoid" ? 0.2 : 1.0;
+  double beta = beta_given ? *beta_given : name == "HardSigmoid" ? 0.5 : name == "ScaledTanh" ? 1.0 : 0.0;
   if (name == "Sigmoid") return [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   if (name == "Relu") return [](double v) { return std::max(0.0, v); };
+  if (name == "Affine") return [=](double v) { return alpha * v + beta; };
+  if (name == "LeakyRelu") return [=](double v) { return v >= 0 ? v : alpha * v; };
+  if (name == "ThresholdedRelu") return [=](double v) { return v > alpha ? v : 0.0; };
+  if (name == "ScaledTanh") return [=](double v) { return alpha * std::tanh(beta * v); };
+  if (name == "HardSigmoid") return [=](double v) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
+  if (name == "Elu") return [=](double v) { return v >= 0 ? v : alpha * (std::exp(v) - 1); };
+  if (name == "Softsign") return [](double v) { return v / (1 + std::fabs(v)); };
+  if (name == "Softplus") return [](double v) { return std::log(1 + std::exp(v)); };
   return [](double v) { return std::tanh(v); };
 }
 
@@ -68,10 +85,21 @@ struct Recurrence {
                                         : op == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
                                                       : std::vector<std::string>{"Tanh"};
     std::vector<std::string> given = ctx->attrs().GetStrings("activations", {});
+    // activation_alpha/beta are consumed in the order of the listed activations, by those that take them
+    // (as ONNX Runtime reads them); an activation past the lists gets its default.
+    std::vector<double> alphas = ctx->attrs().GetFloats("activation_alpha", {});
+    std::vector<double> betas = ctx->attrs().GetFloats("activation_beta", {});
+    std::vector<Activation> listed;
+    size_t next_alpha = 0, next_beta = 0;
+    for (const std::string& name : given) {
+      const double* alpha = TakesAlpha(name) && next_alpha < alphas.size() ? &alphas[next_alpha++] : nullptr;
+      const double* beta = TakesBeta(name) && next_beta < betas.size() ? &betas[next_beta++] : nullptr;
+      listed.push_back(ActivationNamed(name, alpha, beta));
+    }
     std::vector<Activation> result;
     for (size_t k = 0; k < defaults.size(); ++k) {
       size_t index = d * defaults.size() + k;
-      result.push_back(ActivationNamed(index < given.size() ? given[index] : defaults[k]));
+      result.push_back(index < listed.size() ? listed[index] : ActivationNamed(defaults[k], nullptr, nullptr));
     }
     return result;
   }
@@ -142,9 +170,11 @@ Tensors Recurrent(const KernelContext& ctx) {
     std::vector<Activation> act = r.Activations(d);
     for (int64_t b = 0; b < r.batch; ++b) {
       State state{std::vector<double>(H, 0.0), std::vector<double>(H, 0.0)};
+      // initial_h/initial_c are [dirs, batch, H], or [batch, dirs, H] with layout 1 (as Y_h and Y_c).
       for (int64_t j = 0; j < H; ++j) {
-        if (ctx.has(5)) state.h[j] = ctx.in(5).GetDouble((d * r.batch + b) * H + j);
-        if (ctx.node.op == "LSTM" && ctx.has(6)) state.c[j] = ctx.in(6).GetDouble((d * r.batch + b) * H + j);
+        int64_t at = r.batch_major ? (b * r.dirs + d) * H + j : (d * r.batch + b) * H + j;
+        if (ctx.has(5)) state.h[j] = ctx.in(5).GetDouble(at);
+        if (ctx.node.op == "LSTM" && ctx.has(6)) state.c[j] = ctx.in(6).GetDouble(at);
       }
       // Steps past a sequence's length leave Y at zero and the state unchanged.
       int64_t length = ctx.has(4) ? ctx.in(4).GetInt(b) : r.seq;

@@ -70,6 +70,8 @@ const char* CallOpName(CallOp op) {
     case CallOp::kBitwiseOr: return "bitwise_or";
     case CallOp::kBitwiseXor: return "bitwise_xor";
     case CallOp::kBitwiseNot: return "bitwise_not";
+    case CallOp::kShiftLeft: return "shift_left";
+    case CallOp::kShiftRight: return "shift_right";
     case CallOp::kSyncThreads: return "sync_threads";
     case CallOp::kShuffleXor: return "shuffle_xor";
   }
@@ -78,7 +80,7 @@ const char* CallOpName(CallOp op) {
 
 bool IsBitwise(CallOp op) {
   return op == CallOp::kBitwiseAnd || op == CallOp::kBitwiseOr || op == CallOp::kBitwiseXor ||
-         op == CallOp::kBitwiseNot;
+         op == CallOp::kBitwiseNot || op == CallOp::kShiftLeft || op == CallOp::kShiftRight;
 }
 
 bool IsGpuIntrinsic(CallOp op) { return op == CallOp::kSyncThreads || op == CallOp::kShuffleXor; }
@@ -90,6 +92,8 @@ int CallOpArity(CallOp op) {
     case CallOp::kBitwiseAnd: return 2;
     case CallOp::kBitwiseOr: return 2;
     case CallOp::kBitwiseXor: return 2;
+    case CallOp::kShiftLeft: return 2;
+    case CallOp::kShiftRight: return 2;
     case CallOp::kFma: return 3;
     case CallOp::kShuffleXor: return 3;
     default: return 1;
@@ -681,6 +685,8 @@ Expr BitwiseCall(CallOp op, Expr a, Expr b) {
 Expr bitwise_and(Expr a, Expr b) { return BitwiseCall(CallOp::kBitwiseAnd, a, b); }
 Expr bitwise_or(Expr a, Expr b) { return BitwiseCall(CallOp::kBitwiseOr, a, b); }
 Expr bitwise_xor(Expr a, Expr b) { return BitwiseCall(CallOp::kBitwiseXor, a, b); }
+Expr shift_left(Expr a, Expr n) { return BitwiseCall(CallOp::kShiftLeft, a, n); }
+Expr shift_right(Expr a, Expr n) { return BitwiseCall(CallOp::kShiftRight, a, n); }
 Expr bitwise_not(Expr x) {
   AGATE_REQUIRE(x.defined(), kInvalidArgument) << "bitwise_not of an undefined expression";
   DType t = x.dtype();

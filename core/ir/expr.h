@@ -260,6 +260,12 @@ enum class CallOp : uint8_t {
   kBitwiseOr,
   kBitwiseXor,
   kBitwiseNot,
+  // Logical shifts of the type's bits (ONNX BitShift, on unsigned types): shift_left(a, n),
+  // shift_right(a, n). A shift amount (read as unsigned) of at least the bit width gives 0, as
+  // numpy's left_shift/right_shift (ONNX's reference) and core/graph_eval do; LLVM's shl/lshr
+  // and C's << and >> leave that case undefined, so code generators test for it.
+  kShiftLeft,
+  kShiftRight,
   // GPU intrinsics (CUDA kernels only; CPU code generators refuse them). They are
   // not pure: their value depends on other threads, so passes must neither move
   // nor duplicate them across a thread's control flow.
@@ -270,7 +276,7 @@ enum class CallOp : uint8_t {
 const char* CallOpName(CallOp op);
 // True for the GPU intrinsics above.
 bool IsGpuIntrinsic(CallOp op);
-// True for kBitwiseAnd/Or/Xor/Not (integer operands, unlike the math functions).
+// True for kBitwiseAnd/Or/Xor/Not and the shifts (integer operands, unlike the math functions).
 bool IsBitwise(CallOp op);
 // The number of arguments the intrinsic takes.
 int CallOpArity(CallOp op);
@@ -515,6 +521,8 @@ Expr bitwise_and(Expr a, Expr b);
 Expr bitwise_or(Expr a, Expr b);
 Expr bitwise_xor(Expr a, Expr b);
 Expr bitwise_not(Expr x);
+Expr shift_left(Expr a, Expr n);   // logical; n >= bit width gives 0 (CallOp::kShiftLeft)
+Expr shift_right(Expr a, Expr n);  // logical; n >= bit width gives 0 (CallOp::kShiftRight)
 
 // Promotes a and b to a common dtype in place (the rule above); throws
 // kInvalidArgument naming both dtypes when there is none (e.g. handle + int).

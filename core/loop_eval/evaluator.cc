@@ -322,6 +322,15 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         r.i[l] = Wrap(std::llabs(args[0].i[l]), op->dtype);
         continue;
       }
+      if (op->op == CallOp::kShiftLeft || op->op == CallOp::kShiftRight) {
+        int bits = op->dtype.bits();
+        uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+        uint64_t a = static_cast<uint64_t>(args[0].i[l]) & mask;
+        uint64_t n = static_cast<uint64_t>(args[1].i[l]) & mask;
+        uint64_t v = n >= static_cast<uint64_t>(bits) ? 0 : op->op == CallOp::kShiftLeft ? a << n : a >> n;
+        r.i[l] = Wrap(static_cast<int64_t>(v & mask), op->dtype);
+        continue;
+      }
       if (IsBitwise(op->op)) {
         int64_t a = args[0].i[l], b = args.size() > 1 ? args[1].i[l] : 0;
         int64_t v = op->op == CallOp::kBitwiseAnd ? (a & b)
@@ -357,6 +366,8 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kBitwiseOr:
         case CallOp::kBitwiseXor:
         case CallOp::kBitwiseNot:
+        case CallOp::kShiftLeft:
+        case CallOp::kShiftRight:
         case CallOp::kSyncThreads:
         case CallOp::kShuffleXor: break;
       }

@@ -98,6 +98,16 @@ void RegisterBroadcastOps(OpTable* t) {
   RegisterBinary(t, "BitwiseAnd", [](const OpContext&, Expr a, Expr b) { return ir::bitwise_and(a, b); });
   RegisterBinary(t, "BitwiseOr", [](const OpContext&, Expr a, Expr b) { return ir::bitwise_or(a, b); });
   RegisterBinary(t, "BitwiseXor", [](const OpContext&, Expr a, Expr b) { return ir::bitwise_xor(a, b); });
+  // ONNX BitShift: logical shifts of unsigned integers; an amount >= the bit width gives 0 (ir::shift_left).
+  RegisterBinary(t, "BitShift", [](const OpContext& ctx, Expr a, Expr b) {
+    std::string direction = ctx.attrs().GetString("direction", "");
+    AGATE_REQUIRE(direction == "LEFT" || direction == "RIGHT", kInvalidArgument)
+        << ctx.Describe() << ": direction is '" << direction << "', not LEFT or RIGHT";
+    AGATE_REQUIRE(a.dtype().is_uint(), kUnsupported)
+        << ctx.Describe() << ": BitShift is defined on unsigned integers, got " << ctx.input_type(0).ToString()
+        << " and " << ctx.input_type(1).ToString();
+    return direction == "LEFT" ? ir::shift_left(a, b) : ir::shift_right(a, b);
+  });
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) RegisterVariadic(t, op);
   t->Register("Where", [](const OpContext& ctx) {
     Tensor out = te::compute(

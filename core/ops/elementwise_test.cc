@@ -156,6 +156,26 @@ TEST(BroadcastTest, IntegerDivAndMod) {
   }
 }
 
+// BitShift on every unsigned type, with shift amounts from 0 to past the bit width (which give 0, as
+// numpy and the reference do), broadcast amounts, and vectorised rows (37: vector body plus tail).
+TEST(BroadcastTest, BitShiftLeftAndRight) {
+  for (int bits : {8, 16, 32, 64}) {
+    for (const char* direction : {"LEFT", "RIGHT"}) {
+      ir::DType t = ir::DType::UInt(bits);
+      Graph g;
+      g.AddInput("x", TensorType{t, {3, 37}});
+      std::vector<int64_t> values, amounts;
+      for (int i = 0; i < 3 * 37; ++i) values.push_back(static_cast<int64_t>((0x9E3779B97F4A7C15ull * (i + 1)) >> (64 - bits)));
+      for (int i = 0; i < 37; ++i) amounts.push_back(i * (bits + 8) / 36);  // 0 .. bits + 8
+      g.AddConstant("n", graph::Tensor::FromInts(t, {37}, amounts));
+      Add(&g, "BitShift", "shift", {"x", "n"}, {"y"}, {{"direction", graph::Attribute(direction)}});
+      CheckOptions options;
+      options.inputs["x"] = graph::Tensor::FromInts(t, {3, 37}, values);
+      EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), options)) << direction << " uint" << bits;
+    }
+  }
+}
+
 TEST(ElementwiseTest, InjectiveChainIsOneKernelInOneGroup) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {8, 64}});

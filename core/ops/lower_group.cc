@@ -7,6 +7,7 @@
 #include "core/lower/lower.h"
 #include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
+#include "core/ops/recurrent.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
 #include "core/support/error.h"
@@ -175,11 +176,15 @@ std::string DescribeScheduleKnobs() {
   return os.str();
 }
 
-bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op) != nullptr; }
+bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op); }
 
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
                        const std::string& kernel_name, const LowerGroupOptions& options) {
   AGATE_REQUIRE(!group.nodes.empty(), kInvalidArgument) << "kernel " << kernel_name << ": empty fused group";
+  // A recurrence is a loop over time around a fused cell: composed in loop IR (recurrent.h).
+  if (group.nodes.size() == 1 && IsRecurrentOp(graph.nodes.at(group.nodes[0]).op)) {
+    return LowerRecurrentGroup(graph, group, target, kernel_name, options);
+  }
   const bool gpu = target.kind() == target::TargetKind::kCUDA;
   std::map<std::string, te::Tensor> tensors;
   std::vector<std::pair<std::string, te::Tensor>> input_placeholders;

@@ -29,6 +29,7 @@ const OpTable& OpTable::Global() {
     RegisterAffineGridOps(t);
     RegisterCol2ImOps(t);
     RegisterDeformConvOps(t);
+    RegisterSpectralOps(t);
     return t;
   }();
   return *table;

@@ -56,6 +56,7 @@ void RegisterGridSampleOps(OpTable* table);
 void RegisterAffineGridOps(OpTable* table);
 void RegisterCol2ImOps(OpTable* table);
 void RegisterDeformConvOps(OpTable* table);
+void RegisterSpectralOps(OpTable* table);
 
 }  // namespace ops
 }  // namespace agate

@@ -326,11 +326,25 @@ class CodeGenC {
   // An integer bitwise operation, cast back to its type (C promotes narrow operands to int).
   std::string PrintBitwise(const ir::Call* op, const std::string& lane) {
     std::string a = Print(op->args[0], lane);
+    if (op->op == ir::CallOp::kShiftLeft || op->op == ir::CallOp::kShiftRight) return PrintShift(op, lane);
     std::string body = op->op == ir::CallOp::kBitwiseNot ? "~(" + a + ")"
                        : "(" + a + ")" +
                              (op->op == ir::CallOp::kBitwiseAnd ? " & " : op->op == ir::CallOp::kBitwiseOr ? " | " : " ^ ") +
                              "(" + Print(op->args[1], lane) + ")";
     return "((" + ScalarType(op->dtype.element_of()) + ")(" + body + "))";
+  }
+
+  // A logical shift on the type's bits in an unsigned type of at least 32 bits (no promotion to a
+  // signed int), 0 when the amount (as unsigned) is at least the bit width (undefined in C).
+  std::string PrintShift(const ir::Call* op, const std::string& lane) {
+    DType t = op->dtype.element_of();
+    std::string wide = t.bits() > 32 ? "uint64_t" : "uint32_t";
+    std::string u = "uint" + std::to_string(t.bits()) + "_t";
+    std::string a = "(" + wide + ")(" + u + ")(" + Print(op->args[0], lane) + ")";
+    std::string n = "(" + wide + ")(" + u + ")(" + Print(op->args[1], lane) + ")";
+    std::string shift = op->op == ir::CallOp::kShiftLeft ? " << " : " >> ";
+    return "((" + ScalarType(t) + ")(" + n + " >= " + std::to_string(t.bits()) + "u ? 0 : (" + u + ")(" + a + shift +
+           n + ")))";
   }
 
   std::string PrintCall(const ir::Call* op, const std::string& lane) {
@@ -367,7 +381,9 @@ class CodeGenC {
       case ir::CallOp::kBitwiseAnd:
       case ir::CallOp::kBitwiseOr:
       case ir::CallOp::kBitwiseXor:
-      case ir::CallOp::kBitwiseNot: break;
+      case ir::CallOp::kBitwiseNot:
+      case ir::CallOp::kShiftLeft:
+      case ir::CallOp::kShiftRight: break;
       case ir::CallOp::kSyncThreads:
       case ir::CallOp::kShuffleXor:
         AGATE_THROW(kUnsupported) << "kernel " << kernel_ << ": the GPU intrinsic " << ir::CallOpName(op->op)

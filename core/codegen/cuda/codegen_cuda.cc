@@ -466,6 +466,17 @@ class CodeGenCuda {
         AGATE_THROW(kInternal) << "kernel " << kernel_ << ": __syncthreads used as a value";
       case ir::CallOp::kShuffleXor: return PrintShuffle(op, lane);
       case ir::CallOp::kReinterpret: return PrintReinterpret(op, lane);
+      case ir::CallOp::kShiftLeft:
+      case ir::CallOp::kShiftRight: {
+        // Logical, on the type's bits; an amount >= the bit width gives 0 (undefined in C++).
+        DType e = t.element_of();
+        std::string wide = e.bits() > 32 ? "unsigned long long" : "unsigned int";
+        std::string u = "(" + wide + ")(" + ValueType(DType::UInt(e.bits())) + ")";
+        std::string a = u + "(" + Print(op->args[0], lane) + ")", n = u + "(" + Print(op->args[1], lane) + ")";
+        std::string shift = op->op == ir::CallOp::kShiftLeft ? " << " : " >> ";
+        return "((" + ValueType(e) + ")(" + n + " >= " + std::to_string(e.bits()) + "u ? 0 : (" + a + shift + n +
+               ")))";
+      }
       case ir::CallOp::kBitwiseAnd:
       case ir::CallOp::kBitwiseOr:
       case ir::CallOp::kBitwiseXor:

@@ -756,6 +756,14 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
       case ir::CallOp::kBitwiseOr: return builder_.CreateOr(args[0], args[1]);
       case ir::CallOp::kBitwiseXor: return builder_.CreateXor(args[0], args[1]);
       case ir::CallOp::kBitwiseNot: return builder_.CreateNot(args[0]);
+      case ir::CallOp::kShiftLeft:
+      case ir::CallOp::kShiftRight: {
+        // shl/lshr are poison for amounts >= the bit width: those give 0 (CallOp::kShiftLeft).
+        Value* too_far = builder_.CreateICmpUGE(args[1], llvm::ConstantInt::get(type, t.bits()));
+        Value* shifted = call == ir::CallOp::kShiftLeft ? builder_.CreateShl(args[0], args[1])
+                                                        : builder_.CreateLShr(args[0], args[1]);
+        return builder_.CreateSelect(too_far, llvm::Constant::getNullValue(type), builder_.CreateFreeze(shifted));
+      }
       case ir::CallOp::kFma: return builder_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, args);
       default: break;
     }

@@ -213,6 +213,54 @@ KernelCase IntegerOps() {
   return c;
 }
 
+// ------------------------------------------------------------------ shift_ops
+
+// Logical shifts (CallOp::kShiftLeft/kShiftRight) of uint8/uint32 scalars and uint16 vectors,
+// with amounts from 0 to past the bit width (which give 0), results widened to int32.
+KernelCase ShiftOps() {
+  const int n = 40, lanes = 8;
+  Buffer a = CreateBuffer("A", DType::Int(32), {Expr(n)});
+  Buffer amount = CreateBuffer("S", DType::Int(32), {Expr(n)});
+  Buffer left8 = CreateBuffer("L8", DType::Int(32), {Expr(n)});
+  Buffer right32 = CreateBuffer("R32", DType::Int(32), {Expr(n)});
+  Buffer left16 = CreateBuffer("L16", DType::Int(32), {Expr(n)});
+  Var i("i"), v("v");
+  Expr x = Load::make(a, i), k = Load::make(amount, i);
+  Stmt scalar = For::make(
+      i, 0, n, ForKind::kSerial,
+      Seq::make({Store::make(left8, cast(DType::Int(32), shift_left(cast(DType::UInt(8), x), cast(DType::UInt(8), k))), i),
+                 Store::make(right32,
+                             cast(DType::Int(32), shift_right(cast(DType::UInt(32), x), cast(DType::UInt(32), k))), i)}));
+  Expr index = Ramp1(v * lanes, lanes);
+  Expr xv = cast(DType::UInt(16, lanes), Load::make(a, index)), kv = cast(DType::UInt(16, lanes), Load::make(amount, index));
+  Stmt vector = For::make(v, 0, n / lanes, ForKind::kSerial,
+                          Store::make(left16, cast(DType::Int(32, lanes), shift_left(xv, kv)), index));
+  KernelCase c;
+  c.func = LoweredFunc{"shift_ops", {a, amount, left8, right32, left16}, Seq::make({scalar, vector}), 0};
+  c.make_args = [=] {
+    std::vector<HostArray> args;
+    for (int j = 0; j < 5; ++j) args.emplace_back(DType::Int(32), n);
+    for (int j = 0; j < n; ++j) {
+      args[0].as<int32_t>()[j] = static_cast<int32_t>(0x9E3779B9u * (j + 1));
+      args[1].as<int32_t>()[j] = j;  // 0..39: past 8, 16 and 32 bits
+    }
+    return args;
+  };
+  c.reference = [=](std::vector<HostArray>& args) {
+    for (int j = 0; j < n; ++j) {
+      uint32_t x32 = static_cast<uint32_t>(args[0].as<int32_t>()[j]);
+      uint32_t s = static_cast<uint32_t>(args[1].as<int32_t>()[j]);
+      uint8_t x8 = static_cast<uint8_t>(x32), s8 = static_cast<uint8_t>(s);
+      uint16_t x16 = static_cast<uint16_t>(x32), s16 = static_cast<uint16_t>(s);
+      args[2].as<int32_t>()[j] = s8 >= 8 ? 0 : static_cast<uint8_t>(x8 << s8);
+      args[3].as<int32_t>()[j] = static_cast<int32_t>(s >= 32 ? 0u : x32 >> s);
+      args[4].as<int32_t>()[j] = s16 >= 16 ? 0 : static_cast<uint16_t>(x16 << s16);
+    }
+  };
+  c.outputs = {2, 3, 4};
+  return c;
+}
+
 // ------------------------------------------------------------------ strided_predicated
 
 KernelCase StridedPredicated() {
@@ -347,8 +395,8 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 }  // namespace
 
 std::vector<KernelCase> AllKernelCases() {
-  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), StridedPredicated(), WorkspaceReverse(),
-          OddWidths(), FailingAssert()};
+  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), StridedPredicated(),
+          WorkspaceReverse(), OddWidths(), FailingAssert()};
 }
 
 std::vector<LoweredFunc> AllKernelFuncs() {
