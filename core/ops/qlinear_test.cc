@@ -121,9 +121,9 @@ TEST(QLinearTest, QLinearConvMatchesTheReferenceBitForBit) {
 }
 
 // Convs the VNNI template takes on a host with avx512vnni (u8 activations, constant
-// symmetric s8 weights, 1x1 of any stride or KxK stride 1): channels that are not a
-// multiple of 4, output channels that are not a multiple of the register tile,
-// padding with the zero point, dilation, batch 2, and both output types.
+// symmetric s8 weights, group 1): channels that are not a multiple of 4, output
+// channels that are not a multiple of the register tile, padding with the zero point,
+// strides (1x1 subsampled, KxK by stride phases), dilation, batch 2, both output types.
 TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
   struct VnniCase {
     Ints x_shape, w_shape;
@@ -134,6 +134,13 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       {{1, 16, 9, 9}, {24, 16, 1, 1}, {{"strides", Attribute(Ints{2, 2})}}},
       {{2, 5, 7, 6}, {8, 5, 3, 3}, {{"dilations", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{2, 1, 2, 2})}}},
       {{1, 32, 14, 14}, {12, 32, 1, 1}, {}},
+      {{1, 8, 14, 14}, {8, 8, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}},  // ResNet's 14x14 and 7x7 stages
+      {{1, 4, 7, 7}, {16, 4, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      // strided KxK: stride phases
+      {{1, 8, 9, 10}, {8, 8, 3, 3}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{1, 3, 15, 15}, {8, 3, 7, 7}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{3, 3, 3, 3})}}},
+      {{1, 4, 8, 9}, {4, 4, 3, 2},
+       {{"strides", Attribute(Ints{1, 2})}, {"pads", Attribute(Ints{0, 1, 1, 0})}, {"dilations", Attribute(Ints{2, 1})}}},
   };
   int index = 0;
   for (const VnniCase& c : cases) {

@@ -33,9 +33,19 @@ struct VnniPlan {
   int64_t wide = 0;        // Wp: pixels per output row in the accumulator (OW for 1x1, padded width otherwise)
   int64_t pixels = 0;      // OH * Wp, rounded up to the pixel block
   int64_t plane = 0;       // packed input pixels per channel group (q extent)
-  int64_t tap_row = 0, tap_col = 0;  // q step of kh and kw (dh * Wp, dw)
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // phase strides (the conv's, 1 for 1x1 convs) and dilations
+  int64_t phases = 1;      // sh * sw packed planes (input pixels by row and column phase)
+
+  // Kernel tap (kh, kw) reads plane Phase(kh, kw) at q = p + TapOffset(kh, kw).
+  Expr Phase(const Expr& kh, const Expr& kw) const {
+    return ir::floormod(kh * dh, I(sh)) * sw + ir::floormod(kw * dw, I(sw));
+  }
+  Expr TapOffset(const Expr& kh, const Expr& kw) const {
+    return ir::floordiv(kh * dh, I(sh)) * wide + ir::floordiv(kw * dw, I(sw));
+  }
   int64_t oc_block = 0;    // output channels per register tile
   int64_t px_vectors = 0;  // 16-pixel vectors per register tile
+  int64_t col_tile = 0;    // output columns per epilogue tile
   bool one_by_one = false;
 };
 
@@ -92,18 +102,32 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   p.oh = g.out[0];
   p.ow = g.out[1];
   p.one_by_one = p.kh == 1 && p.kw == 1;
-  bool stride_one = g.strides[0] == 1 && g.strides[1] == 1;
-  if (!p.one_by_one && !stride_one) return Tensor();
-  int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0];
-  p.wide = p.one_by_one ? p.ow : xs[3] + g.pad_begin[1] + g.pad_end[1];
-  p.tap_row = g.dilations[0] * p.wide;
-  p.tap_col = g.dilations[1];
-  int64_t needed = (p.oh - 1) * p.wide + p.ow;
+  // KxK: the padded input split into stride phases, each a plane of Hs x Ws pixels, so
+  // output pixel (oh, ow) under tap (kh, kw) reads phase pixel (oh + kh*dh/sh, ow + kw*dw/sw).
+  int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0], wpad = xs[3] + g.pad_begin[1] + g.pad_end[1];
+  if (!p.one_by_one) {
+    p.sh = g.strides[0];
+    p.sw = g.strides[1];
+    p.dh = g.dilations[0];
+    p.dw = g.dilations[1];
+    p.phases = p.sh * p.sw;
+  }
+  int64_t hs = (hp + p.sh - 1) / p.sh;
+  p.wide = p.one_by_one ? p.ow : (wpad + p.sw - 1) / p.sw;
+  // The epilogue's column tile (see the schedule): its whole tiles reach column Wp - 1,
+  // so the rows it reads are contiguous in the wide plane and cover whole pixel tiles.
+  p.col_tile = p.wide;
+  for (int64_t f : {int64_t{16}, int64_t{8}})
+    if ((p.ow + f - 1) / f * f >= p.wide) {
+      p.col_tile = f;
+      break;
+    }
+  int64_t needed = std::max((p.oh - 1) * p.wide + (p.ow + p.col_tile - 1) / p.col_tile * p.col_tile, p.oh * p.wide);
   p.px_vectors = PickPixelVectors(needed);
   if (p.px_vectors == 0) return Tensor();
   int64_t block = p.px_vectors * kLanes;
   p.pixels = (needed + block - 1) / block * block;
-  p.plane = p.pixels + (p.kh - 1) * p.tap_row + (p.kw - 1) * p.tap_col;
+  p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
   p.oc_block = std::min<int64_t>(p.oc, p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8);  // one tile: all channels
   p.oc_padded = (p.oc + p.oc_block - 1) / p.oc_block * p.oc_block;
 
@@ -128,20 +152,20 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   Tensor wp = ctx.AddConstant(name + "_w_vnni", packed);
   Tensor comp = ctx.AddConstant(name + "_zp_compensation", compensation);
 
-  // Activations: xp[n][c/4][q][c%4] (uint8), the zero point where q or c is padding.
+  // Activations: xp[n][c/4][phase][q][c%4] (uint8), the zero point where q or c is padding.
   Expr zp = ir::make_const(kU8, static_cast<double>(x_zp));
   std::vector<int64_t> spatial{xs[2], xs[3]};
-  Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.plane, 4}), [&](const std::vector<Var>& i) {
-    Expr c = i[1] * 4 + i[3];
+  Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, 4}), [&](const std::vector<Var>& i) {
+    Expr c = i[1] * 4 + i[4];
     Expr row, col, valid;
     if (p.one_by_one) {
-      row = ir::floordiv(i[2], I(p.ow)) * g.strides[0] - g.pad_begin[0];
-      col = ir::floormod(i[2], I(p.ow)) * g.strides[1] - g.pad_begin[1];
-      valid = c < p.c && i[2] < p.oh * p.ow;
+      row = ir::floordiv(i[3], I(p.ow)) * g.strides[0] - g.pad_begin[0];
+      col = ir::floormod(i[3], I(p.ow)) * g.strides[1] - g.pad_begin[1];
+      valid = c < p.c && i[3] < p.oh * p.ow;
     } else {
-      row = ir::floordiv(i[2], I(p.wide)) - g.pad_begin[0];
-      col = ir::floormod(i[2], I(p.wide)) - g.pad_begin[1];
-      valid = c < p.c && i[2] < hp * p.wide;
+      row = ir::floordiv(i[3], I(p.wide)) * p.sh + ir::floordiv(i[2], I(p.sw)) - g.pad_begin[0];
+      col = ir::floormod(i[3], I(p.wide)) * p.sw + ir::floormod(i[2], I(p.sw)) - g.pad_begin[1];
+      valid = c < p.c && i[3] < hs * p.wide;
     }
     Expr read = PaddedRead(x, {i[0], ir::min(c, I(p.c - 1)), row, col}, 2, spatial, zp);
     return ir::select(valid, read, zp);
@@ -150,8 +174,10 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   // The dot products over the wide pixels: accv[n][oc][p].
   auto dot_body = [&](const Tensor& xt, const Tensor& wt, const Expr& n, const Expr& oc, const Expr& px,
                       const std::vector<ir::IterVar>& r) {
-    Expr q = px + r[1] * p.tap_row + r[2] * p.tap_col;
-    return te::sum(ir::cast(kI32, xt(n, r[0], q, r[3])) * ir::cast(kI32, wt(oc, r[1], r[2], r[0], r[3])), r);
+    Expr q = px + p.TapOffset(r[1], r[2]);
+    return te::sum(ir::cast(kI32, xt(n, r[0], p.Phase(r[1], r[2]), q, r[3])) *
+                       ir::cast(kI32, wt(oc, r[1], r[2], r[0], r[3])),
+                   r);
   };
   auto reduce_axes = [&] {
     return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.c4)}, "rc4"), te::reduce_axis({I(0), I(p.kh)}, "rkh"),
@@ -191,8 +217,8 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
     for (int64_t t = 0; t < plan.oc_block; ++t) {
       Expr w = Load::make(wb, lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), 4));
       for (int64_t v = 0; v < plan.px_vectors; ++v) {
-        Expr q = I(v * kLanes) + kh * plan.tap_row + kw * plan.tap_col;
-        Expr xv = Load::make(xb, lanes(offsets[xi] + xb->FlatIndex({I(0), c4, q, I(0)}), 4 * kLanes));
+        Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
+        Expr xv = Load::make(xb, lanes(offsets[xi] + xb->FlatIndex({I(0), c4, plan.Phase(kh, kw), q, I(0)}), 4 * kLanes));
         init.push_back(Store::make(acc, Broadcast::make(IntImm::make(kI32, 0), kLanes), tile(t, v)));
         update.push_back(Store::make(acc, dot4_u8s8(Load::make(acc, tile(t, v)), xv, w), tile(t, v)));
         store.push_back(Store::make(out, Load::make(acc, tile(t, v)),
@@ -230,8 +256,20 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
     ir::IterVar fused = FuseRange(st, {no, oco, po});
     if (ParallelAllowed(*req.target) && o.allow_parallel) st.parallel(fused);
     st.tensorize(ni, *intrin);
+    // Outputs in the conv's shape read the accumulator by whole column tiles (the
+    // template sized the wide plane for that); others get the generic schedule.
+    graph::Shape conv_shape{plan.n, plan.oc, plan.oh, plan.ow};
     for (const Tensor& out : req.outputs) {
-      if (!out.same_as(accv)) ScheduleInjectiveStage(s, out, *req.target, knobs);
+      if (out.same_as(accv)) continue;
+      if (StaticShape(out) != conv_shape) {
+        ScheduleInjectiveStage(s, out, *req.target, knobs);
+        continue;
+      }
+      te::Stage e = s[out];
+      auto [wo, wi] = e.split(e.axis(3), I(plan.col_tile));
+      ir::IterVar outer = FuseRange(e, {e.axis(0), e.axis(1)});
+      if (ParallelAllowed(*req.target) && o.allow_parallel) e.parallel(outer);
+      if (plan.col_tile <= 16) e.vectorize(wi);
     }
     std::ostringstream text;
     text << "conv int8 vnni (vpdpbusd) oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors

@@ -11,13 +11,17 @@
 //    accumulator is NCHW like the output and the per-channel requantisation of
 //    QLinearConv (fused by the caller after the accumulator) reads one scalar
 //    multiplier per vector;
-//  * activations (uint8) are packed per call into xp[n][c/4][q][c%4], a plane of
-//    "wide" pixels: for a KxK stride-1 conv q runs over the padded input with its
-//    padded width Wp, so the input of output pixel p = oh*Wp + ow under kernel tap
-//    (kh, kw) is q = p + kh*dh*Wp + kw*dw, and 16 consecutive p are one 64-byte
-//    load (the Wp - OW extra columns per row are computed and never read); a 1x1
-//    conv of any stride packs the pixels it reads, q = p = oh*OW + ow. Padding
-//    holds the input zero point;
+//  * activations (uint8) are packed per call into xp[n][c/4][phase][q][c%4], planes
+//    of "wide" pixels: for a KxK conv with strides (sh, sw) the padded input is split
+//    into sh*sw stride phases (rows r*sh + ph, columns c*sw + pw), each a plane of
+//    Ws = ceil(Wp/sw) columns, so the input of output pixel p = oh*Ws + ow under
+//    kernel tap (kh, kw) is phase (kh*dh % sh, kw*dw % sw) at
+//    q = p + (kh*dh / sh)*Ws + kw*dw / sw, and 16 consecutive p are one 64-byte load
+//    (the Ws - OW extra columns per row are computed and never read); a 1x1 conv of
+//    any stride packs only the pixels it reads, q = p = oh*OW + ow. Padding holds
+//    the input zero point. (NCHW-like planes rather than NHWC: the output is NCHW,
+//    the per-channel requantisation reads one scalar per vector, and no transpose
+//    is needed on either side);
 //  * weights (int8, constant) are packed once at compile time into
 //    wp[oc][kh][kw][c/4][c%4] (channels padded to 4 with zeros): four bytes of one
 //    output channel, broadcast to every lane;
@@ -30,8 +34,8 @@
 // accumulators that live in registers (a local array with constant indices).
 //
 // Applies where the target has avx512vnni, x is uint8 with a constant scalar zero
-// point, w is constant int8 with zero zero points, group == 1, 2-D, and the conv is
-// 1x1 or stride 1. Everything else keeps the generic template.
+// point, w is constant int8 with zero zero points, group == 1, 2-D, and the output
+// has more than 16 pixels. Everything else keeps the generic template.
 #ifndef AGATE_CORE_OPS_QLINEAR_VNNI_H_
 #define AGATE_CORE_OPS_QLINEAR_VNNI_H_
 
