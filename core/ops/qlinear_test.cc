@@ -171,6 +171,15 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
     GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
     EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;
     EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
+    if (index == 3) {  // the tuner's knobs set the register tile
+      CheckOptions tuned = Exact(inputs);
+      tuned.lower.int8_oc_block = 4;
+      tuned.lower.int8_pixel_vectors = 3;
+      EXPECT_TRUE(CheckAgainstReference(finished, tuned));
+      GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "tuned",
+                                 tuned.lower);
+      EXPECT_NE(k.schedule_summary.find("oc_block=4 pixel_vectors=3"), std::string::npos) << k.schedule_summary;
+    }
     ++index;
   }
 }

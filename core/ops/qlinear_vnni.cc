@@ -125,10 +125,15 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   int64_t needed = std::max((p.oh - 1) * p.wide + (p.ow + p.col_tile - 1) / p.col_tile * p.col_tile, p.oh * p.wide);
   p.px_vectors = PickPixelVectors(needed);
   if (p.px_vectors == 0) return Tensor();
+  // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
+  int64_t knob_vectors = ctx.options().int8_pixel_vectors;
+  if (knob_vectors > 0 && needed > knob_vectors * kLanes) p.px_vectors = knob_vectors;
   int64_t block = p.px_vectors * kLanes;
   p.pixels = (needed + block - 1) / block * block;
   p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
-  p.oc_block = std::min<int64_t>(p.oc, p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8);  // one tile: all channels
+  int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block
+                                                    : (p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8);
+  p.oc_block = std::min<int64_t>(p.oc, oc_block);  // one tile: all channels
   p.oc_padded = (p.oc + p.oc_block - 1) / p.oc_block * p.oc_block;
 
   // Weights: wp[oc][kh][kw][c/4][c%4], zero where oc or c is padding; the zero-point
