@@ -49,19 +49,19 @@ struct VnniPlan {
   bool one_by_one = false;
 };
 
-// Pixel vectors per tile (1..4): the fewest padded pixels, then the most vectors;
-// 0 when `needed` (the pixels the output reads) fits one 16-pixel vector. More than
-// one tile must be read, so that bound inference sees the consumer cover whole tiles.
+// Pixel vectors per tile (1..4): the most vectors whose padded pixels stay within 1/16
+// of the fewest (wider tiles reuse each weight broadcast and stream fewer activation
+// rows per output pixel); 0 when `needed` (the pixels the output reads) fits one
+// 16-pixel vector. More than one tile must be read, so that bound inference sees the
+// consumer cover whole tiles.
 int64_t PickPixelVectors(int64_t needed) {
-  int64_t best = 0, best_total = INT64_MAX;
-  for (int64_t v = 4; v >= 1; --v) {
-    int64_t block = v * kLanes, total = (needed + block - 1) / block * block;
-    if (needed > block && total < best_total) {
-      best = v;
-      best_total = total;
-    }
-  }
-  return best;
+  auto total = [&](int64_t v) { return (needed + v * kLanes - 1) / (v * kLanes) * (v * kLanes); };
+  int64_t fewest = INT64_MAX;
+  for (int64_t v = 1; v <= 4; ++v)
+    if (needed > v * kLanes) fewest = std::min(fewest, total(v));
+  for (int64_t v = 4; v >= 1; --v)
+    if (needed > v * kLanes && total(v) * 16 <= fewest * 17) return v;
+  return 0;
 }
 
 bool ZeroPointsAllZero(const graph::Tensor* t) {
@@ -117,11 +117,14 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   // The epilogue's column tile (see the schedule): its whole tiles reach column Wp - 1,
   // so the rows it reads are contiguous in the wide plane and cover whole pixel tiles.
   p.col_tile = p.wide;
-  for (int64_t f : {int64_t{16}, int64_t{8}})
-    if ((p.ow + f - 1) / f * f >= p.wide) {
+  int64_t overhang = INT64_MAX;
+  for (int64_t f : {int64_t{16}, int64_t{8}}) {
+    int64_t reach = (p.ow + f - 1) / f * f;
+    if (reach >= p.wide && reach - p.wide < overhang) {
       p.col_tile = f;
-      break;
+      overhang = reach - p.wide;
     }
+  }
   int64_t needed = std::max((p.oh - 1) * p.wide + (p.ow + p.col_tile - 1) / p.col_tile * p.col_tile, p.oh * p.wide);
   p.px_vectors = PickPixelVectors(needed);
   if (p.px_vectors == 0) return Tensor();
