@@ -8,6 +8,7 @@
 
 #include "core/graph/testing/graph_builder.h"
 #include "core/ir/printer.h"
+#include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
 #include "core/support/error.h"
@@ -179,6 +180,14 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "tuned",
                                  tuned.lower);
       EXPECT_NE(k.schedule_summary.find("oc_block=4 pixel_vectors=3"), std::string::npos) << k.schedule_summary;
+      // The tile is declared to the tuner where the template applies.
+      EXPECT_NE(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake")).ToString().find(
+                    "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3,4}"),
+                std::string::npos);
+      EXPECT_EQ(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"))
+                    .ToString()
+                    .find("int8_"),
+                std::string::npos);
     }
     ++index;
   }
