@@ -74,6 +74,7 @@ const char* CallOpName(CallOp op) {
     case CallOp::kShiftRight: return "shift_right";
     case CallOp::kSyncThreads: return "sync_threads";
     case CallOp::kShuffleXor: return "shuffle_xor";
+    case CallOp::kDot4U8S8: return "dot4_u8s8";
   }
   return "?";
 }
@@ -96,6 +97,7 @@ int CallOpArity(CallOp op) {
     case CallOp::kShiftRight: return 2;
     case CallOp::kFma: return 3;
     case CallOp::kShuffleXor: return 3;
+    case CallOp::kDot4U8S8: return 3;
     default: return 1;
   }
 }
@@ -251,6 +253,16 @@ Expr Call::make(DType dtype, CallOp op, std::vector<Expr> args) {
       AGATE_REQUIRE(args[i].dtype() == DType::Int(32), kInvalidArgument)
           << "shuffle_xor: lane mask and width are int32, got " << args[i].dtype();
     }
+  } else if (op == CallOp::kDot4U8S8) {
+    int n = dtype.lanes();
+    AGATE_REQUIRE(dtype.is_int() && dtype.bits() == 32 && args[0].dtype() == dtype &&
+                      (args[1].dtype() == DType::UInt(8, 4 * n) || args[1].dtype() == DType::UInt(8, 4)) &&
+                      (args[2].dtype() == DType::Int(8, 4 * n) || args[2].dtype() == DType::Int(8, 4)),
+                  kInvalidArgument)
+        << "dot4_u8s8: takes (int32x" << n << ", uint8x" << 4 * n << " or x4, int8x" << 4 * n
+        << " or x4) for an int32x" << n
+        << " result " << dtype << ", got (" << args[0].dtype() << ", " << args[1].dtype() << ", " << args[2].dtype()
+        << ")";
   } else {
     for (const Expr& a : args) {
       AGATE_REQUIRE(a.dtype() == dtype, kInvalidArgument)
@@ -691,6 +703,11 @@ Expr bitwise_not(Expr x) {
   AGATE_REQUIRE(x.defined(), kInvalidArgument) << "bitwise_not of an undefined expression";
   DType t = x.dtype();
   return Call::make(t, CallOp::kBitwiseNot, {x});
+}
+Expr dot4_u8s8(Expr acc, Expr a, Expr b) {
+  AGATE_REQUIRE(acc.defined() && a.defined() && b.defined(), kInvalidArgument) << "dot4_u8s8 of an undefined expression";
+  DType t = acc.dtype();
+  return Call::make(t, CallOp::kDot4U8S8, {acc, a, b});
 }
 Expr fma(Expr a, Expr b, Expr c) {
   BinaryOpMatchTypes(&a, &b);

@@ -272,6 +272,18 @@ enum class CallOp : uint8_t {
   kSyncThreads,  // __syncthreads(): no arguments, int32 result, only as Evaluate(call)
   kShuffleXor,   // shuffle_xor(value, lane_mask, width): `value` of the lane lane ^ lane_mask
                  // within aligned groups of `width` lanes of the warp (int32 mask and width)
+  // dot4_u8s8(acc, a, b): the 4-way 8-bit dot product of x86's vpdpbusd (AVX512-VNNI,
+  // AVX-VNNI). acc is int32 with N lanes, a uint8 and b int8 with 4N lanes; lane i of
+  // the int32 result is
+  //   acc[i] + sum_{j<4} int32(a[4i+j]) * int32(b[4i+j])   (wrapping modulo 2^32)
+  // a or b may instead have 4 lanes, one group of four used for every lane i (a[j] for
+  // a[4i+j]): vpdpbusd's broadcast operand, what a GEMM micro-kernel multiplies a column
+  // of packed weights with. Exact: no saturation (the 4 products lie in [-130560, 129540] and cannot overflow
+  // an int32; only the final addition to acc wraps, as vpdpbusd does). Code generators
+  // emit vpdpbusd where the target has VNNI and an exact widening sequence elsewhere.
+  // The vectorizer never widens it (its lanes are already the hardware's); schedules
+  // build it directly (core/ops/qlinear_vnni.h).
+  kDot4U8S8,
 };
 const char* CallOpName(CallOp op);
 // True for the GPU intrinsics above.
@@ -523,6 +535,9 @@ Expr bitwise_xor(Expr a, Expr b);
 Expr bitwise_not(Expr x);
 Expr shift_left(Expr a, Expr n);   // logical; n >= bit width gives 0 (CallOp::kShiftLeft)
 Expr shift_right(Expr a, Expr n);  // logical; n >= bit width gives 0 (CallOp::kShiftRight)
+// dot4_u8s8(acc, a, b) (CallOp::kDot4U8S8): acc int32xN, a uint8x4N (or x4), b int8x4N
+// (or x4); kInvalidArgument naming the dtypes otherwise.
+Expr dot4_u8s8(Expr acc, Expr a, Expr b);
 
 // Promotes a and b to a common dtype in place (the rule above); throws
 // kInvalidArgument naming both dtypes when there is none (e.g. handle + int).

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/support/error.h"
+
 namespace agate {
 namespace ir {
 namespace {
@@ -28,6 +30,24 @@ TEST(PrinterTest, ParenthesesFollowPrecedence) {
   EXPECT_EQ(ToString(floordiv(a, 4) < b && c != 0), "floordiv(a, 4) < b && c != 0");
   EXPECT_EQ(ToString(Ramp::make(a, Expr(int64_t{1}), 4)), "ramp(a, 1, 4)");
   EXPECT_EQ(ToString(cast(DType::Float(32), a)), "float32(a)");
+}
+
+TEST(PrinterTest, Dot4U8S8PrintsAsACallAndChecksItsTypes) {
+  Buffer x = CreateBuffer("X", DType::UInt(8), {Expr(64)});
+  Buffer w = CreateBuffer("W", DType::Int(8), {Expr(64)});
+  Var acc("acc", DType::Int(32, 16));
+  Expr r64 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 64), r4 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 4);
+  EXPECT_EQ(ToString(dot4_u8s8(acc, Load::make(x, r4), Load::make(w, r64))),
+            "dot4_u8s8(acc, X[ramp(0, 1, 4)], W[ramp(0, 1, 64)])");
+  EXPECT_EQ(dot4_u8s8(acc, Load::make(x, r64), Load::make(w, r64)).dtype(), DType::Int(32, 16));
+  try {
+    dot4_u8s8(acc, Load::make(w, r64), Load::make(x, r64));  // signs swapped
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("dot4_u8s8: takes (int32x16, uint8x64 or x4, int8x64 or x4)"), std::string::npos)
+        << e.message();
+  }
 }
 
 TEST(PrinterTest, AllocateIfAndFunction) {

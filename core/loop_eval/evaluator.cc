@@ -313,6 +313,16 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     std::vector<Value> args;
     for (const Expr& a : op->args) args.push_back(VisitExpr(a));
     Value r = MakeValue(op->dtype);
+    if (op->op == CallOp::kDot4U8S8) {
+      // Exact: 64-bit products and sums, wrapped to int32 once at the end (as vpdpbusd).
+      for (int l = 0; l < op->dtype.lanes(); ++l) {
+        int64_t sum = args[0].i[l];
+        int ga = args[1].lanes() == 4 ? 0 : 4 * l, gb = args[2].lanes() == 4 ? 0 : 4 * l;  // broadcast groups
+        for (int j = 0; j < 4; ++j) sum += args[1].i[ga + j] * args[2].i[gb + j];
+        r.i[l] = Wrap(sum, op->dtype);
+      }
+      return r;
+    }
     for (int l = 0; l < op->dtype.lanes(); ++l) {
       if (op->op == CallOp::kReinterpret) {
         Reinterpret(args[0], l, &r);
@@ -369,7 +379,8 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kShiftLeft:
         case CallOp::kShiftRight:
         case CallOp::kSyncThreads:
-        case CallOp::kShuffleXor: break;
+        case CallOp::kShuffleXor:
+        case CallOp::kDot4U8S8: break;
       }
       r.f[l] = RoundToType(v, op->dtype);
     }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/support/error.h"
 
 namespace agate {
@@ -51,6 +53,33 @@ TEST(EvaluatorTest, IntegerSemanticsAndAsserts) {
   EXPECT_EQ(loop_eval::Run(f, {{out, 3}}, {{"n", 2}}), -1);
   EXPECT_EQ(out[0], -56);  // 200 wraps in int8
   EXPECT_EQ(out[1], -4);
+}
+
+// dot4_u8s8 is exact: products of the extremes (u8 255 x s8 -128 and 127), sums wrapped
+// to int32 like vpdpbusd, lanes grouped by four, and the broadcast form.
+TEST(EvaluatorTest, Dot4U8S8IsExactAndWraps) {
+  Buffer a = CreateBuffer("A", DType::UInt(8), {Expr(8)});
+  Buffer b = CreateBuffer("B", DType::Int(8), {Expr(8)});
+  Buffer acc = CreateBuffer("Acc", DType::Int(32), {Expr(2)});
+  Buffer c = CreateBuffer("C", DType::Int(32), {Expr(4)});
+  Expr r2 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 2), r8 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 8);
+  Expr r4 = Ramp::make(Expr(int64_t{4}), Expr(int64_t{1}), 4);
+  Expr c2 = Ramp::make(Expr(int64_t{2}), Expr(int64_t{1}), 2);
+  Stmt body = Seq::make({Store::make(c, dot4_u8s8(Load::make(acc, r2), Load::make(a, r8), Load::make(b, r8)), r2),
+                         Store::make(c, dot4_u8s8(Load::make(acc, r2), Load::make(a, r4), Load::make(b, r8)), c2)});
+  LoweredFunc f{"k", {a, b, acc, c}, body, 0};
+  uint8_t av[8] = {255, 255, 255, 255, 255, 1, 2, 3};
+  int8_t bv[8] = {-128, -128, -128, -128, 127, -128, 127, -1};
+  int32_t accv[2] = {std::numeric_limits<int32_t>::min() + 5, 1000};
+  int32_t out[4] = {0, 0, 0, 0};
+  EXPECT_EQ(loop_eval::Run(f, {{av, 8}, {bv, 8}, {accv, sizeof accv}, {out, sizeof out}}, {}), 0);
+  // -2147483643 - 130560 wraps to 2147353093.
+  EXPECT_EQ(out[0], static_cast<int32_t>(static_cast<uint32_t>(int64_t{accv[0]} - 4 * 255 * 128)));
+  EXPECT_EQ(out[0], 2147353093);
+  EXPECT_EQ(out[1], 1000 + 255 * 127 - 128 + 2 * 127 - 3);
+  // Broadcast a[4..7] = (255, 1, 2, 3) against each lane's group of b.
+  EXPECT_EQ(out[2], static_cast<int32_t>(static_cast<uint32_t>(int64_t{accv[0]} - 255 * 128 - 128 - 256 - 384)));
+  EXPECT_EQ(out[3], 1000 + 255 * 127 - 128 + 2 * 127 - 3);
 }
 
 }  // namespace

@@ -99,7 +99,9 @@ class Vectorizer : public IRMutator {
       lanes = std::max(lanes, args.back().dtype().lanes());
     }
     if (lanes == 1) return IRMutator::VisitExpr_(op, self);
-    if (op->op == CallOp::kReinterpret || IsGpuIntrinsic(op->op)) throw CannotVectorize();
+    if (op->op == CallOp::kReinterpret || op->op == CallOp::kDot4U8S8 || IsGpuIntrinsic(op->op)) {
+      throw CannotVectorize();
+    }
     for (Expr& a : args) a = BroadcastTo(a, lanes);
     return Call::make(op->dtype.with_lanes(lanes), op->op, args);
   }

@@ -192,6 +192,12 @@ KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group,
   const graph::Node& anchor = graph.nodes.at(group.anchor >= 0 ? group.anchor : group.nodes.front());
   if (group.anchor >= 0 && anchor.op == "Conv") {
     ConvKnobs(graph, anchor, target, &space);
+  } else if (group.anchor >= 0 && (anchor.op == "QLinearConv" || anchor.op == "ConvInteger")) {
+    // The VNNI template's register tile (it reads them where it applies; elsewhere they do nothing).
+    if (target.HasFeature("avx512vnni")) {
+      space.knobs.push_back(MakeKnob("int8_oc_block", 0, {4, 6, 8}));
+      space.knobs.push_back(MakeKnob("int8_pixel_vectors", 0, {1, 2, 3, 4}));
+    }
   } else if (group.anchor >= 0 && (anchor.op == "MatMul" || anchor.op == "Gemm")) {
     DenseKnobs(graph, anchor, target, &space);
   } else {

@@ -39,6 +39,10 @@ TEST(KnobSpaceTest, ApplySetsTheOptionsAndRefusesUnknownKnobs) {
   EXPECT_THROW(ApplyKnobConfig({{"no_such_knob", 1}}), Error);
   EXPECT_THROW(ApplyKnobConfig({{"parallel", 2}}), Error);
   EXPECT_EQ(KnobConfigToString({{"conv_ow_block", 7}, {"parallel", 0}}), "conv_ow_block=7 parallel=0");
+  LowerGroupOptions q = ApplyKnobConfig({{"int8_oc_block", 6}, {"int8_pixel_vectors", 4}});
+  EXPECT_EQ(q.int8_oc_block, 6);
+  EXPECT_EQ(q.int8_pixel_vectors, 4);
+  EXPECT_THROW(ApplyKnobConfig({{"int8_pixel_vectors", 5}}), Error);
 }
 
 }  // namespace

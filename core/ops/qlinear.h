@@ -21,7 +21,9 @@
 // Constant weights are centered once, at compile time (stored as int16). Convs use
 // the direct NCHW template (conv2d.h: any group count, depthwise included) and
 // products the register-tiled matrix template (dense.h), both vectorized at
-// the int32 accumulator's width.
+// the int32 accumulator's width. On targets with AVX512-VNNI, convs with uint8
+// activations and constant symmetric int8 weights (group 1) take the vpdpbusd
+// template of qlinear_vnni.h instead; the requantisation after it is the same.
 #ifndef AGATE_CORE_OPS_QLINEAR_H_
 #define AGATE_CORE_OPS_QLINEAR_H_
 

@@ -7,6 +7,9 @@
 #include <random>
 
 #include "core/graph/testing/graph_builder.h"
+#include "core/ir/printer.h"
+#include "core/ops/knob_space.h"
+#include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
 #include "core/support/error.h"
 
@@ -115,6 +118,78 @@ TEST(QLinearTest, QLinearConvMatchesTheReferenceBitForBit) {
       EXPECT_TRUE(CheckAgainstReference(graph, Exact(inputs))) << "case " << index << " out " << out;
       ++index;
     }
+  }
+}
+
+// Convs the VNNI template takes on a host with avx512vnni (u8 activations, constant
+// symmetric s8 weights, group 1): channels that are not a multiple of 4, output
+// channels that are not a multiple of the register tile, padding with the zero point,
+// strides (1x1 subsampled, KxK by stride phases), dilation, batch 2, both output types.
+TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
+  struct VnniCase {
+    Ints x_shape, w_shape;
+    std::vector<std::pair<std::string, Attribute>> attrs;
+  };
+  std::vector<VnniCase> cases = {
+      {{1, 6, 6, 7}, {10, 6, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{1, 16, 9, 9}, {24, 16, 1, 1}, {{"strides", Attribute(Ints{2, 2})}}},
+      {{2, 5, 7, 6}, {8, 5, 3, 3}, {{"dilations", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{2, 1, 2, 2})}}},
+      {{1, 32, 14, 14}, {12, 32, 1, 1}, {}},
+      {{1, 8, 14, 14}, {8, 8, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}},  // ResNet's 14x14 and 7x7 stages
+      {{1, 4, 7, 7}, {16, 4, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      // strided KxK: stride phases
+      {{1, 8, 9, 10}, {8, 8, 3, 3}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{1, 3, 15, 15}, {8, 3, 7, 7}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{3, 3, 3, 3})}}},
+      {{1, 4, 8, 9}, {4, 4, 3, 2},
+       {{"strides", Attribute(Ints{1, 2})}, {"pads", Attribute(Ints{0, 1, 1, 0})}, {"dilations", Attribute(Ints{2, 1})}}},
+  };
+  int index = 0;
+  for (const VnniCase& c : cases) {
+    ir::DType out = index % 2 ? kS8 : kU8;
+    Graph g;
+    int64_t oc = c.w_shape[0];
+    std::vector<double> w_scale;
+    for (int64_t i = 0; i < oc; ++i) w_scale.push_back(0.002 + 0.0005 * i);
+    g.AddInput("x", TensorType{kU8, c.x_shape});
+    g.AddConstant("xs", Scales({0.02}));
+    g.AddConstant("xz", ZeroPoints(kU8, {131}));
+    g.AddConstant("w", RandomInts(kS8, c.w_shape, 80 + index));
+    g.AddConstant("ws", Scales(w_scale));
+    g.AddConstant("wz", ZeroPoints(kS8, std::vector<int64_t>(oc, 0)));
+    g.AddConstant("ys", Scales({0.05}));
+    g.AddConstant("yz", ZeroPoints(out, {out == kU8 ? 100 : 5}));
+    g.AddConstant("b", RandomInts(kI32, {oc}, 90 + index));
+    Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, c.attrs);
+    std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(kU8, c.x_shape, 100 + index)}};
+    Graph finished = Finish(g, {"y"});
+    EXPECT_TRUE(CheckAgainstReference(finished, Exact(inputs))) << "case " << index;
+    // The template is chosen by the target's features: vpdpbusd tiles with VNNI, the
+    // generic integer conv without.
+    Graph fused = testing::Fuse(finished);
+    GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
+    EXPECT_NE(with.schedule_summary.find("vnni"), std::string::npos) << with.schedule_summary;
+    EXPECT_NE(ir::ToString(with.func).find("dot4_u8s8("), std::string::npos);
+    GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
+    EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;
+    EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
+    if (index == 3) {  // the tuner's knobs set the register tile
+      CheckOptions tuned = Exact(inputs);
+      tuned.lower.int8_oc_block = 4;
+      tuned.lower.int8_pixel_vectors = 3;
+      EXPECT_TRUE(CheckAgainstReference(finished, tuned));
+      GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "tuned",
+                                 tuned.lower);
+      EXPECT_NE(k.schedule_summary.find("oc_block=4 pixel_vectors=3"), std::string::npos) << k.schedule_summary;
+      // The tile is declared to the tuner where the template applies.
+      EXPECT_NE(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake")).ToString().find(
+                    "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3,4}"),
+                std::string::npos);
+      EXPECT_EQ(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"))
+                    .ToString()
+                    .find("int8_"),
+                std::string::npos);
+    }
+    ++index;
   }
 }
 

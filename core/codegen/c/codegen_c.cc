@@ -347,6 +347,19 @@ class CodeGenC {
            n + ")))";
   }
 
+  // dot4_u8s8 lane by lane: the four products fit an int32; their sum is added to the
+  // accumulator through uint32_t, which wraps like vpdpbusd (signed overflow would be undefined).
+  std::string PrintDot4(const ir::Call* op, const std::string& lane) {
+    std::string l = lane.empty() ? "0" : lane;
+    std::string sum;
+    for (int j = 0; j < 4; ++j) {
+      std::string k = "(4 * (" + l + ") + " + std::to_string(j) + ")", g = std::to_string(j);  // g: broadcast group
+      sum += (j ? " + " : "") + std::string("(int32_t)") + Print(op->args[1], op->args[1].dtype().lanes() == 4 ? g : k) +
+             " * (int32_t)" + Print(op->args[2], op->args[2].dtype().lanes() == 4 ? g : k);
+    }
+    return "((int32_t)((uint32_t)" + Print(op->args[0], lane) + " + (uint32_t)(" + sum + ")))";
+  }
+
   std::string PrintCall(const ir::Call* op, const std::string& lane) {
     DType t = op->dtype;
     if (op->op == ir::CallOp::kReinterpret) {
@@ -357,6 +370,7 @@ class CodeGenC {
       return Call(AbsHelper(t), op->args, lane);
     }
     if (ir::IsBitwise(op->op)) return PrintBitwise(op, lane);
+    if (op->op == ir::CallOp::kDot4U8S8) return PrintDot4(op, lane);
     std::string f = t.bits() == 32 ? "f" : "";
     std::string one = t.bits() == 32 ? "1.0f" : "1.0";
     switch (op->op) {
@@ -384,6 +398,7 @@ class CodeGenC {
       case ir::CallOp::kBitwiseNot:
       case ir::CallOp::kShiftLeft:
       case ir::CallOp::kShiftRight: break;
+      case ir::CallOp::kDot4U8S8: break;
       case ir::CallOp::kSyncThreads:
       case ir::CallOp::kShuffleXor:
         AGATE_THROW(kUnsupported) << "kernel " << kernel_ << ": the GPU intrinsic " << ir::CallOpName(op->op)

@@ -8,6 +8,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 
 #include "core/codegen/llvm/math_functions.h"
@@ -134,7 +135,7 @@ Expr SliceLanes(const Expr& e, int offset, int lanes) {
     }
     case ir::ExprKind::kCall: {
       const auto* op = e.as<ir::Call>();
-      if (op->op == ir::CallOp::kReinterpret) return Expr();
+      if (op->op == ir::CallOp::kReinterpret || op->op == ir::CallOp::kDot4U8S8) return Expr();
       std::vector<Expr> args;
       for (const Expr& a : op->args) {
         args.push_back(slice(a));
@@ -734,6 +735,7 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
           << "kernel " << kernel_name_ << ": reinterpret of bool values";
       return builder_.CreateBitCast(args[0], LLVMType(t));
     }
+    if (op->op == ir::CallOp::kDot4U8S8) return EmitDot4(op, args);
     if (t.code() == ir::TypeCode::kBFloat) {
       // Compute in float32 and round back.
       std::vector<Value*> wide;
@@ -741,6 +743,49 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
       return FloatToBFloat16(EmitCall(op->op, DType::Float(32, t.lanes()), wide), t.lanes());
     }
     return EmitCall(op->op, t, args);
+  }
+
+  // dot4_u8s8 (core/ir/expr.h): vpdpbusd where the target has VNNI for this width
+  // (512 bits: avx512vnni; 256/128: avx512vnni with avx512vl, or avxvnni), else an exact
+  // widening sequence (zero- and sign-extend to i32, multiply, add the four products of
+  // each lane; no pmaddubsw, whose 16-bit sums saturate).
+  Value* EmitDot4(const ir::Call* op, std::vector<Value*> args) {
+    int n = op->dtype.lanes();
+    for (int i : {1, 2}) {
+      if (op->args[i].dtype().lanes() == 4 && n > 1) args[i] = BroadcastGroup(args[i], n);
+    }
+    bool x86 = target_.HasFeature("avx512vnni") || target_.HasFeature("avxvnni");
+    bool vl = target_.HasFeature("avx512vnni") && target_.HasFeature("avx512vl");
+    llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
+    if (n == 16 && target_.HasFeature("avx512vnni")) id = llvm::Intrinsic::x86_avx512_vpdpbusd_512;
+    if (n == 8 && (vl || target_.HasFeature("avxvnni"))) id = llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+    if (n == 4 && (vl || target_.HasFeature("avxvnni"))) id = llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    if (x86 && id != llvm::Intrinsic::not_intrinsic) {
+      llvm::Type* words = LLVMType(DType::Int(32, n));
+      return builder_.CreateIntrinsic(id, {}, {args[0], builder_.CreateBitCast(args[1], words),
+                                               builder_.CreateBitCast(args[2], words)});
+    }
+    llvm::Type* wide = LLVMType(DType::Int(32, 4 * n));
+    Value* products = builder_.CreateMul(builder_.CreateZExt(args[1], wide), builder_.CreateSExt(args[2], wide));
+    Value* sum = args[0];
+    for (int j = 0; j < 4; ++j) {
+      Value* part;
+      if (n == 1) {
+        part = builder_.CreateExtractElement(products, static_cast<uint64_t>(j));
+      } else {
+        std::vector<int> mask;
+        for (int i = 0; i < n; ++i) mask.push_back(4 * i + j);
+        part = builder_.CreateShuffleVector(products, mask);
+      }
+      sum = builder_.CreateAdd(sum, part);
+    }
+    return sum;
+  }
+  // A group of four bytes repeated for n lanes: <4 x i8> -> i32 -> splat -> <4n x i8>.
+  Value* BroadcastGroup(Value* group, int n) {
+    llvm::Type* byte = group->getType()->getScalarType();
+    Value* word = builder_.CreateBitCast(group, builder_.getInt32Ty());
+    return builder_.CreateBitCast(builder_.CreateVectorSplat(n, word), llvm::FixedVectorType::get(byte, 4 * n));
   }
 
   Value* EmitCall(ir::CallOp call, DType t, const std::vector<Value*>& args) {

@@ -200,6 +200,39 @@ TEST(CodeGenLLVMTest, LibrariesLoadedTogetherKeepTheirOwnCode) {
   }
 }
 
+// dot4_u8s8 is one vpdpbusd per vector where the target has AVX512-VNNI (or AVX-VNNI for
+// 256/128 bits), and an exact widening sequence where it has not; both give the results
+// of the reference (checked on the host with and without the feature when it has it).
+TEST(CodeGenLLVMTest, Dot4IsVpdpbusdWithVnniAndExactWithout) {
+  const KernelCase* dot = nullptr;
+  std::vector<KernelCase> cases = AllKernelCases();
+  for (const KernelCase& c : cases) {
+    if (c.func.name == "dot4_u8s8") dot = &c;
+  }
+  ASSERT_NE(dot, nullptr);
+  LLVMBuildOptions options;
+  options.keep_assembly = true;
+  auto assembly = [&](const std::string& target) {
+    return BuildLLVMObject({dot->func}, target::Target::Parse(target), options).assembly;
+  };
+  std::string vnni = assembly("llvm -mcpu=skylake-avx512 -mattr=+avx512vnni");
+  EXPECT_NE(vnni.find("vpdpbusd\t%zmm"), std::string::npos) << vnni;
+  EXPECT_NE(vnni.find("vpdpbusd\t%ymm"), std::string::npos) << "256-bit form with avx512vl";
+  std::string alderlake = assembly("llvm -mcpu=alderlake");
+  EXPECT_NE(alderlake.find("vpdpbusd\t%ymm"), std::string::npos) << "AVX-VNNI";
+  std::string plain = assembly("llvm -mcpu=skylake-avx512");
+  EXPECT_EQ(plain.find("vpdpbusd"), std::string::npos);
+  EXPECT_NE(plain.find("vpmaddwd"), std::string::npos) << "exact 16-bit products, 32-bit pair sums" << plain;
+  EXPECT_EQ(plain.find("pmaddubsw"), std::string::npos) << "saturating 16-bit sums";
+
+  target::Target host = target::Target::Host();
+  if (!host.HasFeature("avx512vnni")) GTEST_SKIP() << "the host lacks AVX512-VNNI";
+  for (const char* target : {"llvm", "llvm -mattr=-avx512vnni,-avxvnni"}) {
+    HostKernels kernels = HostKernels::Build({dot->func}, target::Target::Parse(target));
+    EXPECT_EQ(testing::RunAndCheck(*dot, kernels.Get("dot4_u8s8"), 1), "") << target;
+  }
+}
+
 TEST(CodeGenLLVMTest, HostKernelsRefuseFeaturesTheHostLacks) {
   target::Target host = target::Target::Host();
   if (host.arch() != target::Arch::kX86_64 || host.HasFeature("avx512fp16")) {

@@ -261,6 +261,73 @@ KernelCase ShiftOps() {
   return c;
 }
 
+// ------------------------------------------------------------------ dot4_u8s8
+
+// The 4-way u8 x s8 dot product at every width a schedule uses (16, 8, 4 lanes and
+// scalar), in its broadcast form, at the extremes (255 x -128 and 255 x 127 next to
+// accumulators that wrap past INT32_MIN and INT32_MAX) and on mixed values.
+KernelCase Dot4U8S8() {
+  const int rows = 3, per_row = 16 + 8 + 4 + 1 + 16;
+  Buffer a = CreateBuffer("A", DType::UInt(8), {Expr(rows * 64)});
+  Buffer b = CreateBuffer("B", DType::Int(8), {Expr(rows * 64)});
+  Buffer acc = CreateBuffer("Acc", DType::Int(32), {Expr(rows * per_row)});
+  Buffer out = CreateBuffer("Out", DType::Int(32), {Expr(rows * per_row)});
+  Var i("i");
+  Expr in = i * 64, o = i * per_row;
+  auto dot = [&](int offset, int lanes, bool broadcast_a) {
+    Expr acc_v = lanes == 1 ? Load::make(acc, o + offset) : Load::make(acc, Ramp1(o + offset, lanes));
+    Expr a_v = Load::make(a, Ramp1(broadcast_a ? i * 4 : in, broadcast_a ? 4 : 4 * lanes));
+    Expr b_v = Load::make(b, Ramp1(in, 4 * lanes));
+    Expr index = lanes == 1 ? o + offset : Ramp1(o + offset, lanes);
+    return Store::make(out, dot4_u8s8(acc_v, a_v, b_v), index);
+  };
+  Stmt body = For::make(i, 0, rows, ForKind::kSerial,
+                        Seq::make({dot(0, 16, false), dot(16, 8, false), dot(24, 4, false), dot(28, 1, false),
+                                   dot(29, 16, true)}));
+  KernelCase c;
+  c.func = LoweredFunc{"dot4_u8s8", {a, b, acc, out}, body, 0};
+  c.make_args = [=] {
+    std::vector<HostArray> args = {HostArray(DType::UInt(8), rows * 64), HostArray(DType::Int(8), rows * 64),
+                                   HostArray(DType::Int(32), rows * per_row), HostArray(DType::Int(32), rows * per_row)};
+    for (int k = 0; k < 64; ++k) {
+      args[0].as<uint8_t>()[k] = 255;
+      args[1].as<int8_t>()[k] = -128;
+      args[0].as<uint8_t>()[64 + k] = 255;
+      args[1].as<int8_t>()[64 + k] = 127;
+      args[0].as<uint8_t>()[128 + k] = static_cast<uint8_t>((k * 97 + 13) % 256);
+      args[1].as<int8_t>()[128 + k] = static_cast<int8_t>((k * 59 + 7) % 256 - 128);
+    }
+    for (int k = 0; k < per_row; ++k) {
+      args[2].as<int32_t>()[k] = std::numeric_limits<int32_t>::min() + 1000 * k;  // wraps below INT32_MIN
+      args[2].as<int32_t>()[per_row + k] = std::numeric_limits<int32_t>::max() - 1000 * k;  // wraps above INT32_MAX
+      args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
+    }
+    return args;
+  };
+  c.reference = [=](std::vector<HostArray>& args) {
+    const uint8_t* av = args[0].as<uint8_t>();
+    const int8_t* bv = args[1].as<int8_t>();
+    for (int r = 0; r < rows; ++r) {
+      auto run = [&](int offset, int lanes, bool broadcast_a) {
+        for (int l = 0; l < lanes; ++l) {
+          int64_t sum = args[2].as<int32_t>()[r * per_row + offset + l];
+          for (int j = 0; j < 4; ++j) {
+            sum += int64_t{av[broadcast_a ? r * 4 + j : r * 64 + 4 * l + j]} * bv[r * 64 + 4 * l + j];
+          }
+          args[3].as<int32_t>()[r * per_row + offset + l] = static_cast<int32_t>(static_cast<uint32_t>(sum));
+        }
+      };
+      run(0, 16, false);
+      run(16, 8, false);
+      run(24, 4, false);
+      run(28, 1, false);
+      run(29, 16, true);
+    }
+  };
+  c.outputs = {3};
+  return c;
+}
+
 // ------------------------------------------------------------------ strided_predicated
 
 KernelCase StridedPredicated() {
@@ -395,7 +462,7 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 }  // namespace
 
 std::vector<KernelCase> AllKernelCases() {
-  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), StridedPredicated(),
+  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), StridedPredicated(),
           WorkspaceReverse(), OddWidths(), FailingAssert()};
 }
 

@@ -4,7 +4,8 @@
 // Why hand-built: they pin down the LoweredFunc contract independently of the
 // TE lowering, and cover what schedules produce: vector Ramp/Broadcast access,
 // tails, predicated and strided access, parallel loops with captured variables,
-// local and workspace allocations, math calls, integer floor division, bitwise operations and shifts, asserts.
+// local and workspace allocations, math calls, integer floor division, bitwise operations and shifts, the
+// dot4_u8s8 intrinsic (vpdpbusd), asserts.
 #ifndef AGATE_CORE_CODEGEN_TESTING_LOOP_KERNELS_H_
 #define AGATE_CORE_CODEGEN_TESTING_LOOP_KERNELS_H_
 

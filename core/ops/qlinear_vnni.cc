@@ -1,0 +1,291 @@
+#include "core/ops/qlinear_vnni.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/graph/shape_rules.h"
+#include "core/ir/buffer.h"
+#include "core/ir/stmt.h"
+#include "core/ops/schedule_common.h"
+#include "core/ops/window.h"
+#include "core/schedule/schedule.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+
+using te::Expr;
+using te::Tensor;
+using te::Var;
+
+namespace {
+
+const ir::DType kI32 = ir::DType::Int(32);
+const ir::DType kU8 = ir::DType::UInt(8);
+const ir::DType kS8 = ir::DType::Int(8);
+constexpr int64_t kLanes = 16;  // int32 lanes of one vpdpbusd (512 bits)
+
+Expr I(int64_t v) { return Expr(v); }
+
+// The packed geometry of one conv (see the header).
+struct VnniPlan {
+  int64_t n = 0, c = 0, c4 = 0, oc = 0, oc_padded = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  int64_t wide = 0;        // Wp: pixels per output row in the accumulator (OW for 1x1, padded width otherwise)
+  int64_t pixels = 0;      // OH * Wp, rounded up to the pixel block
+  int64_t plane = 0;       // packed input pixels per channel group (q extent)
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // phase strides (the conv's, 1 for 1x1 convs) and dilations
+  int64_t phases = 1;      // sh * sw packed planes (input pixels by row and column phase)
+
+  // Kernel tap (kh, kw) reads plane Phase(kh, kw) at q = p + TapOffset(kh, kw).
+  Expr Phase(const Expr& kh, const Expr& kw) const {
+    return ir::floormod(kh * dh, I(sh)) * sw + ir::floormod(kw * dw, I(sw));
+  }
+  Expr TapOffset(const Expr& kh, const Expr& kw) const {
+    return ir::floordiv(kh * dh, I(sh)) * wide + ir::floordiv(kw * dw, I(sw));
+  }
+  int64_t oc_block = 0;    // output channels per register tile
+  int64_t px_vectors = 0;  // 16-pixel vectors per register tile
+  int64_t col_tile = 0;    // output columns per epilogue tile
+  bool one_by_one = false;
+};
+
+// Pixel vectors per tile (1..4): the most vectors whose padded pixels stay within 1/16
+// of the fewest (wider tiles reuse each weight broadcast and stream fewer activation
+// rows per output pixel); 0 when `needed` (the pixels the output reads) fits one
+// 16-pixel vector. More than one tile must be read, so that bound inference sees the
+// consumer cover whole tiles.
+int64_t PickPixelVectors(int64_t needed) {
+  auto total = [&](int64_t v) { return (needed + v * kLanes - 1) / (v * kLanes) * (v * kLanes); };
+  int64_t fewest = INT64_MAX;
+  for (int64_t v = 1; v <= 4; ++v)
+    if (needed > v * kLanes) fewest = std::min(fewest, total(v));
+  for (int64_t v = 4; v >= 1; --v)
+    if (needed > v * kLanes && total(v) * 16 <= fewest * 17) return v;
+  return 0;
+}
+
+bool ZeroPointsAllZero(const graph::Tensor* t) {
+  for (int64_t i = 0; i < t->numel(); ++i)
+    if (t->GetInt(i) != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std::string& name) {
+  const target::Target& target = ctx.target();
+  if (target.kind() == target::TargetKind::kCUDA || !target.HasFeature("avx512vnni")) return Tensor();
+  if (ctx.attrs().GetInt("group", 1) != 1) return Tensor();
+  const Tensor& x = ctx.input(in.x);
+  const graph::Tensor* wc = ctx.constant(in.w);
+  if (x.dtype() != kU8 || wc == nullptr || ctx.input(in.w).dtype() != kS8) return Tensor();
+  if (ctx.has_input(in.w_zp)) {
+    const graph::Tensor* wz = ctx.constant(in.w_zp);
+    if (wz == nullptr || !ZeroPointsAllZero(wz)) return Tensor();
+  }
+  int64_t x_zp = 0;
+  if (ctx.has_input(in.x_zp)) {
+    const graph::Tensor* xz = ctx.constant(in.x_zp);
+    if (xz == nullptr || xz->numel() != 1) return Tensor();
+    x_zp = xz->GetInt(0);
+  }
+  graph::Shape xs = StaticShape(x), ws = StaticShape(ctx.input(in.w));
+  if (xs.size() != 4 || ws.size() != 4 || ws[1] != xs[1]) return Tensor();
+  graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
+  VnniPlan p;
+  p.n = xs[0];
+  p.c = xs[1];
+  p.c4 = (p.c + 3) / 4;
+  p.oc = ws[0];
+  p.kh = ws[2];
+  p.kw = ws[3];
+  p.oh = g.out[0];
+  p.ow = g.out[1];
+  p.one_by_one = p.kh == 1 && p.kw == 1;
+  // KxK: the padded input split into stride phases, each a plane of Hs x Ws pixels, so
+  // output pixel (oh, ow) under tap (kh, kw) reads phase pixel (oh + kh*dh/sh, ow + kw*dw/sw).
+  int64_t hp = xs[2] + g.pad_begin[0] + g.pad_end[0], wpad = xs[3] + g.pad_begin[1] + g.pad_end[1];
+  if (!p.one_by_one) {
+    p.sh = g.strides[0];
+    p.sw = g.strides[1];
+    p.dh = g.dilations[0];
+    p.dw = g.dilations[1];
+    p.phases = p.sh * p.sw;
+  }
+  int64_t hs = (hp + p.sh - 1) / p.sh;
+  p.wide = p.one_by_one ? p.ow : (wpad + p.sw - 1) / p.sw;
+  // The epilogue's column tile (see the schedule): its whole tiles reach column Wp - 1,
+  // so the rows it reads are contiguous in the wide plane and cover whole pixel tiles.
+  p.col_tile = p.wide;
+  int64_t overhang = INT64_MAX;
+  for (int64_t f : {int64_t{16}, int64_t{8}}) {
+    int64_t reach = (p.ow + f - 1) / f * f;
+    if (reach >= p.wide && reach - p.wide < overhang) {
+      p.col_tile = f;
+      overhang = reach - p.wide;
+    }
+  }
+  int64_t needed = std::max((p.oh - 1) * p.wide + (p.ow + p.col_tile - 1) / p.col_tile * p.col_tile, p.oh * p.wide);
+  p.px_vectors = PickPixelVectors(needed);
+  if (p.px_vectors == 0) return Tensor();
+  // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
+  int64_t knob_vectors = ctx.options().int8_pixel_vectors;
+  if (knob_vectors > 0 && needed > knob_vectors * kLanes) p.px_vectors = knob_vectors;
+  int64_t block = p.px_vectors * kLanes;
+  p.pixels = (needed + block - 1) / block * block;
+  p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
+  int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block
+                                                    : (p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8);
+  p.oc_block = std::min<int64_t>(p.oc, oc_block);  // one tile: all channels
+  p.oc_padded = (p.oc + p.oc_block - 1) / p.oc_block * p.oc_block;
+
+  // Weights: wp[oc][kh][kw][c/4][c%4], zero where oc or c is padding; the zero-point
+  // compensation x_zp * sum(w[oc]) per output channel.
+  graph::Tensor packed(kS8, {p.oc_padded, p.kh, p.kw, p.c4, 4});
+  graph::Tensor compensation(kI32, {p.oc});
+  int8_t* pw = packed.mutable_data<int8_t>();
+  for (int64_t o = 0; o < p.oc; ++o) {
+    int64_t sum = 0;
+    for (int64_t c = 0; c < p.c; ++c) {
+      for (int64_t i = 0; i < p.kh; ++i) {
+        for (int64_t j = 0; j < p.kw; ++j) {
+          int64_t v = wc->GetInt(((o * p.c + c) * p.kh + i) * p.kw + j);
+          pw[(((o * p.kh + i) * p.kw + j) * p.c4 + c / 4) * 4 + c % 4] = static_cast<int8_t>(v);
+          sum += v;
+        }
+      }
+    }
+    compensation.mutable_data<int32_t>()[o] = static_cast<int32_t>(x_zp * sum);
+  }
+  Tensor wp = ctx.AddConstant(name + "_w_vnni", packed);
+  Tensor comp = ctx.AddConstant(name + "_zp_compensation", compensation);
+
+  // Activations: xp[n][c/4][phase][q][c%4] (uint8), the zero point where q or c is padding.
+  Expr zp = ir::make_const(kU8, static_cast<double>(x_zp));
+  std::vector<int64_t> spatial{xs[2], xs[3]};
+  Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, 4}), [&](const std::vector<Var>& i) {
+    Expr c = i[1] * 4 + i[4];
+    Expr row, col, valid;
+    if (p.one_by_one) {
+      row = ir::floordiv(i[3], I(p.ow)) * g.strides[0] - g.pad_begin[0];
+      col = ir::floormod(i[3], I(p.ow)) * g.strides[1] - g.pad_begin[1];
+      valid = c < p.c && i[3] < p.oh * p.ow;
+    } else {
+      row = ir::floordiv(i[3], I(p.wide)) * p.sh + ir::floordiv(i[2], I(p.sw)) - g.pad_begin[0];
+      col = ir::floormod(i[3], I(p.wide)) * p.sw + ir::floormod(i[2], I(p.sw)) - g.pad_begin[1];
+      valid = c < p.c && i[3] < hs * p.wide;
+    }
+    Expr read = PaddedRead(x, {i[0], ir::min(c, I(p.c - 1)), row, col}, 2, spatial, zp);
+    return ir::select(valid, read, zp);
+  }, name + "_x_vnni", tag::kOpaque);
+
+  // The dot products over the wide pixels: accv[n][oc][p].
+  auto dot_body = [&](const Tensor& xt, const Tensor& wt, const Expr& n, const Expr& oc, const Expr& px,
+                      const std::vector<ir::IterVar>& r) {
+    Expr q = px + p.TapOffset(r[1], r[2]);
+    return te::sum(ir::cast(kI32, xt(n, r[0], p.Phase(r[1], r[2]), q, r[3])) *
+                       ir::cast(kI32, wt(oc, r[1], r[2], r[0], r[3])),
+                   r);
+  };
+  auto reduce_axes = [&] {
+    return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.c4)}, "rc4"), te::reduce_axis({I(0), I(p.kh)}, "rkh"),
+                                    te::reduce_axis({I(0), I(p.kw)}, "rkw"), te::reduce_axis({I(0), I(4)}, "rc")};
+  };
+  std::vector<ir::IterVar> r = reduce_axes();
+  // Blocked as [n][oc block][pixel block][oc in block][pixel in block], so that what
+  // the consumer reads (floordiv/floormod of its oc and pixel) covers whole tiles and
+  // bound inference computes every tile unguarded.
+  Tensor accv = te::compute(ToExprShape({p.n, p.oc_padded / p.oc_block, p.pixels / block, p.oc_block, block}),
+                            [&](const std::vector<Var>& o) {
+    return dot_body(xp, wp, o[0], o[1] * p.oc_block + o[3], o[2] * block + o[4], r);
+  }, name + "_vnni", tag::kConv2dNCHW);
+
+  // The intrinsic: one register tile [1, oc_block, 16 * px_vectors] over the whole reduction.
+  Tensor xd = te::placeholder(xp.shape(), kU8, name + "_x_tile");
+  Tensor wd = te::placeholder(wp.shape(), kS8, name + "_w_tile");
+  std::vector<ir::IterVar> rd = reduce_axes();
+  Tensor desc = te::compute(ToExprShape({1, 1, 1, p.oc_block, block}), [&](const std::vector<Var>& o) {
+    return dot_body(xd, wd, o[0], o[1] * p.oc_block + o[3], o[2] * block + o[4], rd);
+  }, name + "_tile");
+  auto intrin = std::make_shared<te::TensorIntrin>();
+  intrin->name = "vnni_conv_tile";
+  intrin->desc = desc;
+  VnniPlan plan = p;
+  intrin->lower = [plan](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
+                         const ir::Buffer& out, const Expr& out_offset) {
+    using namespace ir;  // NOLINT
+    int xi = inputs[0]->dtype == kU8 ? 0 : 1, wi = 1 - xi;
+    const Buffer &xb = inputs[xi], &wb = inputs[wi];
+    const int64_t tiles = plan.oc_block * plan.px_vectors;
+    Buffer acc = CreateBuffer("vnni_acc", kI32, {I(tiles * kLanes)}, MemoryScope::kLocal);
+    auto lanes = [](const Expr& base, int n) { return Ramp::make(cast(DType::Index(), base), I(1), n); };
+    auto tile = [&](int64_t t, int64_t v) { return lanes(I((t * plan.px_vectors + v) * kLanes), kLanes); };
+    std::vector<Stmt> init, update, store;
+    Var c4("c4"), kh("kh"), kw("kw");
+    for (int64_t t = 0; t < plan.oc_block; ++t) {
+      Expr w = Load::make(wb, lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), 4));
+      for (int64_t v = 0; v < plan.px_vectors; ++v) {
+        Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
+        Expr xv = Load::make(xb, lanes(offsets[xi] + xb->FlatIndex({I(0), c4, plan.Phase(kh, kw), q, I(0)}), 4 * kLanes));
+        init.push_back(Store::make(acc, Broadcast::make(IntImm::make(kI32, 0), kLanes), tile(t, v)));
+        update.push_back(Store::make(acc, dot4_u8s8(Load::make(acc, tile(t, v)), xv, w), tile(t, v)));
+        store.push_back(Store::make(out, Load::make(acc, tile(t, v)),
+                                    lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * kLanes)}), kLanes)));
+      }
+    }
+    Stmt loops = For::make(kh, 0, plan.kh, ForKind::kSerial,
+                           For::make(kw, 0, plan.kw, ForKind::kSerial,
+                                     For::make(c4, 0, plan.c4, ForKind::kSerial, Seq::make(update))));
+    return Allocate::make(acc, {I(tiles * kLanes)}, 64, MemoryScope::kLocal,
+                          Seq::make({Seq::make(init), loops, Seq::make(store)}));
+  };
+
+  // The accumulator the caller requantises: valid pixels minus the zero-point term.
+  Tensor acc = te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}), [&](const std::vector<Var>& o) {
+    Expr px = o[2] * p.wide + o[3];
+    return accv(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(px, I(block)), ir::floormod(o[1], I(p.oc_block)),
+                ir::floormod(px, I(block))) - comp(o[1]);
+  }, name, tag::kInjective);
+
+  ctx.SetSchedule([plan, xp, accv, intrin](const ScheduleRequest& req) {
+    te::Schedule s = req.schedule;
+    const LowerGroupOptions& o = *req.options;
+    InjectiveKnobs knobs;
+    if (!o.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+    s[xp].compute_root();
+    ScheduleInjectiveStage(s, xp, *req.target, knobs);
+    te::Stage st = s[accv];
+    auto [no, ni] = st.split(st.axis(0), I(1));
+    auto [oco, oci] = st.split(st.axis(1), I(1));
+    auto [po, pi] = st.split(st.axis(2), I(1));
+    std::vector<ir::IterVar> order{no, oco, po, ni, oci, pi, st.axis(3), st.axis(4)};
+    for (size_t i = 0; i < 4; ++i) order.push_back(st.reduce_axis(i));
+    st.reorder(order);
+    ir::IterVar fused = FuseRange(st, {no, oco, po});
+    if (ParallelAllowed(*req.target) && o.allow_parallel) st.parallel(fused);
+    st.tensorize(ni, *intrin);
+    // Outputs in the conv's shape read the accumulator by whole column tiles (the
+    // template sized the wide plane for that); others get the generic schedule.
+    graph::Shape conv_shape{plan.n, plan.oc, plan.oh, plan.ow};
+    for (const Tensor& out : req.outputs) {
+      if (out.same_as(accv)) continue;
+      if (StaticShape(out) != conv_shape) {
+        ScheduleInjectiveStage(s, out, *req.target, knobs);
+        continue;
+      }
+      te::Stage e = s[out];
+      auto [wo, wi] = e.split(e.axis(3), I(plan.col_tile));
+      ir::IterVar outer = FuseRange(e, {e.axis(0), e.axis(1)});
+      if (ParallelAllowed(*req.target) && o.allow_parallel) e.parallel(outer);
+      if (plan.col_tile <= 16) e.vectorize(wi);
+    }
+    std::ostringstream text;
+    text << "conv int8 vnni (vpdpbusd) oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors
+         << " wide_row=" << plan.wide;
+    return text.str();
+  }, accv);
+  return acc;
+}
+
+}  // namespace ops
+}  // namespace agate
