@@ -2,11 +2,12 @@
 //
 //   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
 //                                                          [--compiled | --cuda-eval "cuda -arch=sm_80"]
-//                                                          [--layout-block N] [--runtime-inputs]
+//                                                          [--layout-block N] [--runtime-inputs | --both]
 //
 // --runtime-inputs feeds every input at run time, as `agate compile` + `agate run` do; without it
 // the inputs that fix shapes (Reshape's shape, TopK's k...) are compile-time constants from the
-// test data, as `agate compile --input-value` makes them.
+// test data, as `agate compile --input-value` makes them. --both prints both reports (the second
+// re-runs only the cases that bound an input): how RESULTS_compiled.md is generated.
 // --list adds every failed and unsupported case with its reason.
 //
 // --compiled compiles every case to a module and runs it in the minimal runtime (what a
@@ -28,7 +29,7 @@
 
 int main(int argc, char** argv) {
   std::string suite = "/usr/share/libonnx-testdata/data/node";
-  bool expanded = false, list = false, compiled = false, runtime_inputs = false;
+  bool expanded = false, list = false, compiled = false, runtime_inputs = false, both = false;
   std::string cuda_target;
   std::string fusion = "rule";
   int layout_block = 0;
@@ -38,11 +39,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--list")) list = true;
     else if (!std::strcmp(argv[i], "--compiled")) compiled = true;
     else if (!std::strcmp(argv[i], "--runtime-inputs")) runtime_inputs = true;
+    else if (!std::strcmp(argv[i], "--both")) both = true;
     else if (!std::strcmp(argv[i], "--cuda-eval") && i + 1 < argc) cuda_target = argv[++i];
     else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
     else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N] [--runtime-inputs]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N] [--runtime-inputs | --both]\n", argv[0]);
       return 2;
     }
   }
@@ -59,6 +61,25 @@ int main(int argc, char** argv) {
     executor.run = agate::conformance::InterpretGraph;
     if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
     if (!cuda_target.empty()) executor = agate::conformance::CudaEvalExecutor(options.fusion, cuda_target);
+    if (both) {
+      using agate::conformance::InputBinding;
+      agate::conformance::BothBindings results =
+          agate::conformance::RunCasesBothWays(agate::conformance::ListCases(suite, expanded), executor);
+      agate::conformance::SuiteReport run_time = agate::conformance::Tally(std::move(results.run_time));
+      agate::conformance::SuiteReport compile_time = agate::conformance::Tally(std::move(results.compile_time));
+      std::printf("summary: %d of %d pass with every input at run time, %d of %d with the inputs that fix shapes "
+                  "bound at compile time\n\n",
+                  run_time.passed, run_time.total(), compile_time.passed, compile_time.total());
+      std::fputs(agate::conformance::FormatReport(run_time, suite, executor.label, InputBinding::kAllAtRunTime, list)
+                     .c_str(),
+                 stdout);
+      std::fputs("\n", stdout);
+      std::fputs(agate::conformance::FormatReport(compile_time, suite, executor.label,
+                                                  InputBinding::kShapeOperandsAtCompileTime, list)
+                     .c_str(),
+                 stdout);
+      return 0;
+    }
     const agate::conformance::InputBinding binding = runtime_inputs
                                                          ? agate::conformance::InputBinding::kAllAtRunTime
                                                          : agate::conformance::InputBinding::kShapeOperandsAtCompileTime;
