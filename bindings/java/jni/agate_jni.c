@@ -460,6 +460,33 @@ static uint64_t dense_bytes(DLDataType dtype, const int64_t* shape, int32_t ndim
   return bytes;
 }
 
+/* Describes the direct buffer as a kDLCPU tensor of `dtype` and `dims` (borrowed: read during
+ * the next runtime call only) in *out, after checking that it holds exactly that tensor's bytes;
+ * `role` and `index` name the input or output in the exception. Returns 0 with a pending
+ * exception on failure. */
+static int buffer_tensor(JNIEnv* env, jobject buffer, const char* role, jint index, const agate_tensor_info* info,
+                         int64_t* dims, int32_t ndim, DLTensor* out) {
+  jlong bytes = 0;
+  char message[256];
+  void* address = direct_buffer(env, buffer, info->name, &bytes);
+  uint64_t needed = dense_bytes(info->dtype, dims, ndim);
+  if ((*env)->ExceptionCheck(env)) return 0;
+  if ((uint64_t)bytes != needed) {
+    snprintf(message, sizeof(message), "%s %d '%s': the buffer holds %lld bytes (from its position to its limit); "
+             "the %s %s %llu", role, (int)index, info->name, (long long)bytes, role,
+             role[0] == 'i' ? "needs" : "has", (unsigned long long)needed);
+    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
+    return 0;
+  }
+  memset(out, 0, sizeof(*out));
+  out->data = address;
+  out->device.device_type = kDLCPU;
+  out->ndim = ndim;
+  out->dtype = info->dtype;
+  out->shape = dims;
+  return 1;
+}
+
 /* Binds input `index` to the direct buffer's memory without copying, with the module's dtype and
  * `shape` (NULL: the module's shape; a module with a symbolic dimension takes any extent in its
  * bounds). The Java side keeps the buffer reachable while it is bound. On failure the previous
@@ -469,12 +496,8 @@ NATIVE(void, executorSetInputBuffer)(JNIEnv* env, jclass cls, jlong executor, ji
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
   DLTensor tensor;
-  jlong bytes = 0;
   int64_t dims[32];
   int32_t ndim;
-  uint64_t needed;
-  void* address;
-  char message[256];
   (void)cls;
   if (index < 0 || (uint32_t)index >= e->num_inputs) {
     throw_agate(env, AGATE_OUT_OF_RANGE, "input index out of range");
@@ -488,21 +511,7 @@ NATIVE(void, executorSetInputBuffer)(JNIEnv* env, jclass cls, jlong executor, ji
   }
   if (shape != NULL) (*env)->GetLongArrayRegion(env, shape, 0, ndim, (jlong*)dims);
   else memcpy(dims, info.shape, sizeof(int64_t) * (size_t)ndim);
-  address = direct_buffer(env, buffer, info.name, &bytes);
-  if ((*env)->ExceptionCheck(env)) return;
-  needed = dense_bytes(info.dtype, dims, ndim);
-  if ((uint64_t)bytes != needed) {
-    snprintf(message, sizeof(message), "input %d '%s': the buffer holds %lld bytes (from its position to its limit); "
-             "the input needs %llu", (int)index, info.name, (long long)bytes, (unsigned long long)needed);
-    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
-    return;
-  }
-  memset(&tensor, 0, sizeof(tensor));
-  tensor.data = address;
-  tensor.device.device_type = kDLCPU;
-  tensor.ndim = ndim;
-  tensor.dtype = info.dtype;
-  tensor.shape = dims; /* read during the call only */
+  if (!buffer_tensor(env, buffer, "input", index, &info, dims, ndim, &tensor)) return;
   if (check(env, agate_executor_set_input(e->executor, (uint32_t)index, &tensor))) return;
   free(e->inputs[index]); /* a copy bound before is no longer read */
   e->inputs[index] = NULL;
@@ -514,12 +523,8 @@ NATIVE(void, executorCopyOutputToBuffer)(JNIEnv* env, jclass cls, jlong executor
   jni_executor* e = as_executor(executor);
   agate_tensor_info info;
   DLTensor host;
-  jlong bytes = 0;
   int64_t dims[32];
   int32_t ndim = 0;
-  uint64_t needed;
-  void* address;
-  char message[256];
   (void)cls;
   if (index < 0) {
     throw_agate(env, AGATE_OUT_OF_RANGE, "output index out of range");
@@ -527,21 +532,7 @@ NATIVE(void, executorCopyOutputToBuffer)(JNIEnv* env, jclass cls, jlong executor
   }
   if (check(env, agate_module_output_info(e->module, (uint32_t)index, &info))) return;
   if (check(env, agate_executor_output_shape(e->executor, (uint32_t)index, dims, 32, &ndim))) return;
-  address = direct_buffer(env, buffer, info.name, &bytes);
-  if ((*env)->ExceptionCheck(env)) return;
-  needed = dense_bytes(info.dtype, dims, ndim);
-  if ((uint64_t)bytes != needed) {
-    snprintf(message, sizeof(message), "output %d '%s': the buffer holds %lld bytes (from its position to its limit); "
-             "the output has %llu", (int)index, info.name, (long long)bytes, (unsigned long long)needed);
-    throw_agate(env, AGATE_INVALID_ARGUMENT, message);
-    return;
-  }
-  memset(&host, 0, sizeof(host));
-  host.data = address;
-  host.device.device_type = kDLCPU;
-  host.ndim = ndim;
-  host.dtype = info.dtype;
-  host.shape = dims; /* read during the call only */
+  if (!buffer_tensor(env, buffer, "output", index, &info, dims, ndim, &host)) return;
   check(env, agate_executor_copy_output(e->executor, (uint32_t)index, &host));
 }
 
