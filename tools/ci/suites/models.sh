@@ -28,31 +28,11 @@ if ! /usr/bin/python3 tools/zoo/export_models.py --out "$ZOO" "${models[@]}"; th
 fi
 bazel build --noshow_progress //tools/cli:agate >/dev/null 2>&1 || { echo "could not build the CLI"; echo "0 1"; exit 0; }
 AGATE="$ROOT/bazel-bin/tools/cli/agate"
+source tools/ci/suites/lib/compile_run_compare.sh
 for model in "${models[@]}"; do
   for fusion in rule none all; do
-    name="$model --fusion $fusion"
-    if ! "$AGATE" compile "$ZOO/$model.onnx" -o "$WORK/$model.agm" --fusion "$fusion" >"$WORK/compile.log" 2>&1; then
-      echo "FAIL $name: compile failed"; tail -3 "$WORK/compile.log"; failed=$((failed + 1)); continue
-    fi
-    if ! "$AGATE" run "$WORK/$model.agm" --inputs "$ZOO/$model.inputs.npz" --outputs "$WORK/out.npz" \
-        --print-time --repeat 5 >"$WORK/run.log" 2>&1; then
-      echo "FAIL $name: run failed"; tail -3 "$WORK/run.log"; failed=$((failed + 1)); continue
-    fi
-    if /usr/bin/python3 - "$WORK/out.npz" "$ZOO/$model.reference.npz" "$name" "$(tail -1 "$WORK/run.log" | awk '{print $2}')" <<'PY'
-import sys
-import numpy as np
-got, want = np.load(sys.argv[1]), np.load(sys.argv[2])
-ok = True
-for key in want.files:
-    diff = float(np.abs(got[key] - want[key]).max())
-    scale = max(1.0, float(np.abs(want[key]).max()))
-    close = np.allclose(got[key], want[key], rtol=1e-4, atol=1e-4 * scale)
-    ok = ok and close
-    print(f"{'ok  ' if close else 'FAIL'} {sys.argv[3]}: {key} max |diff| {diff:.2e} (max |pytorch| {scale:.2e}), "
-          f"median {sys.argv[4]} ms")
-sys.exit(0 if ok else 1)
-PY
-    then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    compile_run_compare "$model --fusion $fusion" "$ZOO/$model.onnx" "$ZOO/$model.inputs.npz" \
+      "$ZOO/$model.reference.npz" 1e-4 "$fusion" --print-time --repeat 5
   done
 done
 echo "$passed $failed"
