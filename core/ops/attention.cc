@@ -27,18 +27,29 @@ struct AttentionTiles {
 };
 
 // Query blocks of up to 8 rows (the register tile of the score and P V
-// products: 8 rows x one or two vectors of keys or values); key tiles of 64
-// keys (a 64 x D tile of K^T and V stays in L1 next to the 8 x 64 scores), or
-// the whole (vector-rounded) key range when it is shorter. Sequences no tile
-// divides are padded with masked keys (Kt, Vp), so every loop is whole vectors.
+// products: 8 rows x one or two vectors of keys or values). Keys: the whole
+// (vector-rounded) key range as one tile up to 256 keys, else the tile of 64 to 128
+// keys that pads the range least (ties: the larger, fewer tiles). Why: each
+// key tile ends with the online-softmax combine, two exps per row and value
+// vector, which cost as much as a sixth of ViT-B/16's attention kernel with 64-key
+// tiles (perf); and 197 keys in 64-key tiles computed 256 (23% padding) where
+// one 208-key tile computes 5% more than needed. The scores and probabilities of
+// a block (8 x 256 floats) stay in L1; K^T and V tiles stream from L2 either way,
+// every query block reading all of them. Sequences no tile divides are padded
+// with masked keys (Kt, Vp), so every loop is whole vectors.
 AttentionTiles ChooseAttentionTiles(int64_t sq, int64_t skv, int lanes, const LowerGroupOptions& o) {
   AttentionTiles t;
   int64_t rows = o.dense_m_block > 0 ? o.dense_m_block : 8;
   t.query_block = DivisorAtMost(sq, rows);
   if (t.query_block < 4 && sq > rows) t.query_block = LeastWastefulTile(sq, 4, rows);
   int64_t v = std::max(1, lanes);
-  int64_t rounded = (skv + v - 1) / v * v;
-  t.key_tile = rounded <= 64 ? rounded : 64;
+  int64_t vectors = (skv + v - 1) / v;
+  if (vectors * v <= 256) {
+    t.key_tile = vectors * v;
+    return t;
+  }
+  int64_t lo = std::max<int64_t>(1, 64 / v), hi = std::max<int64_t>(lo, 128 / v);
+  t.key_tile = LeastWastefulTile(vectors, lo, hi) * v;
   return t;
 }
 

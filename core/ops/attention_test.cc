@@ -81,13 +81,14 @@ TEST(AttentionTest, SmallShapesOnBothBackends) {
   for (size_t i = 0; i < cases.size(); ++i) EXPECT_TRUE(CheckAgainstReference(AttentionGraph(cases[i]))) << "case " << i;
 }
 
-// Several key tiles (the online softmax across tiles), padded tails, causal with Sq != Skv.
-TEST(AttentionTest, SeveralKeyTiles) {
+// One key tile up to 256 keys (padded tails, causal with Sq != Skv, ViT's 197), several beyond (the
+// online softmax across tiles).
+TEST(AttentionTest, OneAndSeveralKeyTiles) {
   CheckOptions llvm_only;
   llvm_only.eval = false;
-  std::vector<Case> cases(5);
+  std::vector<Case> cases(7);
   cases[0].sq = 17;
-  cases[0].skv = 70;  // two tiles of 64, the second padded
+  cases[0].skv = 70;  // one tile of 80 keys, 10 padded
   cases[1].sq = 33;
   cases[1].skv = 130;
   cases[1].d = cases[1].dv = 64;
@@ -102,12 +103,19 @@ TEST(AttentionTest, SeveralKeyTiles) {
   cases[4].skv = 197;
   cases[4].heads = cases[4].kv_heads = 3;
   cases[4].d = cases[4].dv = 64;
+  cases[5].sq = 9;
+  cases[5].skv = 300;  // several tiles, the last padded
+  cases[5].d = cases[5].dv = 16;
+  cases[5].mask = Mask::kConstant;
+  cases[6].sq = cases[6].skv = 520;  // several tiles, causal: whole tiles masked out for early rows
+  cases[6].heads = cases[6].kv_heads = 1;
+  cases[6].causal = true;
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_TRUE(CheckAgainstReference(AttentionGraph(cases[i]), llvm_only)) << "case " << i;
   // The multi-tile path on the loop-IR interpreter too, kept small.
   Case small;
   small.sq = 3;
-  small.skv = 67;
+  small.skv = 267;
   small.d = small.dv = 4;
   small.mask = Mask::kRuntimePadding;
   EXPECT_TRUE(CheckAgainstReference(AttentionGraph(small)));
