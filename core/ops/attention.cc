@@ -103,11 +103,17 @@ std::string ScheduleAttention(const ScheduleRequest& r, const Stages& st) {
   VectorizeInner(qs, qs.axis(3), lanes);
 
   // The online softmax over key tiles: key tiles outside, the block's (row, value vector) accumulators inside.
-  te::Stage state = s[st.state[0]];
-  state.compute_at(y, block);
-  ir::IterVar jb = state.reduce_axis(0);
-  state.reorder({state.axis(0), state.axis(1), jb, state.axis(2), state.axis(3)});
-  VectorizeInner(state, state.axis(3), lanes);
+  // Several key tiles: the per-tile stages are computed at the combine's key-tile loop. One tile: at the
+  // query block, and Y divides P V by the row sum directly (no combine).
+  te::Stage state = y;
+  ir::IterVar jb = block;
+  if (!st.state.empty()) {
+    state = s[st.state[0]];
+    state.compute_at(y, block);
+    jb = state.reduce_axis(0);
+    state.reorder({state.axis(0), state.axis(1), jb, state.axis(2), state.axis(3)});
+    VectorizeInner(state, state.axis(3), lanes);
+  }
 
   // Per key tile: scores (rows x key vectors, reduction over the head size outside the register tile).
   te::Stage sc = s[st.scores];
@@ -163,7 +169,8 @@ std::string ScheduleAttention(const ScheduleRequest& r, const Stages& st) {
   }
   std::ostringstream text;
   text << "attention query_block=" << st.tiles.query_block << " key_tile=" << st.tiles.key_tile
-       << " keys=" << st.padded_keys << ", online softmax over key tiles"
+       << " keys=" << st.padded_keys
+       << (st.state.empty() ? ", softmax over one key tile" : ", online softmax over key tiles")
        << (out.same_as(st.out) ? "" : ", epilogue inlined");
   return text.str();
 }
@@ -264,6 +271,14 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
     return te::sum(st.probs(i[0], i[1], i[2], key) * st.vp(i[0], kv_head(i[1]), key, i[4]), {rv});
   }, name + "_pv", kAttentionTag);
 
+  if (tiles == 1) {
+    // One key tile: the tile's probabilities are the softmax's numerators, its sum the denominator.
+    st.out = te::compute(ToExprShape({batch, heads, sq, dv}), [&](const std::vector<Var>& i) {
+      return st.pv(i[0], i[1], i[2], Expr(int64_t{0}), i[3]) / st.tile_sum(i[0], i[1], i[2], Expr(int64_t{0}));
+    }, name, tag::kOpaque);
+    ctx.SetSchedule([st](const ScheduleRequest& r) { return ScheduleAttention(r, st); }, st.out);
+    return {st.out};
+  }
   // Online softmax: (m, l, acc) combined over key tiles.
   ir::CommReducer online = te::MakeCommReducer(
       {dt, dt, dt},
