@@ -134,6 +134,11 @@ class Folder {
     int64_t n = p->scale_value->numel();
     if (p->zero_value && p->zero_value->numel() != n) return "scale and zero point of " + node.Describe() + " differ in size";
     if (n == 1 && p->scale_value->shape().size() <= 1) return "";
+    // Blocked quantization (opset 21: a scale per block of `block_size` elements along the axis) has no
+    // integer kernel: the DequantizeLinear runs and the op stays float.
+    if (int64_t block = node.attrs.GetInt("block_size", 0); block > 0)
+      return node.Describe() + " is quantized in blocks of " + std::to_string(block) +
+             " (block_size), where only per-tensor or per-channel parameters fold into integer ops";
     if (per_axis < 0) return node.Describe() + " is quantized per axis where only per-tensor parameters fold";
     int rank = graph_.TypeOf(node.inputs[0]).rank();
     int64_t axis = node.attrs.GetInt("axis", 1);

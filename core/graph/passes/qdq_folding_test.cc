@@ -182,6 +182,35 @@ TEST(QDQFoldingTest, UnfoldablePatternsStayFloatWithAWarningNamingTheNode) {
   log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(CountOps(after, "QLinearConv"), 0);
   EXPECT_DOUBLE_EQ(OutputDifference(shared, after), 0.0);
+
+  // Blocked weights (opset 21 block_size: one scale per 2 input channels of each output channel).
+  Graph blocked = QDQGraph(Spec{});
+  std::vector<double> block_scales;
+  for (int i = 0; i < 16; ++i) block_scales.push_back(0.002 + 0.0001 * i);
+  blocked.constants.erase("wscale");
+  blocked.types.erase("wscale");
+  blocked.AddConstant("wscale", Tensor::FromDoubles(kF32, {8, 2, 3, 3}, [&] {
+    std::vector<double> v;
+    for (int o = 0; o < 8; ++o)
+      for (int b = 0; b < 2; ++b)
+        for (int k = 0; k < 9; ++k) v.push_back(block_scales[o * 2 + b]);
+    return v;
+  }()));
+  blocked.constants.erase("wzero");
+  blocked.types.erase("wzero");
+  for (Node& node : blocked.nodes) {
+    if (node.name != "dqw") continue;
+    node.inputs.resize(2);
+    node.attrs.Set("axis", Attribute(int64_t{1}));
+    node.attrs.Set("block_size", Attribute(int64_t{2}));
+  }
+  blocked = Finish(blocked, {"y"});
+  ::testing::internal::CaptureStderr();
+  after = FoldQDQ(blocked);
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(CountOps(after, "QLinearConv"), 0);
+  EXPECT_EQ(CountOps(after, "Conv"), 1);
+  EXPECT_NE(log.find("in blocks of 2 (block_size)"), std::string::npos) << log;
 }
 
 TEST(QDQFoldingTest, BadScalesAndZeroPointsAreRefusedNamingTheTensor) {
