@@ -129,6 +129,34 @@ TEST(FusionTest, RuleDoesNotFuseAnExpandingBroadcastIntoAConv) {
   EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kRule)), (Groups{{"conv"}, {"expand_add"}}));
 }
 
+// conv -> QuantizeLinear -> DequantizeLinear -> AveragePool (an int8 network's last block and
+// its pooling): the widening DequantizeLinear joins the pool, so the kernel boundary carries
+// the uint8 tensor, not the float32 one; a same-width Relu before a pool stays the conv's epilogue.
+TEST(FusionTest, RuleFusesAWideningDequantizeIntoThePoolItFeeds) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {1, 4, 6, 6}});
+  g.AddConstant("w", RandomTensor({4, 4, 3, 3}, 12));
+  g.AddConstant("s", graph::Tensor::FromDoubles(DType::Float(32), {}, {0.05}));
+  g.AddConstant("z", graph::Tensor::FromInts(DType::UInt(8), {}, {3}));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"});
+  Add(&g, "QuantizeLinear", "quantize", {"c", "s", "z"}, {"q"});
+  Add(&g, "DequantizeLinear", "dequantize", {"q", "s", "z"}, {"d"});
+  Add(&g, "AveragePool", "pool", {"d"}, {"y"}, {{"kernel_shape", std::vector<int64_t>{4, 4}}});
+  Graph graph = Finish(g, {"y"});
+  Graph fused = FuseOperators(graph, FusionPolicy::kRule);
+  EXPECT_EQ(GroupNames(fused), (Groups{{"conv", "quantize"}, {"dequantize", "pool"}}));
+  EXPECT_EQ(fused.groups[0].outputs, (std::vector<std::string>{"q"}));
+
+  Graph same_width;
+  same_width.AddInput("x", TensorType{DType::Float(32), {1, 4, 6, 6}});
+  same_width.AddConstant("w", RandomTensor({4, 4, 3, 3}, 12));
+  Add(&same_width, "Conv", "conv", {"x", "w"}, {"c"});
+  Add(&same_width, "Relu", "relu", {"c"}, {"r"});
+  Add(&same_width, "AveragePool", "pool", {"r"}, {"y"}, {{"kernel_shape", std::vector<int64_t>{4, 4}}});
+  EXPECT_EQ(GroupNames(FuseOperators(Finish(same_width, {"y"}), FusionPolicy::kRule)),
+            (Groups{{"conv", "relu"}, {"pool"}}));
+}
+
 // Two convolutions never share a kernel, even under `all`.
 TEST(FusionTest, AllKeepsOneAnchorPerGroup) {
   Graph g;

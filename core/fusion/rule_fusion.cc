@@ -7,7 +7,8 @@
 // out-elementwise-fusable ops with their elementwise successors and
 // elementwise/broadcast ops into injective or reduction consumers; phase 1
 // fuses injective ops together, and injective chains into the Attention node
-// they feed (the head split of Q, K and V).
+// they feed (the head split of Q, K and V). Before both, a widening elementwise
+// node that only feeds a pool joins the pool (FuseWideningIntoPools).
 #include <algorithm>
 #include <functional>
 
@@ -54,6 +55,7 @@ class RuleFuser {
 
   Partition Run() {
     FuseOperandTransposes();
+    FuseWideningIntoPools();
     std::vector<int> ipdom = PostDominators(g_);
     for (int phase = 0; phase < 2; ++phase) {
       for (int i = 0; i < g_.size(); ++i) {
@@ -121,6 +123,30 @@ class RuleFuser {
         bool operand = producer.outputs[0] == node.inputs[0] || producer.outputs[0] == node.inputs[1];
         if (producer.op != "Transpose" || !operand || g_.feeds_output[p] || g_.consumers[p].size() != 1) continue;
         if (Find(p) != p) continue;  // already part of another group
+        sets_.Merge(p, i);
+        pattern_[Find(i)] = std::max(pattern_[Find(i)], g_.kinds[i]);
+      }
+    }
+  }
+
+  // An elementwise node whose output elements are wider than its input's (DequantizeLinear
+  // of 8-bit data, a Cast to float) and that feeds only a pool joins the pool's group: the
+  // pool widens each element as it reads it, so only the narrow tensor is stored. Left to
+  // the rules below, the producer's epilogue would take it and store the wide tensor (an
+  // int8 network's last feature map as float32 before its average pooling: four times the
+  // bytes, the largest buffer of a microcontroller model). A pool reads each input element
+  // a few times at most, so nothing is recomputed that matters.
+  void FuseWideningIntoPools() {
+    for (int i = 0; i < g_.size(); ++i) {
+      const std::string& op = graph_.nodes[i].op;
+      if (op.size() < 4 || op.compare(op.size() - 4, 4, "Pool") != 0) continue;
+      for (int p : g_.producers[i]) {
+        const graph::Node& producer = graph_.nodes[p];
+        if (g_.kinds[p] != OpKind::kElemWise || g_.feeds_output[p] || g_.consumers[p].size() != 1) continue;
+        if (producer.inputs.empty() || producer.outputs[0] != graph_.nodes[i].inputs[0] || Find(p) != p) continue;
+        int in_bits = graph_.TypeOf(producer.inputs[0]).dtype.bits();
+        int out_bits = graph_.TypeOf(producer.outputs[0]).dtype.bits();
+        if (out_bits <= in_bits) continue;
         sets_.Merge(p, i);
         pattern_[Find(i)] = std::max(pattern_[Find(i)], g_.kinds[i]);
       }

@@ -7,6 +7,7 @@
 #include "core/ops/conv2d.h"
 #include "core/ops/dense.h"
 #include "core/ops/op_context.h"
+#include "core/ops/qlinear_mcu.h"
 #include "core/ops/qlinear_vnni.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -170,6 +171,8 @@ Tensor IntegerConv(const OpContext& ctx, const ConvInputs& in, const std::string
   if (ctx.has_input(in.w_zp)) PerAxis(ctx, in.w_zp, ws[0], "zero point");
   Tensor vnni = VnniIntegerConv(ctx, VnniConvInputs{in.x, in.x_zp, in.w, in.w_zp}, name);
   if (vnni.defined()) return vnni;
+  Tensor mcu = McuIntegerConv(ctx, McuConvInputs{in.x, in.x_zp, in.w, in.w_zp}, name);
+  if (mcu.defined()) return mcu;
   Tensor x = Centered(ctx, in.x, in.x_zp, -1, name + "_x_centered");
   Tensor w = Centered(ctx, in.w, in.w_zp, 0, name + "_w_centered");
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));

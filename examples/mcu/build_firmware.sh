@@ -1,20 +1,21 @@
 #!/bin/sh
-# Builds the example firmware: the agate core runtime, two packages and firmware/main.c, for one
+# Builds the example firmware: the agate core runtime, three packages and firmware/main.c, for one
 # of QEMU's Arm boards, with arm-none-eabi-gcc and newlib (semihosting, rdimon).
 #
-#   examples/mcu/build_firmware.sh BOARD OUT_DIR KWS_PACKAGE DEMO_PACKAGE
+#   examples/mcu/build_firmware.sh BOARD OUT_DIR KWS_PACKAGE KWS8_PACKAGE DEMO_PACKAGE
 #
 # BOARD: mps2-an386 (Cortex-M4, hard float) or mps3-an547 (Cortex-M55, hard float, MVE).
-# The packages are folders `agate compile --package` wrote with the prefixes kws and demo.
+# The packages are folders `agate compile --package` wrote with the prefixes kws, kws8 and demo.
 # Writes OUT_DIR/firmware.elf and OUT_DIR/firmware.map; the objects stay in OUT_DIR/obj (runtime/,
-# kws/, demo/, app/), which size_report.py attributes the firmware's bytes by.
+# kws/, kws8/, demo/, app/), which size_report.py attributes the firmware's bytes by.
 # Needs: gcc-arm-none-eabi, libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib,
 # flatbuffers-compiler (flatc), libflatbuffers-dev and libdlpack-dev (their headers).
 set -eu
 board="$1"
 out="$2"
 kws="$3"
-demo="$4"
+kws8="$4"
+demo="$5"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
@@ -24,7 +25,7 @@ case "$board" in
   *) echo "build_firmware.sh: unknown board '$board' (mps2-an386, mps3-an547)" >&2; exit 2 ;;
 esac
 
-mkdir -p "$out/obj/runtime" "$out/obj/kws" "$out/obj/demo" "$out/obj/app" "$out/include/dlpack" \
+mkdir -p "$out/obj/runtime" "$out/obj/kws" "$out/obj/kws8" "$out/obj/demo" "$out/obj/app" "$out/include/dlpack" \
   "$out/gen/runtime_minimal/schema"
 # The runtime's generated FlatBuffers reader, and the headers it needs, apart from the host's /usr/include.
 flatc --cpp --scoped-enums -o "$out/gen/runtime_minimal/schema" "$root/runtime_minimal/schema/module.fbs"
@@ -40,7 +41,7 @@ for src in c_api executor message module verify; do
     -c "$root/runtime_minimal/core/$src.cc" -o "$out/obj/runtime/$src.o"
 done
 # Each package: its table and entry points, its module array, its kernels (C source or object).
-for pkg in kws demo; do
+for pkg in kws kws8 demo; do
   dir=$(eval echo "\$$pkg")
   for c in "$dir"/agate_${pkg}.c "$dir"/agate_${pkg}_module.c "$dir"/agate_${pkg}_kernels.c; do
     [ -f "$c" ] || continue
@@ -48,9 +49,9 @@ for pkg in kws demo; do
   done
   [ -f "$dir/agate_${pkg}_kernels.o" ] && cp "$dir/agate_${pkg}_kernels.o" "$out/obj/$pkg/"
 done
-arm-none-eabi-gcc $common -O2 -std=c99 -I"$kws" -I"$demo" $includes -c "$here/firmware/main.c" -o "$out/obj/app/main.o"
+arm-none-eabi-gcc $common -O2 -std=c99 -I"$kws" -I"$kws8" -I"$demo" $includes -c "$here/firmware/main.c" -o "$out/obj/app/main.o"
 arm-none-eabi-gcc $common -O2 -std=c99 -c "$here/firmware/startup.c" -o "$out/obj/app/startup.o"
 arm-none-eabi-g++ $cpu -specs=rdimon.specs -Wl,--gc-sections -Wl,-Map="$out/firmware.map" \
   -L"$here/firmware" -T "$here/firmware/$script" \
-  "$out"/obj/app/*.o "$out"/obj/runtime/*.o "$out"/obj/kws/*.o "$out"/obj/demo/*.o -lm -o "$out/firmware.elf"
+  "$out"/obj/app/*.o "$out"/obj/runtime/*.o "$out"/obj/kws/*.o "$out"/obj/kws8/*.o "$out"/obj/demo/*.o -lm -o "$out/firmware.elf"
 echo "built $out/firmware.elf for $board"

@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """The microcontroller example end to end, as a user would do it, and its check.
 
-1. Exports the keyword-spotting DS-CNN from PyTorch (tools/zoo/export_models.py ds_cnn_kws: fixed
-   seeds, with PyTorch's reference output) and takes the bundled demo CNN (examples/demo).
+1. Exports the keyword-spotting DS-CNN from PyTorch in float32 (tools/zoo/export_models.py
+   ds_cnn_kws: fixed seeds, with PyTorch's reference output) and in int8 (tools/zoo/export_qdq_models.py
+   ds_cnn_kws: PyTorch's static quantization in QDQ form, with PyTorch's int8 output), and takes the
+   bundled demo CNN (examples/demo).
 2. Compiles each into a package with `agate compile --package --memory-plan min-peak` (prefixes
-   kws and demo): the portable C backend for the Cortex-M4 board, LLVM objects for the Cortex-M55
-   board (and, with --sizes, each with the default memory plan for the report's comparison).
-3. Builds one firmware per board holding both models (build_firmware.sh) and runs it under
+   kws, kws8 and demo): the portable C backend for the Cortex-M4 board, LLVM objects for the
+   Cortex-M55 board (and, with --sizes, each with the default memory plan for the report's
+   comparison). The int8 model must fold into integer operators (no "stays float" warning).
+3. Builds one firmware per board holding the three models (build_firmware.sh) and runs it under
    qemu-system-arm (mps2-an386, mps3-an547) with the models' inputs.
 4. Compares every output the firmware prints with `agate run` of the same model compiled for
-   this machine, and with PyTorch's, and checks that a module given the other model's kernel
+   this machine, and with PyTorch's (the int8 model with PyTorch's int8 model, within a
+   quantization step of the logits), and checks that a module given the other model's kernel
    table was refused.
 
 Prints one "ok"/"FAIL" line per check and, with --sizes FILE, writes the size report
@@ -68,6 +72,16 @@ def close(got, want):
     return bool(np.all(diff <= bound)), f"max |diff| {diff.max():.3g}"
 
 
+def close_int8(got, want, tolerance=0.02):
+    """The int8 DS-CNN against PyTorch's int8 model: the same quantized network, but PyTorch
+    (onednn) requantises in float32 where agate rounds in double (core/ops/qlinear.h), so a logit
+    may move by one quantization step; the softmax outputs agree within `tolerance`."""
+    if got.shape != want.shape:
+        return False, f"shape {got.shape} vs {want.shape}"
+    diff = float(np.abs(got - want).max())
+    return diff <= tolerance and int(got.argmax()) == int(want.argmax()), f"max |diff| {diff:.3g}"
+
+
 def parse_firmware_output(text):
     outputs, ram, refused = {}, {}, None
     for line in text.splitlines():
@@ -88,6 +102,8 @@ def main():
     parser.add_argument("--work", help="working folder (default: a temporary one)")
     parser.add_argument("--boards", nargs="+", default=sorted(BOARDS), choices=sorted(BOARDS))
     parser.add_argument("--sizes", help="write the size report (markdown) here")
+    parser.add_argument("--interpret", help="the reference interpreter (bazel-bin/tools/zoo/interpret): the int8 "
+                        "model's host output must equal its output bit for bit")
     args = parser.parse_args()
     agate = os.path.abspath(args.agate)
     work = args.work or tempfile.mkdtemp(prefix="agate-mcu-")
@@ -98,9 +114,15 @@ def main():
     exported = run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), "--out", zoo, "ds_cnn_kws"])
     if not check("DS-CNN exported from PyTorch", exported.returncode == 0):
         return 1
+    exported = run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_qdq_models.py"), "--out", zoo,
+                    "ds_cnn_kws"])
+    if not check("int8 DS-CNN exported from PyTorch (QDQ)", exported.returncode == 0):
+        return 1
     models = {
         "kws": (os.path.join(zoo, "ds_cnn_kws.onnx"), os.path.join(zoo, "ds_cnn_kws.inputs.npz"),
                 os.path.join(zoo, "ds_cnn_kws.reference.npz")),
+        "kws8": (os.path.join(zoo, "ds_cnn_kws_qdq.onnx"), os.path.join(zoo, "ds_cnn_kws_qdq.inputs.npz"),
+                 os.path.join(zoo, "ds_cnn_kws_qdq.torch_int8.npz")),
         "demo": (os.path.join(ROOT, "examples/demo/demo_cnn.onnx"), os.path.join(ROOT, "examples/demo/demo_cnn.inputs.npz"),
                  os.path.join(ROOT, "examples/demo/demo_cnn.reference.npz")),
     }
@@ -110,13 +132,27 @@ def main():
     for prefix, (onnx, inputs, reference) in models.items():
         module = os.path.join(work, prefix + ".host.agm")
         out = os.path.join(work, prefix + ".host.npz")
-        ok = run([agate, "compile", onnx, "-o", module, "--target", "llvm"]).returncode == 0 and \
-            run([agate, "run", module, "--inputs", inputs, "--outputs", out]).returncode == 0
+        compiled = run([agate, "compile", onnx, "-o", module, "--target", "llvm"])
+        ok = compiled.returncode == 0 and run([agate, "run", module, "--inputs", inputs, "--outputs", out]).returncode == 0
         if not check(f"{prefix}: agate run on the host", ok):
             return 1
+        if prefix == "kws8":
+            check("kws8: every quantized pattern folded into integer operators", "stays float" not in compiled.stdout,
+                  compiled.stdout[-500:])
+            if args.interpret:
+                ref = os.path.join(work, "kws8.interpreter.npz")
+                ok = run([os.path.abspath(args.interpret), onnx, inputs, ref]).returncode == 0
+                # The integer part is exact; the float softmax at the end may round its exp differently
+                # (a unit in the last place), so the outputs must agree to a few ulps.
+                got, want = only_array(out), only_array(ref) if ok else None
+                ulps = int(np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32)).max()) if ok and \
+                    got.shape == want.shape else None
+                check(f"kws8: the host equals the reference interpreter to {ulps} ulp (float softmax after the integer "
+                      "network)", ulps is not None and ulps <= 4)
         host[prefix] = only_array(out)
-        same, detail = close(host[prefix], only_array(reference))
-        check(f"{prefix}: the host matches PyTorch", same, detail)
+        same, detail = (close_int8 if prefix == "kws8" else close)(host[prefix], only_array(reference))
+        peer = "PyTorch's int8 model" if prefix == "kws8" else "PyTorch"
+        check(f"{prefix}: the host matches {peer} ({detail})", same, detail)
         only_array(inputs).tofile(os.path.join(work, prefix + ".in"))
 
     reports = []
@@ -140,8 +176,8 @@ def main():
                 return 1
         # 3. One firmware with both, run under QEMU.
         built = run([os.path.join(HERE, "build_firmware.sh"), board, os.path.join(folder, "build"), packages["kws"],
-                     packages["demo"]])
-        if not check(f"{board}: firmware with both models links", built.returncode == 0):
+                     packages["kws8"], packages["demo"]])
+        if not check(f"{board}: firmware with the three models links", built.returncode == 0):
             continue
         for prefix in models:
             with open(os.path.join(work, prefix + ".in"), "rb") as src, \

@@ -1,0 +1,203 @@
+// The microcontroller int8 conv template (qlinear_mcu.h) against the reference
+// interpreter, bit for bit: QLinearConv with padding, stride 2, asymmetric pads,
+// dilation, groups, depthwise, 1x1, ragged shapes, per-channel scales and zero
+// points, int8 and uint8 operands. Lowered for the C backend and the LLVM Cortex-M
+// targets and run on the loop-IR interpreter, and, where arm-none-eabi-gcc and
+// qemu-system-arm are installed, compiled by the C backend and run on a Cortex-M4
+// under QEMU. Every kernel must need no workspace (the generic template stages a
+// widened, padded copy of the input).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "core/codegen/c/codegen_c.h"
+#include "core/codegen/testing/loop_kernels.h"
+#include "core/graph/testing/graph_builder.h"
+#include "core/graph_eval/interpreter.h"
+#include "core/ops/lower_group.h"
+#include "core/ops/qlinear_mcu.h"
+#include "core/ops/testing/reference_check.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using graph::Attribute;
+using graph::Graph;
+using graph::TensorType;
+using graph::testing::Add;
+using graph::testing::Finish;
+namespace ct = codegen::testing;
+
+const ir::DType kF32 = ir::DType::Float(32);
+const ir::DType kI32 = ir::DType::Int(32);
+const ir::DType kU8 = ir::DType::UInt(8);
+const ir::DType kS8 = ir::DType::Int(8);
+using Ints = std::vector<int64_t>;
+
+const char* const kMcuTargets[] = {
+    "c -mcpu=cortex-m4",
+    "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4",
+    "llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55",
+};
+
+graph::Tensor RandomInts(ir::DType t, const graph::Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  graph::Tensor x(t, shape);
+  int64_t lo = t == kU8 ? 0 : t == kS8 ? -128 : -1000, hi = t == kU8 ? 255 : t == kS8 ? 127 : 999;
+  for (int64_t i = 0; i < x.numel(); ++i) x.SetInt(i, std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+  return x;
+}
+
+graph::Tensor Scales(const std::vector<double>& v) {
+  return graph::Tensor::FromDoubles(kF32, v.size() == 1 ? graph::Shape{} : graph::Shape{int64_t(v.size())}, v);
+}
+
+graph::Tensor ZeroPoints(ir::DType t, const std::vector<int64_t>& v) {
+  return graph::Tensor::FromInts(t, v.size() == 1 ? graph::Shape{} : graph::Shape{int64_t(v.size())}, v);
+}
+
+struct ConvCase {
+  ir::DType x_type, w_type, y_type;
+  Ints x_shape, w_shape;
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  bool per_channel;
+};
+
+std::vector<ConvCase> Cases() {
+  return {
+      // 3x3, padding 1, per-channel int8 weights: the DS-CNN's blocks without the groups
+      {kU8, kS8, kU8, {1, 8, 6, 7}, {16, 8, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}, true},
+      // stride 2 with asymmetric padding, per-tensor
+      {kS8, kS8, kS8, {1, 4, 9, 9}, {6, 4, 3, 3},
+       {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{0, 1, 2, 1})}}, false},
+      // depthwise, batch 2, per channel
+      {kU8, kS8, kS8, {2, 6, 5, 8}, {6, 1, 3, 3}, {{"group", Attribute(int64_t{6})}, {"pads", Attribute(Ints{1, 1, 1, 1})}},
+       true},
+      // 1x1 over a ragged 25x5 map, no padding (read without bounds tests)
+      {kS8, kS8, kU8, {1, 5, 25, 5}, {7, 5, 1, 1}, {}, true},
+      // groups of 3 channels, row dilation, uint8 weights (centred values need int16)
+      {kU8, kU8, kU8, {1, 6, 7, 5}, {4, 3, 3, 2},
+       {{"group", Attribute(int64_t{2})}, {"dilations", Attribute(Ints{2, 1})}, {"pads", Attribute(Ints{1, 0, 1, 1})}},
+       true},
+      // the DS-CNN's stem: one channel, 10x4 window, stride 2, input already padded
+      {kS8, kS8, kS8, {1, 1, 15, 8}, {5, 1, 10, 4}, {{"strides", Attribute(Ints{2, 2})}}, true},
+  };
+}
+
+// One QLinearConv node with a bias; y_scale small enough that outputs saturate.
+Graph ConvGraph(const ConvCase& c, int index) {
+  Graph g;
+  int64_t oc = c.w_shape[0];
+  std::vector<double> w_scale{0.004};
+  std::vector<int64_t> w_zp{c.w_type == kU8 ? 128 : 0};
+  if (c.per_channel) {
+    w_scale.clear();
+    w_zp.clear();
+    for (int64_t i = 0; i < oc; ++i) {
+      w_scale.push_back(0.002 + 0.0005 * i);
+      w_zp.push_back(c.w_type == kU8 ? 120 + i : i % 5 - 2);
+    }
+  }
+  g.AddInput("x", TensorType{c.x_type, c.x_shape});
+  g.AddConstant("xs", Scales({0.02}));
+  g.AddConstant("xz", ZeroPoints(c.x_type, {c.x_type == kU8 ? 131 : -3}));
+  g.AddConstant("w", RandomInts(c.w_type, c.w_shape, 20 + index));
+  g.AddConstant("ws", Scales(w_scale));
+  g.AddConstant("wz", ZeroPoints(c.w_type, w_zp));
+  g.AddConstant("ys", Scales({0.05}));
+  g.AddConstant("yz", ZeroPoints(c.y_type, {c.y_type == kU8 ? 100 : 5}));
+  g.AddConstant("b", RandomInts(kI32, {oc}, 30 + index));
+  Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, c.attrs);
+  return Finish(g, {"y"});
+}
+
+TEST(QLinearMcuTest, SelectedForMicrocontrollerTargetsOnly) {
+  for (const char* t : kMcuTargets) EXPECT_TRUE(UseMcuIntegerConv(target::Target::Parse(t))) << t;
+  EXPECT_TRUE(UseMcuIntegerConv(target::Target::Parse("c")));
+  EXPECT_FALSE(UseMcuIntegerConv(target::Target::Host()));
+  EXPECT_FALSE(UseMcuIntegerConv(target::Target::Parse("llvm -mtriple=aarch64-linux-gnu")));
+  // On the host the generic (or VNNI) template stays.
+  Graph fused = testing::Fuse(ConvGraph(Cases()[0], 0));
+  GroupKernel host = LowerGroup(fused, fused.groups.back(), target::Target::Host(), "host");
+  EXPECT_EQ(host.schedule_summary.find("mcu"), std::string::npos) << host.schedule_summary;
+}
+
+TEST(QLinearMcuTest, ConvsMatchTheReferenceBitForBitWithNoWorkspace) {
+  int index = 0;
+  for (const ConvCase& c : Cases()) {
+    Graph graph = ConvGraph(c, index);
+    std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(c.x_type, c.x_shape, 10 + index)}};
+    graph::Tensor want = graph_eval::Interpret(graph, inputs).at("y");
+    Graph fused = testing::Fuse(graph);
+    for (const char* text : kMcuTargets) {
+      target::Target t = target::Target::Parse(text);
+      std::vector<std::string> summaries;
+      auto got = testing::RunGroups(fused, inputs, testing::Backend::kEval, t, {}, &summaries);
+      EXPECT_TRUE(testing::TensorsClose(got.at("y"), want, 0)) << "case " << index << " on " << text;
+      ASSERT_EQ(summaries.size(), 1u);
+      EXPECT_NE(summaries[0].find("conv int8 mcu direct"), std::string::npos) << summaries[0];
+      GroupKernel k = LowerGroup(fused, fused.groups.back(), t, "k");
+      EXPECT_EQ(k.func.workspace_bytes, 0) << "case " << index << " on " << text;
+    }
+    ++index;
+  }
+}
+
+// The C backend's kernels for every case, linked into one Cortex-M4 firmware and run
+// under qemu-system-arm on the same inputs.
+TEST(QLinearMcuTest, CortexM4KernelsFromTheCBackendRunOnQemu) {
+  if (!ct::HaveCortexM4Emulation()) {
+    GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi) and qemu-system-arm (qemu-system-arm)";
+  }
+  target::Target m4 = target::Target::Parse("c -mcpu=cortex-m4");
+  struct Run {
+    GroupKernel kernel;
+    std::map<std::string, graph::Tensor> values;  // the inputs and the graph's constants
+    graph::Tensor want;
+  };
+  std::vector<Run> runs;
+  std::vector<ir::LoweredFunc> funcs;
+  int index = 0;
+  for (const ConvCase& c : Cases()) {
+    Graph graph = ConvGraph(c, index);
+    std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(c.x_type, c.x_shape, 10 + index)}};
+    Graph fused = testing::Fuse(graph);
+    ASSERT_EQ(fused.groups.size(), 1u);
+    GroupKernel k = LowerGroup(fused, fused.groups[0], m4, "qconv_mcu_" + std::to_string(index));
+    funcs.push_back(k.func);
+    std::map<std::string, graph::Tensor> values = inputs;
+    for (const auto& kv : fused.constants) values[kv.first] = kv.second;
+    runs.push_back({k, values, graph_eval::Interpret(graph, inputs).at("y")});
+    ++index;
+  }
+  std::string dir = ct::MakeTempDir();
+  ct::WriteTextFile(dir + "/kernels.c", codegen::GenerateC(funcs, m4));
+  ASSERT_EQ(ct::LinkCortexM4Firmware(dir, {dir + "/kernels.c"}, funcs), "");
+  for (const Run& run : runs) {
+    std::vector<ct::HostArray> args;
+    int output = -1;
+    for (size_t i = 0; i < run.kernel.params.size(); ++i) {
+      const KernelParam& p = run.kernel.params[i];
+      const graph::Tensor* value = p.kind == KernelParam::Kind::kConstant ? &p.constant : nullptr;
+      if (value == nullptr && run.values.count(p.value)) value = &run.values.at(p.value);
+      if (value == nullptr) {  // the output
+        output = static_cast<int>(i);
+        value = &run.want;
+      }
+      args.emplace_back(value->dtype(), static_cast<size_t>(value->numel()));
+      if (output != static_cast<int>(i)) std::memcpy(args.back().data(), value->raw_data(), value->nbytes());
+    }
+    ASSERT_GE(output, 0);
+    ct::WriteArgsFile(dir + "/in.bin", args, 0);
+    std::string log;
+    ASSERT_EQ(ct::RunCortexM4Firmware(dir, run.kernel.func.name, &log), 0) << run.kernel.func.name << ": " << log;
+    ASSERT_EQ(ct::ReadResultsFile(dir + "/out.bin", &args), 0) << run.kernel.func.name;
+    EXPECT_EQ(std::memcmp(args[output].data(), run.want.raw_data(), run.want.nbytes()), 0) << run.kernel.func.name;
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace agate
