@@ -23,7 +23,8 @@
 // products the register-tiled matrix template (dense.h), both vectorized at
 // the int32 accumulator's width. On targets with AVX512-VNNI, convs with uint8
 // activations and constant symmetric int8 weights (group 1) take the vpdpbusd
-// template of qlinear_vnni.h instead; the requantisation after it is the same.
+// template of qlinear_vnni.h instead, and depthwise convs its widened 16-pixel
+// tiles; both apply the same requantisation at the register tile.
 #ifndef AGATE_CORE_OPS_QLINEAR_H_
 #define AGATE_CORE_OPS_QLINEAR_H_
 
