@@ -168,6 +168,8 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
     Graph fused = testing::Fuse(finished);
     GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
     EXPECT_NE(with.schedule_summary.find("vnni"), std::string::npos) << with.schedule_summary;
+    // Packed row by row, also where the channels are not whole groups of four (6, 5, 3).
+    EXPECT_NE(with.schedule_summary.find("packed by rows"), std::string::npos) << with.schedule_summary;
     EXPECT_NE(ir::ToString(with.func).find("dot4_u8s8("), std::string::npos);
     GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
     EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;

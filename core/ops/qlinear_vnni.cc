@@ -79,8 +79,8 @@ int64_t PickPixelVectors(int64_t needed) {
 // between are copied as 16-pixel vectors, one contiguous load per channel (a strided
 // load for a strided conv) stored to every group_channels-th byte. (The per-element compute it
 // replaces evaluates the row, column and padding tests for every byte.)
-ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
-                       const Expr& out_offset, const Expr& zp) {
+ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
+                   const Expr& out_offset, const Expr& zp, int64_t channels) {
   using namespace ir;  // NOLINT
   auto lanes = [](const Expr& base, int64_t stride, int64_t n) {
     Expr b = cast(DType::Index(), base);
@@ -116,8 +116,8 @@ ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_of
         int64_t n = std::min<int64_t>(kLanes, rt - c0);
         for (int64_t ci = 0; ci < gc; ++ci) {
           Expr src = x_offset + (ci * p.in_h + src_row) * p.in_w + src_col(c0);
-          copy.push_back(
-              Store::make(out, Load::make(xb, lanes(src, p.col_step, n)), lanes(row_base + c0 * gc + ci, gc, n)));
+          Expr value = ci < channels ? Load::make(xb, lanes(src, p.col_step, n)) : splat(n);
+          copy.push_back(Store::make(out, value, lanes(row_base + c0 * gc + ci, gc, n)));
         }
       }
       fill(0, columns, &blank);
@@ -128,6 +128,25 @@ ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_of
     if (p.plane % p.wide != 0) phases.push_back(LetStmt::make(last, I(p.plane / p.wide), row(last, p.plane % p.wide)));
   }
   return Seq::make(phases);
+}
+
+// The packing tile: one channel group, or (`all_groups`: the channels are not whole
+// groups) every group of an image, the last one's missing channels the zero point.
+ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
+                       const Expr& out_offset, const Expr& zp, bool all_groups) {
+  using namespace ir;  // NOLINT
+  const int64_t gc = p.group_channels;
+  if (!all_groups) return PackGroup(p, xb, x_offset, out, out_offset, zp, gc);
+  auto group = [&](const Expr& g, int64_t channels) {
+    return PackGroup(p, xb, x_offset + g * (gc * p.in_h * p.in_w), out, out_offset + g * (p.phases * p.plane * gc), zp,
+                     channels);
+  };
+  std::vector<Stmt> body;
+  Var g("g");
+  int64_t whole = p.c / gc;
+  if (whole > 0) body.push_back(For::make(g, I(0), I(whole), ForKind::kSerial, group(g, gc)));
+  if (p.c % gc != 0) body.push_back(group(I(whole), p.c % gc));
+  return Seq::make(body);
 }
 
 bool ZeroPointsAllZero(const graph::Tensor* t) {
@@ -255,20 +274,21 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
 
   // Activations: xp[n][c/4][phase][q][c%4] (uint8; depthwise: xp[n][c][phase][q][0]), the
   // zero point where q or c is padding.
-  // With whole channel groups read from the kernel's input buffer, the packing is
-  // tensorized one group at a time (LowerPackTile); otherwise (a ragged last group, or
-  // an input computed inside the group) it is an elementwise stage.
+  // When the input is the kernel's input buffer the packing is tensorized (LowerPackTile):
+  // one channel group per tile, or one image per tile when the channels are not whole
+  // groups; otherwise (an input computed inside the group) it is an elementwise stage.
   Expr zp = ir::make_const(kU8, static_cast<double>(x_zp));
   std::vector<int64_t> spatial{xs[2], xs[3]};
   const int64_t gc = p.group_channels;
-  bool pack_by_rows = p.c % gc == 0 && x.op()->kind == te::OpKind::kPlaceholder;
+  bool pack_by_rows = x.op()->kind == te::OpKind::kPlaceholder;
+  bool all_groups = p.c % gc != 0;  // one packing tile per image, the ragged group's missing channels zp
   auto pack_body = [&](const Tensor& xt, const std::vector<Var>& i) {
     Expr c = i[1] * gc + i[4];
     Expr row = ir::floordiv(i[3], I(p.wide)) * p.row_step + ir::floordiv(i[2], I(p.sw)) - p.pad_row;
     Expr col = ir::floormod(i[3], I(p.wide)) * p.col_step + ir::floormod(i[2], I(p.sw)) - p.pad_col;
     Expr valid = i[3] < p.valid_rows * p.wide;
-    if (!pack_by_rows) valid = c < p.c && valid;
-    Expr read = PaddedRead(xt, {i[0], pack_by_rows ? c : ir::min(c, I(p.c - 1)), row, col}, 2, spatial, zp);
+    if (all_groups) valid = c < p.c && valid;
+    Expr read = PaddedRead(xt, {i[0], all_groups ? ir::min(c, I(p.c - 1)) : c, row, col}, 2, spatial, zp);
     return ir::select(valid, read, zp);
   };
   Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, gc}),
@@ -278,12 +298,12 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     Tensor xd = te::placeholder(x.shape(), kU8, name + "_x_rows");
     pack_intrin = std::make_shared<te::TensorIntrin>();
     pack_intrin->name = "vnni_pack_rows";
-    pack_intrin->desc = te::compute(ToExprShape({1, 1, p.phases, p.plane, gc}),
+    pack_intrin->desc = te::compute(ToExprShape({1, all_groups ? p.c4 : 1, p.phases, p.plane, gc}),
                                     [&](const std::vector<Var>& i) { return pack_body(xd, i); }, name + "_pack_tile");
     VnniPlan plan = p;
-    pack_intrin->lower = [plan, zp](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
+    pack_intrin->lower = [plan, zp, all_groups](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
                                     const ir::Buffer& out, const Expr& out_offset) {
-      return LowerPackTile(plan, inputs[0], offsets[0], out, out_offset, zp);
+      return LowerPackTile(plan, inputs[0], offsets[0], out, out_offset, zp, all_groups);
     };
   }
 
@@ -396,8 +416,14 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     if (!o.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
     bool parallel = ParallelAllowed(*req.target) && o.allow_parallel;
     s[xp].compute_root();
-    if (pack_intrin && plan.n * plan.c4 == 1) {
+    bool tile_per_image = plan.c % plan.group_channels != 0;
+    if (pack_intrin && plan.n * (tile_per_image ? 1 : plan.c4) == 1) {
       s[xp].tensorize(s[xp].axis(0), *pack_intrin);  // one tile, no loop around it
+    } else if (pack_intrin && tile_per_image) {
+      te::Stage pk = s[xp];
+      auto [pno, pni] = pk.split(pk.axis(0), I(1));
+      if (parallel) pk.parallel(pno);
+      pk.tensorize(pni, *pack_intrin);
     } else if (pack_intrin) {
       te::Stage pk = s[xp];
       auto [pno, pni] = pk.split(pk.axis(0), I(1));

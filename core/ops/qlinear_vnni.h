@@ -21,10 +21,11 @@
 //    any stride packs only the pixels it reads, q = p = oh*OW + ow. Padding holds
 //    the input zero point. (NCHW-like planes rather than NHWC: the output is NCHW,
 //    the per-channel requantisation reads one scalar per vector, and no transpose
-//    is needed on either side). When the channels are whole groups of four and the
-//    input is the kernel's input buffer, the packing is tensorized per channel group
-//    and written row by row: the padding columns of a row are known at compile time
-//    (zero-point fills), the columns between are 16-pixel vector loads per channel;
+//    is needed on either side). When the input is the kernel's input buffer, the
+//    packing is tensorized per channel group (per image when the channels are not
+//    whole groups: the missing ones hold the zero point) and written row by row: the
+//    padding columns of a row are known at compile time (zero-point fills), the
+//    columns between are 16-pixel vector loads per channel;
 //  * weights (int8, constant) are packed once at compile time into
 //    wp[oc][kh][kw][c/4][c%4] (channels padded to 4 with zeros): four bytes of one
 //    output channel, broadcast to every lane;
