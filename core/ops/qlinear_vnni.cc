@@ -393,20 +393,21 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
                           Seq::make({Seq::make(init), loops, Seq::make(store)}));
   };
 
-  // The epilogue at the tile (same blocked shape as accv): the accumulator minus the
-  // zero-point term, requantised by the caller's epilogue; padded channels read
-  // the last channel's parameters (their values are never read).
-  Tensor tile_out = te::compute(accv.shape(), [&](const std::vector<Var>& o) {
-    Expr channel = ir::min(o[1] * p.oc_block + o[3], I(p.oc - 1));
-    Expr v = accv(o[0], o[1], o[2], o[3], o[4]) - comp(channel);
+  // The epilogue at the tile: the accumulator minus the zero-point term, requantised by
+  // the caller's epilogue, as planes tile_out[n][oc][p] over the wide pixels (computed
+  // tile by tile, see the schedule), so that the output's rows are contiguous in it;
+  // padded channels read the last channel's parameters (their values are never read).
+  Tensor tile_out = te::compute(ToExprShape({p.n, p.oc_padded, p.pixels}), [&](const std::vector<Var>& o) {
+    Expr channel = ir::min(o[1], I(p.oc - 1));
+    Expr v = accv(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(o[2], I(block)),
+                  ir::floormod(o[1], I(p.oc_block)), ir::floormod(o[2], I(block))) -
+             comp(channel);
     return epilogue ? epilogue(v, channel) : v;
   }, name + "_tile_out", tag::kOpaque);
 
-  // The output: the tile's valid pixels in NCHW.
+  // The output: the planes' valid pixels in NCHW.
   Tensor out = te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}), [&](const std::vector<Var>& o) {
-    Expr px = o[2] * p.wide + o[3];
-    return tile_out(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(px, I(block)), ir::floormod(o[1], I(p.oc_block)),
-                ir::floormod(px, I(block)));
+    return tile_out(o[0], o[1], o[2] * p.wide + o[3]);
   }, name, tag::kInjective);
 
   ctx.SetSchedule([plan, xp, accv, tile_out, intrin, pack_intrin](const ScheduleRequest& req) {
@@ -438,9 +439,12 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     // The epilogue over tiles: one (n, oc block, pixel block) per iteration, vectorized
     // along the pixels; the register tile is computed inside it, in a local buffer.
     te::Stage e = s[tile_out];
-    ir::IterVar tiles = FuseRange(e, {e.axis(0), e.axis(1), e.axis(2)});
+    auto [oco, oci] = e.split(e.axis(1), I(plan.oc_block));
+    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * kLanes));
+    e.reorder({e.axis(0), oco, po, oci, pi});
+    ir::IterVar tiles = FuseRange(e, {e.axis(0), oco, po});
     if (parallel) e.parallel(tiles);
-    auto [vo, vi] = e.split(e.axis(4), I(kLanes));
+    auto [vo, vi] = e.split(pi, I(kLanes));
     e.vectorize(vi);
     // At the tile loop the accumulator's region is one tile: its loops are the
     // intrinsic's (the three outer ones of extent 1).
