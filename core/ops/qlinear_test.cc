@@ -250,6 +250,10 @@ TEST(QLinearTest, VnniPackingByRowsAndTileEpilogueMatchTheReference) {
       ASSERT_NE(acc, std::string::npos) << ir_text;
       EXPECT_NE(ir_text.substr(acc, ir_text.find('\n', acc) - acc).find("local"), std::string::npos)
           << ir_text.substr(acc, 120);
+      // The output reads the tile's per-channel planes by contiguous rows, not by a vector
+      // of divided indices (a gather).
+      EXPECT_EQ(ir_text.find("floordiv(ramp("), std::string::npos) << ir_text;
+      EXPECT_EQ(ir_text.find("floormod(ramp("), std::string::npos) << ir_text;
       ++index;
     }
   }
