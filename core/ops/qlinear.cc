@@ -158,21 +158,10 @@ struct ConvInputs {
   int x, x_zp, w, w_zp, bias = -1;
 };
 
-// The int32 accumulator of ConvInteger/QLinearConv: centered operands through
-// the direct NCHW conv (padding with the centered zero, i.e. the zero point).
-Tensor IntegerConv(const OpContext& ctx, const ConvInputs& in, const std::string& name) {
-  CheckZeroPointType(ctx, in.x, in.x_zp);
-  CheckZeroPointType(ctx, in.w, in.w_zp);
-  graph::Shape xs = StaticShape(ctx.input(in.x)), ws = StaticShape(ctx.input(in.w));
-  int64_t groups = ctx.attrs().GetInt("group", 1);
-  AGATE_REQUIRE(xs.size() >= 3 && ws.size() == xs.size(), kInvalidArgument)
-      << ctx.Describe() << ": input " << graph::ShapeToString(xs) << " and weight " << graph::ShapeToString(ws);
-  if (ctx.has_input(in.x_zp)) PerAxis(ctx, in.x_zp, 0, "zero point", false);
-  if (ctx.has_input(in.w_zp)) PerAxis(ctx, in.w_zp, ws[0], "zero point");
-  Tensor vnni = VnniIntegerConv(ctx, VnniConvInputs{in.x, in.x_zp, in.w, in.w_zp}, name);
-  if (vnni.defined()) return vnni;
-  Tensor mcu = McuIntegerConv(ctx, McuConvInputs{in.x, in.x_zp, in.w, in.w_zp}, name);
-  if (mcu.defined()) return mcu;
+// The generic integer conv: centred operands (padding with the centred zero, i.e. the zero point)
+// through the direct NCHW template, vectorized at the int32 accumulator's width.
+Tensor CenteredDirectConv(const OpContext& ctx, const ConvInputs& in, const graph::Shape& xs, const graph::Shape& ws,
+                          int64_t groups, const std::string& name) {
   Tensor x = Centered(ctx, in.x, in.x_zp, -1, name + "_x_centered");
   Tensor w = Centered(ctx, in.w, in.w_zp, 0, name + "_w_centered");
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
@@ -184,8 +173,32 @@ Tensor IntegerConv(const OpContext& ctx, const ConvInputs& in, const std::string
   return conv;
 }
 
+// epilogue(acc) of ConvInteger/QLinearConv (the int32 accumulator when `epilogue` is
+// empty): the VNNI template applies it at its register tile; otherwise the
+// microcontroller template (qlinear_mcu.h) or the centred direct conv computes the
+// accumulator and the epilogue is an elementwise stage after it.
+Tensor IntegerConv(const OpContext& ctx, const ConvInputs& in, const TileEpilogue& epilogue, const std::string& name) {
+  CheckZeroPointType(ctx, in.x, in.x_zp);
+  CheckZeroPointType(ctx, in.w, in.w_zp);
+  graph::Shape xs = StaticShape(ctx.input(in.x)), ws = StaticShape(ctx.input(in.w));
+  int64_t groups = ctx.attrs().GetInt("group", 1);
+  AGATE_REQUIRE(xs.size() >= 3 && ws.size() == xs.size(), kInvalidArgument)
+      << ctx.Describe() << ": input " << graph::ShapeToString(xs) << " and weight " << graph::ShapeToString(ws);
+  if (ctx.has_input(in.x_zp)) PerAxis(ctx, in.x_zp, 0, "zero point", false);
+  if (ctx.has_input(in.w_zp)) PerAxis(ctx, in.w_zp, ws[0], "zero point");
+  Tensor vnni = VnniIntegerConv(ctx, VnniConvInputs{in.x, in.x_zp, in.w, in.w_zp}, epilogue, name);
+  if (vnni.defined()) return vnni;
+  std::string acc_name = epilogue ? name + "_acc" : name;
+  Tensor conv = McuIntegerConv(ctx, McuConvInputs{in.x, in.x_zp, in.w, in.w_zp}, acc_name);
+  if (!conv.defined()) conv = CenteredDirectConv(ctx, in, xs, ws, groups, acc_name);
+  if (!epilogue) return conv;
+  return te::compute(conv.shape(), [&](const std::vector<Var>& o) {
+    return epilogue(conv(std::vector<Expr>(o.begin(), o.end())), o[1]);
+  }, name, tag::kBroadcast);
+}
+
 std::vector<Tensor> ConvIntegerOp(const OpContext& ctx) {
-  return {IntegerConv(ctx, ConvInputs{0, 2, 1, 3}, ctx.node().outputs[0])};
+  return {IntegerConv(ctx, ConvInputs{0, 2, 1, 3}, TileEpilogue(), ctx.node().outputs[0])};
 }
 
 std::vector<Tensor> QLinearConvOp(const OpContext& ctx) {
@@ -194,8 +207,9 @@ std::vector<Tensor> QLinearConvOp(const OpContext& ctx) {
   AGATE_REQUIRE(IsQuantType(out), kUnsupported) << ctx.Describe() << ": output of " << out;
   AGATE_REQUIRE(ctx.input(7).dtype() == out, kInvalidArgument) << ctx.Describe() << ": y_zero_point type";
   PerAxis(ctx, 7, 0, "zero point", false);
-  Tensor acc = IntegerConv(ctx, ConvInputs{0, 2, 3, 5}, name + "_acc");
-  int64_t channels = StaticShape(acc)[1];
+  graph::Shape ws = StaticShape(ctx.input(3));
+  AGATE_REQUIRE(!ws.empty(), kInvalidArgument) << ctx.Describe() << ": weight of rank 0";
+  int64_t channels = ws[0];
   bool has_bias = ctx.has_input(8);
   if (has_bias) {
     AGATE_REQUIRE(ctx.input(8).dtype() == kI32 && graph::NumElements(StaticShape(ctx.input(8))) == channels,
@@ -204,11 +218,12 @@ std::vector<Tensor> QLinearConvOp(const OpContext& ctx) {
   }
   Multiplier m = MakeMultiplier(ctx, 1, 4, 6, channels, name + "_requant_scale");
   const Tensor& y_zp = ctx.input(7);
-  return {te::compute(acc.shape(), [&](const std::vector<Var>& o) {
-    Expr v = acc(std::vector<Expr>(o.begin(), o.end()));
-    if (has_bias) v = v + ctx.input(8)(o[1]);
-    return Requantize(v, m.At(o[1]), ParamAt(y_zp, I(0)), out);
-  }, name, tag::kBroadcast)};
+  const Tensor* bias = has_bias ? &ctx.input(8) : nullptr;
+  TileEpilogue requantise = [&](const Expr& acc, const Expr& channel) {
+    Expr v = bias ? acc + (*bias)(channel) : acc;
+    return Requantize(v, m.At(channel), ParamAt(y_zp, I(0)), out);
+  };
+  return {IntegerConv(ctx, ConvInputs{0, 2, 3, 5}, requantise, name)};
 }
 
 // ---- matrix products

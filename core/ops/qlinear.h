@@ -23,9 +23,10 @@
 // products the register-tiled matrix template (dense.h), both vectorized at
 // the int32 accumulator's width. On targets with AVX512-VNNI, convs with uint8
 // activations and constant symmetric int8 weights (group 1) take the vpdpbusd
-// template of qlinear_vnni.h instead; on microcontrollers (the C backend, bare-metal
-// Arm) 2-D convs with constant weights take qlinear_mcu.h's, which reads the 8-bit
-// input in place (no widened, padded copy). The requantisation after either is the same.
+// template of qlinear_vnni.h instead, and depthwise convs its widened 16-pixel
+// tiles, both with the requantisation at the register tile; on microcontrollers
+// (the C backend, bare-metal Arm) 2-D convs with constant weights take
+// qlinear_mcu.h's, which reads the 8-bit input in place (no widened, padded copy).
 #ifndef AGATE_CORE_OPS_QLINEAR_H_
 #define AGATE_CORE_OPS_QLINEAR_H_
 

@@ -168,6 +168,8 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
     Graph fused = testing::Fuse(finished);
     GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
     EXPECT_NE(with.schedule_summary.find("vnni"), std::string::npos) << with.schedule_summary;
+    // Packed row by row, also where the channels are not whole groups of four (6, 5, 3).
+    EXPECT_NE(with.schedule_summary.find("packed by rows"), std::string::npos) << with.schedule_summary;
     EXPECT_NE(ir::ToString(with.func).find("dot4_u8s8("), std::string::npos);
     GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
     EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;
@@ -190,6 +192,134 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
                 std::string::npos);
     }
     ++index;
+  }
+}
+
+// The VNNI conv's packing by rows (whole channel groups: the channels a multiple of 4)
+// and its epilogue at the register tile: padding on each side, strides (1x1 subsampled,
+// KxK phases, unequal), dilation, batch 2, the input zero point at both ends of uint8
+// and the output zero point at both ends of its type, per-tensor and per-channel
+// weight scales, one and two threads; bit for bit against the reference.
+TEST(QLinearTest, VnniPackingByRowsAndTileEpilogueMatchTheReference) {
+  struct Case {
+    Ints x_shape, w_shape;
+    std::vector<std::pair<std::string, Attribute>> attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 8, 7, 9}, {12, 8, 3, 3}, {{"pads", Attribute(Ints{1, 2, 0, 1})}}},
+      {{2, 4, 9, 7}, {8, 4, 3, 3}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{1, 12, 10, 11}, {20, 12, 1, 1}, {{"strides", Attribute(Ints{2, 2})}}},
+      {{1, 8, 12, 12}, {6, 8, 3, 3}, {{"dilations", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{2, 2, 2, 2})}}},
+      {{1, 4, 8, 11}, {8, 4, 2, 3}, {{"strides", Attribute(Ints{1, 2})}, {"pads", Attribute(Ints{0, 3, 1, 0})}}},
+      {{1, 16, 5, 40}, {4, 16, 1, 1}, {}},  // one row of 16-pixel vectors and a remainder
+  };
+  int index = 0;
+  for (const Case& c : cases) {
+    for (int64_t x_zp : {int64_t{0}, int64_t{255}}) {
+      ir::DType out = index % 2 ? kS8 : kU8;
+      int64_t y_zp = out == kU8 ? (x_zp ? 255 : 0) : (x_zp ? 127 : -128);
+      bool per_channel = index % 3 != 0;
+      Graph g;
+      int64_t oc = c.w_shape[0];
+      std::vector<double> w_scale{0.003};
+      if (per_channel) {
+        w_scale.clear();
+        for (int64_t i = 0; i < oc; ++i) w_scale.push_back(0.001 + 0.0007 * i);
+      }
+      g.AddInput("x", TensorType{kU8, c.x_shape});
+      g.AddConstant("xs", Scales({0.02}));
+      g.AddConstant("xz", ZeroPoints(kU8, {x_zp}));
+      g.AddConstant("w", RandomInts(kS8, c.w_shape, 300 + index));
+      g.AddConstant("ws", Scales(w_scale));
+      g.AddConstant("wz", ZeroPoints(kS8, std::vector<int64_t>(w_scale.size(), 0)));
+      g.AddConstant("ys", Scales({0.05}));
+      g.AddConstant("yz", ZeroPoints(out, {y_zp}));
+      g.AddConstant("b", RandomInts(kI32, {oc}, 400 + index));
+      Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, c.attrs);
+      Graph finished = Finish(g, {"y"});
+      CheckOptions options = Exact({{"x", RandomInts(kU8, c.x_shape, 500 + index)}});
+      options.threads = 1 + index % 2;
+      EXPECT_TRUE(CheckAgainstReference(finished, options)) << "case " << index;
+      Graph fused = testing::Fuse(finished);
+      GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
+      EXPECT_NE(k.schedule_summary.find("packed by rows, epilogue at the register tile"), std::string::npos)
+          << k.schedule_summary;
+      // The int32 accumulator exists only as one register tile's local buffer.
+      std::string ir_text = ir::ToString(k.func);
+      size_t acc = ir_text.find("allocate y_vnni[int32");
+      ASSERT_NE(acc, std::string::npos) << ir_text;
+      EXPECT_NE(ir_text.substr(acc, ir_text.find('\n', acc) - acc).find("local"), std::string::npos)
+          << ir_text.substr(acc, 120);
+      // The output reads the tile's per-channel planes by contiguous rows, not by a vector
+      // of divided indices (a gather).
+      EXPECT_EQ(ir_text.find("floordiv(ramp("), std::string::npos) << ir_text;
+      EXPECT_EQ(ir_text.find("floormod(ramp("), std::string::npos) << ir_text;
+      ++index;
+    }
+  }
+}
+
+// Depthwise QLinearConv on the VNNI template's planes (widened 16-pixel tiles): output
+// widths that are not a multiple of 16, stride 2, a 5x5 window, asymmetric padding,
+// channel counts that the 4-channel tile does not divide (6: blocks of 2, 5: of 1),
+// batch 2, nonzero per-channel and per-tensor weight zero points, the input and output
+// zero points at both ends; bit for bit against the reference, and the generic
+// template without VNNI.
+TEST(QLinearTest, VnniDepthwiseConvsMatchTheReference) {
+  struct Case {
+    Ints x_shape;
+    int64_t k;
+    std::vector<std::pair<std::string, Attribute>> attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 8, 14, 14}, 3, {{"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{1, 12, 15, 13}, 3, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {{2, 6, 9, 11}, 5, {{"pads", Attribute(Ints{2, 1, 2, 3})}}},
+      {{1, 5, 10, 9}, 3, {{"strides", Attribute(Ints{2, 1})}, {"pads", Attribute(Ints{0, 1, 1, 1})}}},
+  };
+  int index = 0;
+  for (const Case& c : cases) {
+    for (int64_t x_zp : {int64_t{0}, int64_t{255}}) {
+      ir::DType out = index % 2 ? kS8 : kU8;
+      int64_t y_zp = out == kU8 ? (x_zp ? 0 : 255) : (x_zp ? -128 : 127);
+      int64_t ch = c.x_shape[1];
+      bool per_channel = index % 2 == 0;
+      std::vector<double> w_scale{0.004};
+      std::vector<int64_t> w_zp{-3};
+      if (per_channel) {
+        w_scale.clear();
+        w_zp.clear();
+        for (int64_t i = 0; i < ch; ++i) {
+          w_scale.push_back(0.002 + 0.0006 * i);
+          w_zp.push_back(i % 2 ? 0 : 5 - i);
+        }
+      }
+      Graph g;
+      g.AddInput("x", TensorType{kU8, c.x_shape});
+      g.AddConstant("xs", Scales({0.02}));
+      g.AddConstant("xz", ZeroPoints(kU8, {x_zp}));
+      g.AddConstant("w", RandomInts(kS8, {ch, 1, c.k, c.k}, 600 + index));
+      g.AddConstant("ws", Scales(w_scale));
+      g.AddConstant("wz", ZeroPoints(kS8, w_zp));
+      g.AddConstant("ys", Scales({0.03}));
+      g.AddConstant("yz", ZeroPoints(out, {y_zp}));
+      g.AddConstant("b", RandomInts(kI32, {ch}, 700 + index));
+      auto attrs = c.attrs;
+      attrs.push_back({"group", Attribute(ch)});
+      Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, attrs);
+      Graph finished = Finish(g, {"y"});
+      CheckOptions options = Exact({{"x", RandomInts(kU8, c.x_shape, 800 + index)}});
+      options.threads = 1 + index % 2;
+      EXPECT_TRUE(CheckAgainstReference(finished, options)) << "case " << index;
+      Graph fused = testing::Fuse(finished);
+      GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "dw");
+      EXPECT_NE(with.schedule_summary.find("depthwise conv int8 (widened 16-pixel vectors)"), std::string::npos)
+          << with.schedule_summary;
+      GroupKernel without =
+          LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
+      EXPECT_EQ(without.schedule_summary.find("depthwise conv int8"), std::string::npos) << without.schedule_summary;
+      ++index;
+    }
   }
 }
 

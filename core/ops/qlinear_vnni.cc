@@ -30,6 +30,10 @@ Expr I(int64_t v) { return Expr(v); }
 // The packed geometry of one conv (see the header).
 struct VnniPlan {
   int64_t n = 0, c = 0, c4 = 0, oc = 0, oc_padded = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  // Input channels per packed group: 4 (vpdpbusd's groups of four) or, for a depthwise
+  // conv, 1 (each channel its own plane); c4 is the number of groups.
+  int64_t group_channels = 4;
+  bool depthwise = false;
   int64_t wide = 0;        // Wp: pixels per output row in the accumulator (OW for 1x1, padded width otherwise)
   int64_t pixels = 0;      // OH * Wp, rounded up to the pixel block
   int64_t plane = 0;       // packed input pixels per channel group (q extent)
@@ -43,6 +47,10 @@ struct VnniPlan {
   Expr TapOffset(const Expr& kh, const Expr& kw) const {
     return ir::floordiv(kh * dh, I(sh)) * wide + ir::floordiv(kw * dw, I(sw));
   }
+  // Packed pixel q of phase ph reads input row floordiv(q, wide) * row_step + ph / sw - pad_row and
+  // column floormod(q, wide) * col_step + ph % sw - pad_col (the conv's strides for a 1x1
+  // conv, whose phase is 0); rows at or past valid_rows hold the zero point.
+  int64_t in_h = 0, in_w = 0, row_step = 1, col_step = 1, pad_row = 0, pad_col = 0, valid_rows = 0;
   int64_t oc_block = 0;    // output channels per register tile
   int64_t px_vectors = 0;  // 16-pixel vectors per register tile
   int64_t col_tile = 0;    // output columns per epilogue tile
@@ -64,6 +72,83 @@ int64_t PickPixelVectors(int64_t needed) {
   return 0;
 }
 
+// The packing of one channel group (group_channels whole input channels) into its phase
+// planes, xp[ph][q][c % group_channels] for every phase, written row by row: input rows outside the image and
+// the plane's rows past the valid ones are filled with the zero point; in a valid row
+// the padding columns (known at compile time) get the zero point and the columns in
+// between are copied as 16-pixel vectors, one contiguous load per channel (a strided
+// load for a strided conv) stored to every group_channels-th byte. (The per-element compute it
+// replaces evaluates the row, column and padding tests for every byte.)
+ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
+                   const Expr& out_offset, const Expr& zp, int64_t channels) {
+  using namespace ir;  // NOLINT
+  auto lanes = [](const Expr& base, int64_t stride, int64_t n) {
+    Expr b = cast(DType::Index(), base);
+    return n == 1 ? b : Ramp::make(b, I(stride), static_cast<int>(n));
+  };
+  auto splat = [&](int64_t n) { return n == 1 ? zp : Broadcast::make(zp, static_cast<int>(n)); };
+  std::vector<Stmt> phases;
+  for (int64_t ph = 0; ph < p.phases; ++ph) {
+    int64_t row_phase = ph / p.sw, col_phase = ph % p.sw;
+    auto src_col = [&](int64_t c) { return c * p.col_step + col_phase - p.pad_col; };
+    int64_t left = 0, right = 0;  // columns [left, right) read the image
+    while (left < p.wide && src_col(left) < 0) ++left;
+    right = left;
+    while (right < p.wide && src_col(right) < p.in_w) ++right;
+    const int64_t gc = p.group_channels;
+    Var r("r"), last("r_last");
+    Expr src_row, row_base;
+    auto fill = [&](int64_t from, int64_t to, std::vector<Stmt>* body) {
+      for (int64_t b = from * gc; b < to * gc; b += 64) {
+        int64_t n = std::min<int64_t>(64, to * gc - b);
+        body->push_back(Store::make(out, splat(n), lanes(row_base + b, 1, n)));
+      }
+    };
+    // Row r's first `columns` packed pixels (all of them but in the plane's last, partial row).
+    auto row = [&](const Var& rv, int64_t columns) {
+      src_row = rv * p.row_step + (row_phase - p.pad_row);
+      row_base = out_offset + (ph * p.plane + rv * p.wide) * gc;
+      std::vector<Stmt> copy, blank;
+      int64_t l = std::min(left, columns), rt = std::min(right, columns);
+      fill(0, l, &copy);
+      fill(std::max(rt, l), columns, &copy);
+      for (int64_t c0 = l; c0 < rt; c0 += kLanes) {
+        int64_t n = std::min<int64_t>(kLanes, rt - c0);
+        for (int64_t ci = 0; ci < gc; ++ci) {
+          Expr src = x_offset + (ci * p.in_h + src_row) * p.in_w + src_col(c0);
+          Expr value = ci < channels ? Load::make(xb, lanes(src, p.col_step, n)) : splat(n);
+          copy.push_back(Store::make(out, value, lanes(row_base + c0 * gc + ci, gc, n)));
+        }
+      }
+      fill(0, columns, &blank);
+      Expr inside = rv < p.valid_rows && src_row >= I(0) && src_row < I(p.in_h);
+      return IfThenElse::make(inside, Seq::make(copy), Seq::make(blank));
+    };
+    phases.push_back(For::make(r, I(0), I(p.plane / p.wide), ForKind::kSerial, row(r, p.wide)));
+    if (p.plane % p.wide != 0) phases.push_back(LetStmt::make(last, I(p.plane / p.wide), row(last, p.plane % p.wide)));
+  }
+  return Seq::make(phases);
+}
+
+// The packing tile: one channel group, or (`all_groups`: the channels are not whole
+// groups) every group of an image, the last one's missing channels the zero point.
+ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
+                       const Expr& out_offset, const Expr& zp, bool all_groups) {
+  using namespace ir;  // NOLINT
+  const int64_t gc = p.group_channels;
+  if (!all_groups) return PackGroup(p, xb, x_offset, out, out_offset, zp, gc);
+  auto group = [&](const Expr& g, int64_t channels) {
+    return PackGroup(p, xb, x_offset + g * (gc * p.in_h * p.in_w), out, out_offset + g * (p.phases * p.plane * gc), zp,
+                     channels);
+  };
+  std::vector<Stmt> body;
+  Var g("g");
+  int64_t whole = p.c / gc;
+  if (whole > 0) body.push_back(For::make(g, I(0), I(whole), ForKind::kSerial, group(g, gc)));
+  if (p.c % gc != 0) body.push_back(group(I(whole), p.c % gc));
+  return Seq::make(body);
+}
+
 bool ZeroPointsAllZero(const graph::Tensor* t) {
   for (int64_t i = 0; i < t->numel(); ++i)
     if (t->GetInt(i) != 0) return false;
@@ -72,16 +157,20 @@ bool ZeroPointsAllZero(const graph::Tensor* t) {
 
 }  // namespace
 
-Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std::string& name) {
+Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const TileEpilogue& epilogue,
+                       const std::string& name) {
   const target::Target& target = ctx.target();
   if (target.kind() == target::TargetKind::kCUDA || !target.HasFeature("avx512vnni")) return Tensor();
-  if (ctx.attrs().GetInt("group", 1) != 1) return Tensor();
   const Tensor& x = ctx.input(in.x);
   const graph::Tensor* wc = ctx.constant(in.w);
   if (x.dtype() != kU8 || wc == nullptr || ctx.input(in.w).dtype() != kS8) return Tensor();
+  int64_t groups = ctx.attrs().GetInt("group", 1);
+  bool depthwise = groups != 1;
+  const graph::Tensor* wz = nullptr;
   if (ctx.has_input(in.w_zp)) {
-    const graph::Tensor* wz = ctx.constant(in.w_zp);
-    if (wz == nullptr || !ZeroPointsAllZero(wz)) return Tensor();
+    wz = ctx.constant(in.w_zp);
+    // vpdpbusd needs symmetric weights; the depthwise widening products center them.
+    if (wz == nullptr || (!depthwise && !ZeroPointsAllZero(wz))) return Tensor();
   }
   int64_t x_zp = 0;
   if (ctx.has_input(in.x_zp)) {
@@ -90,12 +179,15 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
     x_zp = xz->GetInt(0);
   }
   graph::Shape xs = StaticShape(x), ws = StaticShape(ctx.input(in.w));
-  if (xs.size() != 4 || ws.size() != 4 || ws[1] != xs[1]) return Tensor();
+  if (xs.size() != 4 || ws.size() != 4) return Tensor();
+  if (depthwise ? (groups != xs[1] || ws[0] != xs[1] || ws[1] != 1) : ws[1] != xs[1]) return Tensor();
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   VnniPlan p;
   p.n = xs[0];
   p.c = xs[1];
-  p.c4 = (p.c + 3) / 4;
+  p.depthwise = depthwise;
+  p.group_channels = depthwise ? 1 : 4;
+  p.c4 = (p.c + p.group_channels - 1) / p.group_channels;
   p.oc = ws[0];
   p.kh = ws[2];
   p.kw = ws[3];
@@ -134,23 +226,43 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   int64_t block = p.px_vectors * kLanes;
   p.pixels = (needed + block - 1) / block * block;
   p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
+  p.in_h = xs[2];
+  p.in_w = xs[3];
+  p.row_step = p.one_by_one ? g.strides[0] : p.sh;
+  p.col_step = p.one_by_one ? g.strides[1] : p.sw;
+  p.pad_row = g.pad_begin[0];
+  p.pad_col = g.pad_begin[1];
+  p.valid_rows = p.one_by_one ? p.oh : hs;
   int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block
                                                     : (p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8);
   p.oc_block = std::min<int64_t>(p.oc, oc_block);  // one tile: all channels
+  if (depthwise) {
+    // Each output channel reads its own input plane: the block divides the channels
+    // (no padded channel would have a plane to read).
+    if (ctx.options().int8_oc_block <= 0 || p.oc % p.oc_block != 0) p.oc_block = p.oc % 4 == 0 ? 4 : p.oc % 2 == 0 ? 2 : 1;
+  }
   p.oc_padded = (p.oc + p.oc_block - 1) / p.oc_block * p.oc_block;
 
-  // Weights: wp[oc][kh][kw][c/4][c%4], zero where oc or c is padding; the zero-point
+  // Weights: wp[oc][kh][kw][c/4][c%4], zero where oc or c is padding (depthwise:
+  // wp[oc][kh][kw], int32, minus the weight's zero point); the zero-point
   // compensation x_zp * sum(w[oc]) per output channel.
-  graph::Tensor packed(kS8, {p.oc_padded, p.kh, p.kw, p.c4, 4});
+  graph::Tensor packed = depthwise ? graph::Tensor(kI32, {p.oc, p.kh, p.kw})
+                                   : graph::Tensor(kS8, {p.oc_padded, p.kh, p.kw, p.c4, 4});
   graph::Tensor compensation(kI32, {p.oc});
-  int8_t* pw = packed.mutable_data<int8_t>();
+  int64_t wz_count = wz == nullptr ? 0 : wz->numel();
   for (int64_t o = 0; o < p.oc; ++o) {
     int64_t sum = 0;
-    for (int64_t c = 0; c < p.c; ++c) {
+    int64_t w_zp = wz_count == 0 ? 0 : wz->GetInt(wz_count == 1 ? 0 : o);
+    for (int64_t c = 0; c < (depthwise ? 1 : p.c); ++c) {
       for (int64_t i = 0; i < p.kh; ++i) {
         for (int64_t j = 0; j < p.kw; ++j) {
-          int64_t v = wc->GetInt(((o * p.c + c) * p.kh + i) * p.kw + j);
-          pw[(((o * p.kh + i) * p.kw + j) * p.c4 + c / 4) * 4 + c % 4] = static_cast<int8_t>(v);
+          int64_t v = wc->GetInt(((o * (depthwise ? 1 : p.c) + c) * p.kh + i) * p.kw + j) - w_zp;
+          if (depthwise) {
+            packed.mutable_data<int32_t>()[(o * p.kh + i) * p.kw + j] = static_cast<int32_t>(v);
+          } else {
+            packed.mutable_data<int8_t>()[(((o * p.kh + i) * p.kw + j) * p.c4 + c / 4) * 4 + c % 4] =
+                static_cast<int8_t>(v);
+          }
           sum += v;
         }
       }
@@ -160,34 +272,57 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
   Tensor wp = ctx.AddConstant(name + "_w_vnni", packed);
   Tensor comp = ctx.AddConstant(name + "_zp_compensation", compensation);
 
-  // Activations: xp[n][c/4][phase][q][c%4] (uint8), the zero point where q or c is padding.
+  // Activations: xp[n][c/4][phase][q][c%4] (uint8; depthwise: xp[n][c][phase][q][0]), the
+  // zero point where q or c is padding.
+  // When the input is the kernel's input buffer the packing is tensorized (LowerPackTile):
+  // one channel group per tile, or one image per tile when the channels are not whole
+  // groups; otherwise (an input computed inside the group) it is an elementwise stage.
   Expr zp = ir::make_const(kU8, static_cast<double>(x_zp));
   std::vector<int64_t> spatial{xs[2], xs[3]};
-  Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, 4}), [&](const std::vector<Var>& i) {
-    Expr c = i[1] * 4 + i[4];
-    Expr row, col, valid;
-    if (p.one_by_one) {
-      row = ir::floordiv(i[3], I(p.ow)) * g.strides[0] - g.pad_begin[0];
-      col = ir::floormod(i[3], I(p.ow)) * g.strides[1] - g.pad_begin[1];
-      valid = c < p.c && i[3] < p.oh * p.ow;
-    } else {
-      row = ir::floordiv(i[3], I(p.wide)) * p.sh + ir::floordiv(i[2], I(p.sw)) - g.pad_begin[0];
-      col = ir::floormod(i[3], I(p.wide)) * p.sw + ir::floormod(i[2], I(p.sw)) - g.pad_begin[1];
-      valid = c < p.c && i[3] < hs * p.wide;
-    }
-    Expr read = PaddedRead(x, {i[0], ir::min(c, I(p.c - 1)), row, col}, 2, spatial, zp);
+  const int64_t gc = p.group_channels;
+  bool pack_by_rows = x.op()->kind == te::OpKind::kPlaceholder;
+  bool all_groups = p.c % gc != 0;  // one packing tile per image, the ragged group's missing channels zp
+  auto pack_body = [&](const Tensor& xt, const std::vector<Var>& i) {
+    Expr c = i[1] * gc + i[4];
+    Expr row = ir::floordiv(i[3], I(p.wide)) * p.row_step + ir::floordiv(i[2], I(p.sw)) - p.pad_row;
+    Expr col = ir::floormod(i[3], I(p.wide)) * p.col_step + ir::floormod(i[2], I(p.sw)) - p.pad_col;
+    Expr valid = i[3] < p.valid_rows * p.wide;
+    if (all_groups) valid = c < p.c && valid;
+    Expr read = PaddedRead(xt, {i[0], all_groups ? ir::min(c, I(p.c - 1)) : c, row, col}, 2, spatial, zp);
     return ir::select(valid, read, zp);
-  }, name + "_x_vnni", tag::kOpaque);
+  };
+  Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, gc}),
+                          [&](const std::vector<Var>& i) { return pack_body(x, i); }, name + "_x_vnni", tag::kOpaque);
+  std::shared_ptr<te::TensorIntrin> pack_intrin;
+  if (pack_by_rows) {
+    Tensor xd = te::placeholder(x.shape(), kU8, name + "_x_rows");
+    pack_intrin = std::make_shared<te::TensorIntrin>();
+    pack_intrin->name = "vnni_pack_rows";
+    pack_intrin->desc = te::compute(ToExprShape({1, all_groups ? p.c4 : 1, p.phases, p.plane, gc}),
+                                    [&](const std::vector<Var>& i) { return pack_body(xd, i); }, name + "_pack_tile");
+    VnniPlan plan = p;
+    pack_intrin->lower = [plan, zp, all_groups](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
+                                    const ir::Buffer& out, const Expr& out_offset) {
+      return LowerPackTile(plan, inputs[0], offsets[0], out, out_offset, zp, all_groups);
+    };
+  }
 
   // The dot products over the wide pixels: accv[n][oc][p].
+  // (depthwise: accv[n][oc][p] = sum over the taps of xp[n][oc] times the centered weight).
   auto dot_body = [&](const Tensor& xt, const Tensor& wt, const Expr& n, const Expr& oc, const Expr& px,
                       const std::vector<ir::IterVar>& r) {
+    if (p.depthwise) {
+      Expr q = px + p.TapOffset(r[0], r[1]);
+      return te::sum(ir::cast(kI32, xt(n, oc, p.Phase(r[0], r[1]), q, I(0))) * wt(oc, r[0], r[1]), r);
+    }
     Expr q = px + p.TapOffset(r[1], r[2]);
     return te::sum(ir::cast(kI32, xt(n, r[0], p.Phase(r[1], r[2]), q, r[3])) *
                        ir::cast(kI32, wt(oc, r[1], r[2], r[0], r[3])),
                    r);
   };
   auto reduce_axes = [&] {
+    if (p.depthwise)
+      return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.kh)}, "rkh"), te::reduce_axis({I(0), I(p.kw)}, "rkw")};
     return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.c4)}, "rc4"), te::reduce_axis({I(0), I(p.kh)}, "rkh"),
                                     te::reduce_axis({I(0), I(p.kw)}, "rkw"), te::reduce_axis({I(0), I(4)}, "rc")};
   };
@@ -202,13 +337,13 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
 
   // The intrinsic: one register tile [1, oc_block, 16 * px_vectors] over the whole reduction.
   Tensor xd = te::placeholder(xp.shape(), kU8, name + "_x_tile");
-  Tensor wd = te::placeholder(wp.shape(), kS8, name + "_w_tile");
+  Tensor wd = te::placeholder(wp.shape(), wp.dtype(), name + "_w_tile");
   std::vector<ir::IterVar> rd = reduce_axes();
   Tensor desc = te::compute(ToExprShape({1, 1, 1, p.oc_block, block}), [&](const std::vector<Var>& o) {
     return dot_body(xd, wd, o[0], o[1] * p.oc_block + o[3], o[2] * block + o[4], rd);
   }, name + "_tile");
   auto intrin = std::make_shared<te::TensorIntrin>();
-  intrin->name = "vnni_conv_tile";
+  intrin->name = depthwise ? "int8_depthwise_tile" : "vnni_conv_tile";
   intrin->desc = desc;
   VnniPlan plan = p;
   intrin->lower = [plan](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
@@ -222,6 +357,24 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
     auto tile = [&](int64_t t, int64_t v) { return lanes(I((t * plan.px_vectors + v) * kLanes), kLanes); };
     std::vector<Stmt> init, update, store;
     Var c4("c4"), kh("kh"), kw("kw");
+    if (plan.depthwise) {
+      // Per tap: one widened 16-pixel load of the channel's plane times its weight.
+      for (int64_t t = 0; t < plan.oc_block; ++t) {
+        Expr w = Broadcast::make(Load::make(wb, cast(DType::Index(), offsets[wi] + wb->FlatIndex({I(t), kh, kw}))),
+                                 kLanes);
+        for (int64_t v = 0; v < plan.px_vectors; ++v) {
+          Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
+          Expr xv = Load::make(xb, lanes(offsets[xi] + xb->FlatIndex({I(0), I(t), plan.Phase(kh, kw), q, I(0)}), kLanes));
+          init.push_back(Store::make(acc, Broadcast::make(IntImm::make(kI32, 0), kLanes), tile(t, v)));
+          update.push_back(Store::make(acc, Load::make(acc, tile(t, v)) + cast(DType::Int(32, kLanes), xv) * w, tile(t, v)));
+          store.push_back(Store::make(out, Load::make(acc, tile(t, v)),
+                                      lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * kLanes)}), kLanes)));
+        }
+      }
+      Stmt taps = For::make(kh, 0, plan.kh, ForKind::kSerial, For::make(kw, 0, plan.kw, ForKind::kSerial, Seq::make(update)));
+      return Allocate::make(acc, {I(tiles * kLanes)}, 64, MemoryScope::kLocal,
+                            Seq::make({Seq::make(init), taps, Seq::make(store)}));
+    }
     for (int64_t t = 0; t < plan.oc_block; ++t) {
       Expr w = Load::make(wb, lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), 4));
       for (int64_t v = 0; v < plan.px_vectors; ++v) {
@@ -240,51 +393,87 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std
                           Seq::make({Seq::make(init), loops, Seq::make(store)}));
   };
 
-  // The accumulator the caller requantises: valid pixels minus the zero-point term.
-  Tensor acc = te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}), [&](const std::vector<Var>& o) {
-    Expr px = o[2] * p.wide + o[3];
-    return accv(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(px, I(block)), ir::floormod(o[1], I(p.oc_block)),
-                ir::floormod(px, I(block))) - comp(o[1]);
+  // The epilogue at the tile: the accumulator minus the zero-point term, requantised by
+  // the caller's epilogue, as planes tile_out[n][oc][p] over the wide pixels (computed
+  // tile by tile, see the schedule), so that the output's rows are contiguous in it;
+  // padded channels read the last channel's parameters (their values are never read).
+  Tensor tile_out = te::compute(ToExprShape({p.n, p.oc_padded, p.pixels}), [&](const std::vector<Var>& o) {
+    Expr channel = ir::min(o[1], I(p.oc - 1));
+    Expr v = accv(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(o[2], I(block)),
+                  ir::floormod(o[1], I(p.oc_block)), ir::floormod(o[2], I(block))) -
+             comp(channel);
+    return epilogue ? epilogue(v, channel) : v;
+  }, name + "_tile_out", tag::kOpaque);
+
+  // The output: the planes' valid pixels in NCHW.
+  Tensor out = te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}), [&](const std::vector<Var>& o) {
+    return tile_out(o[0], o[1], o[2] * p.wide + o[3]);
   }, name, tag::kInjective);
 
-  ctx.SetSchedule([plan, xp, accv, intrin](const ScheduleRequest& req) {
+  ctx.SetSchedule([plan, xp, accv, tile_out, intrin, pack_intrin](const ScheduleRequest& req) {
     te::Schedule s = req.schedule;
     const LowerGroupOptions& o = *req.options;
     InjectiveKnobs knobs;
     if (!o.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+    bool parallel = ParallelAllowed(*req.target) && o.allow_parallel;
     s[xp].compute_root();
-    ScheduleInjectiveStage(s, xp, *req.target, knobs);
+    bool tile_per_image = plan.c % plan.group_channels != 0;
+    if (pack_intrin && plan.n * (tile_per_image ? 1 : plan.c4) == 1) {
+      s[xp].tensorize(s[xp].axis(0), *pack_intrin);  // one tile, no loop around it
+    } else if (pack_intrin && tile_per_image) {
+      te::Stage pk = s[xp];
+      auto [pno, pni] = pk.split(pk.axis(0), I(1));
+      if (parallel) pk.parallel(pno);
+      pk.tensorize(pni, *pack_intrin);
+    } else if (pack_intrin) {
+      te::Stage pk = s[xp];
+      auto [pno, pni] = pk.split(pk.axis(0), I(1));
+      auto [pgo, pgi] = pk.split(pk.axis(1), I(1));
+      pk.reorder({pno, pgo, pni, pgi, pk.axis(2), pk.axis(3), pk.axis(4)});
+      ir::IterVar groups = FuseRange(pk, {pno, pgo});
+      if (parallel) pk.parallel(groups);
+      pk.tensorize(pni, *pack_intrin);
+    } else {
+      ScheduleInjectiveStage(s, xp, *req.target, knobs);
+    }
+    // The epilogue over tiles: one (n, oc block, pixel block) per iteration, vectorized
+    // along the pixels; the register tile is computed inside it, in a local buffer.
+    te::Stage e = s[tile_out];
+    auto [oco, oci] = e.split(e.axis(1), I(plan.oc_block));
+    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * kLanes));
+    e.reorder({e.axis(0), oco, po, oci, pi});
+    ir::IterVar tiles = FuseRange(e, {e.axis(0), oco, po});
+    if (parallel) e.parallel(tiles);
+    auto [vo, vi] = e.split(pi, I(kLanes));
+    e.vectorize(vi);
+    // At the tile loop the accumulator's region is one tile: its loops are the
+    // intrinsic's (the three outer ones of extent 1).
     te::Stage st = s[accv];
-    auto [no, ni] = st.split(st.axis(0), I(1));
-    auto [oco, oci] = st.split(st.axis(1), I(1));
-    auto [po, pi] = st.split(st.axis(2), I(1));
-    std::vector<ir::IterVar> order{no, oco, po, ni, oci, pi, st.axis(3), st.axis(4)};
-    for (size_t i = 0; i < 4; ++i) order.push_back(st.reduce_axis(i));
-    st.reorder(order);
-    ir::IterVar fused = FuseRange(st, {no, oco, po});
-    if (ParallelAllowed(*req.target) && o.allow_parallel) st.parallel(fused);
-    st.tensorize(ni, *intrin);
+    st.compute_at(e, tiles);
+    st.tensorize(st.axis(0), *intrin);
+    st.set_scope(ir::MemoryScope::kLocal);
     // Outputs in the conv's shape read the accumulator by whole column tiles (the
     // template sized the wide plane for that); others get the generic schedule.
     graph::Shape conv_shape{plan.n, plan.oc, plan.oh, plan.ow};
     for (const Tensor& out : req.outputs) {
-      if (out.same_as(accv)) continue;
+      if (out.same_as(accv) || out.same_as(tile_out)) continue;
       if (StaticShape(out) != conv_shape) {
         ScheduleInjectiveStage(s, out, *req.target, knobs);
         continue;
       }
-      te::Stage e = s[out];
-      auto [wo, wi] = e.split(e.axis(3), I(plan.col_tile));
-      ir::IterVar outer = FuseRange(e, {e.axis(0), e.axis(1)});
-      if (ParallelAllowed(*req.target) && o.allow_parallel) e.parallel(outer);
-      if (plan.col_tile <= 16) e.vectorize(wi);
+      te::Stage c = s[out];
+      auto [wo, wi] = c.split(c.axis(3), I(plan.col_tile));
+      ir::IterVar outer = FuseRange(c, {c.axis(0), c.axis(1)});
+      if (parallel) c.parallel(outer);
+      if (plan.col_tile <= 16) c.vectorize(wi);
     }
     std::ostringstream text;
-    text << "conv int8 vnni (vpdpbusd) oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors
-         << " wide_row=" << plan.wide;
+    text << (plan.depthwise ? "depthwise conv int8 (widened 16-pixel vectors)" : "conv int8 vnni (vpdpbusd)")
+         << " oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors
+         << " wide_row=" << plan.wide << (pack_intrin ? ", packed by rows" : "") << ", epilogue at the register tile";
     return text.str();
   }, accv);
-  return acc;
+  return out;
 }
 
 }  // namespace ops

@@ -9,7 +9,7 @@
 //
 //  * lanes are 16 consecutive output pixels of one output channel, so the
 //    accumulator is NCHW like the output and the per-channel requantisation of
-//    QLinearConv (fused by the caller after the accumulator) reads one scalar
+//    QLinearConv (the caller's epilogue, below) reads one scalar
 //    multiplier per vector;
 //  * activations (uint8) are packed per call into xp[n][c/4][phase][q][c%4], planes
 //    of "wide" pixels: for a KxK conv with strides (sh, sw) the padded input is split
@@ -21,7 +21,11 @@
 //    any stride packs only the pixels it reads, q = p = oh*OW + ow. Padding holds
 //    the input zero point. (NCHW-like planes rather than NHWC: the output is NCHW,
 //    the per-channel requantisation reads one scalar per vector, and no transpose
-//    is needed on either side);
+//    is needed on either side). When the input is the kernel's input buffer, the
+//    packing is tensorized per channel group (per image when the channels are not
+//    whole groups: the missing ones hold the zero point) and written row by row: the
+//    padding columns of a row are known at compile time (zero-point fills), the
+//    columns between are 16-pixel vector loads per channel;
 //  * weights (int8, constant) are packed once at compile time into
 //    wp[oc][kh][kw][c/4][c%4] (channels padded to 4 with zeros): four bytes of one
 //    output channel, broadcast to every lane;
@@ -33,12 +37,28 @@
 // a loop over (kh, kw, c/4) issuing oc_block x px_vectors vpdpbusd into
 // accumulators that live in registers (a local array with constant indices).
 //
+// The caller's epilogue (QLinearConv's bias and requantisation) is applied at the
+// register tile: the int32 tile is computed inside the epilogue's loop over tiles
+// (a local buffer, never the whole accumulator in memory), the epilogue writes the
+// output type in the tile layout, and the NCHW output is a copy of that (one byte
+// per element instead of an int32 written and read back).
+//
+// Depthwise convs (group == channels, one output channel per input channel) use the
+// same planes, packing, tiles and epilogue with groups of one channel: xp[n][c][phase][q],
+// and per tap a 16-pixel uint8 load widened to int32 times the channel's weight (the
+// weights centered on their zero points at compile time, any constant zero points),
+// accumulated in registers: every output width vectorizes (wide rows) and strided
+// convs read contiguous phase planes. (vpdpbusd would need four taps of one pixel
+// interleaved: a copy of the input per tap group.)
+//
 // Applies where the target has avx512vnni, x is uint8 with a constant scalar zero
-// point, w is constant int8 with zero zero points, group == 1, 2-D, and the output
-// has more than 16 pixels. Everything else keeps the generic template.
+// point, w is constant int8 (with zero zero points unless depthwise), group == 1 or
+// depthwise, 2-D, and the output has more than 16 pixels. Everything else keeps the
+// generic template.
 #ifndef AGATE_CORE_OPS_QLINEAR_VNNI_H_
 #define AGATE_CORE_OPS_QLINEAR_VNNI_H_
 
+#include <functional>
 #include <string>
 
 #include "core/ops/op_context.h"
@@ -52,10 +72,15 @@ struct VnniConvInputs {
   int x, x_zp, w, w_zp;
 };
 
-// The int32 accumulator [N, OC, OH, OW] = sum (x - x_zp) * (w - w_zp) computed with
+// What the caller computes from the int32 accumulator `acc` of output channel
+// `channel` (QLinearConv: bias and requantisation); empty: the accumulator itself.
+using TileEpilogue = std::function<te::Expr(const te::Expr& acc, const te::Expr& channel)>;
+
+// epilogue(acc) as [N, OC, OH, OW], acc = sum (x - x_zp) * (w - w_zp) computed with
 // vpdpbusd, its schedule set on `ctx`; or an undefined tensor when the conv does
 // not qualify (see the header), in which case nothing was created.
-te::Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const std::string& name);
+te::Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const TileEpilogue& epilogue,
+                           const std::string& name);
 
 }  // namespace ops
 }  // namespace agate
