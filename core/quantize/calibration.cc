@@ -164,7 +164,8 @@ Calibration Calibrate(const Graph& graph, const std::map<std::string, Tensor>& s
   Calibration result;
   result.samples = n;
   for (const auto& [value, h] : histograms) {
-    if (h->count() > 0) result.ranges[value] = RangeOf(*h, config);
+    // A model output is what the user reads: clipping it (its largest logits) is never a gain.
+    if (h->count() > 0) result.ranges[value] = RangeOf(*h, graph.IsGraphOutput(value) ? CalibrationConfig{} : config);
   }
   return result;
 }

@@ -57,7 +57,8 @@ struct Calibration {
 int64_t CheckCalibrationSamples(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& samples,
                                 const std::string& source);
 
-// Runs the graph on each sample and returns the range of every float32 value under `config`.
+// Runs the graph on each sample and returns the range of every float32 value under `config`; the
+// graph's outputs always get their min-max range (clipping the largest logits is never a gain).
 Calibration Calibrate(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& samples,
                       const CalibrationConfig& config, const std::string& source);
 

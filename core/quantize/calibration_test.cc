@@ -87,6 +87,10 @@ TEST(Calibration, PercentileClipsOutliers) {
   EXPECT_LT(c.ranges.at("x").max, 2.0);  // the outlier is clipped
   Calibration minmax = Calibrate(g, {{"x", samples}}, CalibrationConfig{}, "samples.npz");
   EXPECT_EQ(minmax.ranges.at("x").max, 1000.0);
+  // The model's outputs keep their min-max range under every method: n = -x reaches -1000.
+  EXPECT_FLOAT_EQ(c.ranges.at("n").min, -1000.0);
+  EXPECT_FLOAT_EQ(Calibrate(g, {{"x", samples}}, ParseCalibrationMethod("entropy"), "s").ranges.at("n").min, -1000.0);
+  EXPECT_LT(Calibrate(g, {{"x", samples}}, ParseCalibrationMethod("entropy"), "s").ranges.at("x").max, 1000.0);
 }
 
 TEST(Calibration, ConstantZeroTensorHasZeroRange) {
