@@ -207,6 +207,7 @@ uint64_t CompileResult::constant_bytes() const {
 std::string CompileResult::Summary() const {
   std::ostringstream os;
   os << "target: " << spec.target << "\n";
+  if (!quantization.empty()) os << "quantization: " << quantization << "\n";
   os << "kernels: " << kernels.size() << " (from " << graph.nodes.size() << " graph nodes)\n";
   for (const KernelSummary& k : kernels) {
     os << "  " << k.name << ": ";
@@ -366,6 +367,7 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
 
   spec.metadata.compiler_version = AGATE_VERSION_STRING;
   spec.metadata.options = options.recorded_options;
+  if (!result->quantization.empty()) spec.metadata.options.push_back({"quantization", result->quantization});
   t0 = Clock::now();
   result->module = serialize::SerializeModule(spec);
   result->timings.push_back({"serialize", MsSince(t0)});
@@ -435,8 +437,21 @@ std::string KernelName(int index, const std::string& op, const std::string& pref
   return name;
 }
 
+namespace {
+
+// The graph the pipeline starts from: the input, or with --quantize its calibrated QDQ form.
+graph::Graph QuantizedIfAsked(const graph::Graph& graph, const CompileOptions& options, std::string* description) {
+  if (!options.quantize) return graph;
+  quantize::QuantizedGraph q = quantize::QuantizeGraph(graph, *options.quantize, options.dump_ir_dir);
+  if (description) *description = q.description;
+  return std::move(q.graph);
+}
+
+}  // namespace
+
 graph::Graph PlanGraph(const graph::Graph& graph, const CompileOptions& options) {
-  return RunGraphPasses(graph, options, target::Target::Parse(options.target), nullptr);
+  return RunGraphPasses(QuantizedIfAsked(graph, options, nullptr), options, target::Target::Parse(options.target),
+                        nullptr);
 }
 
 CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions& options) {
@@ -445,7 +460,13 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   CheckKernelPrefix(options.kernel_prefix);
 
   auto t0 = Clock::now();
-  result.graph = RunGraphPasses(input_graph, options, target, &result);
+  graph::Graph quantized;
+  if (options.quantize) {
+    quantized = QuantizedIfAsked(input_graph, options, &result.quantization);
+    result.timings.push_back({"quantize", MsSince(t0)});
+    t0 = Clock::now();
+  }
+  result.graph = RunGraphPasses(options.quantize ? quantized : input_graph, options, target, &result);
   result.timings.push_back({"graph passes", MsSince(t0)});
   const graph::Graph& graph = result.graph;
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "core/ir/function.h"
 #include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
+#include "core/quantize/quantize_model.h"
 #include "core/target/target.h"
 #include "core/serialize/module_spec.h"
 
@@ -46,6 +48,11 @@ struct CompileOptions {
   // is lowered again without Winograd (whose transformed tiles live in the workspace); one still
   // over it is refused (kResourceExhausted) naming the kernel, its workspace and the budget.
   int64_t max_workspace_bytes = -1;
+  // Post-training int8 quantization (--quantize int8 --calibration FILE): the graph is calibrated on
+  // the samples and given Q/DQ pairs (core/quantize/quantize_model.h) before the graph pipeline,
+  // whose QDQ folding makes the integer operators. Shared: the samples can be large. Null: the
+  // graph is compiled as given.
+  std::shared_ptr<const quantize::QuantizeOptions> quantize;
 };
 
 // Throws agate::Error(kInvalidArgument) unless `prefix` is a C identifier of at most 64
@@ -94,6 +101,9 @@ struct CompileResult {
   std::vector<PhaseTiming> timings;     // graph passes, kernels, codegen, serialize (a frontend
                                         // caller puts its import first: tools/cli)
   std::string pass_timing_report;       // per graph pass
+  // What post-training quantization did (quantize::QuantizedGraph::description), recorded in the
+  // module's metadata as "quantization"; empty when the graph was not quantized.
+  std::string quantization;
   // Microcontroller targets (c, bare-metal llvm): the kernels to link into the firmware, named
   // as the module's plan names them: C99 source (suffix ".c") or an ELF object (".o").
   // Empty for targets with an OS, whose kernels are embedded in the module.

@@ -42,6 +42,11 @@ std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tenso
 }
 
 std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+  return Interpret(graph, inputs, nullptr);
+}
+
+std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                                        const ValueObserver& observe) {
   std::map<std::string, Tensor> values = graph.constants;
   for (const std::string& name : graph.inputs) {
     auto it = inputs.find(name);
@@ -51,6 +56,7 @@ std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::
         << "graph input '" << name << "' expects " << type.ToString() << ", got " << it->second.dtype()
         << ShapeToString(it->second.shape());
     values[name] = it->second;
+    if (observe) observe(name, it->second);
   }
   // Free each intermediate after its last use so large graphs fit in memory.
   std::map<std::string, size_t> last_use;
@@ -69,8 +75,11 @@ std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::
       args.push_back(&it->second);
     }
     std::vector<Tensor> outs = EvaluateNode(node, args);
-    for (size_t o = 0; o < outs.size(); ++o)
-      if (!node.outputs[o].empty()) values[node.outputs[o]] = std::move(outs[o]);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (node.outputs[o].empty()) continue;
+      if (observe) observe(node.outputs[o], outs[o]);
+      values[node.outputs[o]] = std::move(outs[o]);
+    }
     for (const std::string& in : node.inputs) {
       if (!in.empty() && last_use[in] == i && !graph.IsGraphOutput(in) && !graph.IsConstant(in)) values.erase(in);
     }

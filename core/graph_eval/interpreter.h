@@ -9,6 +9,7 @@
 #ifndef AGATE_CORE_GRAPH_EVAL_INTERPRETER_H_
 #define AGATE_CORE_GRAPH_EVAL_INTERPRETER_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,16 @@ bool HasKernel(const std::string& op);
 // shape must match the declared types) and returns the graph outputs by name.
 std::map<std::string, graph::Tensor> Interpret(const graph::Graph& graph,
                                                const std::map<std::string, graph::Tensor>& inputs);
+
+// Sees every graph input and every node output once, as soon as it is computed (the tensor is
+// valid only during the call). Calibration (core/quantize) collects activation statistics with it
+// without keeping the activations.
+using ValueObserver = std::function<void(const std::string& value, const graph::Tensor& tensor)>;
+
+// Interpret, calling `observe` for every graph input and node output.
+std::map<std::string, graph::Tensor> Interpret(const graph::Graph& graph,
+                                               const std::map<std::string, graph::Tensor>& inputs,
+                                               const ValueObserver& observe);
 
 }  // namespace graph_eval
 }  // namespace agate

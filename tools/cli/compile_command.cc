@@ -2,6 +2,8 @@
 //               [--input-shape name:1x3x224x224[,...]] [--bounds N=1..32[:1,8,32]]
 //               [--input-value name=FILE.npy ...] [--dump-ir DIR] [--knob name=value ...]
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
+//               [--quantize int8 --calibration SAMPLES.npz [--calibration-method minmax|entropy|percentile[:P]]
+//                [--keep-float OP_OR_NODE,...]]
 #include <iostream>
 #include <map>
 #include <set>
@@ -11,6 +13,7 @@
 #include "core/compiler/batch_variants.h"
 #include "core/compiler/compiler.h"
 #include "core/compiler/package.h"
+#include "core/quantize/quantize_model.h"
 #include "core/serialize/module_signing.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
@@ -43,6 +46,10 @@ struct CompileFlags {
   std::string package;             // microcontroller package folder (core/compiler/package.h)
   std::string memory_plan = "greedy";  // greedy | min-peak
   int64_t max_workspace = -1;          // bytes per kernel; -1: no limit
+  std::string quantize;                // "int8": post-training quantization (core/quantize)
+  std::string calibration;             // its samples (.npz, one [N, *shape] array per input)
+  std::string calibration_method;      // minmax (default) | entropy | percentile[:P]
+  std::string keep_float;              // op types or node names kept in fp32, comma-separated
 };
 
 bool IsMicrocontrollerTarget(const std::string& text) {
@@ -138,6 +145,37 @@ std::string InputValuesRecord(const std::vector<std::string>& specs) {
   return text;
 }
 
+// --quantize int8 --calibration FILE [--calibration-method M] [--keep-float A,B]: the options of
+// core/quantize, the samples read from FILE. Every flag of the group without --quantize, or
+// --quantize without samples, is refused naming the flag.
+std::shared_ptr<const quantize::QuantizeOptions> QuantizeOptionsOf(const CompileFlags& flags) {
+  if (flags.quantize.empty()) {
+    for (const auto& [flag, value] : {std::make_pair("--calibration", &flags.calibration),
+                                      std::make_pair("--calibration-method", &flags.calibration_method),
+                                      std::make_pair("--keep-float", &flags.keep_float)}) {
+      AGATE_REQUIRE(value->empty(), kInvalidArgument)
+          << flag << " is an option of post-training quantization: add --quantize int8";
+    }
+    return nullptr;
+  }
+  AGATE_REQUIRE(!flags.calibration.empty(), kInvalidArgument)
+      << "--quantize int8 needs --calibration SAMPLES.npz: one array per model input, named like the input, "
+      << "of shape [N, *input shape] (N samples)";
+  AGATE_REQUIRE(flags.bounds.empty(), kInvalidArgument)
+      << "--quantize and --bounds: quantize a model with fixed input shapes";
+  auto options = std::make_shared<quantize::QuantizeOptions>();
+  if (!flags.calibration_method.empty()) options->calibration = quantize::ParseCalibrationMethod(flags.calibration_method);
+  std::stringstream names(flags.keep_float);
+  for (std::string name; std::getline(names, name, ',');) options->keep_float.push_back(name);
+  AGATE_REQUIRE(flags.keep_float.empty() || flags.keep_float.back() != ',', kInvalidArgument)
+      << "--keep-float '" << flags.keep_float << "': an empty name after the last comma";
+  for (npz::Array& a : npz::Load(flags.calibration)) {
+    options->samples[a.name] = graph::Tensor::FromBytes(a.dtype, a.shape, a.data.data(), a.data.size());
+  }
+  options->samples_source = flags.calibration;
+  return options;
+}
+
 // "--knob conv_winograd=0": sets one schedule knob of every kernel.
 void ApplyKnobs(const std::vector<std::string>& knobs, ops::LowerGroupOptions* options) {
   for (const std::string& knob : knobs) {
@@ -186,6 +224,7 @@ int RunCompile(const CompileFlags& flags) {
   options.memory_plan =
       flags.memory_plan == "min-peak" ? graph::MemoryPlanPolicy::kMinPeak : graph::MemoryPlanPolicy::kGreedyBySize;
   options.max_workspace_bytes = flags.max_workspace;
+  options.quantize = QuantizeOptionsOf(flags);
   compiler::CheckKernelPrefix(options.kernel_prefix);
   AGATE_REQUIRE(!flags.output.empty() || !flags.package.empty(), kInvalidArgument)
       << "nothing to write: give -o MODEL.agm, --package DIR, or both";
@@ -295,6 +334,21 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
                   "it is an error (-1: no limit)")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))
       ->capture_default_str();
+  cmd->add_option("--quantize", flags->quantize,
+                  "post-training quantization: int8 (per-channel symmetric int8 weights, per-tensor uint8 "
+                  "activations calibrated on --calibration; inputs and outputs stay float)")
+      ->check(CLI::IsMember({"int8"}));
+  cmd->add_option("--calibration", flags->calibration,
+                  "--quantize's calibration samples: an .npz with one array per model input, named like the input, "
+                  "of shape [N, *input shape] (N samples; a [1,3,224,224] input takes [N,1,3,224,224])")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--calibration-method", flags->calibration_method,
+                  "activation ranges: minmax (default), entropy (experimental: each side of 0 clipped where the KL "
+                  "divergence of its 8-bit quantization is least; it lost accuracy on ResNet-18, see "
+                  "benchmarks/quantized/RESULTS.md), percentile (99.99) or percentile:P (the Pth and (100-P)th "
+                  "percentiles of each activation over the samples)");
+  cmd->add_option("--keep-float", flags->keep_float,
+                  "with --quantize: op types or node names kept in fp32, comma-separated (e.g. Softmax,LayerNormalization)");
   return [flags] { return RunCompile(*flags); };
 }
 

@@ -9,6 +9,7 @@
 #include "core/graph/passes/graph_memory_plan.h"
 #include "core/graph/passes/norm_fusion.h"
 #include "core/graph/passes/qdq_folding.h"
+#include "core/graph/passes/quantize_dynamic.h"
 #include "core/graph/passes/simplification.h"
 
 namespace agate {
@@ -19,6 +20,8 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   pm_options.dump_dir = options.dump_dir;
   pm_options.verify = options.verify;
   PassManager pm(pm_options);
+  // DynamicQuantizeLinear as a reduction, scalar arithmetic and QuantizeLinear, which every target compiles.
+  pm.Add("quantize_dynamic", DecomposeDynamicQuantize);
   // Before constant folding, which would turn DequantizeLinear of a constant weight into floats.
   pm.Add("qdq_folding", FoldQDQ);
   pm.Add("simplification", Simplify);

@@ -1,5 +1,5 @@
 // agate's standard graph pipeline, in order:
-//   qdq_folding, simplification, constant_folding, norm_fusion, activation_fusion,
+//   quantize_dynamic, qdq_folding, simplification, constant_folding, norm_fusion, activation_fusion,
 //   [attention_fusion], batchnorm_folding, constant_folding,
 //   [layout_transformation, constant_folding], dead_code_elimination,
 //   fusion, graph_memory_plan.

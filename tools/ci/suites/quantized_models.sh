@@ -4,7 +4,8 @@
 # the classifier into QLinearConv), run in the minimal runtime and compared with the reference
 # interpreter over the same graph passes (tools/zoo:interpret): equal bit for bit. The difference from the
 # float model before quantization is printed, and bounded loosely (a quarter of the largest float logit)
-# to catch a wrong scale, not to grade the quantization.
+# to catch a wrong scale, not to grade the quantization. Then a float ResNet-18 quantized by agate
+# (--quantize int8) against agate fp32.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -58,4 +59,15 @@ sys.exit(0 if ok else 1)
 PY
   then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
+# Post-training quantization by agate itself (agate compile --quantize int8, core/quantize): ResNet-18 at
+# 112x112 calibrated on 4 random inputs, the int8 module against the fp32 one on 8 held-out inputs
+# (benchmarks/quantized/ptq_accuracy.py prints the agreement and the logit error; the check is loose, to
+# catch a wrong scale or a broken pass, not to grade the quantization).
+if AGATE="$AGATE" /usr/bin/python3 benchmarks/quantized/ptq_accuracy.py --models resnet18 --size 112 \
+    --calibration 4 --held-out 8 --no-speed \
+    --check-logit-error 0.25 --check-agreement 0.75 >"$WORK/ptq.log" 2>&1; then
+  echo "ok   resnet18 --quantize int8: $(grep '^| resnet18' "$WORK/ptq.log")"; passed=$((passed + 1))
+else
+  echo "FAIL resnet18 --quantize int8:"; tail -5 "$WORK/ptq.log"; failed=$((failed + 1))
+fi
 echo "$passed $failed"
