@@ -772,7 +772,6 @@ std::set<std::string> StaticOperandInputs(const onnx::ModelProto& model) {
     Node node;
     node.op = GraphOp(proto);
     for (const graph::StaticOperand& s : StaticOperandsOf(node, proto, opset)) {
-      if (s.run_time) continue;  // read by the kernel at run time: nothing to bind
       if (s.input < proto.input_size() && inputs.count(proto.input(s.input))) result.insert(proto.input(s.input));
     }
   }
