@@ -106,6 +106,9 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
     CompileOptions variant_options = options;
     variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, extents[i]);
     CompileResult r = CompileGraph(graphs[i], variant_options);
+    AGATE_REQUIRE(r.graph.run_time_extents.empty(), kUnsupported)
+        << "--bounds: output '" << r.graph.run_time_extents.begin()->first << "' has extents known only when the model "
+        << "runs; a module with a batch symbol supports only outputs of static or symbolic extents";
     AGATE_REQUIRE(r.spec.target_kind == serialize::TargetKind::kHostCpu, kUnsupported)
         << "--bounds: symbolic batch dimensions are supported for host CPU targets (llvm with an OS); target '"
         << options.target << "' is not one";

@@ -67,12 +67,55 @@ class ConstantTable {
   std::map<std::string, uint32_t> graph_constants_;
 };
 
+// Where the values live that are not in the graph memory plan: the run-time extents values
+// (Graph::run_time_extents), each in its own arena slot after the planned buffers (read by the
+// runtime after the run, so never shared), and the module's outputs (the graph outputs without
+// those extents values).
+struct ModulePlaces {
+  std::vector<std::string> outputs;
+  std::map<std::string, uint64_t> extents_slots;  // extents value -> arena offset (8-byte aligned)
+};
+
+ModulePlaces PlaceModuleValues(const graph::Graph& graph, serialize::ModuleSpec* spec) {
+  ModulePlaces places;
+  places.outputs = graph.VisibleOutputs();
+  for (const std::string& out : graph.outputs) {
+    if (!graph.IsRunTimeExtents(out)) continue;
+    uint64_t slot = (spec->arena_bytes + 7) / 8 * 8;
+    places.extents_slots[out] = slot;
+    spec->arena_bytes = slot + static_cast<uint64_t>(graph.TypeOf(out).bytes());
+  }
+  return places;
+}
+
+// A module whose outputs include values of run-time extents is format 2.0: those outputs are
+// ValueDependent on every axis, their extents at the shape slot the plan writes.
+void DescribeRunTimeExtents(const graph::Graph& graph, const ModulePlaces& places, serialize::ModuleSpec* spec) {
+  if (graph.run_time_extents.empty()) return;
+  spec->has_dynamic_shapes = true;
+  for (const serialize::TensorSpec& in : spec->inputs) {
+    serialize::TensorDimsSpec dims;
+    dims.kinds.assign(in.shape.size(), serialize::DimKind::kStatic);
+    spec->dynamic_shapes.inputs.push_back(dims);
+  }
+  for (const serialize::TensorSpec& out : spec->outputs) {
+    serialize::TensorDimsSpec dims;
+    auto it = graph.run_time_extents.find(out.name);
+    dims.kinds.assign(out.shape.size(),
+                      it == graph.run_time_extents.end() ? serialize::DimKind::kStatic : serialize::DimKind::kValueDependent);
+    if (it != graph.run_time_extents.end()) dims.shape_slot = places.extents_slots.at(it->second);
+    spec->dynamic_shapes.outputs.push_back(dims);
+  }
+}
+
 // Where a graph value lives at run time: a model input or output, a constant, or the arena.
 serialize::ArgSpec ArgForValue(const graph::Graph& graph, const std::map<std::string, const graph::BufferAssignment*>& arena,
-                               const std::string& value, ConstantTable* constants, serialize::ModuleSpec* spec,
-                               const std::string& kernel) {
+                               const ModulePlaces& places, const std::string& value, ConstantTable* constants,
+                               serialize::ModuleSpec* spec, const std::string& kernel) {
   uint64_t bytes = static_cast<uint64_t>(graph.TypeOf(value).bytes());
-  int output = IndexOf(graph.outputs, value);
+  auto slot = places.extents_slots.find(value);
+  if (slot != places.extents_slots.end()) return serialize::ArgSpec::Arena(slot->second, bytes);
+  int output = IndexOf(places.outputs, value);
   if (output >= 0) return serialize::ArgSpec::Output(static_cast<uint32_t>(output), bytes);
   int input = IndexOf(graph.inputs, value);
   if (input >= 0) return serialize::ArgSpec::Input(static_cast<uint32_t>(input), bytes);
@@ -278,9 +321,15 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
     spec.cpu_features.assign(target.features().begin(), target.features().end());
   }
   for (const std::string& in : graph.inputs) spec.inputs.push_back(TensorSpecOf(graph, in));
-  for (const std::string& out : graph.outputs) spec.outputs.push_back(TensorSpecOf(graph, out));
   spec.arena_bytes = static_cast<uint64_t>(graph.memory_plan.arena_bytes);
   spec.arena_alignment = 64;
+  AGATE_REQUIRE(graph.run_time_extents.empty() || spec.target_kind == serialize::TargetKind::kHostCpu, kUnsupported)
+      << "output '" << (graph.run_time_extents.empty() ? "" : graph.run_time_extents.begin()->first)
+      << "' has extents known only when the model runs, which modules for host CPUs (llvm with an OS) support; target '"
+      << target.ToString() << "' is not one";
+  const ModulePlaces places = PlaceModuleValues(graph, &spec);
+  for (const std::string& out : places.outputs) spec.outputs.push_back(TensorSpecOf(graph, out));
+  DescribeRunTimeExtents(graph, places, &spec);
   std::map<std::string, const graph::BufferAssignment*> arena;
   for (const graph::BufferAssignment& b : graph.memory_plan.buffers) arena[b.value] = &b;
   ConstantTable constants;
@@ -300,7 +349,7 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
       if (param.kind == ops::KernelParam::Kind::kConstant) {
         arg = serialize::ArgSpec::Constant(constants.Add(param.constant, &spec), param.constant.nbytes());
       } else {
-        arg = ArgForValue(graph, arena, param.value, &constants, &spec, kernel.func.name);
+        arg = ArgForValue(graph, arena, places, param.value, &constants, &spec, kernel.func.name);
       }
       if (arg.kind == serialize::ArgSpec::Kind::kInput || arg.kind == serialize::ArgSpec::Kind::kOutput) {
         RelaxCallerBufferAlignment(&kernel.func, p);

@@ -260,6 +260,94 @@ TEST(CompilerTest, PassThroughInputAsOutputIsRefused) {
   }
 }
 
+// A Reshape whose shape arrives at run time, next to a static output: the module marks the
+// reshaped output ValueDependent on every axis (format 2.0) with its extents in an arena slot
+// after the planned buffers; each run reports the extents it computed and the input's bytes; a
+// bad shape fails the run naming the kernel, and the previous run's shape stays.
+TEST(CompilerTest, RunTimeReshapeOutputReportsItsShapeThroughTheRuntime) {
+  ModelBuilder b(14);
+  b.Input("x", kFloat, {2, 3, 4}).Input("shape", 7 /* INT64 */, {3});
+  b.Node("Relu", {"x"}, {"r"}, {}, "act");
+  b.Node("Reshape", {"x", "shape"}, {"y"}, {}, "reshape");
+  b.Output("r");
+  b.Output("y");
+  Graph model = onnx_frontend::ImportOnnxModel(b.Build());
+  CompileResult result = CompileGraph(model, CompileOptions{});
+  const serialize::ModuleSpec& spec = result.spec;
+  ASSERT_EQ(spec.outputs.size(), 2u);
+  EXPECT_EQ(spec.outputs[0].name, "r");
+  EXPECT_EQ(spec.outputs[1].name, "y");
+  EXPECT_EQ(spec.outputs[1].shape, (graph::Shape{24, 24, 24}));
+  ASSERT_TRUE(spec.has_dynamic_shapes);
+  EXPECT_TRUE(spec.dynamic_shapes.symbols.empty());
+  EXPECT_EQ(spec.dynamic_shapes.outputs[0].kinds, std::vector<serialize::DimKind>(3, serialize::DimKind::kStatic));
+  EXPECT_EQ(spec.dynamic_shapes.outputs[1].kinds, std::vector<serialize::DimKind>(3, serialize::DimKind::kValueDependent));
+  const uint64_t slot = spec.dynamic_shapes.outputs[1].shape_slot;
+  EXPECT_EQ(slot % 8, 0u);
+  EXPECT_LE(slot + 24, spec.arena_bytes);
+
+  agate_module_t* m = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+      << RuntimeError();
+  agate_executor_t* e = nullptr;
+  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  Tensor x = RandomTensor({2, 3, 4}, 8);
+  std::vector<int64_t> x_shape{2, 3, 4}, shape_shape{3}, target;
+  auto bind = [&](uint32_t index, void* data, std::vector<int64_t>* shape, DLDataType dtype) {
+    DLTensor dl;
+    std::memset(&dl, 0, sizeof(dl));
+    dl.data = data;
+    dl.device = DLDevice{kDLCPU, 0};
+    dl.ndim = static_cast<int32_t>(shape->size());
+    dl.dtype = dtype;
+    dl.shape = shape->data();
+    return agate_executor_set_input(e, index, &dl);
+  };
+  auto run_with = [&](std::vector<int64_t> values) {
+    target = values;
+    EXPECT_EQ(bind(0, const_cast<void*>(x.raw_data()), &x_shape, DLDataType{kDLFloat, 32, 1}), AGATE_OK);
+    EXPECT_EQ(bind(1, target.data(), &shape_shape, DLDataType{kDLInt, 64, 1}), AGATE_OK) << RuntimeError();
+    return agate_executor_run(e);
+  };
+  auto output_shape = [&] {
+    int64_t dims[3] = {0, 0, 0};
+    int32_t ndim = 0;
+    EXPECT_EQ(agate_executor_output_shape(e, 1, dims, 3, &ndim), AGATE_OK) << RuntimeError();
+    return std::vector<int64_t>(dims, dims + ndim);
+  };
+  ASSERT_EQ(run_with({4, -1, 2}), AGATE_OK) << RuntimeError();
+  EXPECT_EQ(output_shape(), (std::vector<int64_t>{4, 3, 2}));
+  DLTensor out;
+  ASSERT_EQ(agate_executor_get_output(e, 1, &out), AGATE_OK) << RuntimeError();
+  EXPECT_EQ(std::vector<int64_t>(out.shape, out.shape + out.ndim), (std::vector<int64_t>{4, 3, 2}));
+  EXPECT_EQ(std::memcmp(out.data, x.raw_data(), x.nbytes()), 0);
+  ASSERT_EQ(run_with({0, 12, -1}), AGATE_OK) << RuntimeError();
+  EXPECT_EQ(output_shape(), (std::vector<int64_t>{2, 12, 1}));
+  EXPECT_EQ(run_with({5, 5, 1}), AGATE_INTERNAL);
+  EXPECT_NE(RuntimeError().find("runtimereshape"), std::string::npos) << RuntimeError();
+  EXPECT_EQ(output_shape(), (std::vector<int64_t>{2, 12, 1}));
+  agate_executor_free(e);
+  agate_module_free(m);
+}
+
+// Such an output may not feed a batch-variant module or a target without an OS.
+TEST(CompilerTest, RunTimeReshapeOutputNeedsAHostModule) {
+  ModelBuilder b(14);
+  b.Input("x", kFloat, {2, 3}).Input("axes", 7 /* INT64 */, {1});
+  b.Node("Unsqueeze", {"x", "axes"}, {"y"}, {}, "widen");
+  b.Output("y");
+  Graph model = onnx_frontend::ImportOnnxModel(b.Build());
+  CompileOptions options;
+  options.target = "c -mcpu=cortex-m4";
+  try {
+    CompileGraph(model, options);
+    ADD_FAILURE() << "compiled for a microcontroller";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), StatusCode::kUnsupported) << err.what();
+    EXPECT_NE(std::string(err.what()).find("'y'"), std::string::npos) << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace compiler
 }  // namespace agate

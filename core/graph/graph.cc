@@ -86,6 +86,19 @@ std::string Graph::FreshName(const std::string& base) const {
   }
 }
 
+bool Graph::IsRunTimeExtents(const std::string& value) const {
+  for (const auto& [data, extents] : run_time_extents)
+    if (extents == value) return true;
+  return false;
+}
+
+std::vector<std::string> Graph::VisibleOutputs() const {
+  std::vector<std::string> visible;
+  for (const std::string& out : outputs)
+    if (!IsRunTimeExtents(out)) visible.push_back(out);
+  return visible;
+}
+
 void Graph::Verify() const {
   std::set<std::string> defined;
   for (const std::string& in : inputs) {
@@ -114,6 +127,20 @@ void Graph::Verify() const {
   }
   for (const std::string& out : outputs) {
     AGATE_REQUIRE(defined.count(out), kInvalidArgument) << "graph output '" << out << "' is never defined";
+  }
+  for (const auto& [value, extents] : run_time_extents) {
+    AGATE_REQUIRE(IsGraphOutput(value) && IsGraphOutput(extents), kInvalidArgument)
+        << "value '" << value << "' with run-time extents '" << extents << "': both must be graph outputs";
+    const TensorType& e = TypeOf(extents);
+    AGATE_REQUIRE(e.dtype == DType::Int(64) && e.shape == Shape{TypeOf(value).rank()}, kInvalidArgument)
+        << "run-time extents '" << extents << "' of '" << value << "' must be int64[" << TypeOf(value).rank()
+        << "], not " << e.ToString();
+    for (const Node& node : nodes) {
+      for (const std::string& in : node.inputs) {
+        AGATE_REQUIRE(in != value && in != extents, kInvalidArgument)
+            << node.Describe() << " reads '" << in << "', whose extents (or which holds extents) are known only after a run";
+      }
+    }
   }
   std::set<int> grouped;
   for (size_t g = 0; g < groups.size(); ++g) {

@@ -10,7 +10,9 @@
 //
 // The operator set is ONNX's default domain, normalized to one form per operator:
 // operands that fix a shape (Reshape's shape, Slice's starts/ends, Squeeze's axes,
-// Pad's pads, ...) are attributes, never runtime inputs (see op_registry.h).
+// Pad's pads, ...) are attributes, never runtime inputs (see op_registry.h). The one
+// exception is a value whose extents are decided when the model runs, bounded at compile
+// time and only ever a graph output (Graph::run_time_extents, RunTimeReshape).
 #ifndef AGATE_CORE_GRAPH_GRAPH_H_
 #define AGATE_CORE_GRAPH_GRAPH_H_
 
@@ -91,6 +93,14 @@ class Graph {
   std::vector<Node> nodes;           // topological order
   std::map<std::string, TensorType> types;  // every value: inputs, constants, node outputs
   std::map<std::string, Tensor> constants;
+  // Values whose extents are known only after a run, bounded at compile time (a Reshape whose
+  // shape arrives at run time): value -> the int64 [rank] value that holds its extents after the
+  // run. The value's type gives upper bounds (its buffer holds that many elements); its data is
+  // compact row-major at the run-time extents, a prefix of the buffer. Both are graph outputs
+  // (so every pass keeps what computes them) and no node reads either: operators need static
+  // shapes. The compiler hands the extents to the runtime in the arena (module.fbs
+  // TensorDims.shape_slot), not as a module output.
+  std::map<std::string, std::string> run_time_extents;
   std::vector<FusedGroup> groups;    // empty until the fusion pass has run
   MemoryPlan memory_plan;            // planned only by the memory planning pass
 
@@ -112,6 +122,11 @@ class Graph {
   std::map<std::string, int> Producers() const;
   // value -> indices of the nodes that read it (once per node).
   std::map<std::string, std::vector<int>> Consumers() const;
+
+  // True for the int64 values that hold another value's run-time extents (run_time_extents).
+  bool IsRunTimeExtents(const std::string& value) const;
+  // The graph outputs a caller sees: `outputs` without the run-time extents values.
+  std::vector<std::string> VisibleOutputs() const;
 
   // A value or node name not used yet, derived from `base`.
   std::string FreshName(const std::string& base) const;

@@ -9,6 +9,9 @@
 // Static operands: operands that decide an output shape (Reshape's shape, Slice's
 // starts/ends/axes/steps, Squeeze's axes, ...) are attributes in the graph IR. The
 // ONNX frontend moves them from constant inputs into attributes (StaticOperands).
+// An operand that decides behaviour but not a shape (Trilu's k, CumSum's axis) is
+// `run_time`: when it is not a constant it stays an input, which the operator
+// library's kernel and the reference interpreter read when the model runs.
 #ifndef AGATE_CORE_GRAPH_OP_REGISTRY_H_
 #define AGATE_CORE_GRAPH_OP_REGISTRY_H_
 
@@ -57,6 +60,9 @@ struct StaticOperand {
   bool as_floats = false;
   bool scalar = false;  // a one-element operand becomes an int/float attribute, not a list
   bool required = true;  // false: a runtime operand is dropped instead of rejected (Dropout's ratio)
+  // true: a runtime operand stays the node's input `input` (read by the kernel at run time);
+  // the OpDef's max_inputs counts it.
+  bool run_time = false;
 };
 
 struct OpDef {

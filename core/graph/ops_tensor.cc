@@ -63,6 +63,10 @@ Types FlattenInfer(const InferContext& ctx) {
 Types SqueezeInfer(const InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   std::vector<int> axes = NormalizeAxes(ctx.attrs().GetInts("axes", {}), in.rank(), Where(ctx));
+  for (size_t j = 0; j < axes.size(); ++j) {
+    AGATE_REQUIRE(std::count(axes.begin(), axes.end(), axes[j]) == 1, kInvalidArgument)
+        << Where(ctx) << ": axis " << axes[j] << " repeated";
+  }
   Shape out;
   for (int i = 0; i < in.rank(); ++i) {
     bool listed = std::find(axes.begin(), axes.end(), i) != axes.end();
@@ -106,6 +110,106 @@ std::vector<int64_t> TransposePerm(const Node& node, int rank) {
   return perm;
 }
 
+// RunTimeReshape bounds its output by the product of per-axis upper bounds (the module sizes
+// the output's buffer for it), which grows as a power of the rank: past this many elements it
+// is refused rather than allocated.
+constexpr int64_t kMaxRunTimeReshapeElements = int64_t{1} << 24;
+
+// RunTimeReshape: a Reshape, Unsqueeze or Squeeze ("form") whose shape or axes (input 1, int64
+// of rank 1) arrive at run time. The rank is known (from input 1's length); the extents are not.
+// Output 0 holds the input's bytes under upper-bound extents (every extent of a Reshape is at
+// most the element count; of an Unsqueeze or Squeeze at most the largest input extent), output
+// 1 the int64 extents the kernel computes (Graph::run_time_extents).
+Types RunTimeReshapeInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  const TensorType& operand = ctx.input(1);
+  const std::string form = ctx.attrs().GetString("form");
+  AGATE_REQUIRE(operand.dtype == DType::Int(64) && operand.rank() == 1, kInvalidArgument)
+      << Where(ctx) << ": input 1 ('" << ctx.node().inputs[1] << "') must be int64 of rank 1, got " << operand.ToString();
+  int64_t count = operand.shape[0];
+  int64_t largest = 1;
+  for (int64_t d : in.shape) largest = std::max(largest, d);
+  int64_t rank = 0, bound = largest;
+  if (form == "Reshape") {
+    AGATE_REQUIRE(in.numel() > 0, kUnsupported)
+        << Where(ctx) << ": the input " << in.ToString() << " has no elements, so a shape given at run time has no "
+        << "upper bound";
+    rank = count;
+    bound = in.numel();
+  } else if (form == "Unsqueeze") {
+    rank = in.rank() + count;
+  } else if (form == "Squeeze") {
+    AGATE_REQUIRE(count <= in.rank(), kInvalidArgument)
+        << Where(ctx) << ": squeezes " << count << " axes of a rank-" << in.rank() << " input";
+    rank = in.rank() - count;
+  } else {
+    AGATE_THROW(kInvalidArgument) << Where(ctx) << ": form '" << form << "' is not Reshape, Unsqueeze or Squeeze";
+  }
+  AGATE_REQUIRE(rank >= 1 && rank <= 16, kUnsupported)
+      << Where(ctx) << ": a result of rank " << rank << " with extents given at run time (ranks 1 to 16 are)";
+  int64_t elements = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    AGATE_REQUIRE(elements <= kMaxRunTimeReshapeElements / bound, kUnsupported)
+        << Where(ctx) << ": its extents arrive at run time, and the upper bound " << bound << " on each of " << rank
+        << " axes needs a buffer of more than " << kMaxRunTimeReshapeElements << " elements; freeze input 1 ('"
+        << ctx.node().inputs[1] << "') with agate compile --input-value";
+    elements *= bound;
+  }
+  return {TensorType{in.dtype, Shape(rank, bound)}, TensorType{DType::Int(64), {rank}}};
+}
+
+// RunTimeSlice: a Slice whose starts, ends, axes or steps (inputs 1 to 4, integers of one
+// length) arrive at run time. Output 0 holds the slice compact at its run-time extents, each at
+// most the input's (its type is the input's), output 1 the int64 extents.
+Types RunTimeSliceInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  AGATE_REQUIRE(in.rank() >= 1, kInvalidArgument) << Where(ctx) << ": cannot slice a scalar";
+  int64_t count = -1;
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const TensorType& operand = ctx.input(i);
+    AGATE_REQUIRE(operand.dtype.is_integer() && operand.rank() == 1 && (count < 0 || operand.shape[0] == count),
+                  kInvalidArgument)
+        << Where(ctx) << ": input " << i << " ('" << ctx.node().inputs[i] << "') is " << operand.ToString()
+        << "; starts, ends, axes and steps are integer vectors of one length";
+    count = operand.shape[0];
+  }
+  return {in, TensorType{DType::Int(64), {in.rank()}}};
+}
+
+// RunTimeTopK: a TopK whose k (input 1, one integer) arrives at run time. Outputs 0 and 2 are
+// the values and indices, compact at their run-time extents (the input's with k on the axis,
+// bounded by the input's shape); outputs 1 and 3 their int64 extents.
+Types RunTimeTopKInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  NormalizeAxis(ctx.attrs().GetInt("axis", -1), in.rank(), Where(ctx));
+  const TensorType& k = ctx.input(1);
+  AGATE_REQUIRE(k.dtype.is_integer() && k.numel() == 1, kInvalidArgument)
+      << Where(ctx) << ": input 1 ('" << ctx.node().inputs[1] << "', k) must hold one integer, got " << k.ToString();
+  TensorType extents{DType::Int(64), {in.rank()}};
+  return {in, extents, TensorType{DType::Int(64), in.shape}, extents};
+}
+
+// RunTimeSplit: a Split whose sizes (input 1, one integer per part) arrive at run time. Its
+// outputs alternate: part i (compact at its run-time extents: the input's with split[i] on the
+// axis, bounded by the input's shape), then part i's int64 extents.
+Types RunTimeSplitInfer(const InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  NormalizeAxis(ctx.attrs().GetInt("axis", 0), in.rank(), Where(ctx));
+  const TensorType& split = ctx.input(1);
+  AGATE_REQUIRE(ctx.num_outputs() % 2 == 0 && split.dtype.is_integer() && split.rank() == 1 &&
+                    split.shape[0] == ctx.num_outputs() / 2,
+                kInvalidArgument)
+      << Where(ctx) << ": input 1 ('" << ctx.node().inputs[1] << "', the split) is " << split.ToString() << " for "
+      << ctx.num_outputs() / 2 << " parts";
+  Types out;
+  for (int i = 0; i < ctx.num_outputs() / 2; ++i) {
+    out.push_back(in);
+    out.push_back(TensorType{DType::Int(64), {in.rank()}});
+  }
+  return out;
+}
+
 Types TransposeInfer(const InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   std::vector<int64_t> perm = TransposePerm(ctx.node(), in.rank());
@@ -145,6 +249,10 @@ Types SplitInfer(const InferContext& ctx) {
   }
   AGATE_REQUIRE(static_cast<int>(split.size()) == n, kInvalidArgument)
       << Where(ctx) << ": split has " << split.size() << " parts for " << n << " outputs";
+  for (int64_t part : split) {
+    AGATE_REQUIRE(part >= 0 && part <= in.shape[axis], kInvalidArgument)
+        << Where(ctx) << ": split size " << part << " outside [0, " << in.shape[axis] << "]";
+  }
   AGATE_REQUIRE(std::accumulate(split.begin(), split.end(), int64_t{0}) == in.shape[axis], kInvalidArgument)
       << Where(ctx) << ": split sizes do not add up to " << in.shape[axis];
   Types out;
@@ -305,14 +413,34 @@ Types TopKInfer(const InferContext& ctx) {
   return {TensorType{in.dtype, out}, TensorType{DType::Int(64), out}};
 }
 
+// A run-time operand (StaticOperand::run_time) at input 1 that stands for the one-value
+// attribute `attribute`: one integer, and not given twice.
+void CheckRunTimeScalar(const InferContext& ctx, const std::string& attribute) {
+  const TensorType& operand = ctx.input(1);
+  AGATE_REQUIRE(operand.dtype.is_integer() && operand.numel() == 1, kInvalidArgument)
+      << Where(ctx) << ": input 1 ('" << ctx.node().inputs[1] << "', the " << attribute
+      << ") must hold one integer, got " << operand.ToString();
+  AGATE_REQUIRE(!ctx.attrs().Has(attribute), kInvalidArgument)
+      << Where(ctx) << ": the " << attribute << " is given both as input 1 and as an attribute";
+}
+
 Types TriluInfer(const InferContext& ctx) {
-  ctx.attrs().GetSingleInt("k", 0);  // one value when given
+  if (ctx.has_input(1)) {
+    CheckRunTimeScalar(ctx, "k");
+  } else {
+    ctx.attrs().GetSingleInt("k", 0);  // one value when given
+  }
   AGATE_REQUIRE(ctx.input(0).rank() >= 2, kInvalidArgument) << Where(ctx) << ": input rank must be >= 2";
   return {ctx.input(0)};
 }
 
 Types CumSumInfer(const InferContext& ctx) {
-  NormalizeAxis(ctx.attrs().GetSingleInt("axis"), ctx.input(0).rank(), Where(ctx));
+  AGATE_REQUIRE(ctx.input(0).rank() >= 1, kInvalidArgument) << Where(ctx) << ": input rank must be >= 1";
+  if (ctx.has_input(1)) {
+    CheckRunTimeScalar(ctx, "axis");  // its range is checked when the model runs
+  } else {
+    NormalizeAxis(ctx.attrs().GetSingleInt("axis"), ctx.input(0).rank(), Where(ctx));
+  }
   return {ctx.input(0)};
 }
 
@@ -348,6 +476,10 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("Flatten", kI, 1, 1, {"axis"}, FlattenInfer));
   r->Register(Def("Squeeze", kI, 1, 1, {"axes"}, SqueezeInfer, {{1, "axes"}}));
   r->Register(Def("Unsqueeze", kI, 1, 1, {"axes"}, UnsqueezeInfer, {{1, "axes"}}));
+  r->Register(Def("RunTimeReshape", OpKind::kOpaque, 2, 2, {"form", "allowzero"}, RunTimeReshapeInfer));
+  r->Register(Def("RunTimeSlice", OpKind::kOpaque, 3, 5, {}, RunTimeSliceInfer));
+  r->Register(Def("RunTimeSplit", OpKind::kOpaque, 2, 2, {"axis"}, RunTimeSplitInfer));
+  r->Register(Def("RunTimeTopK", OpKind::kOpaque, 2, 2, {"axis", "largest", "sorted"}, RunTimeTopKInfer));
   r->Register(Def("Transpose", kI, 1, 1, {"perm"}, TransposeInfer));
   r->Register(Def("Concat", kI, 1, -1, {"axis"}, ConcatInfer));
   r->Register(Def("Split", kI, 1, 1, {"axis", "split"}, SplitInfer, {{1, "split"}}));
@@ -373,7 +505,8 @@ void RegisterTensorOps(OpRegistry* r) {
                      ResizeInfer, {{1, "roi", true}, {2, "scales", true}, {3, "sizes"}});
   resize.check = ResizeCheck;
   r->Register(resize);
-  r->Register(Def("Trilu", OpKind::kInjective, 1, 1, {"upper", "k"}, TriluInfer, {{1, "k"}}));
+  // k and axis decide which elements, not the shape: a run-time value stays input 1.
+  r->Register(Def("Trilu", OpKind::kInjective, 1, 2, {"upper", "k"}, TriluInfer, {{1, "k", false, false, true, true}}));
   r->Register(Def("LayoutTransform", kI, 1, 1, {"src_layout", "dst_layout"}, LayoutTransformInfer));
 
   r->Register(Def("Shape", OpKind::kOpaque, 1, 1, {"start", "end"}, ShapeInfer));
@@ -385,7 +518,8 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("EyeLike", OpKind::kOpaque, 1, 1, {"dtype", "k"}, EyeLikeInfer));
   r->Register(Def("OneHot", OpKind::kOpaque, 2, 2, {"axis", "depth"}, OneHotInfer, {{1, "depth", true}}));
   r->Register(Def("TopK", OpKind::kOpaque, 1, 1, {"axis", "largest", "sorted", "k"}, TopKInfer, {{1, "k"}}));
-  r->Register(Def("CumSum", OpKind::kOpaque, 1, 1, {"exclusive", "reverse", "axis"}, CumSumInfer, {{1, "axis"}}));
+  r->Register(Def("CumSum", OpKind::kOpaque, 1, 2, {"exclusive", "reverse", "axis"}, CumSumInfer,
+                  {{1, "axis", false, false, true, true}}));
   OpDef scatter = Def("ScatterElements", OpKind::kOpaque, 3, 3, {"axis", "reduction"}, SameAsFirst);
   r->Register(scatter);
   r->Register(Def("ScatterND", OpKind::kOpaque, 3, 3, {"reduction"}, SameAsFirst));

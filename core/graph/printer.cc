@@ -34,6 +34,9 @@ std::string PrintGraph(const Graph& graph) {
   os << "graph " << graph.name << "(";
   for (size_t i = 0; i < graph.inputs.size(); ++i) os << (i ? ", " : "") << TypedValue(graph, graph.inputs[i]);
   os << ") -> (" << ValueList(graph.outputs) << ") {\n";
+  for (const auto& [value, extents] : graph.run_time_extents) {
+    os << "  extents %" << value << " <= " << graph.TypeOf(value).ToString() << " at run time: %" << extents << "\n";
+  }
   for (const auto& [value, tensor] : graph.constants) {
     os << "  const %" << value << " = " << tensor.ToString(tensor.numel() <= 16 ? 16 : 4) << "\n";
   }

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/graph_eval/interpreter.h"
 #include "core/graph_eval/kernel.h"
+#include "core/graph/op_registry.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
@@ -249,7 +251,7 @@ Tensors SpaceToDepth(const KernelContext& ctx) {
 Tensors Trilu(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   bool upper = ctx.attrs().GetInt("upper", 1) != 0;
-  int64_t k = ctx.attrs().GetSingleInt("k", 0);
+  int64_t k = ctx.has(1) ? ctx.in(1).GetInt(0) : ctx.attrs().GetSingleInt("k", 0);  // input 1: k at run time
   int rank = x.rank();
   std::vector<int64_t> offsets(x.numel());
   ForEachIndex(x.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
@@ -258,6 +260,93 @@ Tensors Trilu(const KernelContext& ctx) {
     offsets[linear] = keep ? linear : -1;
   });
   return {GatherByOffsets(x, ctx.outputs[0], offsets)};
+}
+
+// RunTimeReshape: the extents are those the static form (Reshape, Unsqueeze, Squeeze) infers
+// from the operand's values read now, so a bad shape is refused by the same rule, naming the
+// node. Output 0 holds the input's bytes at its front and zeros after them (up to its bounds).
+Tensors RunTimeReshape(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Node form = ctx.node;
+  form.op = ctx.attrs().GetString("form");
+  form.attrs.Erase("form");
+  form.attrs.Set(form.op == "Reshape" ? "shape" : "axes", ctx.in(1).ToInts());
+  form.inputs.resize(1);
+  form.outputs.resize(1);
+  TensorType in{x.dtype(), x.shape()};
+  const OpDef* def = OpRegistry::Global().Find(form.op);
+  AGATE_CHECK(def != nullptr) << form.op << " is not registered";
+  Shape extents = def->infer(InferContext(form, {&in}, {nullptr})).at(0).shape;
+  const Shape& bounds = ctx.outputs[0].shape;
+  AGATE_CHECK(extents.size() == bounds.size()) << ctx.node.Describe() << ": rank " << extents.size() << " for bounds "
+                                               << ShapeToString(bounds);
+  for (size_t i = 0; i < extents.size(); ++i) {
+    AGATE_CHECK(extents[i] <= bounds[i]) << ctx.node.Describe() << ": extent " << extents[i] << " past its bound "
+                                         << bounds[i];
+  }
+  Tensor y = ctx.NewOutput(0);
+  if (x.nbytes() != 0) std::memcpy(y.mutable_raw_data(), x.raw_data(), x.nbytes());
+  return {y, Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(extents.size())}, extents)};
+}
+
+// RunTimeSlice: the static Slice with the operands read now (so a bad one is refused by the same
+// rule, naming the node), its result at the front of the input-sized output.
+Tensors RunTimeSlice(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Node slice = ctx.node;
+  slice.op = "Slice";
+  const char* names[] = {"", "starts", "ends", "axes", "steps"};
+  for (int i = 1; i < 5; ++i)
+    if (ctx.has(i)) slice.attrs.Set(names[i], ctx.in(i).ToInts());
+  slice.inputs.resize(1);
+  slice.outputs.resize(1);
+  Tensor result = EvaluateNode(slice, {&x}).at(0);
+  Tensor y = ctx.NewOutput(0);
+  AGATE_CHECK(result.nbytes() <= y.nbytes()) << ctx.node.Describe() << ": a slice larger than its input";
+  if (result.nbytes() != 0) std::memcpy(y.mutable_raw_data(), result.raw_data(), result.nbytes());
+  return {y, Tensor::FromInts(DType::Int(64), {result.rank()}, result.shape())};
+}
+
+// RunTimeTopK: the static TopK with k read now (refused by the same rule when out of range,
+// naming the node); values and indices at the front of their input-sized outputs.
+Tensors RunTimeTopK(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Node topk = ctx.node;
+  topk.op = "TopK";
+  topk.attrs.Set("k", std::vector<int64_t>{ctx.in(1).GetInt(0)});
+  topk.inputs.resize(1);
+  topk.outputs = {ctx.node.outputs[0], ctx.node.outputs[2]};
+  Tensors result = EvaluateNode(topk, {&x});
+  Tensors out;
+  for (int i = 0; i < 2; ++i) {
+    Tensor bounded = ctx.NewOutput(2 * i);
+    AGATE_CHECK(result[i].nbytes() <= bounded.nbytes()) << ctx.node.Describe() << ": k past the axis";
+    if (result[i].nbytes() != 0) std::memcpy(bounded.mutable_raw_data(), result[i].raw_data(), result[i].nbytes());
+    out.push_back(bounded);
+    out.push_back(Tensor::FromInts(DType::Int(64), {result[i].rank()}, result[i].shape()));
+  }
+  return out;
+}
+
+// RunTimeSplit: the static Split with the sizes read now (refused by the same rule, naming the
+// node); each part at the front of its input-sized output, followed by its extents.
+Tensors RunTimeSplit(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Node split = ctx.node;
+  split.op = "Split";
+  split.attrs.Set("split", ctx.in(1).ToInts());
+  split.inputs.resize(1);
+  split.outputs.clear();
+  for (size_t i = 0; i < ctx.node.outputs.size(); i += 2) split.outputs.push_back(ctx.node.outputs[i]);
+  Tensors parts = EvaluateNode(split, {&x});
+  Tensors out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Tensor bounded = ctx.NewOutput(static_cast<int>(2 * i));
+    if (parts[i].nbytes() != 0) std::memcpy(bounded.mutable_raw_data(), parts[i].raw_data(), parts[i].nbytes());
+    out.push_back(bounded);
+    out.push_back(Tensor::FromInts(DType::Int(64), {parts[i].rank()}, parts[i].shape()));
+  }
+  return out;
 }
 
 Tensors LayoutTransform(const KernelContext& ctx) {
@@ -375,7 +464,9 @@ Tensors TopK(const KernelContext& ctx) {
 
 Tensors CumSum(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  int axis = NormalizeAxis(ctx.attrs().GetSingleInt("axis"), x.rank(), ctx.node.Describe());
+  // Input 1: the axis at run time.
+  int64_t given = ctx.has(1) ? ctx.in(1).GetInt(0) : ctx.attrs().GetSingleInt("axis");
+  int axis = NormalizeAxis(given, x.rank(), ctx.node.Describe());
   bool exclusive = ctx.attrs().GetInt("exclusive", 0) != 0, reverse = ctx.attrs().GetInt("reverse", 0) != 0;
   Tensor out = ctx.NewOutput(0);
   int64_t n = x.shape()[axis];
@@ -506,6 +597,10 @@ void RegisterTensorKernels(KernelRegistry* r) {
   r->Register("DepthToSpace", DepthToSpace);
   r->Register("SpaceToDepth", SpaceToDepth);
   r->Register("Trilu", Trilu);
+  r->Register("RunTimeReshape", RunTimeReshape);
+  r->Register("RunTimeSlice", RunTimeSlice);
+  r->Register("RunTimeTopK", RunTimeTopK);
+  r->Register("RunTimeSplit", RunTimeSplit);
   r->Register("LayoutTransform", LayoutTransform);
   r->Register("Resize", Resize);
   r->Register("Shape", ShapeKernel);

@@ -108,6 +108,26 @@ te::Tensor TiledStage(const te::Schedule& s, const std::vector<te::Tensor>& outp
   return chosen;
 }
 
+// The kernel body preceded by one AssertStmt per run-time check, each reading its operand's
+// kernel parameter.
+ir::Stmt WithRunTimeChecks(const ir::LoweredFunc& func, const std::vector<te::Tensor>& args,
+                           const std::vector<RunTimeCheck>& checks) {
+  std::vector<ir::Stmt> stmts;
+  for (const RunTimeCheck& check : checks) {
+    std::vector<ElementReader> readers;
+    for (const te::Tensor& operand : check.operands) {
+      size_t param = 0;
+      while (param < args.size() && args[param].op().get() != operand.op().get()) ++param;
+      AGATE_CHECK(param < args.size()) << "run-time check '" << check.message << "' reads an operand the kernel does not";
+      ir::Buffer buffer = func.params[param];
+      readers.push_back([buffer](int64_t i) { return ir::cast(ir::DType::Index(), ir::Load::make(buffer, ir::Expr(i))); });
+    }
+    stmts.push_back(ir::AssertStmt::make(check.condition(readers), check.message));
+  }
+  stmts.push_back(func.body);
+  return ir::Seq::make(std::move(stmts));
+}
+
 }  // namespace
 
 namespace {
@@ -199,6 +219,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   }
 
   std::vector<CreatedConstant> created;
+  std::vector<RunTimeCheck> checks;
   ScheduleFn anchor_schedule;
   std::set<const te::OperationNode*> anchor_node_ops;  // what the anchor node itself built
   te::Tensor anchor_tensor;
@@ -222,7 +243,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     std::vector<graph::TensorType> out_types;
     for (const std::string& out : node.outputs) out_types.push_back(out.empty() ? graph::TensorType{} : graph.TypeOf(out));
     NodeSchedule node_schedule;
-    OpContext ctx(graph, node, inputs, out_types, target, options, &created, &node_schedule);
+    OpContext ctx(graph, node, inputs, out_types, target, options, &created, &node_schedule, &checks);
     std::vector<te::Tensor> outs;
     try {
       outs = (*fn)(ctx);
@@ -359,6 +380,11 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     lower_options.gpu_limits.warp_size = arch.warp_size;
   }
   kernel.func = lower::Lower(s, args, kernel_name, lower_options);
+  if (!checks.empty()) {
+    AGATE_REQUIRE(!gpu, kUnsupported) << "kernel " << kernel_name << " checks an operand read at run time ("
+                                      << checks[0].message << "), which only CPU targets do";
+    kernel.func.body = WithRunTimeChecks(kernel.func, args, checks);
+  }
   kernel.schedule_summary = summary;
   return kernel;
 }

@@ -22,6 +22,20 @@ const graph::Tensor* OpContext::constant(int i) const {
   return &graph_.ConstantOf(node_.inputs[i]);
 }
 
+void OpContext::CheckAtRunTime(const std::vector<int>& inputs,
+                               std::function<ir::Expr(const std::vector<ElementReader>& operands)> condition,
+                               const std::string& message) const {
+  AGATE_REQUIRE(checks_ != nullptr, kInternal) << Describe() << ": cannot add run-time checks here";
+  std::vector<te::Tensor> operands;
+  for (int i : inputs) {
+    const te::Tensor& operand = input(i);
+    AGATE_REQUIRE(operand.op()->kind == te::OpKind::kPlaceholder, kInternal)
+        << Describe() << ": a run-time check reads kernel inputs, and input " << i << " is computed in the kernel";
+    operands.push_back(operand);
+  }
+  checks_->push_back(RunTimeCheck{std::move(operands), std::move(condition), Describe() + ": " + message});
+}
+
 te::Tensor OpContext::AddConstant(const std::string& name, graph::Tensor value) const {
   AGATE_REQUIRE(created_ != nullptr, kInternal) << Describe() << ": cannot create constants here";
   te::Tensor p = te::placeholder(ToExprShape(value.shape()), value.dtype(), name);

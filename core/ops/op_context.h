@@ -32,6 +32,22 @@ struct CreatedConstant {
   graph::Tensor value;
 };
 
+// Reads element `i` (flat, row-major) of a run-time operand as a DType::Index() expression.
+using ElementReader = std::function<ir::Expr(int64_t i)>;
+
+// A condition a kernel checks when it runs, before it computes anything (an operand
+// that arrives at run time, such as CumSum's axis, may be out of range): a failed check
+// makes the kernel return non-zero, which the runtime reports naming the kernel, instead
+// of computing a wrong result or reading out of bounds. LowerGroup emits each check as
+// an AssertStmt at the top of the group's kernel. The condition is called after the
+// operator's builder returned: it must capture what it needs by value.
+struct RunTimeCheck {
+  std::vector<te::Tensor> operands;  // inputs of the node (placeholders the kernel reads)
+  // A bool expression, from one reader per operand (in the order of `operands`).
+  std::function<ir::Expr(const std::vector<ElementReader>& operands)> condition;
+  std::string message;  // names the node and what was wrong
+};
+
 // What an anchor's schedule sees. LowerGroup has already inlined every
 // elementwise/broadcast/injective stage that is not a group output.
 struct ScheduleRequest {
@@ -63,9 +79,10 @@ class OpContext {
  public:
   OpContext(const graph::Graph& graph, const graph::Node& node, std::vector<te::Tensor> inputs,
             std::vector<graph::TensorType> outputs, const target::Target& target,
-            const LowerGroupOptions& options, std::vector<CreatedConstant>* created, NodeSchedule* schedule)
+            const LowerGroupOptions& options, std::vector<CreatedConstant>* created, NodeSchedule* schedule,
+            std::vector<RunTimeCheck>* checks = nullptr)
       : graph_(graph), node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), target_(target),
-        options_(options), created_(created), schedule_(schedule) {}
+        options_(options), created_(created), schedule_(schedule), checks_(checks) {}
 
   const graph::Node& node() const { return node_; }
   const graph::Attributes& attrs() const { return node_.attrs; }
@@ -97,6 +114,12 @@ class OpContext {
   te::Tensor AddConstant(const std::string& name, graph::Tensor value) const;
   // "Conv 'conv1'".
   std::string Describe() const { return node_.Describe(); }
+  // Makes the kernel check `condition` of the elements of inputs `inputs` (readers in that
+  // order) when it runs, before it computes anything (RunTimeCheck); `message` is prefixed
+  // with the node.
+  void CheckAtRunTime(const std::vector<int>& inputs,
+                      std::function<ir::Expr(const std::vector<ElementReader>& operands)> condition,
+                      const std::string& message) const;
 
  private:
   const graph::Graph& graph_;
@@ -107,6 +130,7 @@ class OpContext {
   const LowerGroupOptions& options_;
   std::vector<CreatedConstant>* created_;
   NodeSchedule* schedule_;
+  std::vector<RunTimeCheck>* checks_;
 };
 
 // ---- helpers shared by the operator families

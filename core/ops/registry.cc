@@ -22,6 +22,9 @@ const OpTable& OpTable::Global() {
     RegisterQuantizeOps(t);
     RegisterQLinearOps(t);
     RegisterSequenceOps(t);
+    RegisterRunTimeReshapeOps(t);
+    RegisterRunTimeSliceOps(t);
+    RegisterRunTimeTopKOps(t);
     RegisterLossOps(t);
     RegisterEinsumOps(t);
     RegisterAttentionOps(t);

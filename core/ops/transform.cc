@@ -310,19 +310,17 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
   return {out};
 }
 
+}  // namespace
+
 // TopK by ranking: rank(j) = how many elements of j's row come before it in
 // the sorted order (larger first, or smaller with largest=0; ties by lower
 // index, as ONNX orders them), a permutation of [0, n); output r is the element
 // whose rank is r. O(n^2) compares per row: meant for the short rows of
 // classification post-processing, not for sorting long tensors. Always sorted.
-std::vector<Tensor> TopKOp(const OpContext& ctx) {
-  const Tensor& x = ctx.input(0);
+Tensor TopKIndices(const Tensor& x, int axis, bool largest, int64_t k, const std::string& name) {
   graph::Shape xs = StaticShape(x);
-  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), static_cast<int>(xs.size()), ctx.Describe());
-  bool largest = ctx.attrs().GetInt("largest", 1) != 0;
   int64_t n = xs[axis];
   ir::DType i64 = ir::DType::Int(64);
-  std::string name = ctx.node().outputs[0];
   ir::IterVar i = te::reduce_axis({I(0), I(n)}, "i");
   Tensor rank = te::compute(x.shape(), [&](const std::vector<Var>& o) {
     std::vector<Expr> other = Exprs(o);
@@ -331,14 +329,28 @@ std::vector<Tensor> TopKOp(const OpContext& ctx) {
     Expr before = (largest ? xi > xj : xi < xj) || (xi == xj && Expr(i) < Expr(o[axis]));
     return te::sum(ir::select(before, ir::make_const(i64, 1), ir::make_zero(i64)), {i});
   }, name + "_rank", tag::kReduce);
+  graph::Shape out = xs;
+  out[axis] = k;
   ir::IterVar j = te::reduce_axis({I(0), I(n)}, "j");
-  Tensor indices = te::compute(ToExprShape(ctx.output_type(1).shape), [&](const std::vector<Var>& o) {
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
     std::vector<Expr> at = Exprs(o);
     at[axis] = j;
     Expr hit = rank(at) == ir::cast(i64, Expr(o[axis]));
     return te::sum(ir::select(hit, ir::cast(i64, Expr(j)), ir::make_zero(i64)), {j});
-  }, ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty() ? ctx.node().outputs[1] : name + "_indices",
-      tag::kReduce);
+  }, name, tag::kReduce);
+}
+
+namespace {
+
+std::vector<Tensor> TopKOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), static_cast<int>(xs.size()), ctx.Describe());
+  bool largest = ctx.attrs().GetInt("largest", 1) != 0;
+  std::string name = ctx.node().outputs[0];
+  Tensor indices = TopKIndices(x, axis, largest, ctx.output_type(1).shape[axis],
+                               ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty() ? ctx.node().outputs[1]
+                                                                                                : name + "_indices");
   Tensor values = te::compute(ToExprShape(ctx.output_type(0).shape), [&](const std::vector<Var>& o) {
     std::vector<Expr> at = Exprs(o);
     at[axis] = ir::cast(ir::DType::Index(), indices(Exprs(o)));
@@ -413,14 +425,20 @@ std::vector<Tensor> SpaceToDepthOp(const OpContext& ctx) {
   })};
 }
 
+// k is an attribute, or input 1 read when the kernel runs (any k is valid: it only moves the diagonal).
 std::vector<Tensor> TriluOp(const OpContext& ctx) {
   bool upper = ctx.attrs().GetInt("upper", 1) != 0;
-  int64_t k = ctx.attrs().GetSingleInt("k", 0);
   const Tensor& x = ctx.input(0);
+  Expr k = I(ctx.attrs().GetSingleInt("k", 0));
+  if (ctx.has_input(1)) {
+    const graph::Tensor* constant = ctx.constant(1);
+    k = constant ? I(constant->GetInt(0))
+                 : ir::cast(ir::DType::Index(), ctx.input(1)(std::vector<Expr>(ctx.input_type(1).rank(), I(0))));
+  }
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     size_t r = o.size();
     Expr diff = o[r - 1] - o[r - 2];
-    Expr keep = upper ? diff >= I(k) : diff <= I(k);
+    Expr keep = upper ? diff >= k : diff <= k;
     return ir::select(keep, x(Exprs(o)), ir::make_zero(x.dtype()));
   })};
 }

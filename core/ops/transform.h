@@ -25,6 +25,9 @@ std::vector<te::Expr> Unravel(te::Expr flat, const graph::Shape& shape);
 // x viewed with another shape of the same element count.
 te::Tensor Reshape(const te::Tensor& x, const graph::Shape& shape, const std::string& name);
 te::Tensor Transpose(const te::Tensor& x, const std::vector<int64_t>& perm, const std::string& name);
+// The indices (int64) of the k first elements along `axis` in sorted order (largest first, or
+// smallest), ties by lower index; x's shape with k on the axis. TopK, and RunTimeTopK with k = n.
+te::Tensor TopKIndices(const te::Tensor& x, int axis, bool largest, int64_t k, const std::string& name);
 
 }  // namespace ops
 }  // namespace agate

@@ -46,6 +46,27 @@ TEST(TransformTest, ShapeOps) {
   EXPECT_TRUE(CheckAgainstReference(OneOp("SpaceToDepth", {1, 2, 4, 6}, {{"blocksize", Attribute(int64_t{2})}})));
 }
 
+// Trilu's k as graph input "k" (a scalar), read when the kernel runs, alone and fused into
+// the element-wise consumer after it.
+TEST(TransformTest, TriluWithARunTimeKMatchesTheReference) {
+  for (int64_t upper : {0, 1}) {
+    for (bool fused_consumer : {false, true}) {
+      Graph g;
+      g.AddInput("x", TensorType{kF32, {2, 4, 6}});
+      g.AddInput("k", TensorType{ir::DType::Int(64), {}});
+      Add(&g, "Trilu", "tri", {"x", "k"}, {"t"}, {{"upper", Attribute(upper)}});
+      if (fused_consumer) Add(&g, "Neg", "neg", {"t"}, {"y"});
+      g = Finish(g, {fused_consumer ? "y" : "t"});
+      for (int64_t k : {-7, -2, 0, 1, 5, 9}) {
+        testing::CheckOptions options;
+        options.inputs["x"] = RandomTensor({2, 4, 6}, 5);
+        options.inputs["k"] = graph::Tensor::FromInts(ir::DType::Int(64), {}, {k});
+        EXPECT_TRUE(CheckAgainstReference(g, options)) << "upper " << upper << " k " << k << " fused " << fused_consumer;
+      }
+    }
+  }
+}
+
 TEST(TransformTest, SliceSplitConcatPad) {
   EXPECT_TRUE(CheckAgainstReference(OneOp("Slice", {5, 12}, {{"starts", Attribute(Ints{1, -2})},
                                                              {"ends", Attribute(Ints{4, 0})},

@@ -232,6 +232,7 @@ void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& 
       remove[s.input] = true;
       continue;
     }
+    if (s.run_time && !g.IsConstant(value)) continue;  // the kernel reads it when the model runs
     AGATE_REQUIRE(g.IsConstant(value), kUnsupported)
         << node->Describe() << ": input " << s.input << " ('" << value
         << "') must be a compile-time constant (it decides the output shape); it is computed at run time"
@@ -345,7 +346,9 @@ void CheckDeclaredOutput(const onnx::ValueInfoProto& info, const Graph& g) {
   }
   if (!tt.has_shape()) return;
   bool mismatch = tt.shape().dim_size() != actual.rank();
-  for (int i = 0; !mismatch && i < tt.shape().dim_size(); ++i) {
+  // Extents known only at run time: the type holds upper bounds, so only the rank is checked here.
+  const bool run_time = g.run_time_extents.count(info.name()) > 0;
+  for (int i = 0; !mismatch && !run_time && i < tt.shape().dim_size(); ++i) {
     const auto& dim = tt.shape().dim(i);
     if (dim.has_dim_value() && dim.dim_value() != actual.shape[i]) mismatch = true;
   }
@@ -531,6 +534,67 @@ void AppendNode(Node node, Graph* result) {
   result->AddNode(node);
 }
 
+namespace {
+
+// Operators whose output extents may be decided when the model runs, bounded at compile time:
+// Reshape, Unsqueeze and Squeeze (same bytes; RunTimeReshape, core/ops/run_time_reshape.cc),
+// Slice and Split (RunTimeSlice, RunTimeSplit: core/ops/run_time_slice.cc) and TopK (RunTimeTopK,
+// core/ops/run_time_top_k.cc) with a shape, axes, starts, ends, steps, sizes or k operand that is
+// not a constant. Each output keeps its name, typed with upper bounds, and is followed by its extents, a
+// fresh value (Graph::run_time_extents). Returns true when the node was imported here.
+bool ImportRunTimeExtents(const onnx::NodeProto& proto, int opset, Node* node, Graph* result) {
+  const std::string& op = proto.op_type();
+  const bool reshape = op == "Reshape" || op == "Unsqueeze" || op == "Squeeze";
+  const bool slice = op == "Slice" && opset >= 10;
+  const bool top_k = op == "TopK" && opset >= 10;
+  const bool split = op == "Split" && opset >= 13;
+  if (!reshape && !slice && !top_k && !split) return false;
+  bool run_time = false;
+  for (size_t i = 1; i < node->inputs.size() && i <= (slice ? 4u : 1u); ++i) {
+    const std::string& in = node->inputs[i];
+    run_time = run_time || (!in.empty() && result->HasValue(in) && !result->IsConstant(in));
+  }
+  const size_t outputs = top_k ? 2u : split ? node->outputs.size() : 1u;
+  if (!run_time || node->outputs.empty() || node->outputs.size() > outputs) return false;
+  Node computed = *node;
+  computed.op = reshape ? "RunTimeReshape" : slice ? "RunTimeSlice" : top_k ? "RunTimeTopK" : "RunTimeSplit";
+  if (reshape) computed.attrs.Set("form", op);
+  // Each data output is followed by its extents.
+  computed.outputs.clear();
+  for (size_t i = 0; i < outputs; ++i) {
+    std::string data = i < node->outputs.size() && !node->outputs[i].empty()
+                           ? node->outputs[i]
+                           : result->FreshName(node->name + "_unused");
+    computed.outputs.push_back(data);
+    computed.outputs.push_back(result->FreshName(data + "_extents"));
+  }
+  std::string reason = graph::UnsupportedReason(computed);
+  AGATE_REQUIRE(reason.empty(), kUnsupported) << node->Describe() << ": " << reason;
+  AppendNode(computed, result);
+  for (size_t i = 0; i < computed.outputs.size(); i += 2) {
+    result->run_time_extents[computed.outputs[i]] = computed.outputs[i + 1];
+  }
+  return true;
+}
+
+// A static operand without elements is known from its type alone, wherever it comes from (a
+// model input of shape [0], as ReduceSum's empty axes often arrive): the node reads an empty
+// constant instead, and the operand resolves like any constant.
+void UseEmptyOperandsAsConstants(const std::vector<graph::StaticOperand>& operands, Node* node, Graph* result) {
+  for (const graph::StaticOperand& s : operands) {
+    if (s.input >= static_cast<int>(node->inputs.size())) continue;
+    const std::string& value = node->inputs[s.input];
+    if (value.empty() || !result->HasValue(value) || result->IsConstant(value)) continue;
+    const TensorType& type = result->TypeOf(value);
+    if (type.numel() != 0) continue;
+    std::string empty = result->FreshName(value + "_empty");
+    result->AddConstant(empty, Tensor(type.dtype, type.shape));
+    node->inputs[s.input] = empty;
+  }
+}
+
+}  // namespace
+
 // Step 3, one node: constants fold, control flow is resolved (control_flow.h), the rest are
 // shape-inferred and appended.
 void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result) {
@@ -541,7 +605,10 @@ void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::s
     return;
   }
   if (IsExpandedOp(proto.op_type())) return ExpandNode(node, opset, result);
-  ResolveStaticOperands(&node, StaticOperandsOf(node, proto, opset), *result);
+  const std::vector<graph::StaticOperand> operands = StaticOperandsOf(node, proto, opset);
+  UseEmptyOperandsAsConstants(operands, &node, result);
+  if (ImportRunTimeExtents(proto, opset, &node, result)) return;
+  ResolveStaticOperands(&node, operands, *result);
   NormalizeResolvedForm(proto.op_type(), opset, &node, result);
   ApplyLegacyBroadcast(&node, result);
   if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
@@ -591,6 +658,51 @@ void AddInputsAndInitializers(const onnx::GraphProto& g, const ImportOptions& op
   }
 }
 
+// Which node computes `value` of run-time extents, and from what, for messages.
+std::string RunTimeExtentsOrigin(const std::string& value, const Graph& g) {
+  for (const Node& node : g.nodes) {
+    if (std::find(node.outputs.begin(), node.outputs.end(), value) == node.outputs.end()) continue;
+    if (node.op == "RunTimeSlice") {
+      return "Slice '" + node.name + "' takes its starts, ends, axes or steps at run time; freeze them with agate "
+             "compile --input-value";
+    }
+    if (node.op == "RunTimeSplit") {
+      return "Split '" + node.name + "' takes its sizes from '" + node.inputs[1] + "' at run time" +
+             FreezeHint(node.inputs[1], g);
+    }
+    if (node.op == "RunTimeTopK") {
+      return "TopK '" + node.name + "' takes its k from '" + node.inputs[1] + "' at run time" +
+             FreezeHint(node.inputs[1], g);
+    }
+    if (node.op != "RunTimeReshape") break;
+    return node.attrs.GetString("form") + " '" + node.name + "' takes its " +
+           (node.attrs.GetString("form") == "Reshape" ? "shape" : "axes") + " from '" + node.inputs[1] +
+           "' at run time" + FreezeHint(node.inputs[1], g);
+  }
+  return "";
+}
+
+// Values of run-time extents may only be model outputs: no operator reads a tensor whose shape
+// it cannot know (kUnsupported naming the reader and why). An unused one is dropped; a model
+// output gets its extents value appended to the graph outputs (Graph::run_time_extents).
+void FinishRunTimeExtents(Graph* result) {
+  for (const Node& node : result->nodes) {
+    for (const std::string& in : node.inputs) {
+      if (!result->run_time_extents.count(in)) continue;
+      AGATE_THROW(kUnsupported) << node.Describe() << " reads '" << in << "', whose extents are known only when the "
+                                << "model runs (" << RunTimeExtentsOrigin(in, *result) << "); agate supports such a "
+                                << "value only as a model output";
+    }
+  }
+  std::map<std::string, std::string> kept;
+  for (const std::string& out : result->outputs) {
+    auto it = result->run_time_extents.find(out);
+    if (it != result->run_time_extents.end()) kept.insert(*it);
+  }
+  result->run_time_extents = kept;
+  for (const auto& [value, extents] : kept) result->outputs.push_back(extents);
+}
+
 // Step 4: graph outputs, checked against their declared types.
 void AddOutputs(const onnx::GraphProto& g, Graph* result) {
   for (const auto& output : g.output()) {
@@ -599,6 +711,7 @@ void AddOutputs(const onnx::GraphProto& g, Graph* result) {
     CheckDeclaredOutput(output, *result);
     result->outputs.push_back(output.name());
   }
+  FinishRunTimeExtents(result);
 }
 
 Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {

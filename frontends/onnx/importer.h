@@ -57,7 +57,9 @@ graph::Graph ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions&
 std::map<std::string, graph::Shape> ParseInputShapes(const std::string& text);
 
 // Graph inputs that feed a static operand (an operand that must be known at
-// compile time, such as Reshape's shape) directly. A caller that knows their
+// compile time, such as Reshape's shape) directly, and those a kernel may also read at run time
+// (Trilu's k, StaticOperand::run_time: bound, they fold into the kernel, which every target
+// compiles; cuda targets do not take a run-time CumSum axis). A caller that knows their
 // values binds them through ImportOptions::input_values.
 std::set<std::string> StaticOperandInputs(const onnx::ModelProto& model);
 

@@ -83,13 +83,23 @@ TEST(ImporterTest, FoldsShapeSubgraphsIntoAttributes) {
   EXPECT_EQ(g.TypeOf("y").shape, (Shape{2, 12}));
 }
 
-TEST(ImporterTest, RuntimeShapeOperandIsAnError) {
+// A Reshape whose shape arrives at run time: a RunTimeReshape whose output's extents are known
+// after the run, bounded at compile time (every extent at most the 6 elements), the extents a
+// second graph output that callers do not see.
+TEST(ImporterTest, RuntimeShapeOperandGivesRunTimeExtents) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {2, 3}).Input("shape", kInt64, {2});
   b.Node("Reshape", {"x", "shape"}, {"y"}, {}, "reshape");
   b.Output("y");
-  ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported,
-              {"reshape", "compile-time constant", "--input-value shape=FILE.npy"});
+  Graph run_time = ImportOnnxModel(b.Build());
+  ASSERT_EQ(run_time.nodes.size(), 1u);
+  EXPECT_EQ(run_time.nodes[0].op, "RunTimeReshape");
+  EXPECT_EQ(run_time.nodes[0].attrs.GetString("form"), "Reshape");
+  EXPECT_EQ(run_time.run_time_extents, (std::map<std::string, std::string>{{"y", "y_extents"}}));
+  EXPECT_EQ(run_time.outputs, (std::vector<std::string>{"y", "y_extents"}));
+  EXPECT_EQ(run_time.VisibleOutputs(), (std::vector<std::string>{"y"}));
+  EXPECT_EQ(run_time.TypeOf("y").shape, (Shape{6, 6}));
+  EXPECT_EQ(run_time.TypeOf("y_extents").shape, (Shape{2}));
   EXPECT_EQ(StaticOperandInputs(b.Build()), (std::set<std::string>{"shape"}));
   ImportOptions options;
   options.input_values["shape"] = Ints({3, 2});
@@ -337,6 +347,93 @@ TEST(ImporterTest, RawDataShapeIsCheckedBeforeAllocating) {
   init->set_raw_data("abcd");
   agate::testing::CappedOutcome outcome = agate::testing::RunWithMemoryCap([&] { ImportOnnxModel(model); });
   EXPECT_TRUE(outcome.threw_agate_error && outcome.code == StatusCode::kCorrupt) << outcome.description;
+}
+
+// A value whose extents are known only at run time may only be a model output: an operator
+// reading it is refused, naming the reader, the value, the reshape and how to freeze its shape.
+TEST(ImporterTest, RunTimeExtentsFeedingAnOperatorAreRefused) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2, 3}).Input("axes", kInt64, {1});
+  b.Node("Unsqueeze", {"x", "axes"}, {"u"}, {}, "widen");
+  b.Node("Relu", {"u"}, {"y"}, {}, "act");
+  b.Output("y");
+  ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported,
+              {"act", "'u'", "known only when the model runs", "Unsqueeze 'widen'", "--input-value axes=FILE.npy"});
+  // An empty operand decides nothing at run time: a static Squeeze of every extent-1 axis.
+  ModelBuilder empty(13);
+  empty.Input("x", kFloat, {2, 1, 3}).Input("axes", kInt64, {0});
+  empty.Node("Squeeze", {"x", "axes"}, {"y"}, {}, "narrow");
+  empty.Output("y");
+  Graph g = ImportOnnxModel(empty.Build());
+  EXPECT_TRUE(g.run_time_extents.empty());
+  EXPECT_EQ(g.TypeOf("y").shape, (Shape{2, 3}));
+}
+
+// Slice, Split and TopK with run-time operands: each output typed with the input's shape (an
+// upper bound) and followed by its extents, which callers do not see.
+TEST(ImporterTest, SliceSplitAndTopKWithRunTimeOperands) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {4, 6}).Input("starts", kInt64, {1}).Input("sizes", kInt64, {2}).Input("k", kInt64, {1});
+  b.Initializer("ends", Ints({3}));
+  b.Node("Slice", {"x", "starts", "ends"}, {"sliced"}, {}, "cut");
+  b.Node("Split", {"x", "sizes"}, {"top", "bottom"}, {{"axis", int64_t{0}}}, "halves");
+  b.Node("TopK", {"x", "k"}, {"values", "indices"}, {}, "best");
+  for (const char* out : {"sliced", "top", "bottom", "values", "indices"}) b.Output(out);
+  Graph g = ImportOnnxModel(b.Build());
+  std::vector<std::string> ops;
+  for (const graph::Node& node : g.nodes) ops.push_back(node.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"RunTimeSlice", "RunTimeSplit", "RunTimeTopK"}));
+  EXPECT_EQ(g.VisibleOutputs(), (std::vector<std::string>{"sliced", "top", "bottom", "values", "indices"}));
+  EXPECT_EQ(g.run_time_extents.size(), 5u);
+  EXPECT_EQ(g.outputs.size(), 10u);
+  for (const char* out : {"sliced", "top", "bottom", "values"}) EXPECT_EQ(g.TypeOf(out).shape, (Shape{4, 6})) << out;
+  EXPECT_EQ(g.TypeOf("indices").dtype, DType::Int(64));
+}
+
+// Operands that decide behaviour but not a shape (Trilu's k, CumSum's axis) may arrive at run
+// time: they stay node inputs, which the kernels read (still listed as inputs a caller may bind).
+TEST(ImporterTest, RunTimeBehaviourOperandsStayInputs) {
+  ModelBuilder trilu(14);
+  trilu.Input("x", kFloat, {3, 4}).Input("k", kInt64, {});
+  trilu.Node("Trilu", {"x", "k"}, {"y"}, {}, "triangle");
+  trilu.Output("y");
+  Graph g = ImportOnnxModel(trilu.Build());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "k"}));
+  EXPECT_FALSE(g.nodes[0].attrs.Has("k"));
+  EXPECT_EQ(g.TypeOf("y").shape, (Shape{3, 4}));
+  EXPECT_EQ(StaticOperandInputs(trilu.Build()), (std::set<std::string>{"k"}));
+
+  ModelBuilder cumsum(14);
+  cumsum.Input("x", kFloat, {2, 3}).Input("axis", onnx::TensorProto::INT32, {1});
+  cumsum.Node("CumSum", {"x", "axis"}, {"y"}, {}, "running");
+  cumsum.Output("y");
+  g = ImportOnnxModel(cumsum.Build());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "axis"}));
+
+  // A constant operand is still an attribute.
+  ModelBuilder folded(14);
+  folded.Input("x", kFloat, {2, 3}).Initializer("axis", Ints({1}));
+  folded.Node("CumSum", {"x", "axis"}, {"y"}, {}, "running");
+  folded.Output("y");
+  g = ImportOnnxModel(folded.Build());
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(g.nodes[0].attrs.GetInts("axis"), (std::vector<int64_t>{1}));
+}
+
+// A run-time operand that cannot be one integer is refused naming the node and the input.
+TEST(ImporterTest, RunTimeBehaviourOperandMustBeOneInteger) {
+  ModelBuilder floats(14);
+  floats.Input("x", kFloat, {3, 4}).Input("k", kFloat, {});
+  floats.Node("Trilu", {"x", "k"}, {"y"}, {}, "triangle");
+  floats.Output("y");
+  ExpectError([&] { ImportOnnxModel(floats.Build()); }, StatusCode::kInvalidArgument, {"triangle", "'k'", "one integer"});
+  ModelBuilder two(14);
+  two.Input("x", kFloat, {2, 3}).Input("axis", kInt64, {2});
+  two.Node("CumSum", {"x", "axis"}, {"y"}, {}, "running");
+  two.Output("y");
+  ExpectError([&] { ImportOnnxModel(two.Build()); }, StatusCode::kInvalidArgument, {"running", "'axis'", "one integer"});
 }
 
 // One-element operands (CumSum's axis, Trilu's k) given as empty tensors: named errors, not

@@ -54,13 +54,16 @@ RunOutput CompileAndRun(const graph::Graph& graph, fusion::FusionPolicy policy,
     Check(agate_executor_set_input(executor.get(), i, &dl), "set input");
   }
   Check(agate_executor_run(executor.get()), "run");
+  // The module's outputs at their run-time shapes (an output whose extents the run decides
+  // reports them here; the data is compact at that shape).
   std::map<std::string, graph::Tensor> outputs;
-  for (uint32_t i = 0; i < result.graph.outputs.size(); ++i) {
-    const std::string& name = result.graph.outputs[i];
-    const graph::TensorType& type = result.graph.TypeOf(name);
+  for (uint32_t i = 0; i < result.spec.outputs.size(); ++i) {
+    const serialize::TensorSpec& spec = result.spec.outputs[i];
     DLTensor out;
     Check(agate_executor_get_output(executor.get(), i, &out), "get output");
-    outputs[name] = graph::Tensor::FromBytes(type.dtype, type.shape, out.data, static_cast<size_t>(type.bytes()));
+    graph::Shape shape(out.shape, out.shape + out.ndim);
+    graph::TensorType type{spec.dtype, shape};
+    outputs[spec.name] = graph::Tensor::FromBytes(type.dtype, type.shape, out.data, static_cast<size_t>(type.bytes()));
   }
   // result.graph is the graph after every pass: its constant outputs were folded, not computed.
   return RunOutput{std::move(outputs), AllOutputsFolded(result.graph)};

@@ -111,7 +111,18 @@ bool AllOutputsFolded(const graph::Graph& graph) {
 }
 
 RunOutput InterpretGraph(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& inputs) {
-  return RunOutput{graph_eval::Interpret(graph, inputs), AllOutputsFolded(graph)};
+  std::map<std::string, graph::Tensor> outputs = graph_eval::Interpret(graph, inputs);
+  // A value of run-time extents (Graph::run_time_extents) is the front of its upper-bound
+  // tensor at the extents the run computed, as the runtime reports it.
+  for (const auto& [value, extents] : graph.run_time_extents) {
+    const graph::Tensor& bounded = outputs.at(value);
+    std::vector<int64_t> shape = outputs.at(extents).ToInts();
+    size_t bytes = static_cast<size_t>(graph::NumElements(shape)) * bounded.dtype().element_bytes();
+    AGATE_CHECK(bytes <= bounded.nbytes()) << "'" << value << "': extents past the bound";
+    outputs[value] = graph::Tensor::FromBytes(bounded.dtype(), shape, bounded.raw_data(), bytes);
+    outputs.erase(extents);
+  }
+  return RunOutput{std::move(outputs), AllOutputsFolded(graph)};
 }
 
 const char* InputBindingName(InputBinding binding) {
@@ -179,11 +190,13 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor, InputB
       const std::map<std::string, Tensor>& outputs = run.outputs;
       // A case is folded only when every data set's outputs were constants.
       result.folded = (data_set == data_sets.front() || result.folded) && run.folded;
-      AGATE_REQUIRE(output_files.size() == g.outputs.size(), kInvalidArgument)
-          << data_set << " has " << output_files.size() << " outputs, the model " << g.outputs.size();
+      // The outputs the model declares (not the values holding run-time extents).
+      const std::vector<std::string> model_outputs = g.VisibleOutputs();
+      AGATE_REQUIRE(output_files.size() == model_outputs.size(), kInvalidArgument)
+          << data_set << " has " << output_files.size() << " outputs, the model " << model_outputs.size();
       for (size_t i = 0; i < output_files.size(); ++i) {
-        std::string why = Compare(onnx_frontend::LoadTensorFile(output_files[i]), outputs.at(g.outputs[i]),
-                                  g.outputs[i]);
+        std::string why = Compare(onnx_frontend::LoadTensorFile(output_files[i]), outputs.at(model_outputs[i]),
+                                  model_outputs[i]);
         if (!why.empty()) {
           result.outcome = Outcome::kFailed;
           result.detail = data_set.filename().string() + ": " + why;
