@@ -14,6 +14,7 @@ bool HasKernel(const std::string& op) { return KernelRegistry::Global().Find(op)
 std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tensor*>& inputs) {
   const KernelFn* kernel = KernelRegistry::Global().Find(node.op);
   AGATE_REQUIRE(kernel != nullptr, kUnsupported) << node.Describe() << ": no reference kernel for " << node.op;
+  AGATE_REQUIRE(!node.outputs.empty(), kInvalidArgument) << node.Describe() << " has no outputs";
   AGATE_CHECK(inputs.size() == node.inputs.size()) << node.Describe() << ": " << inputs.size() << " tensors for "
                                                    << node.inputs.size() << " inputs";
   std::map<std::string, TensorType> types;

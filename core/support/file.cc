@@ -63,7 +63,33 @@ std::vector<uint8_t> ReadFile(const std::string& path) {
   return bytes;
 }
 
+namespace {
+
+// Writes every byte to an open descriptor; false (errno set) on failure.
+bool WriteAll(int fd, const uint8_t* bytes, size_t size) {
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = ::write(fd, bytes + written, size - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
 void WriteFileAtomically(const std::string& path, const void* data, size_t size) {
+  // A device or a pipe (-o /dev/null, /dev/stdout, a FIFO) is written in place: renaming a
+  // temporary file over it would replace the device node itself with a regular file (it did:
+  // `agate compile -o /dev/null` left the machine without a /dev/null).
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) {
+    FileDescriptor out(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (out.get() < 0 || !WriteAll(out.get(), static_cast<const uint8_t*>(data), size))
+      AGATE_THROW(kIo) << "cannot write '" << path << "': " << OsReason();
+    return;
+  }
   std::string temp = path + ".tmp.XXXXXX";
   FileDescriptor fd(::mkstemp(&temp[0]));
   if (fd.get() < 0) {
@@ -75,14 +101,7 @@ void WriteFileAtomically(const std::string& path, const void* data, size_t size)
     ::unlink(temp.c_str());
     AGATE_THROW(kIo) << "cannot write '" << path << "': " << step << " failed: " << reason;
   };
-  const uint8_t* bytes = static_cast<const uint8_t*>(data);
-  size_t written = 0;
-  while (written < size) {
-    ssize_t n = ::write(fd.get(), bytes + written, size - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("write");
-    written += static_cast<size_t>(n);
-  }
+  if (!WriteAll(fd.get(), static_cast<const uint8_t*>(data), size)) fail("write");
   // mkstemp creates 0600; give the file the permissions a normal create would (0666 & ~umask).
   mode_t mask = ::umask(0);
   ::umask(mask);

@@ -37,6 +37,14 @@ TEST(FileTest, WriteThenReadRoundTrips) {
   EXPECT_EQ(ReadFile(path), bytes);
 }
 
+// A device is written in place, never replaced by a regular file (`agate compile -o /dev/null`).
+TEST(FileTest, DevicesAreWrittenInPlace) {
+  WriteFileAtomically("/dev/null", std::vector<uint8_t>{1, 2, 3});
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
 TEST(FileTest, OverwriteReplacesWholeFile) {
   std::string path = TempFolder() + "/out.bin";
   WriteFileAtomically(path, std::vector<uint8_t>(1000, 1));

@@ -598,6 +598,12 @@ void UseEmptyOperandsAsConstants(const std::vector<graph::StaticOperand>& operan
 // Step 3, one node: constants fold, control flow is resolved (control_flow.h), the rest are
 // shape-inferred and appended.
 void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result) {
+  // Every operator produces at least one value; a node without one would reach shape rules and
+  // reference kernels that read their first output's type (found by the importer fuzzer: a Slice of
+  // constants with no output read freed memory while it was folded).
+  bool any_output = false;
+  for (const std::string& out : node.outputs) any_output |= !out.empty();
+  AGATE_REQUIRE(any_output, kInvalidArgument) << node.Describe() << " has no outputs";
   if (IsControlFlow(proto.op_type())) return ImportControlFlow(proto, node, opset, base_dir, result);
   if (proto.op_type() == "Constant") {
     AGATE_REQUIRE(node.outputs.size() == 1, kInvalidArgument) << node.Describe() << " must have one output";

@@ -456,6 +456,19 @@ TEST(ImporterTest, EmptySingleValueOperandsAreNamedErrors) {
   ExpectError([&] { ImportOnnxModel(attr.Build()); }, StatusCode::kInvalidArgument, {"'k'", "exactly one"});
 }
 
+// Found by the importer fuzzer (10M-execution run): a Slice of constants with no output was folded at
+// import, and its reference kernel read the type of an output that does not exist (freed memory).
+TEST(ImporterTest, NodesWithoutOutputsAreRefused) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {4});
+  b.Initializer("starts", Tensor::FromInts(DType::Int(64), {1}, {1}));
+  b.Initializer("ends", Tensor::FromInts(DType::Int(64), {1}, {3}));
+  b.Node("Slice", {"starts", "starts", "ends"}, {}, {}, "no_output");
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kInvalidArgument, {"no_output", "no outputs"});
+}
+
 // Found by the compiler ABI fuzzer: an AveragePool with a second (named) output passed shape
 // inference as if it were MaxPool's Indices, and lowering then crashed on the missing tensor.
 TEST(ImporterTest, SecondOutputOnlyForMaxPool) {
