@@ -175,6 +175,27 @@ graph::Graph Fuse(const graph::Graph& graph, bool one_group) {
   return ::testing::AssertionSuccess();
 }
 
+void ExpectRunTimeOperandRefused(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& inputs,
+                                 const std::string& node_quote) {
+  try {
+    graph_eval::Interpret(graph, inputs);
+    ADD_FAILURE() << "the reference accepted the operand";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(node_quote), std::string::npos) << e.what();
+  }
+  graph::Graph fused = Fuse(graph);
+  for (Backend backend : {Backend::kEval, Backend::kLLVM}) {
+    try {
+      RunGroups(fused, inputs, backend, target::Target::Parse("llvm"));
+      ADD_FAILURE() << "backend " << static_cast<int>(backend) << " ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInternal) << e.what();
+      EXPECT_NE(std::string(e.what()).find("returned"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace testing
 }  // namespace ops
 }  // namespace agate
