@@ -54,6 +54,9 @@ def main():
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--agate", default=AGATE, help="the agate binary (default: bazel-bin's, built first)")
     a = p.parse_args()
+    for folder in (a.cache, a.out):
+        if folder:
+            os.makedirs(folder, exist_ok=True)
     run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"], cwd=ROOT)
     agate = a.agate
     peak_start = peak()
