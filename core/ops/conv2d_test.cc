@@ -264,6 +264,38 @@ TEST(Conv2dTest, BlockedLargeKernelDepthwise) {
   }
 }
 
+// The parallel loop of a blocked conv leads with output rows when the weights
+// stay in L2 (each thread reads only its rows of the input, which the producer
+// wrote on the same core) and with output-channel tiles otherwise; both orders,
+// forced by the knob, compute the same result on two threads.
+TEST(Conv2dTest, ParallelLoopOrderFollowsTheWeightSize) {
+  for (int order : {-1, 0, 1}) {
+    CheckOptions o;
+    o.eval = false;
+    o.threads = 2;
+    o.lower.conv_winograd = 0;
+    o.lower.conv_parallel_rows = order;
+    EXPECT_TRUE(CheckAgainstReference(graph::TransformLayout(ResidualBlock(), 16), o)) << "order " << order;
+  }
+  Graph blocked = testing::Fuse(graph::TransformLayout(ResidualBlock(), 16));
+  for (const graph::FusedGroup& group : blocked.groups) {
+    if (group.anchor < 0 || blocked.nodes[group.anchor].name != "conv2") continue;
+    LowerGroupOptions automatic;
+    automatic.conv_winograd = 0;
+    // 16x16x3x3 weights (9 KiB) fit any L2: rows lead.
+    EXPECT_NE(LowerGroup(blocked, group, target::Target::Host(), "conv2", automatic).schedule_summary.find("rows outermost"),
+              std::string::npos);
+    LowerGroupOptions channels = automatic;
+    channels.conv_parallel_rows = 0;
+    EXPECT_EQ(LowerGroup(blocked, group, target::Target::Host(), "conv2", channels).schedule_summary.find("rows outermost"),
+              std::string::npos);
+    // An L2 of 16 KiB (-cache-kb) no longer holds them twice over: channel tiles lead.
+    target::Target small = target::Target::Parse("llvm -cache-kb=8,16,1024");
+    EXPECT_EQ(LowerGroup(blocked, group, small, "conv2", automatic).schedule_summary.find("rows outermost"),
+              std::string::npos);
+  }
+}
+
 // Inception's 17x17 stage: 17 columns (prime) get 6-column tiles (6+6+5, the
 // last guarded) instead of 8 (8+8+1 with 7 wasted columns), and stay correct.
 TEST(Conv2dTest, PrimeWidthsGetTheLeastWastefulTile) {

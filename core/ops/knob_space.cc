@@ -58,6 +58,7 @@ void ConvKnobs(const graph::Graph& graph, const graph::Node& node, const target:
   for (int64_t b = 1; b <= 4 && b * out_block <= 4 * std::max(lanes, 1); ++b)
     if (oc_chunks % b == 0) oc.insert(b * out_block);
   AddIfChoice(space, MakeKnob("conv_oc_block", 0, oc));
+  space->knobs.push_back(MakeKnob("conv_parallel_rows", -1, {0, 1}));
   graph::Shape logical{xs[0], xs[1] * (block ? block : 1), xs[2], xs[3]};
   graph::WindowGeometry g = graph::ComputeWindow(node, logical, {ws[2], ws[3]});
   bool constant_weights = graph.IsConstant(node.inputs[1]) && graph.TypeOf(node.inputs[1]).dtype == ir::DType::Float(32);

@@ -35,7 +35,7 @@ namespace ops {
 
 // Bumped whenever a knob's meaning or a space's values change: records made for
 // another version are refused (core/autotune/records.h).
-constexpr int kKnobSpaceVersion = 2;  // 2: GEMM K slice and parallel loops
+constexpr int kKnobSpaceVersion = 3;  // 2: GEMM K slice and parallel loops; 3: conv parallel loop order
 
 struct KnobDef {
   std::string name;             // a SetScheduleKnob name

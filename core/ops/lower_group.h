@@ -44,6 +44,10 @@ struct GroupKernel {
 struct LowerGroupOptions {
   int conv_oc_block = 0;   // output-channel block of blocked convolutions (a multiple of the vector lanes)
   int conv_ow_block = 0;   // output columns per register tile
+  // Parallel loop of blocked convs: -1 automatic (rows outermost when the weights
+  // stay in one core's L2, ConvRowsOutermost in conv2d.cc), 0 output-channel tiles
+  // outermost, 1 output rows outermost.
+  int conv_parallel_rows = -1;
   int dense_n_block = 0;   // output columns per register tile of dense/matmul
   int dense_m_block = 0;   // output rows per register tile of dense/matmul
   // GEMM-class products (more than one row; core/ops/gemm_plan.h): cache blocks.
