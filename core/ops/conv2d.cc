@@ -176,25 +176,29 @@ NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOp
   return t;
 }
 
-// Which loop leads the parallel loop of a blocked conv. Each thread takes a
-// contiguous range of it. With output-channel tiles outermost a thread streams
-// the whole input once per channel tile it owns and reads only its tiles'
-// weights; with rows outermost it reads only its rows of the input (and writes
-// only its rows of every channel block, as its neighbours' kernels do) but every
-// tile's weights per row. Measured on ResNet-50 (2 threads, Zen 5): the 1x1
-// convs that reduce 256 -> 64 and 512 -> 128 channels ran 1.7-2x SLOWER on 2
-// threads than on 1 with channel tiles outermost: each thread read all of a
-// 1.6-3.2 MB input that the previous kernel had written half on the other core.
-// So rows lead whenever all the weights stay in one core's L2 across rows.
-bool ConvRowsOutermost(const TileStages& t, const target::Target& target, const LowerGroupOptions& o) {
-  if (o.conv_parallel_rows >= 0) return o.conv_parallel_rows == 1;
+// How many output-channel tiles a thread computes per output row, i.e. the
+// parallel loop's order. Each thread takes a contiguous range of (channel
+// group, row) pairs and computes every tile of its group for a row before the
+// next row: it reads its rows of the input once per group and the group's
+// weights once per row. Groups are as large as half the L2 allows (the group's
+// weights stay in L2 across rows), so small weights make one group (rows lead:
+// each thread reads only its rows of the input, which the producer wrote on the
+// same core) and weights of a tile or more per half L2 make one tile per group
+// (channel tiles lead, each thread reading only its tiles' weights). Measured on
+// ResNet-50 (2 threads, Zen 5): with channel tiles always leading, the 1x1 convs
+// that reduce 256 -> 64 and 512 -> 128 channels ran 1.7-2x SLOWER on 2 threads
+// than on 1 (each thread streamed the whole 1.6-3.2 MB input, half of it
+// written on the other core).
+int64_t ConvTilesPerGroup(const TileStages& t, int64_t tiles, int64_t oc_tile, const target::Target& target,
+                          const LowerGroupOptions& o) {
+  if (o.conv_parallel_rows == 0) return 1;
+  if (o.conv_parallel_rows == 1) return tiles;
   auto* accum = static_cast<const te::ComputeOpNode*>(t.accum.op().get());
-  graph::Shape os = StaticShape(t.out);
-  int64_t weight_elements = os[1] * os[4];
-  for (const ir::IterVar& k : accum->reduce_axis) weight_elements *= ConstExtent(k);
-  int64_t weight_bytes = weight_elements * t.out.dtype().bytes();
+  int64_t tile_weight_bytes = oc_tile * t.out.dtype().bytes();
+  for (const ir::IterVar& k : accum->reduce_axis) tile_weight_bytes *= ConstExtent(k);
   int64_t l2 = target.l2_cache_bytes() > 0 ? target.l2_cache_bytes() : (256 << 10);
-  return weight_bytes <= l2 / 2;
+  int64_t fit = std::max<int64_t>(1, l2 / 2 / std::max<int64_t>(1, tile_weight_bytes));
+  return DivisorAtMost(tiles, fit);
 }
 
 std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t kh, int64_t kw) {
@@ -209,12 +213,13 @@ std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t 
   // Output: (n, oc_chunk.outer, oh, ow.outer | oc_chunk.inner, ow.inner, oc_lane),
   // or rows outermost: (n, oh, oc_chunk.outer, ow.outer | ...).
   te::Stage out = s[t.out];
-  bool rows_outermost = ConvRowsOutermost(t, *r.target, *r.options);
   auto [oco, oci] = out.split(out.axis(1), Expr(tile.oc_blocks));
+  int64_t tiles = os[1] / tile.oc_blocks;
+  int64_t group = ConvTilesPerGroup(t, tiles, tile.oc_blocks * os[4], *r.target, *r.options);
+  auto [ocg, oct] = out.split(oco, Expr(group));
   auto [owo, owi] = out.split(out.axis(3), Expr(tile.ow_block));
-  ir::IterVar oh = out.axis(2), first = rows_outermost ? oh : oco, second = rows_outermost ? oco : oh;
-  out.reorder({out.axis(0), first, second, owo, oci, owi, out.axis(4)});
-  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), first), second);
+  out.reorder({out.axis(0), ocg, out.axis(2), oct, owo, oci, owi, out.axis(4)});
+  ir::IterVar fused = out.fuse(out.fuse(out.axis(0), ocg), out.axis(2));
   if (ParallelAllowed(*r.target) && r.options->allow_parallel) out.parallel(fused);
   if (lanes > 1) out.vectorize(out.axis(4));
 
@@ -228,7 +233,7 @@ std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t 
   if (lanes > 1) acc.vectorize(acc.axis(4));
   std::ostringstream os_text;
   os_text << "conv2d_nchwc " << kh << "x" << kw << " oc_tile=" << tile.oc_blocks * os[4] << " ow_block=" << tile.ow_block
-          << (rows_outermost ? " rows outermost" : "") << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
+          << " tiles_per_row=" << group << "/" << tiles << (r.epilogue.defined() ? ", epilogue at the register tile" : "");
   return os_text.str();
 }
 

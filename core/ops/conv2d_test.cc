@@ -264,12 +264,12 @@ TEST(Conv2dTest, BlockedLargeKernelDepthwise) {
   }
 }
 
-// The parallel loop of a blocked conv leads with output rows when the weights
-// stay in L2 (each thread reads only its rows of the input, which the producer
-// wrote on the same core) and with output-channel tiles otherwise; both orders,
-// forced by the knob, compute the same result on two threads.
+// The parallel loop of a blocked conv computes as many output-channel tiles per
+// row as half the L2 holds the weights of (all of them: rows lead; one: channel
+// tiles lead); every order, forced by the knob, computes the same result on two
+// threads.
 TEST(Conv2dTest, ParallelLoopOrderFollowsTheWeightSize) {
-  for (int order : {-1, 0, 1}) {
+  for (int order : {0, 1}) {  // the automatic order is one of the two here
     CheckOptions o;
     o.eval = false;
     o.threads = 2;
@@ -277,23 +277,27 @@ TEST(Conv2dTest, ParallelLoopOrderFollowsTheWeightSize) {
     o.lower.conv_parallel_rows = order;
     EXPECT_TRUE(CheckAgainstReference(graph::TransformLayout(ResidualBlock(), 16), o)) << "order " << order;
   }
-  Graph blocked = testing::Fuse(graph::TransformLayout(ResidualBlock(), 16));
-  for (const graph::FusedGroup& group : blocked.groups) {
-    if (group.anchor < 0 || blocked.nodes[group.anchor].name != "conv2") continue;
-    LowerGroupOptions automatic;
-    automatic.conv_winograd = 0;
-    // 16x16x3x3 weights (9 KiB) fit any L2: rows lead.
-    EXPECT_NE(LowerGroup(blocked, group, target::Target::Host(), "conv2", automatic).schedule_summary.find("rows outermost"),
-              std::string::npos);
-    LowerGroupOptions channels = automatic;
-    channels.conv_parallel_rows = 0;
-    EXPECT_EQ(LowerGroup(blocked, group, target::Target::Host(), "conv2", channels).schedule_summary.find("rows outermost"),
-              std::string::npos);
-    // An L2 of 16 KiB (-cache-kb) no longer holds them twice over: channel tiles lead.
-    target::Target small = target::Target::Parse("llvm -cache-kb=8,16,1024");
-    EXPECT_EQ(LowerGroup(blocked, group, small, "conv2", automatic).schedule_summary.find("rows outermost"),
-              std::string::npos);
-  }
+  // 64 output channels: two 32-channel tiles of 32 x 64 x 3 x 3 weights (72 KiB each).
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 4, 6, 8, 16}});
+  g.AddConstant("w", RandomTensor({64, 64, 3, 3}, 5));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"y"}, {{"data_layout", Attribute("NCHW16c")}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Graph fused = testing::Fuse(Finish(g, {"y"}));
+  auto summary = [&](const std::string& target_text, int order) {
+    LowerGroupOptions o;
+    o.conv_winograd = 0;
+    o.conv_oc_block = 32;
+    o.conv_parallel_rows = order;
+    return LowerGroup(fused, fused.groups[0], target::Target::Parse(target_text), "conv", o).schedule_summary;
+  };
+  // Half of a 1 MiB L2 holds both tiles' weights: rows lead.
+  EXPECT_NE(summary("llvm -cache-kb=48,1024,32768", -1).find("tiles_per_row=2/2"), std::string::npos);
+  // Half of a 160 KiB L2 holds one: channel tiles lead.
+  EXPECT_NE(summary("llvm -cache-kb=48,160,32768", -1).find("tiles_per_row=1/2"), std::string::npos);
+  // The knob overrides the L2.
+  EXPECT_NE(summary("llvm -cache-kb=48,1024,32768", 0).find("tiles_per_row=1/2"), std::string::npos);
+  EXPECT_NE(summary("llvm -cache-kb=48,160,32768", 1).find("tiles_per_row=2/2"), std::string::npos);
 }
 
 // Inception's 17x17 stage: 17 columns (prime) get 6-column tiles (6+6+5, the

@@ -144,7 +144,7 @@ const std::vector<Knob>& Knobs() {
       {"conv_oc_block", &LowerGroupOptions::conv_oc_block, 0, 256, "output channels per conv register tile (0: auto)"},
       {"conv_ow_block", &LowerGroupOptions::conv_ow_block, 0, 64, "output columns per conv register tile (0: auto)"},
       {"conv_parallel_rows", &LowerGroupOptions::conv_parallel_rows, -1, 1,
-       "blocked conv parallel loop: 0 channel tiles outermost, 1 rows outermost (-1: rows when the weights fit L2)"},
+       "blocked conv parallel loop: 0 channel tiles outermost, 1 rows outermost (-1: tiles per row whose weights fit L2/2)"},
       {"dense_n_block", &LowerGroupOptions::dense_n_block, 0, 256, "output columns per dense register tile (0: auto)"},
       {"dense_m_block", &LowerGroupOptions::dense_m_block, 0, 64, "output rows per dense register tile (0: auto)"},
       {"dense_row_block", &LowerGroupOptions::dense_row_block, 0, 1 << 20,

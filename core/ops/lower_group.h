@@ -44,9 +44,9 @@ struct GroupKernel {
 struct LowerGroupOptions {
   int conv_oc_block = 0;   // output-channel block of blocked convolutions (a multiple of the vector lanes)
   int conv_ow_block = 0;   // output columns per register tile
-  // Parallel loop of blocked convs: -1 automatic (rows outermost when the weights
-  // stay in one core's L2, ConvRowsOutermost in conv2d.cc), 0 output-channel tiles
-  // outermost, 1 output rows outermost.
+  // Parallel loop of blocked convs: -1 automatic (as many output-channel tiles
+  // per row as half the L2 holds the weights of, ConvTilesPerGroup in conv2d.cc),
+  // 0 output-channel tiles outermost (one per row), 1 output rows outermost (all).
   int conv_parallel_rows = -1;
   int dense_n_block = 0;   // output columns per register tile of dense/matmul
   int dense_m_block = 0;   // output rows per register tile of dense/matmul
