@@ -2,26 +2,27 @@
 # A fuzzer's long run (the CI smoke runs are the *_fuzz_test targets beside each fuzzer).
 # Builds the libFuzzer target with clang 14, ASan and coverage of everything it links,
 # then fuzzes from its seed corpus for SECONDS (default 600) with the allocation cap below.
-# Usage: benchmarks/runtime/run_fuzzer.sh [loader|importer|npz|compiler] [SECONDS] [extra libFuzzer flags]
+# Usage: benchmarks/runtime/run_fuzzer.sh [loader|importer|npz|compiler|compiler_c] [SECONDS] [extra libFuzzer flags]
 #   loader    the module loader (runtime_minimal/fuzz), the default
 #   importer  the ONNX importer: protobuf bytes and structured edits of valid models
 #   npz       the .npz/.npy reader (tools/npz)
-#   compiler  the compiler C ABI: load an ONNX model from memory and compile it
+#   compiler  the compiler C ABI: load an ONNX model from memory and compile it (LLVM, host)
+#   compiler_c  the same, compiling for the portable C target (no LLVM; many more inputs per second)
 set -eu
 name=loader
-case "${1:-}" in loader|importer|npz|compiler) name="$1"; shift ;; esac
+case "${1:-}" in loader|importer|npz|compiler|compiler_c) name="$1"; shift ;; esac
 seconds="${1:-600}"
 [ $# -gt 0 ] && shift
 case "$name" in
   loader) package=runtime_minimal/fuzz; corpus="$package/corpus"; limit=4096 ;;
   importer) package=frontends/onnx/fuzz; corpus="$package/corpus"; limit=1024 ;;
   npz) package=tools/npz/fuzz; corpus="$package/corpus tools/npz/testdata"; limit=256 ;;
-  compiler) package=c_api/fuzz; corpus=frontends/onnx/fuzz/corpus; limit=2048 ;;
+  compiler|compiler_c) package=c_api/fuzz; corpus=frontends/onnx/fuzz/corpus; limit=2048 ;;
 esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 corpus_target="//$package:seed_corpus"
-[ "$name" = compiler ] && corpus_target=//frontends/onnx/fuzz:seed_corpus
+case "$name" in compiler*) corpus_target=//frontends/onnx/fuzz:seed_corpus ;; esac
 bazel build --jobs=2 --config=asan --copt=-fsanitize=fuzzer-no-link "//$package:${name}_fuzzer" "$corpus_target"
 work=$(mktemp -d)
 mkdir -p "$work/corpus"

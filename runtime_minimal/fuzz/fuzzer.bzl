@@ -10,12 +10,13 @@ agate_fuzzer(name = "npz", ...) defines
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
-def agate_fuzzer(name, srcs, deps, corpus, runs = 0, malloc_limit_mb = 0, size = "medium"):
+def agate_fuzzer(name, srcs, deps, corpus, runs = 0, malloc_limit_mb = 0, size = "medium", local_defines = []):
     clang = "//runtime_minimal/fuzz:clang"
     cc_library(
         name = name + "_fuzz_target",
         testonly = True,
         srcs = srcs,
+        local_defines = local_defines,
         copts = select({
             clang: ["-fsanitize=fuzzer-no-link"],
             "//conditions:default": [],
