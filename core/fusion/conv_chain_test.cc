@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/fusion/action_space.h"
 #include "core/fusion/fusion.h"
+#include "core/fusion/group_terms.h"
 #include "core/graph/testing/graph_builder.h"
 
 namespace agate {
@@ -141,6 +145,25 @@ TEST(ConvChainTest, TheWalkOffersTheConsumerAfterThePath) {
   EXPECT_EQ(names(walk.Chain()), (std::vector<std::string>{"clip2", "project", "residual"}));
   EXPECT_EQ(names(walk.Apply(3)), (std::vector<std::string>{"dw", "clip2", "project", "residual"}));
   EXPECT_TRUE(walk.Done());
+}
+
+// The cost model's terms tell a chain from a one-anchor group: two anchors, and the intermediate
+// (depthwise output and its clip) as bytes kept inside.
+TEST(ConvChainTest, GroupTermsCountTheChainsAnchors) {
+  Graph g = Block();
+  NodeGraph ng(g);
+  std::vector<std::string> names = GroupTermNames();
+  auto term = [&](const std::vector<float>& terms, const std::string& name) {
+    return terms[std::find(names.begin(), names.end(), name) - names.begin()];
+  };
+  target::Target host = target::Target::Host();
+  std::vector<float> chain = GroupTerms(g, ng, {NodeIndex(g, "dw"), NodeIndex(g, "clip2"), NodeIndex(g, "project")}, host);
+  std::vector<float> alone = GroupTerms(g, ng, {NodeIndex(g, "project")}, host);
+  EXPECT_EQ(term(chain, "anchors"), 2.0f);
+  EXPECT_EQ(term(alone, "anchors"), 1.0f);
+  double inner = static_cast<double>(g.TypeOf("d").bytes() + g.TypeOf("d6").bytes());
+  EXPECT_FLOAT_EQ(term(chain, "inner_log2_bytes"), static_cast<float>(std::log2(1.0 + inner)));
+  EXPECT_EQ(term(alone, "inner_log2_bytes"), 0.0f);
 }
 
 }  // namespace
