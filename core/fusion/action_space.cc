@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/fusion/conv_chain.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -74,7 +75,13 @@ bool GranularityWalk::CanJoin(const std::vector<int>& group, int v) const {
     // Attention reads its head-split producers in place (as under rule and all); other opaque ops never fuse.
     if (node.op != "Attention" || group_kind > OpKind::kInjective) return false;
   } else if (IsAnchorKind(kind)) {
-    if (anchor >= 0) return false;  // one anchor per kernel: conv-into-conv is masked (action_space.h)
+    if (anchor >= 0) {
+      // A second anchor only as the consumer of a lowerable conv chain (conv_chain.h) whose producer and
+      // path the group holds; a third never.
+      std::vector<int> joined = group;
+      joined.push_back(v);
+      return FindConvChainIn(graph_, joined).found() && !ReachesAround(in_group, v);
+    }
     if (kind == OpKind::kReduction) {
       if (group_kind > OpKind::kInjective) return false;
     } else {

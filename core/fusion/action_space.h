@@ -19,9 +19,12 @@
 //   - neither is opaque (softmax, normalizations, data-dependent ops), except that
 //     Attention absorbs a group of injective ops (the head split, as under rule);
 //   - at most one anchor (complex or reduction op) per group: LowerGroup schedules
-//     one anchor; a second one (a producer convolution, e.g. depthwise into
-//     pointwise) would stay an unscheduled root stage, a serial naive loop nest, so
-//     conv-into-conv fusion is masked (see README: not lowerable well today);
+//     one anchor; a second one would stay an unscheduled root stage, a serial naive
+//     loop nest. The one exception is a conv chain (conv_chain.h: a blocked
+//     depthwise conv and its elementwise epilogue into a 1x1 conv), which
+//     LowerGroup lowers as one kernel with the producer computed per output row
+//     (core/ops/fused_conv_chain.h): the 1x1 conv may join a group holding the
+//     depthwise conv and the whole path between them;
 //   - no recomputation blow-up: after an anchor, only elementwise/broadcast ops
 //     that keep the anchor's output shape (rule's condition: they run on the
 //     anchor's output tile, once per element); before an anchor only injective

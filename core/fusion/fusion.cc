@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/fusion/adaptive_fusion.h"
+#include "core/fusion/conv_chain.h"
 #include "core/fusion/node_graph.h"
 #include "core/support/error.h"
 #include "core/support/logging.h"
@@ -206,6 +207,8 @@ std::vector<FusedGroup> MakeGroups(const graph::Graph& graph, const Partition& p
         }
       }
     }
+    // A conv chain (conv_chain.h) is scheduled around its consumer, which computes the producer per row.
+    if (ConvChain chain = FindConvChainIn(graph, group.nodes); chain.found()) group.anchor = chain.consumer;
     group.kind = best;
     groups.push_back(group);
   }

@@ -157,7 +157,8 @@ TEST(FusionTest, RuleFusesAWideningDequantizeIntoThePoolItFeeds) {
             (Groups{{"conv", "relu"}, {"pool"}}));
 }
 
-// Two convolutions never share a kernel, even under `all`.
+// Two plain convolutions never share a kernel, even under `all` (only a blocked depthwise conv into a
+// 1x1 conv may: conv_chain_test.cc).
 TEST(FusionTest, AllKeepsOneAnchorPerGroup) {
   Graph g;
   g.AddInput("x", TensorType{DType::Float(32), {1, 4, 3, 3}});

@@ -40,7 +40,7 @@ double NodeFlops(const graph::Graph& graph, const graph::Node& node) {
 
 std::vector<std::string> GroupTermNames() {
   return {"in_log2_bytes", "out_log2_bytes", "over_l1_log2", "over_l2_log2", "over_l3_log2", "inner_log2_bytes",
-          "log2_flops",    "parallel_per_thread_log2", "ragged", "nodes", "has_anchor"};
+          "log2_flops",    "parallel_per_thread_log2", "ragged", "nodes", "anchors"};
 }
 
 std::vector<float> GroupTerms(const graph::Graph& graph, const NodeGraph& g, const std::vector<int>& nodes,
@@ -50,7 +50,7 @@ std::vector<float> GroupTerms(const graph::Graph& graph, const NodeGraph& g, con
   std::map<std::string, std::vector<int>> consumers = graph.Consumers();
   std::set<std::string> produced, read;
   double in_bytes = 0, out_bytes = 0, inner_bytes = 0, flops = 0;
-  int anchor = -1;
+  int anchor = -1, anchors = 0;
   for (int v : members) {
     const graph::Node& node = graph.nodes[v];
     for (const std::string& out : node.outputs) {
@@ -60,7 +60,10 @@ std::vector<float> GroupTerms(const graph::Graph& graph, const NodeGraph& g, con
       for (int c : consumers[out]) outside = outside || !members.count(c);
       (outside ? out_bytes : inner_bytes) += static_cast<double>(graph.TypeOf(out).bytes());
     }
-    if (g.kinds[v] == graph::OpKind::kOutEWiseFusable || g.kinds[v] == graph::OpKind::kReduction) anchor = v;
+    if (g.kinds[v] == graph::OpKind::kOutEWiseFusable || g.kinds[v] == graph::OpKind::kReduction) {
+      anchor = v;  // the last one: a conv chain's consumer (conv_chain.h), which writes the group's output
+      ++anchors;
+    }
     flops += NodeFlops(graph, node);
   }
   for (int v : members)
@@ -93,7 +96,7 @@ std::vector<float> GroupTerms(const graph::Graph& graph, const NodeGraph& g, con
           Log2p1(per_thread),
           ragged ? 1.0f : 0.0f,
           static_cast<float>(members.size()),
-          anchor >= 0 ? 1.0f : 0.0f};
+          static_cast<float>(anchors)};
 }
 
 }  // namespace fusion

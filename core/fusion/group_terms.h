@@ -29,7 +29,8 @@ std::vector<std::string> GroupTermNames();
 // sum over the L1/L2/L3 sizes (log2), log2 of the intermediates kept inside,
 // log2 estimated flops, the outer parallel extent over the target's threads
 // (log2, capped at 64 per thread), a ragged innermost extent (not a multiple of
-// the float32 vector lanes), the node count and whether it has an anchor.
+// the float32 vector lanes), the node count and its number of anchors (0 or 1; 2 for a conv chain,
+// conv_chain.h, whose inner bytes are then the intermediate the chain never writes).
 std::vector<float> GroupTerms(const graph::Graph& graph, const NodeGraph& g, const std::vector<int>& nodes,
                               const target::Target& target);
 

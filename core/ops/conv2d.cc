@@ -149,33 +149,6 @@ bool PrepareTile(const ScheduleRequest& r, TileStages* t) {
   return true;
 }
 
-// Knobs of the blocked conv template: output channels per register tile (one
-// or two channel blocks) and output columns per tile. The defaults keep
-// oc_tile/lanes * ow_block accumulators (14-16 on AVX-512, of 32 registers)
-// plus the weight vectors and a broadcast in registers.
-struct NCHWcTile {
-  int64_t oc_blocks = 1;  // channel blocks (of the layout's block size) per tile
-  int64_t ow_block = 1;
-};
-
-NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOptions& o) {
-  NCHWcTile t;
-  int64_t block = out[4], oc_chunks = out[1], ow = out[3];
-  if (o.conv_oc_block > 0 && o.conv_oc_block % block == 0 && oc_chunks % (o.conv_oc_block / block) == 0) {
-    t.oc_blocks = o.conv_oc_block / block;
-  } else if (lanes >= 16 && block == lanes && oc_chunks % 2 == 0) {
-    t.oc_blocks = 2;
-  } else if (block < lanes) {
-    // Blocks narrower than the registers (8 channels on AVX-512): up to two
-    // registers' worth of channels per tile, e.g. 24 = 3 blocks of 8.
-    t.oc_blocks = DivisorAtMost(oc_chunks, std::max<int64_t>(1, 2 * lanes / block));
-  }
-  int64_t limit = o.conv_ow_block > 0 ? o.conv_ow_block : (t.oc_blocks >= 2 ? 8 : (lanes >= 16 ? 14 : 8));
-  t.ow_block = DivisorAtMost(ow, limit);
-  if (t.ow_block < 4 && ow > limit) t.ow_block = LeastWastefulTile(ow, 4, limit);  // a guarded tail beats a tiny tile
-  return t;
-}
-
 // How many output-channel tiles a thread computes per output row, i.e. the
 // parallel loop's order. Each thread takes a contiguous range of (channel
 // group, row) pairs and computes every tile of its group for a row before the
@@ -210,8 +183,8 @@ std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t 
   int lanes = VectorLanes(*r.target, t.out.dtype());
   NCHWcTile tile = ChooseNCHWcTile(os, lanes, *r.options);
 
-  // Output: (n, oc_chunk.outer, oh, ow.outer | oc_chunk.inner, ow.inner, oc_lane),
-  // or rows outermost: (n, oh, oc_chunk.outer, ow.outer | ...).
+  // Output: (n, channel group, oh, oc_chunk.outer in the group, ow.outer | oc_chunk.inner,
+  // ow.inner, oc_lane), the first three parallel (ConvTilesPerGroup).
   te::Stage out = s[t.out];
   auto [oco, oci] = out.split(out.axis(1), Expr(tile.oc_blocks));
   int64_t tiles = os[1] / tile.oc_blocks;
@@ -238,6 +211,24 @@ std::string ScheduleNCHWc(const ScheduleRequest& r, const Tensor& conv, int64_t 
 }
 
 }  // namespace
+
+NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOptions& o) {
+  NCHWcTile t;
+  int64_t block = out[4], oc_chunks = out[1], ow = out[3];
+  if (o.conv_oc_block > 0 && o.conv_oc_block % block == 0 && oc_chunks % (o.conv_oc_block / block) == 0) {
+    t.oc_blocks = o.conv_oc_block / block;
+  } else if (lanes >= 16 && block == lanes && oc_chunks % 2 == 0) {
+    t.oc_blocks = 2;
+  } else if (block < lanes) {
+    // Blocks narrower than the registers (8 channels on AVX-512): up to two
+    // registers' worth of channels per tile, e.g. 24 = 3 blocks of 8.
+    t.oc_blocks = DivisorAtMost(oc_chunks, std::max<int64_t>(1, 2 * lanes / block));
+  }
+  int64_t limit = o.conv_ow_block > 0 ? o.conv_ow_block : (t.oc_blocks >= 2 ? 8 : (lanes >= 16 ? 14 : 8));
+  t.ow_block = DivisorAtMost(ow, limit);
+  if (t.ow_block < 4 && ow > limit) t.ow_block = LeastWastefulTile(ow, 4, limit);  // a guarded tail beats a tiny tile
+  return t;
+}
 
 std::string ScheduleDirectNCHW(const ScheduleRequest& r, const Tensor& conv, int lanes) {
   te::Schedule s = r.schedule;

@@ -4,8 +4,10 @@
 #include <set>
 #include <sstream>
 
+#include "core/fusion/conv_chain.h"
 #include "core/lower/lower.h"
 #include "core/ops/cuda/cuda_schedules.h"
+#include "core/ops/fused_conv_chain.h"
 #include "core/ops/op_context.h"
 #include "core/ops/recurrent.h"
 #include "core/ops/registry.h"
@@ -225,6 +227,12 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   ScheduleFn anchor_schedule;
   std::set<const te::OperationNode*> anchor_node_ops;  // what the anchor node itself built
   te::Tensor anchor_tensor;
+  // A conv chain (core/fusion/conv_chain.h) is scheduled around its consumer with the producer per row.
+  const fusion::ConvChain chain = fusion::FindConvChainIn(graph, group.nodes);
+  AGATE_REQUIRE(!gpu || !chain.found(), kUnsupported)
+      << "kernel " << kernel_name << ": a depthwise conv fused into a 1x1 conv compiles for CPU targets only";
+  const int anchor_index = chain.found() ? chain.consumer : group.anchor;
+  ConvChainStages chain_stages;
   for (int index : group.nodes) {
     const graph::Node& node = graph.nodes.at(index);
     const ComputeFn* fn = OpTable::Global().Find(node.op);
@@ -261,7 +269,8 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
                                      << "' was not built";
       tensors[node.outputs[i]] = outs[i];
     }
-    if (index == group.anchor || (group.anchor < 0 && (node_schedule.fn || node_schedule.cuda))) {
+    if (chain.found() && index == chain.producer) chain_stages.producer = node_schedule.anchor;
+    if (index == anchor_index || (anchor_index < 0 && (node_schedule.fn || node_schedule.cuda))) {
       AGATE_REQUIRE(!gpu || node_schedule.cuda || !node_schedule.fn, kUnsupported)
           << node.Describe() << ": operator " << node.op << " has no schedule for target '" << target
           << "' (it compiles for CPU targets only)";
@@ -286,6 +295,10 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     outputs.push_back(t);
   }
 
+  if (chain.found()) {
+    chain_stages.producer_out = tensors.at(graph.nodes[chain.consumer].inputs[0]);
+    chain_stages.consumer = anchor_tensor;
+  }
   te::Schedule s = te::create_schedule(outputs);
   std::set<const te::OperationNode*> output_ops;
   for (const te::Tensor& t : outputs) output_ops.insert(t.op().get());
@@ -303,6 +316,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     if (output_ops.count(stage->origin_op.get())) continue;
     if (anchor_tensor.defined() && stage->origin_op.get() == anchor_tensor.op().get()) continue;
     if (tiled.defined() && stage->origin_op.get() == tiled.op().get()) continue;
+    if (chain.found() && stage->origin_op.get() == chain_stages.producer_out.op().get()) continue;
     if (Inlinable(stage->origin_op)) te::Stage(stage).compute_inline();
   }
 
@@ -319,7 +333,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     if (request.outputs.size() == 1 && anchor_tensor.defined() && main.op().get() != anchor_tensor.op().get()) {
       request.epilogue = main;
     }
-    summary = anchor_schedule(request);
+    summary = chain.found() ? ScheduleConvChain(request, chain_stages) : anchor_schedule(request);
     if (tiled.defined()) {
       InjectiveKnobs knobs;
       knobs.vector_lanes = options.vector_lanes;
