@@ -3,7 +3,10 @@
 ONNX Runtime 1.30 CPU running the same QDQ model (and the fp32 one), batch 1, in the same run.
 
 Models: ResNet-50 and MobileNetV2, QDQ from tools/zoo/export_qdq_models.py (PyTorch static PTQ,
-per-channel s8 weights, u8 activations), fp32 from tools/zoo/export_models.py. The engines take turns
+per-channel s8 weights, u8 activations), fp32 from tools/zoo/export_models.py; the transformers
+bert_small, bert_base and gpt2_small (GPT-2's decoder step) quantized dynamically by
+tools/zoo/export_dynamic_int8.py (DynamicQuantizeLinear + MatMulInteger, ONNX Runtime's quantize_dynamic
+form; the "int8" columns of those rows are that model, the "QDQ" column header notwithstanding). The engines take turns
 (--rounds R: agate int8, agate fp32, ORT int8, ORT fp32, then again), each round a median over --runs
 runs after warm-up; a figure is the median of the rounds' medians and the spread the lowest and highest
 round median. The FMA peak (benchmarks/harness:peak) is measured at the start to show the machine's
@@ -33,9 +36,26 @@ def agate_ms(module, threads, runs):
     return r["median_ms"]
 
 
-def ort_ms(model, threads, runs):
-    line = run(["node", os.path.join(ROOT, "benchmarks/peers/ort_models.js"), model, "--input",
-                "input:float32:1x3x224x224", "--threads", str(threads), "--runs", str(runs)]).splitlines()[-1]
+DYNAMIC = ("bert_small", "bert_base", "gpt2_small")  # quantized dynamically (export_dynamic_int8.py)
+
+
+def model_inputs(model):
+    """ort_models.js --input arguments for the model's ONNX inputs, from the zoo's definitions."""
+    if model not in DYNAMIC:
+        return ["--input", "input:float32:1x3x224x224"]
+    sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+    import export_models  # noqa: E402
+    import torch  # noqa: E402
+    xs = export_models.MODELS[model][1](torch.Generator().manual_seed(1))
+    args = []
+    for k, v in xs.items():
+        args += ["--input", f"{k}:{str(v.dtype).replace('torch.', '')}:{'x'.join(map(str, v.shape))}"]
+    return args
+
+
+def ort_ms(model, inputs, threads, runs):
+    line = run(["node", os.path.join(ROOT, "benchmarks/peers/ort_models.js"), model, *inputs,
+                "--threads", str(threads), "--runs", str(runs)]).splitlines()[-1]
     return json.loads(line)["median_ms"]
 
 
@@ -48,8 +68,13 @@ def main():
     p.add_argument("--out")
     args = p.parse_args()
     run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"], cwd=ROOT)
-    run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_qdq_models.py"), *args.models])
-    run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), *args.models])
+    static = [m for m in args.models if m not in DYNAMIC]
+    dynamic = [m for m in args.models if m in DYNAMIC]
+    if static:
+        run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_qdq_models.py"), *static])
+        run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), *static])
+    if dynamic:
+        run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_dynamic_int8.py"), *dynamic])
     machine = run([os.path.join(ROOT, "bazel-bin/benchmarks/harness/peak")]).strip()
     load = open("/proc/loadavg").read().split()[:3]
     lines = ["machine: " + machine.replace("\n", "; "), "load average at start: " + " ".join(load), "",
@@ -57,7 +82,9 @@ def main():
              "agate int8 / agate fp32 speed-up | agate int8 / ORT int8 speed-up |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for model in args.models:
-        qdq, fp32 = os.path.join(ZOO, model + "_qdq.onnx"), os.path.join(ZOO, model + ".onnx")
+        suffix = "_dynint8.onnx" if model in DYNAMIC else "_qdq.onnx"
+        qdq, fp32 = os.path.join(ZOO, model + suffix), os.path.join(ZOO, model + ".onnx")
+        inputs = model_inputs(model)
         modules = {}
         for kind, path in (("int8", qdq), ("fp32", fp32)):
             modules[kind] = os.path.join("/tmp", f"agate_quantized_bench_{model}_{kind}.agm")
@@ -67,8 +94,8 @@ def main():
             for _ in range(args.rounds):
                 rounds["agate_int8"].append(agate_ms(modules["int8"], t, args.runs))
                 rounds["agate_fp32"].append(agate_ms(modules["fp32"], t, args.runs))
-                rounds["ort_int8"].append(ort_ms(qdq, t, args.runs))
-                rounds["ort_fp32"].append(ort_ms(fp32, t, args.runs))
+                rounds["ort_int8"].append(ort_ms(qdq, inputs, t, args.runs))
+                rounds["ort_fp32"].append(ort_ms(fp32, inputs, t, args.runs))
             med = {k: statistics.median(v) for k, v in rounds.items()}
             cell = lambda k: f"{med[k]:.1f} ({min(rounds[k]):.1f}-{max(rounds[k]):.1f})"
             lines.append(f"| {model} | {t} | {cell('agate_int8')} | {cell('agate_fp32')} | {cell('ort_int8')} | "

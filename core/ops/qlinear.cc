@@ -7,6 +7,7 @@
 #include "core/ops/conv2d.h"
 #include "core/ops/dense.h"
 #include "core/ops/op_context.h"
+#include "core/ops/qlinear_matmul_vnni.h"
 #include "core/ops/qlinear_mcu.h"
 #include "core/ops/qlinear_vnni.h"
 #include "core/ops/registry.h"
@@ -270,6 +271,10 @@ Tensor IntegerMatMul(const OpContext& ctx, const MatMulInputs& in, const std::st
 }
 
 std::vector<Tensor> MatMulIntegerOp(const OpContext& ctx) {
+  CheckZeroPointType(ctx, 0, 2);
+  CheckZeroPointType(ctx, 1, 3);
+  Tensor vnni = VnniIntegerMatMul(ctx, VnniMatMulInputs{0, 2, 1, 3}, TileEpilogue(), ctx.node().outputs[0]);
+  if (vnni.defined()) return {vnni};
   bool per_column = false;
   return {IntegerMatMul(ctx, MatMulInputs{0, 2, 1, 3}, ctx.node().outputs[0], &per_column)};
 }
@@ -280,12 +285,19 @@ std::vector<Tensor> QLinearMatMulOp(const OpContext& ctx) {
   AGATE_REQUIRE(IsQuantType(out), kUnsupported) << ctx.Describe() << ": output of " << out;
   AGATE_REQUIRE(ctx.input(7).dtype() == out, kInvalidArgument) << ctx.Describe() << ": y_zero_point type";
   PerAxis(ctx, 7, 0, "zero point", false);
-  bool per_column = false;
-  Tensor acc = IntegerMatMul(ctx, MatMulInputs{0, 2, 3, 5}, name + "_acc", &per_column);
-  graph::Shape os = StaticShape(acc);
-  int64_t columns = per_column ? StaticShape(ctx.input(3)).back() : 1;
+  CheckZeroPointType(ctx, 0, 2);
+  CheckZeroPointType(ctx, 3, 5);
+  graph::Shape bs = StaticShape(ctx.input(3));
+  bool per_column = bs.size() >= 2;
+  int64_t columns = per_column ? bs.back() : 1;
   Multiplier m = MakeMultiplier(ctx, 1, 4, 6, columns, name + "_requant_scale");
   const Tensor& y_zp = ctx.input(7);
+  TileEpilogue requantise = [&](const Expr& acc, const Expr& column) {
+    return Requantize(acc, m.At(per_column ? column : I(0)), ParamAt(y_zp, I(0)), out);
+  };
+  Tensor vnni = VnniIntegerMatMul(ctx, VnniMatMulInputs{0, 2, 3, 5}, requantise, name);
+  if (vnni.defined()) return {vnni};
+  Tensor acc = IntegerMatMul(ctx, MatMulInputs{0, 2, 3, 5}, name + "_acc", &per_column);
   return {te::compute(acc.shape(), [&](const std::vector<Var>& o) {
     Expr v = acc(std::vector<Expr>(o.begin(), o.end()));
     Expr column = per_column ? Expr(o.back()) : I(0);

@@ -27,6 +27,10 @@
 // tiles, both with the requantisation at the register tile; on microcontrollers
 // (the C backend, bare-metal Arm) 2-D convs with constant weights take
 // qlinear_mcu.h's, which reads the 8-bit input in place (no widened, padded copy).
+// Matrix products with a constant B take qlinear_matmul_vnni.h's vpdpbusd tiles on
+// targets with AVX512-VNNI (B packed at compile time, zero points folded into a
+// per-column constant and, where B has them, row sums of A; QLinearMatMul's
+// requantisation at the register tile).
 #ifndef AGATE_CORE_OPS_QLINEAR_H_
 #define AGATE_CORE_OPS_QLINEAR_H_
 

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "core/codegen/llvm/build_llvm.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/ir/printer.h"
 #include "core/ops/knob_space.h"
@@ -420,6 +421,106 @@ TEST(QLinearTest, MatMulIntegerMatchesTheReference) {
     g.AddConstant("bz", ZeroPoints(c.b_type, b_zp));
     Add(&g, "MatMulInteger", "mm", {"a", "b", "az", "bz"}, {"y"});
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), Exact(inputs))) << "case " << index;
+    ++index;
+  }
+}
+
+// The products the VNNI matmul template takes on a host with avx512vnni (constant B):
+// one row (a decoder step), ragged M, N and K (K % 4 != 0 pads the 4-deep panels), A's
+// batch folded into the rows, uint8 and int8 A (shifted by 128) and B, a's zero point a
+// constant or a run-time scalar (DynamicQuantizeLinear's) at both ends of its type, B's
+// zero points 0 (symmetric), 128 for uint8 (no row sums) and arbitrary per column (row
+// sums of A); MatMulInteger's int32 and QLinearMatMul's requantised outputs with
+// per-tensor and per-column scales, one and two threads; bit for bit against the
+// reference, on the loop-IR interpreter and as LLVM host code.
+TEST(QLinearTest, VnniMatMulsMatchTheReferenceBitForBit) {
+  struct Case {
+    Ints a_shape;
+    int64_t n;
+    ir::DType a_type, b_type;
+    int b_zero;  // 0: zero zero points, 1: the type's midpoint (uint8: 128), 2: arbitrary per column
+  };
+  std::vector<Case> cases = {
+      {{1, 40}, 24, kU8, kS8, 0},       // M = 1
+      {{5, 24}, 16, kU8, kS8, 0},       // one column panel
+      {{2, 7, 30}, 50, kS8, kS8, 2},    // batch folded, K % 4 = 2, N ragged, row sums
+      {{3, 33}, 17, kU8, kU8, 1},       // uint8 B at 128: no row sums
+      {{9, 64}, 96, kU8, kU8, 2},       // several row tiles and panels, row sums
+      {{4, 2, 13}, 70, kS8, kU8, 0},    // int8 A, uint8 B with zero point 0 (row sums)
+  };
+  int index = 0;
+  for (const Case& c : cases) {
+    const int64_t k = c.a_shape.back(), n = c.n;
+    std::vector<int64_t> b_zp;
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t mid = c.b_type == kU8 ? 128 : 0;
+      b_zp.push_back(c.b_zero == 0 ? 0 : c.b_zero == 1 ? mid : mid + (j * 37) % 21 - 10);
+    }
+    if (c.b_zero != 2) b_zp.resize(index % 2 ? 1 : n);  // per tensor or per column
+    graph::Tensor a = RandomInts(c.a_type, c.a_shape, 1000 + index), b = RandomInts(c.b_type, {k, n}, 1100 + index);
+    for (int64_t a_zp : {c.a_type == kU8 ? int64_t{0} : int64_t{-128}, c.a_type == kU8 ? int64_t{255} : int64_t{127}}) {
+      // MatMulInteger with a's zero point at run time (as DynamicQuantizeLinear gives it).
+      Graph g;
+      g.AddInput("a", TensorType{c.a_type, c.a_shape});
+      g.AddInput("az", TensorType{c.a_type, {}});
+      g.AddConstant("b", b);
+      g.AddConstant("bz", ZeroPoints(c.b_type, b_zp));
+      Add(&g, "MatMulInteger", "mm", {"a", "b", "az", "bz"}, {"y"});
+      Graph finished = Finish(g, {"y"});
+      CheckOptions options = Exact({{"a", a}, {"az", ZeroPoints(c.a_type, {a_zp})}});
+      options.threads = 1 + index % 2;
+      EXPECT_TRUE(CheckAgainstReference(finished, options)) << "MatMulInteger case " << index << " a_zp " << a_zp;
+      Graph fused = testing::Fuse(finished);
+      GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
+      EXPECT_NE(with.schedule_summary.find("matmul int8 vnni (vpdpbusd)"), std::string::npos) << with.schedule_summary;
+      // Row sums of A only where B's zero points are not at the middle of uint8 (or 0 for int8).
+      bool row_sums = false;
+      for (int64_t z : b_zp) row_sums = row_sums || z != (c.b_type == kU8 ? 128 : 0);
+      EXPECT_EQ(with.schedule_summary.find("row sums") != std::string::npos, row_sums) << with.schedule_summary;
+      std::string ir_text = ir::ToString(with.func);
+      EXPECT_NE(ir_text.find("dot4_u8s8("), std::string::npos);
+      // The int32 tile exists only as a local buffer inside the loop over tiles.
+      size_t acc = ir_text.find("allocate y_vnni[int32");
+      ASSERT_NE(acc, std::string::npos) << ir_text;
+      EXPECT_NE(ir_text.substr(acc, ir_text.find('\n', acc) - acc).find("local"), std::string::npos);
+      GroupKernel without =
+          LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
+      EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;
+      EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
+      if (index == 0 && a_zp == 0) {  // the machine code: vpdpbusd on 512-bit registers
+        codegen::LLVMBuildOptions keep;
+        keep.keep_assembly = true;
+        std::string assembly =
+            codegen::BuildLLVMObject({with.func}, target::Target::Parse("llvm -mcpu=cascadelake"), keep).assembly;
+        EXPECT_NE(assembly.find("vpdpbusd\t"), std::string::npos);
+        EXPECT_NE(assembly.find("%zmm"), std::string::npos);
+      }
+
+      // QLinearMatMul: constant a zero point, per-tensor or per-column scales, both output types.
+      ir::DType out = index % 2 ? kS8 : kU8;
+      std::vector<double> b_scale{0.004};
+      if (index % 3 != 0) {
+        b_scale.clear();
+        for (int64_t j = 0; j < n; ++j) b_scale.push_back(0.001 + 0.0003 * j);
+      }
+      Graph q;
+      q.AddInput("a", TensorType{c.a_type, c.a_shape});
+      q.AddConstant("as", Scales({0.03}));
+      q.AddConstant("az", ZeroPoints(c.a_type, {a_zp}));
+      q.AddConstant("b", b);
+      q.AddConstant("bs", Scales(b_scale));
+      q.AddConstant("bz", ZeroPoints(c.b_type, b_zp));
+      q.AddConstant("ys", Scales({0.2}));
+      q.AddConstant("yz", ZeroPoints(out, {out == kU8 ? 120 : -7}));
+      Add(&q, "QLinearMatMul", "qmm", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"});
+      Graph qfinished = Finish(q, {"y"});
+      CheckOptions qoptions = Exact({{"a", a}});
+      qoptions.threads = 2 - index % 2;
+      EXPECT_TRUE(CheckAgainstReference(qfinished, qoptions)) << "QLinearMatMul case " << index << " a_zp " << a_zp;
+      Graph qfused = testing::Fuse(qfinished);
+      GroupKernel qk = LowerGroup(qfused, qfused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "q");
+      EXPECT_NE(qk.schedule_summary.find("matmul int8 vnni (vpdpbusd)"), std::string::npos) << qk.schedule_summary;
+    }
     ++index;
   }
 }

@@ -11,7 +11,8 @@
 //
 // Steps (one pass-manager pass each, printed by --dump-ir into DIR/quantize/):
 //   simplification, constant_folding, batchnorm_folding, constant_folding, dead_code_elimination,
-//   insert_qdq (calibration.h over the samples, then insert_qdq.h).
+//   insert_qdq (calibration.h over the samples, then insert_qdq.h), or, for the dynamic form
+//   (QuantizeOptions::dynamic), insert_dynamic (insert_dynamic.h; no samples, no calibration).
 #ifndef AGATE_CORE_QUANTIZE_QUANTIZE_MODEL_H_
 #define AGATE_CORE_QUANTIZE_QUANTIZE_MODEL_H_
 
@@ -33,6 +34,9 @@ struct QuantizeOptions {
   std::string samples_source;  // the file they came from, for messages and the module's metadata
   CalibrationConfig calibration;
   std::vector<std::string> keep_float;  // op types or node names kept in fp32 (--keep-float)
+  // --quantize int8-dynamic: no samples; MatMul/Gemm rewritten by insert_dynamic.h (activations
+  // quantized per run by DynamicQuantizeLinear) instead of calibrated Q/DQ pairs.
+  bool dynamic = false;
 };
 
 struct QuantizedGraph {

@@ -47,6 +47,19 @@ check "percentile calibration, a kept op type" 0 "$AGATE" compile "$MODEL" -o "$
   --quantize int8 --calibration "$TMP/cal.npz" --calibration-method percentile:99.9 --keep-float Softmax
 expect_in "the method is recorded" "$TMP/out.txt" "percentile:99.9"
 
+# The dynamic form (no samples): the demo's classifier becomes MatMulInteger, activations quantized per run.
+check "compile --quantize int8-dynamic" 0 "$AGATE" compile "$MODEL" -o "$TMP/dyn.agm" --quantize int8-dynamic
+expect_in "the summary says it is dynamic" "$TMP/out.txt" "quantization: int8 dynamic"
+expect_in "the classifier is an integer product" "$TMP/out.txt" "MatMulInteger"
+check "run the dynamic module" 0 "$AGATE" run "$TMP/dyn.agm" --inputs "$TMP/held_out.npz" --outputs "$TMP/dyn.npz"
+check "int8-dynamic near fp32" 0 /usr/bin/python3 -c "
+import numpy as np, sys
+a = np.load('$TMP/fp32.npz'); b = np.load('$TMP/dyn.npz')
+for k in a.files:
+    d = float(np.abs(a[k] - b[k]).max()); s = float(np.abs(a[k]).max())
+    print(k, 'max |int8-dynamic - fp32|', d, 'of max |fp32|', s)
+    if b[k].dtype != a[k].dtype or not 0 < d <= 0.1 * s: sys.exit(1)"
+
 bad() {  # bad NAME EXPECTED_TEXT FLAGS...: exit 1, the text on stderr, no module
   local name="$1" text="$2"
   shift 2
@@ -64,6 +77,7 @@ bad "--calibration without --quantize" "--calibration is an option of post-train
 bad "--keep-float without --quantize" "--keep-float is an option" --keep-float Softmax
 bad "--quantize without --calibration" "--quantize int8 needs --calibration" --quantize int8
 bad "a bad calibration method" "--calibration-method 'kl'" --quantize int8 --calibration "$TMP/cal.npz" --calibration-method kl
+bad "int8-dynamic with samples" "int8-dynamic quantizes activations per run" --quantize int8-dynamic --calibration "$TMP/cal.npz"
 check "an unknown --quantize type is exit 2" 2 "$AGATE" compile "$MODEL" -o "$TMP/bad.agm" --quantize int4 --calibration "$TMP/cal.npz"
 expect "no module for int4" no_file_like "$TMP" bad.agm
 

@@ -3,7 +3,7 @@
 //               [--input-value name=FILE.npy ...] [--dump-ir DIR] [--knob name=value ...]
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
 //               [--quantize int8 --calibration SAMPLES.npz [--calibration-method minmax|entropy|percentile[:P]]
-//                [--keep-float OP_OR_NODE,...]]
+//                [--keep-float OP_OR_NODE,...]] [--quantize int8-dynamic [--keep-float OP_OR_NODE,...]]
 #include <iostream>
 #include <map>
 #include <set>
@@ -158,17 +158,22 @@ std::shared_ptr<const quantize::QuantizeOptions> QuantizeOptionsOf(const Compile
     }
     return nullptr;
   }
-  AGATE_REQUIRE(!flags.calibration.empty(), kInvalidArgument)
+  bool dynamic = flags.quantize == "int8-dynamic";
+  AGATE_REQUIRE(!dynamic || (flags.calibration.empty() && flags.calibration_method.empty()), kInvalidArgument)
+      << "--quantize int8-dynamic quantizes activations per run: it takes no --calibration or --calibration-method";
+  AGATE_REQUIRE(dynamic || !flags.calibration.empty(), kInvalidArgument)
       << "--quantize int8 needs --calibration SAMPLES.npz: one array per model input, named like the input, "
-      << "of shape [N, *input shape] (N samples)";
+      << "of shape [N, *input shape] (N samples); or use --quantize int8-dynamic (no samples)";
   AGATE_REQUIRE(flags.bounds.empty(), kInvalidArgument)
       << "--quantize and --bounds: quantize a model with fixed input shapes";
   auto options = std::make_shared<quantize::QuantizeOptions>();
+  options->dynamic = dynamic;
   if (!flags.calibration_method.empty()) options->calibration = quantize::ParseCalibrationMethod(flags.calibration_method);
   std::stringstream names(flags.keep_float);
   for (std::string name; std::getline(names, name, ',');) options->keep_float.push_back(name);
   AGATE_REQUIRE(flags.keep_float.empty() || flags.keep_float.back() != ',', kInvalidArgument)
       << "--keep-float '" << flags.keep_float << "': an empty name after the last comma";
+  if (dynamic) return options;
   for (npz::Array& a : npz::Load(flags.calibration)) {
     options->samples[a.name] = graph::Tensor::FromBytes(a.dtype, a.shape, a.data.data(), a.data.size());
   }
@@ -336,8 +341,9 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--quantize", flags->quantize,
                   "post-training quantization: int8 (per-channel symmetric int8 weights, per-tensor uint8 "
-                  "activations calibrated on --calibration; inputs and outputs stay float)")
-      ->check(CLI::IsMember({"int8"}));
+                  "activations calibrated on --calibration; inputs and outputs stay float), or int8-dynamic "
+                  "(MatMul/Gemm only, activations quantized per run by DynamicQuantizeLinear, no calibration)")
+      ->check(CLI::IsMember({"int8", "int8-dynamic"}));
   cmd->add_option("--calibration", flags->calibration,
                   "--quantize's calibration samples: an .npz with one array per model input, named like the input, "
                   "of shape [N, *input shape] (N samples; a [1,3,224,224] input takes [N,1,3,224,224])")

@@ -70,4 +70,62 @@ if AGATE="$AGATE" /usr/bin/python3 benchmarks/quantized/ptq_accuracy.py --models
 else
   echo "FAIL resnet18 --quantize int8:"; tail -5 "$WORK/ptq.log"; failed=$((failed + 1))
 fi
+# BERT-small quantized dynamically (tools/zoo/export_dynamic_int8.py: DynamicQuantizeLinear + MatMulInteger
+# with per-column int8 weights, ONNX Runtime's quantize_dynamic form): its MatMulIntegers must take the VNNI
+# template where the host has VNNI; the output against the reference interpreter over the same passes and,
+# where ONNX Runtime's output on the same inputs exists (written by the exporter with --ort, when
+# onnxruntime-node is installed in benchmarks/peers), against ONNX Runtime: both within DYN_TOL of the largest
+# output (see benchmarks/quantized/RESULTS.md for how it was derived); against PyTorch's fp32 output loosely.
+DYN_TOL=0.01
+ort_flag=()
+if command -v node >/dev/null && [ -d "${AGATE_ORT_NODE_MODULES:-$ROOT/benchmarks/peers/node_modules}/onnxruntime-node" ]; then
+  ort_flag=(--ort)
+fi
+dyn="$ZOO/bert_small_dynint8"
+if ! /usr/bin/python3 tools/zoo/export_dynamic_int8.py --out "$ZOO" "${ort_flag[@]}" bert_small >"$WORK/dyn_export.log" 2>&1; then
+  echo "FAIL bert_small_dynint8: export failed"; tail -3 "$WORK/dyn_export.log"; failed=$((failed + 1))
+elif ! "$AGATE" compile "$dyn.onnx" -o "$WORK/dyn.agm" >"$WORK/dyn_compile.log" 2>&1; then
+  echo "FAIL bert_small_dynint8: compile failed"; tail -3 "$WORK/dyn_compile.log"; failed=$((failed + 1))
+elif ! "$AGATE" run "$WORK/dyn.agm" --inputs "$dyn.inputs.npz" --outputs "$WORK/dyn_out.npz" >"$WORK/dyn_run.log" 2>&1; then
+  echo "FAIL bert_small_dynint8: run failed"; tail -3 "$WORK/dyn_run.log"; failed=$((failed + 1))
+elif ! "$INTERPRET" "$dyn.onnx" "$dyn.inputs.npz" "$WORK/dyn_ref.npz" >"$WORK/dyn_interpret.log" 2>&1; then
+  echo "FAIL bert_small_dynint8: the reference interpreter failed"; tail -3 "$WORK/dyn_interpret.log"
+  failed=$((failed + 1))
+else
+  vnni=0
+  grep -q avx512_vnni /proc/cpuinfo && vnni=1
+  if /usr/bin/python3 - "$WORK/dyn_out.npz" "$WORK/dyn_ref.npz" "$dyn" "$DYN_TOL" "$vnni" "$WORK/dyn_compile.log" <<'PY'
+import os
+import re
+import sys
+import numpy as np
+got, ref = np.load(sys.argv[1])["output"], np.load(sys.argv[2])["output"]
+stem, tol, vnni = sys.argv[3], float(sys.argv[4]), sys.argv[5] == "1"
+summary = open(sys.argv[6]).read()  # agate compile prints every kernel's schedule
+fp32 = np.load(stem + ".fp32.npz")["output"]
+scale = float(np.abs(fp32).max())
+ok = True
+lines = []
+d_ref = float(np.abs(got - ref).max())
+ok &= d_ref <= tol * scale
+lines.append(f"vs reference interpreter max |diff| {d_ref:.3g}")
+if os.path.exists(stem + ".ort.npz"):
+    ort = np.load(stem + ".ort.npz")["output"]
+    d_ort = float(np.abs(got - ort).max())
+    ok &= d_ort <= tol * scale
+    lines.append(f"vs ONNX Runtime int8 max |diff| {d_ort:.3g} (ONNX Runtime vs fp32 {float(np.abs(ort - fp32).max()):.3g})")
+else:
+    lines.append("ONNX Runtime's output not available (not compared)")
+d_fp32 = float(np.abs(got - fp32).max())
+ok &= d_fp32 <= 0.1 * scale
+lines.append(f"vs fp32 max |diff| {d_fp32:.3g}, all within {tol} x max |fp32| {scale:.3g}")
+vnni_kernels = len(re.findall(r"matmul int8 vnni", summary))
+if vnni:
+    ok &= vnni_kernels > 0
+lines.append(f"{vnni_kernels} kernels with the VNNI matmul template")
+print(f"{'ok  ' if ok else 'FAIL'} bert_small_dynint8: " + "; ".join(lines))
+sys.exit(0 if ok else 1)
+PY
+  then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
 echo "$passed $failed"
