@@ -8,11 +8,13 @@
 //   * "cli": the same one-node ONNX model compiled by the `agate compile`
 //     binary and run by tools/cli's ModuleRunner, the code of `agate run`
 //     (module loaded through the C ABI, the executor, its thread pool).
-// The peer: oneDNN's sgemm (dnnl_sgemm, row-major) for 2-D products and its
-// matmul primitive for batched ones (sgemm has no batch). oneDNN packs both
-// operands inside every call; agate packs a constant B (a weight) once at
-// compile time, as a model would. Rows marked "run-time B" make agate pack B in
-// every call too.
+// The peers: oneDNN's sgemm (dnnl_sgemm, row-major) for 2-D products and its
+// matmul primitive for batched ones (sgemm has no batch); sgemm packs both
+// operands inside every call. For a constant B (a weight) also oneDNN's matmul
+// primitive as its users run a Linear layer: B reordered once into the layout
+// it picks, a bias and GELU (the "+bias, GELU" rows) as its bias and post-op.
+// agate packs a constant B once at compile time, as a model would; rows marked
+// "run-time B" make agate pack B in every call too.
 //
 // Timing: contenders interleaved (one sample each per round, a pause between
 // them so the other side's spinning threads go idle), --rounds rounds; the
@@ -24,6 +26,7 @@
 //       --min_run_ms=20 --no_cli --knob=dense_m_block=8 --cpu_time]
 //   --cpu_time: 1-thread rows are timed in thread CPU time (robust on a busy machine).
 //   --baseline_cli=PATH: also time the modules another agate binary compiles (e.g. main's), column "baseline".
+//   --dump_asm=DIR: write each problem's library kernels as assembly, DIR/<problem>.s.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -34,11 +37,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.h>
@@ -67,20 +72,39 @@ struct Problem {
   int64_t m, k, n;
   bool b_constant;  // a weight: an initializer of the model, packed at compile time
   bool b_transposed = false;  // B arrives as [.., N, K] through a Transpose (runtime) or Gemm transB (constant)
+  // A bias Add and an erf GELU after the product (a transformer's or ConvNeXt's first MLP
+  // layer), fused into agate's kernel as its epilogue and into oneDNN's matmul as its bias
+  // and post-op; sgemm has neither, so these rows compare with the matmul primitive only.
+  bool bias_gelu = false;
 };
 
 std::vector<Problem> Problems() {
+  // The products of the model suite (benchmarks/models), M x K x N: ViT-B/16 (197 tokens),
+  // BERT-base and GPT-2 (128 tokens), ConvNeXt-T / Swin-T stage 1 and 2 (3136 and 784
+  // positions, channels-last Linear layers), BERT-small (64 tokens); weights constant as in
+  // a model, attention's operands at run time.
   return {
       {"square", {}, 1024, 1024, 1024, false},
       {"square_weights", {}, 1024, 1024, 1024, true},
       {"vit_mlp_up", {}, 197, 768, 3072, true},
       {"vit_mlp_up_rt", {}, 197, 768, 3072, false},
+      {"vit_mlp_up_gelu", {}, 197, 768, 3072, true, false, true},
       {"vit_mlp_down", {}, 197, 3072, 768, true},
+      {"vit_mlp_down_rt", {}, 197, 3072, 768, false},
+      {"vit_proj", {}, 197, 768, 768, true},
       {"bert_proj", {}, 128, 768, 768, true},
+      {"bert_qkv", {}, 128, 768, 2304, true},
       {"bert_mlp_up", {}, 128, 768, 3072, true},
       {"bert_mlp_down", {}, 128, 3072, 768, true},
+      {"convnext_pw_up", {}, 3136, 96, 384, true},
+      {"convnext_pw_up_gelu", {}, 3136, 96, 384, true, false, true},
+      {"convnext_pw_down", {}, 3136, 384, 96, true},
+      {"convnext_s2_pw_up", {}, 784, 192, 768, true},
+      {"bert_small_mlp_up", {}, 64, 128, 512, true},
       {"vit_attn_qk", {12}, 197, 64, 197, false, true},
       {"vit_attn_av", {12}, 197, 197, 64, false},
+      {"bert_attn_qk", {12}, 128, 64, 128, false, true},
+      {"bert_attn_av", {12}, 128, 128, 64, false},
       {"ragged_prime", {}, 257, 331, 509, false},
       {"ragged_weights_t", {}, 61, 1031, 97, true, true},
       {"ragged_small_k", {}, 1000, 13, 1000, false},
@@ -124,15 +148,15 @@ graph::Tensor RandomTensor(const graph::Shape& shape, uint32_t seed) {
 }
 
 // The operands as stored: A [batch.., M, K]; B [batch.., K, N] or [batch.., N, K]
-// (2-D when constant).
+// (2-D when constant); the bias [N] of bias_gelu problems.
 struct Operands {
-  graph::Tensor a, b;
+  graph::Tensor a, b, bias;
 };
 
 Operands MakeOperands(const Problem& p) {
   graph::Shape bshape = p.b_transposed ? graph::Shape{p.n, p.k} : graph::Shape{p.k, p.n};
   if (!p.b_constant) bshape = WithBatch(p, bshape[0], bshape[1]);
-  return {RandomTensor(WithBatch(p, p.m, p.k), 1), RandomTensor(bshape, 2)};
+  return {RandomTensor(WithBatch(p, p.m, p.k), 1), RandomTensor(bshape, 2), RandomTensor({p.n}, 3)};
 }
 
 // ---------------------------------------------------------------- agate: the operator library
@@ -148,7 +172,7 @@ graph::Graph MakeGraph(const Problem& p, const Operands& x) {
   }
   graph::Node mm;
   mm.name = "mm";
-  mm.outputs = {"y"};
+  mm.outputs = {p.bias_gelu ? "mm" : "y"};
   if (p.b_constant && p.b_transposed) {
     mm.op = "Gemm";  // PyTorch's Linear on a 2-D input
     mm.inputs = {"a", "b"};
@@ -172,6 +196,22 @@ graph::Graph MakeGraph(const Problem& p, const Operands& x) {
     mm.inputs = {"a", b};
   }
   g.AddNode(mm);
+  if (p.bias_gelu) {
+    // What activation_fusion makes of the exporters' Div, Erf, Add, Mul, Mul.
+    g.AddConstant("bias", x.bias);
+    graph::Node add;
+    add.name = "add";
+    add.op = "Add";
+    add.inputs = {"mm", "bias"};
+    add.outputs = {"biased"};
+    g.AddNode(add);
+    graph::Node gelu;
+    gelu.name = "gelu";
+    gelu.op = "Gelu";
+    gelu.inputs = {"biased"};
+    gelu.outputs = {"y"};
+    g.AddNode(gelu);
+  }
   g.outputs = {"y"};
   return fusion::FuseOperators(graph::InferShapes(g), fusion::FusionPolicy::kRule);
 }
@@ -203,8 +243,10 @@ struct LibraryRun {
   }
 };
 
+// `asm_path`: when not empty, the kernels' assembly is written there (evidence of
+// what the register tile compiled to, where timings on a shared machine are noisy).
 std::unique_ptr<LibraryRun> BuildLibrary(const Problem& p, const Operands& x, const ops::LowerGroupOptions& options,
-                                         const std::string& prefix) {
+                                         const std::string& prefix, const std::string& asm_path = "") {
   graph::Graph g = MakeGraph(p, x);
   target::Target host = target::Target::Host();
   auto run = std::make_unique<LibraryRun>();
@@ -219,6 +261,11 @@ std::unique_ptr<LibraryRun> BuildLibrary(const Problem& p, const Operands& x, co
     run->schedules.push_back(kernels.back().schedule_summary);
   }
   run->kernels = std::make_unique<codegen::HostKernels>(codegen::HostKernels::Build(funcs, host));
+  if (!asm_path.empty()) {
+    codegen::LLVMBuildOptions keep;
+    keep.keep_assembly = true;
+    std::ofstream(asm_path) << codegen::BuildLLVMObject(funcs, host, keep).assembly;
+  }
   for (const ops::GroupKernel& k : kernels) {
     LibraryRun::Call call;
     call.fn = run->kernels->Get(k.func.name);
@@ -275,7 +322,25 @@ std::string WriteModel(const Problem& p, const Operands& x, const std::string& d
       b.Node("Transpose", {"b"}, {"bt"}, {{"perm", graph::Attribute(perm)}});
       bname = "bt";
     }
-    b.Node("MatMul", {"a", bname}, {"y"});
+    b.Node("MatMul", {"a", bname}, {p.bias_gelu ? "mm" : "y"});
+  }
+  if (p.bias_gelu) {
+    // GELU as PyTorch 1.13 exports it at opset 13: x * 0.5 * (1 + erf(x / sqrt(2))).
+    auto scalar = [](float v) {
+      graph::Tensor t(kF32, {});
+      *t.mutable_data<float>() = v;
+      return t;
+    };
+    b.Initializer("bias", x.bias);
+    b.Initializer("sqrt2", scalar(1.41421356f));
+    b.Initializer("one", scalar(1.0f));
+    b.Initializer("half", scalar(0.5f));
+    b.Node("Add", {"mm", "bias"}, {"biased"});
+    b.Node("Div", {"biased", "sqrt2"}, {"scaled"});
+    b.Node("Erf", {"scaled"}, {"erf"});
+    b.Node("Add", {"erf", "one"}, {"erf1"});
+    b.Node("Mul", {"biased", "erf1"}, {"gated"});
+    b.Node("Mul", {"gated", "half"}, {"y"});
   }
   b.Output("y");
   std::string path = dir + "/" + p.name + ".onnx";
@@ -308,41 +373,73 @@ void SetOmpThreads(int threads) {
 }
 
 struct OneDnn {
-  // 2-D: dnnl_sgemm. Batched: a matmul primitive created for the current thread count.
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
+  // 2-D products: dnnl_sgemm (both operands packed inside every call), or nothing
+  // for bias_gelu problems (sgemm has no epilogue).
+  bool sgemm = false;
+  // The matmul primitive: batched products (sgemm has no batch), and for a constant
+  // B the primitive as oneDNN's users run a Linear layer: weights reordered once into
+  // the layout it chooses (format_tag::any), bias and GELU as its bias and post-op.
   dnnl::matmul matmul;
-  dnnl::memory src, weights, dst;
-  bool batched = false;
+  std::unordered_map<int, dnnl::memory> args;
+  bool has_matmul = false;
 };
 
-std::unique_ptr<OneDnn> BuildOneDnn(const Problem& p, Operands& x, graph::Tensor* out) {
+std::unique_ptr<OneDnn> BuildOneDnn(const Problem& p, Operands& x, graph::Tensor* sgemm_out,
+                                    graph::Tensor* matmul_out) {
   auto d = std::make_unique<OneDnn>();
-  d->batched = !p.batch.empty();
-  if (!d->batched) return d;
+  const bool batched = !p.batch.empty();
+  d->sgemm = !batched && !p.bias_gelu;
+  if (!batched && !p.b_constant) return d;
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
-  int64_t b = BatchCount(p);
-  dnnl::memory::desc src({b, p.m, p.k}, dt::f32, tag::abc);
-  // A transposed B is stored [batch, N, K]: the weights' K and N swapped in memory (acb).
-  dnnl::memory::desc wei({b, p.k, p.n}, dt::f32, p.b_transposed ? tag::acb : tag::abc);
-  dnnl::memory::desc dst({b, p.m, p.n}, dt::f32, tag::abc);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), d->engine);
+  const int64_t b = BatchCount(p);
+  dnnl::memory::dims src_dims = batched ? dnnl::memory::dims{b, p.m, p.k} : dnnl::memory::dims{p.m, p.k};
+  dnnl::memory::dims wei_dims = batched ? dnnl::memory::dims{b, p.k, p.n} : dnnl::memory::dims{p.k, p.n};
+  dnnl::memory::dims dst_dims = batched ? dnnl::memory::dims{b, p.m, p.n} : dnnl::memory::dims{p.m, p.n};
+  const tag plain = batched ? tag::abc : tag::ab;
+  // A transposed B is stored [.., N, K]: K and N swapped in memory.
+  const tag b_stored = batched ? (p.b_transposed ? tag::acb : tag::abc) : (p.b_transposed ? tag::ba : tag::ab);
+  dnnl::memory::desc src(src_dims, dt::f32, plain), dst(dst_dims, dt::f32, plain);
+  dnnl::memory::desc wei_plain(wei_dims, dt::f32, b_stored);
+  dnnl::memory::desc wei = p.b_constant ? dnnl::memory::desc(wei_dims, dt::f32, tag::any) : wei_plain;
+  dnnl::primitive_attr attr;
+  dnnl::matmul::primitive_desc pd;
+  if (p.bias_gelu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+    dnnl::memory::desc bias({1, p.n}, dt::f32, tag::ab);
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, bias, dst), attr, d->engine);
+    d->args[DNNL_ARG_BIAS] = dnnl::memory(bias, d->engine, x.bias.mutable_raw_data());
+  } else {
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), d->engine);
+  }
   d->matmul = dnnl::matmul(pd);
-  d->src = dnnl::memory(src, d->engine, x.a.mutable_raw_data());
-  d->weights = dnnl::memory(wei, d->engine, x.b.mutable_raw_data());
-  d->dst = dnnl::memory(dst, d->engine, out->mutable_raw_data());
+  d->has_matmul = true;
+  d->args[DNNL_ARG_SRC] = dnnl::memory(src, d->engine, x.a.mutable_raw_data());
+  dnnl::memory weights_plain(wei_plain, d->engine, x.b.mutable_raw_data());
+  if (pd.weights_desc() == wei_plain) {
+    d->args[DNNL_ARG_WEIGHTS] = weights_plain;
+  } else {
+    dnnl::memory packed(pd.weights_desc(), d->engine);
+    dnnl::reorder(weights_plain, packed).execute(d->stream, weights_plain, packed);
+    d->stream.wait();
+    d->args[DNNL_ARG_WEIGHTS] = packed;
+  }
+  d->args[DNNL_ARG_DST] = dnnl::memory(dst, d->engine, (batched ? sgemm_out : matmul_out)->mutable_raw_data());
   return d;
 }
 
-void RunOneDnn(const Problem& p, OneDnn& d, Operands& x, graph::Tensor* out) {
-  if (d.batched) {
-    d.matmul.execute(d.stream, {{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights}, {DNNL_ARG_DST, d.dst}});
-    d.stream.wait();
-    return;
-  }
+void RunSgemm(const Problem& p, Operands& x, graph::Tensor* out) {
   dnnl_sgemm('N', p.b_transposed ? 'T' : 'N', p.m, p.n, p.k, 1.0f, x.a.data<float>(), p.k, x.b.data<float>(),
              p.b_transposed ? p.k : p.n, 0.0f, out->mutable_data<float>(), p.n);
+}
+
+void RunMatmul(OneDnn& d) {
+  d.matmul.execute(d.stream, d.args);
+  d.stream.wait();
 }
 
 double MaxRelativeError(const graph::Tensor& got, const graph::Tensor& want) {
@@ -378,7 +475,7 @@ int Main(int argc, char** argv) {
   double min_run_ms = 20;
   bool cli = true;
   bool cpu_time = false;
-  std::string baseline;
+  std::string baseline, dump_asm;
   ops::LowerGroupOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -389,6 +486,7 @@ int Main(int argc, char** argv) {
     if (arg == "--no_cli") cli = false;
     if (arg == "--cpu_time") cpu_time = true;
     if (arg.rfind("--baseline_cli=", 0) == 0) baseline = arg.substr(15);
+    if (arg.rfind("--dump_asm=", 0) == 0) dump_asm = arg.substr(11);
     if (arg.rfind("--knob=", 0) == 0) {
       std::string kv = arg.substr(7);
       size_t eq = kv.find('=');
@@ -411,18 +509,22 @@ int Main(int argc, char** argv) {
               rounds, min_run_ms, cpu_time ? "; 1-thread rows in the calling thread's CPU time (--cpu_time)" : "");
   std::printf("load average at start: %s\n\n", bench::LoadAverage().c_str());
 
+  // oneDNN sgemm: dnnl_sgemm for 2-D products, the matmul primitive for batched ones;
+  // oneDNN matmul: the primitive with B packed once (constant B only), bias and GELU fused.
   std::vector<std::string> header = {"problem", "MxKxN", "B", "threads", "agate library GFLOP/s",
-                                     "agate compile+run GFLOP/s", "oneDNN GFLOP/s", "library/oneDNN", "cli/oneDNN",
-                                     "agate % peak", "oneDNN % peak", "max rel err", "agate kernels"};
-  if (!baseline.empty()) header.insert(header.begin() + 9, "baseline cli/oneDNN");
+                                     "agate compile+run GFLOP/s", "oneDNN sgemm GFLOP/s", "oneDNN matmul GFLOP/s",
+                                     "library/sgemm", "library/matmul", "cli/best oneDNN", "agate % peak",
+                                     "oneDNN % peak", "max rel err", "agate kernels"};
+  if (!baseline.empty()) header.insert(header.begin() + 11, "baseline cli/best oneDNN");
   bench::Table table(header);
   std::vector<double> best_onednn(3, 0);
   int kernel_id = 0;
   for (const Problem& p : Problems()) {
     if (!filter.empty() && p.name.find(filter) == std::string::npos) continue;
     Operands x = MakeOperands(p);
-    graph::Tensor want(kF32, WithBatch(p, p.m, p.n));
-    std::unique_ptr<LibraryRun> lib = BuildLibrary(p, x, options, "gemm" + std::to_string(kernel_id++));
+    graph::Tensor want(kF32, WithBatch(p, p.m, p.n)), want_matmul(kF32, WithBatch(p, p.m, p.n));
+    std::unique_ptr<LibraryRun> lib = BuildLibrary(p, x, options, "gemm" + std::to_string(kernel_id++),
+                                                   dump_asm.empty() ? "" : dump_asm + "/" + p.name + ".s");
     std::string model;
     if (cli) {
       model = WriteModel(p, x, dir);
@@ -439,7 +541,7 @@ int Main(int argc, char** argv) {
     for (int threads : threads_list) {
       rt::SetSharedPoolThreads(threads);
       SetOmpThreads(threads);
-      std::unique_ptr<OneDnn> d = BuildOneDnn(p, x, &want);
+      std::unique_ptr<OneDnn> d = BuildOneDnn(p, x, &want, &want_matmul);
       CliRun c, base;
       std::vector<npz::Array> inputs = {ToArray("a", x.a)};
       if (!p.b_constant) inputs.push_back(ToArray("b", x.b));
@@ -451,32 +553,47 @@ int Main(int argc, char** argv) {
           base.runner->BindInputs(inputs);
         }
       }
-      std::vector<std::function<void()>> contenders = {[&] { lib->Run(threads); },
-                                                        [&] { RunOneDnn(p, *d, x, &want); }};
-      if (cli) contenders.push_back([&] { c.runner->Run(); });
-      if (base.runner) contenders.push_back([&] { base.runner->Run(); });
+      // Contender indices (-1: not run for this problem).
+      const bool batched = !p.batch.empty();
+      std::vector<std::function<void()>> contenders = {[&] { lib->Run(threads); }};
+      auto add = [&](std::function<void()> fn) {
+        contenders.push_back(std::move(fn));
+        return static_cast<int>(contenders.size()) - 1;
+      };
+      int i_sgemm = d->sgemm ? add([&] { RunSgemm(p, x, &want); }) : batched ? add([&] { RunMatmul(*d); }) : -1;
+      int i_matmul = !batched && d->has_matmul ? add([&] { RunMatmul(*d); }) : -1;
+      int i_cli = cli ? add([&] { c.runner->Run(); }) : -1;
+      int i_base = base.runner ? add([&] { base.runner->Run(); }) : -1;
       std::vector<bench::Timing> t = bench::TimeInterleaved(contenders, rounds, min_run_ms, 20.0, cpu_time && threads == 1);
-      double err = MaxRelativeError(lib->values.at("y"), want);
+      // The reference: sgemm's (or the batched matmul's) output, else the packed matmul's.
+      const graph::Tensor& ref = i_sgemm >= 0 ? want : want_matmul;
+      double err = MaxRelativeError(lib->values.at("y"), ref);
+      if (i_sgemm >= 0 && i_matmul >= 0) err = std::max(err, MaxRelativeError(want_matmul, want));
       if (cli) {
         std::vector<npz::Array> outs = c.runner->Outputs();
-        graph::Tensor got = graph::Tensor::FromBytes(kF32, want.shape(), outs[0].data.data(), outs[0].data.size());
-        err = std::max(err, MaxRelativeError(got, want));
+        graph::Tensor got = graph::Tensor::FromBytes(kF32, ref.shape(), outs[0].data.data(), outs[0].data.size());
+        err = std::max(err, MaxRelativeError(got, ref));
       }
       double flops = Flops(p);
-      double g_lib = flops / (t[0].median_ms * 1e6), g_dnn = flops / (t[1].median_ms * 1e6);
-      double g_cli = cli ? flops / (t[2].median_ms * 1e6) : 0;
+      auto rate = [&](int i) { return i >= 0 ? flops / (t[i].median_ms * 1e6) : 0.0; };
+      auto ratio = [&](double num, double den) { return num > 0 && den > 0 ? bench::Fixed(num / den, 2) : "-"; };
+      double g_lib = rate(0), g_sgemm = rate(i_sgemm), g_matmul = rate(i_matmul), g_cli = rate(i_cli);
+      double g_dnn = std::max(g_sgemm, g_matmul);
       double peak = threads <= 2 ? peaks[threads - 1] : 0;
-      if (threads <= 2) best_onednn[threads] = std::max(best_onednn[threads], flops / (t[1].min_ms * 1e6));
+      for (int i : {i_sgemm, i_matmul})
+        if (i >= 0 && threads <= 2) best_onednn[threads] = std::max(best_onednn[threads], flops / (t[i].min_ms * 1e6));
       std::string schedules;
       for (const std::string& s : lib->schedules) schedules += (schedules.empty() ? "" : "; ") + s;
-      std::vector<std::string> row = {p.name, ShapeText(p), p.b_constant ? "weights" : "run-time",
-                                      std::to_string(threads), Gflops(t[0], flops), cli ? Gflops(t[2], flops) : "-",
-                                      Gflops(t[1], flops), bench::Fixed(g_lib / g_dnn, 2),
-                                      cli ? bench::Fixed(g_cli / g_dnn, 2) : "-",
+      std::vector<std::string> row = {p.name + (p.bias_gelu ? " (+bias, GELU)" : ""), ShapeText(p),
+                                      p.b_constant ? "weights" : "run-time", std::to_string(threads),
+                                      Gflops(t[0], flops), cli ? Gflops(t[i_cli], flops) : "-",
+                                      i_sgemm >= 0 ? Gflops(t[i_sgemm], flops) : "-",
+                                      i_matmul >= 0 ? Gflops(t[i_matmul], flops) : "-", ratio(g_lib, g_sgemm),
+                                      ratio(g_lib, g_matmul), ratio(g_cli, g_dnn),
                                       peak > 0 ? bench::Fixed(100 * std::max(g_lib, g_cli) / peak, 0) : "-",
                                       peak > 0 ? bench::Fixed(100 * g_dnn / peak, 0) : "-", bench::Fixed(err, 7),
                                       schedules};
-      if (!baseline.empty()) row.insert(row.begin() + 9, base.runner ? bench::Fixed(t[3].median_ms > 0 ? t[1].median_ms / t[3].median_ms : 0, 2) : "-");
+      if (!baseline.empty()) row.insert(row.begin() + 11, ratio(rate(i_base), g_dnn));
       table.AddRow(row);
       if (lib->status != 0) std::printf("%s: an agate kernel returned %d\n", p.name.c_str(), lib->status);
       std::fflush(stdout);

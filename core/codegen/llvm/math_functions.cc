@@ -82,19 +82,22 @@ class Float32Math {
   Value* Sigmoid(Value* x) { return b_.CreateFDiv(F(1.0), b_.CreateFAdd(F(1.0), Exp(b_.CreateFNeg(x)))); }
 
   Value* Erf(Value* x) {
-    // |x| >= 0.5: Abramowitz & Stegun 7.1.26, erf = 1 - t P(t) exp(-x^2), t = 1/(1 + p|x|).
-    Value* ax = Intrinsic(llvm::Intrinsic::fabs, {x});
-    Value* t = b_.CreateFDiv(F(1.0), FMA(ax, F(0.3275911), F(1.0)));
-    static const double kAS[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592, 0.0};
-    Value* poly = Horner(t, kAS, 6);
-    Value* large = b_.CreateFSub(F(1.0), b_.CreateFMul(poly, Exp(b_.CreateFNeg(b_.CreateFMul(ax, ax)))));
-    large = Intrinsic(llvm::Intrinsic::copysign, {large, x});
-    // |x| < 0.5: the Maclaurin series 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320).
-    Value* x2 = b_.CreateFMul(x, x);
-    const double k = 1.12837916709551257;
-    const double kSeries[] = {-k / 1320, k / 216, -k / 42, k / 10, -k / 3, k};
-    Value* small = b_.CreateFMul(x, Horner(x2, kSeries, 6));
-    return b_.CreateSelect(b_.CreateFCmpOLT(ax, F(0.5)), small, large);
+    // erf(x) = x P(x^2) / Q(x^2) on |x| <= 3.92 (beyond, erf rounds to +-1 in float):
+    // a rational fit of degrees 6 and 4 (least squares on absolute error, reweighted
+    // towards minimax; max |error| 3.6e-7, relative 2.4e-7 near 0). One division and
+    // 12 multiply-adds: GELU's erf is the epilogue of every transformer MLP's first
+    // product, where the former two-branch form (a series, and Abramowitz & Stegun
+    // 7.1.26 with an exp and a division, both computed per vector) cost ~77 vector
+    // instructions per 16 values: 25% of a 197x768x3072 product's time on Zen 5.
+    Value* clamped = Max(Min(x, F(3.92)), F(-3.92));
+    Value* t = b_.CreateFMul(clamped, clamped);
+    static const double kP[] = {2.0241084724981206e-08, -1.987926675505597e-06, 1.4441195410015923e-04,
+                                3.766441265696293e-03,  5.074022370463138e-02,  2.011640368840585e-01,
+                                1.128378894309646};
+    static const double kQ[] = {9.752666919008268e-04, 1.446761039960351e-02, 1.1551670727492279e-01,
+                                5.116068758644303e-01, 1.0};
+    Value* p = b_.CreateFMul(clamped, Horner(t, kP, 7));
+    return PropagateNaN(x, b_.CreateFDiv(p, Horner(t, kQ, 5)));
   }
 
  private:
