@@ -6,6 +6,7 @@
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/weight_precision.h"
 #include "core/ops/window.h"
 #include "core/ops/winograd.h"
 #include "core/support/error.h"
@@ -88,7 +89,7 @@ Tensor ConvNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeo
         Expr h = o[2] * g.strides[0] + kh * g.dilations[0];
         Expr w = o[3] * g.strides[1] + kw * g.dilations[1];
         Expr in = nchw ? padded(o[0], icc + ibi, h, w) : padded(o[0], icc, h, w, ibi);
-        return te::sum(in * packed_w(o[1], icc, kh, kw, ibi, o[4]), {icc, kh, kw, ibi});
+        return te::sum(in * WidenedWeight(packed_w(o[1], icc, kh, kw, ibi, o[4]), x.dtype()), {icc, kh, kw, ibi});
       },
       name, tag::kConv2dNCHWc);
 }
@@ -360,7 +361,7 @@ Tensor DepthwiseNCHWc(const Tensor& x, const Tensor& packed_w, const graph::Wind
   graph::Shape out{xs[0], xs[1], g.out[0], g.out[1], xs[4]};
   return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
     return te::sum(padded(o[0], o[1], o[2] * g.strides[0] + kh * g.dilations[0], o[3] * g.strides[1] + kw * g.dilations[1],
-                          o[4]) * packed_w(o[1], kh, kw, o[4]),
+                          o[4]) * WidenedWeight(packed_w(o[1], kh, kw, o[4]), x.dtype()),
                    {kh, kw});
   }, name, tag::kDepthwise);
 }
@@ -434,7 +435,7 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
       float* dst = p.mutable_data<float>();
       for (int64_t c = 0; c < ws[0]; ++c)
         for (int64_t k = 0; k < ws[2] * ws[3]; ++k) dst[((c / block) * ws[2] * ws[3] + k) * block + c % block] = src[c * ws[2] * ws[3] + k];
-      packed = ctx.AddConstant(name + "_packed_w", p);
+      packed = ctx.AddConstant(name + "_packed_w", NarrowWeights(p, ctx.options().weight_precision));
     } else {
       packed = te::compute(ToExprShape({ws[0] / block, ws[2], ws[3], block}), [&](const std::vector<Var>& i) {
         return w(i[0] * block + i[3], Expr(int64_t{0}), i[1], i[2]);
@@ -460,7 +461,8 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
     }
     Tensor packed;
     if (const graph::Tensor* wc = ctx.constant(1)) {
-      packed = ctx.AddConstant(name + "_packed_w", PackConvWeightsNCHWc(*wc, ib, out_block));
+      packed = ctx.AddConstant(name + "_packed_w",
+                               NarrowWeights(PackConvWeightsNCHWc(*wc, ib, out_block), ctx.options().weight_precision));
     } else {
       packed = te::compute(ToExprShape({ws[0] / out_block, ws[1] / ib, ws[2], ws[3], ib, out_block}),
                            [&](const std::vector<Var>& i) {
