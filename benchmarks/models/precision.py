@@ -142,7 +142,8 @@ def main():
                     f"{t[q][0]:.2f} ({t[q][1]:.2f}-{t[q][2]:.2f}; {t['fp32'][0] / t[q][0]:.2f}x fp32, "
                     f"{ort / t[q][0]:.2f}x ORT)" for q in PRECISIONS) +
                     f" | {ort:.2f} ({t['onnxruntime'][1]:.2f}-{t['onnxruntime'][2]:.2f}) |")
-            print(f"{model} done", file=sys.stderr)
+            print(f"{model} done:", size_rows[-1], accuracy_rows[-1], speed_rows[-1] if model in a.speed else "",
+                  file=sys.stderr, flush=True)
     lines += ["Module size, MB (vs fp32):", "", "| model | fp32 | fp16 | bf16 |", "| --- | --- | --- | --- |",
               *size_rows, "",
               "Accuracy against PyTorch fp32 (max |agate - PyTorch| / max |PyTorch| on the zoo's input) and "

@@ -414,6 +414,24 @@ Tensor AddBias(const OpContext& ctx, const Tensor& conv, int64_t block) {
   }, ctx.node().outputs[0], tag::kBroadcast);
 }
 
+// cuda targets: constant float32 weights stored as --precision asks in their own OIHW layout
+// (GPU convs read it unpacked), through a stage that widens them and that LowerGroup inlines
+// into the conv. `w` itself for float32 weights, other targets, or weights a float16 cannot hold.
+Tensor NarrowGpuWeights(const OpContext& ctx, const Tensor& w) {
+  const ir::DType precision = ctx.options().weight_precision;
+  const graph::Tensor* c = ctx.constant(1);
+  if (ctx.target().kind() != target::TargetKind::kCUDA || precision == ir::DType::Float(32) || c == nullptr ||
+      c->dtype() != ir::DType::Float(32)) {
+    return w;
+  }
+  graph::Tensor narrow = NarrowWeights(*c, precision);
+  if (narrow.dtype() != precision) return w;
+  Tensor stored = ctx.AddConstant(ctx.node().outputs[0] + "_w_narrow", narrow);
+  return te::compute(w.shape(), [&](const std::vector<Var>& i) {
+    return WidenedWeight(stored(std::vector<Expr>(i.begin(), i.end())), ir::DType::Float(32));
+  }, ctx.node().outputs[0] + "_w_wide", tag::kInjective);
+}
+
 std::vector<Tensor> ConvOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
@@ -490,7 +508,7 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
     return {out};
   }
   bool gpu = ctx.target().kind() == target::TargetKind::kCUDA;
-  Tensor conv = ConvNCHW(x, w, g, groups, ctx.has_input(2) ? name + "_conv" : name, !gpu);
+  Tensor conv = ConvNCHW(x, NarrowGpuWeights(ctx, w), g, groups, ctx.has_input(2) ? name + "_conv" : name, !gpu);
   ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDirectNCHW(r, conv); }, conv);
   if (groups == 1 && xs.size() == 4) {
     ctx.SetCudaSchedule([conv](const ScheduleRequest& r) { return cuda::ScheduleConv2d(r, conv); });

@@ -154,6 +154,25 @@ Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
   return ctx.AddConstant(ctx.node().outputs[0] + "_b_panels", NarrowWeights(packed, ctx.options().weight_precision));
 }
 
+// cuda targets: a constant float32 B stored as --precision asks, in its own layout (GPUs
+// stage tiles of B in shared memory instead of reading packed panels), read through a stage
+// that widens it and that LowerGroup inlines into the product: [K, N], B read transposed when
+// trans_b. Undefined for float32 weights, another B, or weights a float16 cannot hold.
+Tensor NarrowRightOperand(const OpContext& ctx, bool trans_b) {
+  const ir::DType precision = ctx.options().weight_precision;
+  if (ctx.target().kind() != target::TargetKind::kCUDA || precision == ir::DType::Float(32)) return Tensor();
+  const graph::Tensor* c = ctx.constant(1);
+  if (c == nullptr || c->dtype() != ir::DType::Float(32) || c->shape().size() != 2) return Tensor();
+  graph::Tensor narrow = NarrowWeights(*c, precision);
+  if (narrow.dtype() != precision) return Tensor();
+  Tensor stored = ctx.AddConstant(ctx.node().outputs[0] + "_b_narrow", narrow);
+  const graph::Shape& cs = c->shape();
+  int64_t k = trans_b ? cs[1] : cs[0], n = trans_b ? cs[0] : cs[1];
+  return te::compute(ToExprShape({k, n}), [&](Var kk, Var nn) {
+    return WidenedWeight(trans_b ? stored(nn, kk) : stored(kk, nn), ir::DType::Float(32));
+  }, ctx.node().outputs[0] + "_b_wide", tag::kInjective);
+}
+
 // a [..., M, K] x B packed as [ceil(N/nb), K, nb] -> [..., M, N] (a decoder step's
 // [1, 1, K] activations too: B has no batch, so every leading axis is a row).
 Tensor DenseWithPanels(const Tensor& a, const Tensor& panels, int64_t n_cols, const std::string& name) {
@@ -169,6 +188,12 @@ Tensor DenseWithPanels(const Tensor& a, const Tensor& panels, int64_t n_cols, co
     Expr b = panels(ir::floordiv(n, Expr(nb)), rk, ir::floormod(n, Expr(nb)));
     return te::sum(a(ai) * WidenedWeight(b, a.dtype()), {rk});
   }, name, out.size() == 2 ? tag::kDense : tag::kBatchMatmul);
+}
+
+// B as the matrix-vector and cuda products read it: narrow (NarrowRightOperand) or as given.
+Tensor RightOperandAsStored(const OpContext& ctx, bool trans_b) {
+  Tensor narrow = NarrowRightOperand(ctx, trans_b);
+  return narrow.defined() ? narrow : RightOperand(ctx, trans_b);
 }
 
 std::vector<Tensor> GemmOp(const OpContext& ctx) {
@@ -203,7 +228,7 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
   } else {
     Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
     prod = panels.defined() ? DenseWithPanels(a, panels, n, prod_name)
-                            : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
+                            : BatchMatmul(a, RightOperandAsStored(ctx, tb), prod_name);
     ctx.SetSchedule(ScheduleMatVecNative, prod);
     ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   }
@@ -243,6 +268,9 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
     b = te::compute(ToExprShape({bs[0], 1}), [&](Var k, Var) { return orig(k); }, name + "_b2", tag::kInjective);
   }
   bool reshape = a_vec || b_vec;
+  if (!b_vec) {
+    if (Tensor narrow = NarrowRightOperand(ctx, false); narrow.defined()) b = narrow;
+  }
   Tensor panels;
   if (as.size() >= 2 && bs.size() == 2) {
     panels = PackedRightOperand(ctx, false, DenseNBlock(bs[1], VectorLanes(ctx.target(), a.dtype()), ctx.options()));

@@ -11,8 +11,11 @@
 // bfloat16). One place decides what "narrow" means, which targets can read it, and how a
 // kernel reads it back, so every operator family narrows alike.
 //
+// cuda kernels read their weights unpacked: there the constant is stored narrow in its own
+// layout (dense.cc NarrowRightOperand, conv2d.cc NarrowGpuWeights) and widened as it is staged.
 // Weights that do not fit (a float16 overflows past 65504) and weights no packing function
-// rewrites (Winograd's transformed weights, run-time operands, non-float32 models) stay float32.
+// rewrites (Winograd's transformed weights, unblocked CPU convs, run-time operands, non-float32
+// models) stay float32.
 #ifndef AGATE_CORE_OPS_WEIGHT_PRECISION_H_
 #define AGATE_CORE_OPS_WEIGHT_PRECISION_H_
 

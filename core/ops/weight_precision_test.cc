@@ -7,6 +7,7 @@
 //    rounded to the narrow type: the only error is the weights' rounding (accumulation, bias and
 //    epilogue stay float32). A kernel that kept float32 weights fails this (bf16 moves results by
 //    about 1e-3, fp16 by about 1e-4, against a tolerance of 2e-5 for short sums);
+//  - cuda kernels read them too (the evaluator with CUDA semantics; NVRTC for sm_75/80/90);
 //  - they stay within K * u of the float32 model (K products of |a|, |w| <= 1, each weight off by
 //    at most u = 2^-11 (fp16) or 2^-8 (bf16) of itself).
 // Winograd's transformed weights are not narrowed (they stay float32, exactly the fp32 result),
@@ -23,6 +24,8 @@
 #include <sstream>
 
 #include "core/codegen/c/codegen_c.h"
+#include "core/codegen/cuda/build_cuda.h"
+#include "core/codegen/cuda/nvrtc.h"
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/llvm/dynamic_library.h"
 #include "core/codegen/testing/loop_kernels.h"
@@ -95,11 +98,13 @@ TEST(WeightPrecisionTest, TargetsThatCannotReadNarrowWeightsAreRefusedByName) {
     EXPECT_EQ(RefusalOf(kBF16, t), "") << t;
   }
   for (const char* t : {"cuda -arch=sm_80", "cuda -arch=sm_90"}) {
-    for (ir::DType p : {kF16, kBF16}) {
-      std::string message = RefusalOf(p, t);
-      EXPECT_NE(message.find("--precision " + WeightPrecisionName(p)), std::string::npos) << t << ": " << message;
-      EXPECT_NE(message.find(target::Target::Parse(t).ToString()), std::string::npos) << t << ": " << message;
-    }
+    EXPECT_EQ(RefusalOf(kF16, t), "") << t;
+    EXPECT_EQ(RefusalOf(kBF16, t), "") << t;
+  }
+  for (const char* t : {"llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v2", "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4"}) {
+    std::string message = RefusalOf(kF16, t);
+    EXPECT_NE(message.find("--precision fp16"), std::string::npos) << t << ": " << message;
+    EXPECT_NE(message.find(target::Target::Parse(t).ToString()), std::string::npos) << t << ": " << message;
     EXPECT_EQ(RefusalOf(kF32, t), "") << t;
   }
 }
@@ -369,6 +374,51 @@ TEST(WeightPrecisionTest, CKernelsWidenNarrowWeightsInPortableC) {
       for (const std::string& out : g.outputs) {
         ASSERT_TRUE(got.count(out)) << out;
         EXPECT_TRUE(testing::TensorsClose(got.at(out), want.at(out), 2e-5)) << WeightPrecisionName(precision);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- cuda targets
+
+// cuda kernels (no GPU needed) keep narrow weights in their own layout and widen them where
+// they read them (dense's shared-memory tiles or a thread's column, the direct conv): the kernels
+// run on the loop-IR evaluator with CUDA semantics against the model with rounded weights, and
+// compile with NVRTC for sm_75, sm_80 and sm_90 where it is installed.
+TEST(WeightPrecisionTest, CudaKernelsReadNarrowWeights) {
+  const std::vector<Graph> graphs = {MatMulGraph({1, 40}, {40, 64}, true), MatMulGraph({64, 40}, {40, 96}, true),
+                                     GemmTransBGraph(33, 64, 24),
+                                     ConvGraph({1, 8, 9, 9}, {16, 8, 3, 3}, 1, {}, {1, 1, 1, 1})};
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const Graph& g = graphs[i];
+    Graph fused = testing::Fuse(g);
+    std::map<std::string, graph::Tensor> inputs = testing::RandomInputs(g, 13);
+    for (ir::DType precision : {kF16, kBF16}) {
+      const std::string name = WeightPrecisionName(precision) + " case " + std::to_string(i);
+      LowerGroupOptions options;
+      options.weight_precision = precision;
+      const target::Target sm80 = target::Target::Parse("cuda -arch=sm_80");
+      std::map<std::string, graph::Tensor> want = graph_eval::Interpret(WithRoundedWeights(g, precision), inputs);
+      std::map<std::string, graph::Tensor> got = testing::RunGroups(fused, inputs, Backend::kEval, sm80, options);
+      for (const std::string& out : g.outputs) EXPECT_TRUE(testing::TensorsClose(got.at(out), want.at(out), 2e-5)) << name;
+      // Every architecture for the first graph; sm_80 for the others (NVRTC takes seconds a build).
+      const std::vector<const char*> archs = i == 0 ? std::vector<const char*>{"cuda -arch=sm_75", "cuda -arch=sm_80",
+                                                                               "cuda -arch=sm_90"}
+                                                    : std::vector<const char*>{"cuda -arch=sm_80"};
+      for (const char* arch : archs) {
+        const target::Target t = target::Target::Parse(arch);
+        std::vector<ir::LoweredFunc> funcs;
+        int narrow = 0;
+        for (size_t k = 0; k < fused.groups.size(); ++k) {
+          GroupKernel kernel = LowerGroup(fused, fused.groups[k], t, "k" + std::to_string(k), options);
+          for (const KernelParam& p : kernel.params) narrow += p.kind == KernelParam::Kind::kConstant && p.constant.dtype() == precision;
+          funcs.push_back(kernel.func);
+        }
+        EXPECT_EQ(narrow, 1) << name << " " << arch;
+        if (codegen::NvrtcAvailable()) {
+          codegen::CudaBuild build = codegen::BuildCuda(funcs, t, "precision");
+          EXPECT_FALSE(build.cubin.empty()) << name << " " << arch;
+        }
       }
     }
   }

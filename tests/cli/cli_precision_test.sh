@@ -49,7 +49,6 @@ bad() {  # bad NAME EXPECTED_TEXT FLAGS...: exit 1, the text on stderr, no modul
 }
 bad "an unknown precision" "precision 'fp8': expected fp32, fp16 or bf16" --precision fp8
 bad "fp16 without F16C" "has no F16C" --target "llvm -mcpu=x86-64-v2" --precision fp16
-bad "fp16 for cuda" "cuda kernels read their weights unpacked" --target "cuda -arch=sm_80" --precision fp16
 bad "--precision with --quantize" "choose one" --precision bf16 --quantize int8 --calibration "$TMP/in.npz"
 
 finish

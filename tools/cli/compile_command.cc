@@ -345,7 +345,7 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("--precision", flags->precision,
                   "storage of the float32 weights kernels pack at compile time (dense/MatMul/Gemm panels, blocked "
                   "conv weights): fp32, fp16 or bf16, widened to float32 as they are loaded; accumulation, inputs "
-                  "and outputs stay float32 (llvm targets; fp16 needs F16C on x86-64)")
+                  "and outputs stay float32 (llvm, c and cuda targets; fp16 on LLVM needs F16C on x86-64, or AArch64)")
       ->capture_default_str();
   cmd->add_option("--quantize", flags->quantize,
                   "post-training quantization: int8 (per-channel symmetric int8 weights, per-tensor uint8 "
