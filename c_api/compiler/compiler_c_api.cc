@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/compiler/compiler.h"
+#include "core/ops/weight_precision.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
 #include "frontends/onnx/importer.h"
@@ -82,9 +83,11 @@ agate::compiler::CompileOptions ParseOptions(const agate_compile_options* option
     } else if (key == "kernel_prefix") {
       agate::compiler::CheckKernelPrefix(value);
       out.kernel_prefix = value;
+    } else if (key == "precision") {
+      out.precision = agate::ops::ParseWeightPrecision(value);
     } else {
       AGATE_THROW(kInvalidArgument) << "unknown compile option '" << key
-                                    << "' (known: target, fusion, opt_level, input_shape, kernel_prefix)";
+                                    << "' (known: target, fusion, opt_level, input_shape, kernel_prefix, precision)";
     }
   }
   return out;

@@ -1,6 +1,7 @@
 /* A C99 program that uses only the public headers: compiles the bundled demo model with the
  * compiler ABI, writes the module, reloads it with the runtime ABI from the file, runs it, and
- * compares with PyTorch's output; then checks that a bad option is refused with a message.
+ * compares with PyTorch's output; the same with bfloat16 weights ("precision"); then checks that a
+ * bad option is refused with a message.
  * Usage: compile_and_run MODEL.onnx INPUT.bin EXPECTED.bin (the module goes to $TEST_TMPDIR or /tmp) */
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   agate_model_t* model = NULL;
   agate_compile_options_t* options = NULL;
   agate_compiled_t* compiled = NULL;
+  agate_compiled_t* narrow = NULL;
+  const uint8_t* fp32_bytes = NULL;
+  const uint8_t* narrow_bytes = NULL;
+  size_t fp32_size = 0, narrow_size = 0;
   agate_module_t* module = NULL;
   agate_executor_t* executor = NULL;
   DLTensor tensor, output;
@@ -87,7 +92,39 @@ int main(int argc, char** argv) {
   }
   agate_executor_free(executor);
   agate_module_free(module);
+  CHECK_C(agate_compiled_bytes(compiled, &fp32_bytes, &fp32_size));
+
+  /* bfloat16 weights: a smaller module, float32 in and out, near PyTorch (weights rounded to 2^-8). */
+  CHECK_C(agate_compile_options_set(options, "precision", "bf16"));
+  CHECK_C(agate_compile(model, options, &narrow));
+  CHECK_C(agate_compiled_bytes(narrow, &narrow_bytes, &narrow_size));
+  if (narrow_size >= fp32_size) {
+    fprintf(stderr, "the bf16 module (%zu bytes) is not smaller than the fp32 one (%zu)\n", narrow_size, fp32_size);
+    return 1;
+  }
+  CHECK_R(agate_module_load_from_memory(narrow_bytes, narrow_size, NULL, &module));
+  CHECK_R(agate_executor_create(module, NULL, &executor));
+  CHECK_R(agate_executor_set_input(executor, 0, &tensor));
+  CHECK_R(agate_executor_run(executor));
+  CHECK_R(agate_executor_get_output(executor, 0, &output));
+  result = (const float*)output.data;
+  for (i = 0; i < 10; ++i) {
+    if (output.dtype.bits != 32 || fabs(result[i] - expected[i]) > 0.05 + 0.05 * fabs(expected[i])) {
+      fprintf(stderr, "bf16 output[%d] = %g, PyTorch %g\n", i, result[i], expected[i]);
+      return 1;
+    }
+  }
+  agate_executor_free(executor);
+  agate_module_free(module);
+  agate_compiled_free(narrow);
   agate_compiled_free(compiled);
+  CHECK_C(agate_compile_options_set(options, "precision", "fp8"));
+  if (agate_compile(model, options, &compiled) != AGATE_INVALID_ARGUMENT ||
+      strstr(agate_compiler_last_error_message(), "fp8") == NULL) {
+    fprintf(stderr, "precision fp8 was not refused: %s\n", agate_compiler_last_error_message());
+    return 1;
+  }
+  CHECK_C(agate_compile_options_set(options, "precision", "fp32"));
 
   /* A bad option is refused, with a message naming it, and leaves no module. */
   CHECK_C(agate_compile_options_set(options, "fusoin", "rule"));

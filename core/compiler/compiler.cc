@@ -17,6 +17,7 @@
 #include "core/ir/gpu_launch.h"
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
+#include "core/ops/weight_precision.h"
 #include "core/serialize/kernel_fingerprint.h"
 #include "core/serialize/serialize_module.h"
 #include "core/support/error.h"
@@ -251,6 +252,10 @@ std::string CompileResult::Summary() const {
   std::ostringstream os;
   os << "target: " << spec.target << "\n";
   if (!quantization.empty()) os << "quantization: " << quantization << "\n";
+  if (precision != "fp32") {
+    os << "precision: " << precision << " weights (" << narrow_weights << " packed tensors, " << narrow_weight_bytes
+       << " bytes; other constants keep their types), float32 accumulation\n";
+  }
   os << "kernels: " << kernels.size() << " (from " << graph.nodes.size() << " graph nodes)\n";
   for (const KernelSummary& k : kernels) {
     os << "  " << k.name << ": ";
@@ -417,6 +422,10 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
   spec.metadata.compiler_version = AGATE_VERSION_STRING;
   spec.metadata.options = options.recorded_options;
   if (!result->quantization.empty()) spec.metadata.options.push_back({"quantization", result->quantization});
+  // The weights' storage, whoever called (the command line records its flag already).
+  const bool precision_recorded = std::any_of(spec.metadata.options.begin(), spec.metadata.options.end(),
+                                              [](const auto& option) { return option.first == "precision"; });
+  if (!precision_recorded && result->precision != "fp32") spec.metadata.options.push_back({"precision", result->precision});
   t0 = Clock::now();
   result->module = serialize::SerializeModule(spec);
   result->timings.push_back({"serialize", MsSince(t0)});
@@ -507,6 +516,8 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
   CompileResult result;
   target::Target target = target::Target::Parse(options.target);
   CheckKernelPrefix(options.kernel_prefix);
+  ops::CheckWeightPrecision(options.precision, target);
+  result.precision = ops::WeightPrecisionName(options.precision);
 
   auto t0 = Clock::now();
   graph::Graph quantized;
@@ -531,6 +542,7 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
     summary.name = name;
     summary.task_key = ops::TaskKeyOf(graph, group, target);
     ops::LowerGroupOptions knobs = options.schedule_knobs;
+    knobs.weight_precision = options.precision;
     ops::KnobSpace space = ops::KnobSpaceOf(graph, group, target);
     summary.tunable = space.size() > 1;
     auto tuned = options.task_knobs.find(summary.task_key);
@@ -557,6 +569,14 @@ CompileResult CompileGraph(const graph::Graph& input_graph, const CompileOptions
     }
     summary.schedule = kernels.back().schedule_summary;
     result.kernels.push_back(std::move(summary));
+    for (const ops::KernelParam& param : kernels.back().params) {
+      if (param.kind != ops::KernelParam::Kind::kConstant || options.precision == ir::DType::Float(32) ||
+          param.constant.dtype() != options.precision) {
+        continue;
+      }
+      ++result.narrow_weights;
+      result.narrow_weight_bytes += param.constant.nbytes();
+    }
     std::vector<std::string> labels;
     for (int n : group.nodes) labels.push_back(NodeLabel(graph.nodes[n]));
     kernel_nodes.push_back(std::move(labels));

@@ -53,6 +53,11 @@ struct CompileOptions {
   // whose QDQ folding makes the integer operators. Shared: the samples can be large. Null: the
   // graph is compiled as given.
   std::shared_ptr<const quantize::QuantizeOptions> quantize;
+  // --precision fp16|bf16: float32 weights that kernels pack at compile time (GEMM panels, blocked
+  // conv weights) are stored as float16 or bfloat16 and widened to float32 as they are loaded
+  // (core/ops/weight_precision.h); inputs, outputs and accumulation keep the model's types.
+  // Checked against the target before anything is lowered (kUnsupported naming the target).
+  ir::DType precision = ir::DType::Float(32);
 };
 
 // Throws agate::Error(kInvalidArgument) unless `prefix` is a C identifier of at most 64
@@ -104,6 +109,10 @@ struct CompileResult {
   // What post-training quantization did (quantize::QuantizedGraph::description), recorded in the
   // module's metadata as "quantization"; empty when the graph was not quantized.
   std::string quantization;
+  // --precision: the weight tensors stored narrow (as CompileOptions::precision) and their bytes.
+  uint64_t narrow_weights = 0;
+  uint64_t narrow_weight_bytes = 0;
+  std::string precision = "fp32";
   // Microcontroller targets (c, bare-metal llvm): the kernels to link into the firmware, named
   // as the module's plan names them: C99 source (suffix ".c") or an ELF object (".o").
   // Empty for targets with an OS, whose kernels are embedded in the module.

@@ -169,6 +169,69 @@ TEST(CompilerTest, MicrocontrollerTargetsGetFirmwareKernels) {
   }
 }
 
+// conv (strided: direct, not Winograd) -> relu -> pool -> FC (Gemm transB + bias) -> relu -> MatMul.
+Graph ConvAndDenseModel() {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {1, 16, 10, 10});
+  b.Initializer("w", RandomTensor({32, 16, 3, 3}, 1, 0.2));
+  b.Initializer("fc_w", RandomTensor({64, 32}, 2, 0.5));
+  b.Initializer("fc_b", RandomTensor({64}, 3));
+  b.Initializer("proj", RandomTensor({64, 16}, 4, 0.5));
+  b.Node("Conv", {"x", "w"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}},
+         "conv");
+  b.Node("Relu", {"c"}, {"r"}, {}, "relu");
+  b.Node("GlobalAveragePool", {"r"}, {"pool"}, {}, "pool");
+  b.Node("Flatten", {"pool"}, {"flat"}, {}, "flatten");
+  b.Node("Gemm", {"flat", "fc_w", "fc_b"}, {"h"}, {{"transB", int64_t{1}}}, "fc");
+  b.Node("Relu", {"h"}, {"hr"}, {}, "relu2");
+  b.Node("MatMul", {"hr", "proj"}, {"y"}, {}, "proj");
+  b.Output("y", kFloat, {1, 16}, true);
+  return onnx_frontend::ImportOnnxModel(b.Build());
+}
+
+// --precision: the packed weights (conv, FC, projection) are stored in half the bytes, every
+// other constant is kept, the module records the precision and runs through the runtime within
+// the weights' rounding of the float32 model; targets that cannot read them are refused.
+TEST(CompilerTest, NarrowWeightPrecisionHalvesThePackedWeights) {
+  Graph model = ConvAndDenseModel();
+  std::map<std::string, Tensor> inputs = {{"x", RandomTensor({1, 16, 10, 10}, 42)}};
+  std::map<std::string, Tensor> reference = graph_eval::Interpret(model, inputs);
+  CompileOptions options;
+  options.target = "llvm -mcpu=native";
+  const CompileResult wide = CompileGraph(model, options);
+  EXPECT_EQ(wide.narrow_weights, 0u);
+  for (const char* name : {"fp16", "bf16"}) {
+    options.precision = std::string(name) == "fp16" ? ir::DType::Float(16) : ir::DType::BFloat16();
+    const CompileResult narrow = CompileGraph(model, options);
+    EXPECT_GE(narrow.narrow_weights, 3u) << name << ": conv, FC and projection weights";
+    EXPECT_EQ(narrow.constant_bytes() + narrow.narrow_weight_bytes, wide.constant_bytes()) << name;
+    EXPECT_GE(narrow.narrow_weight_bytes * 2, wide.constant_bytes() * 9 / 10) << name << ": most bytes are weights";
+    EXPECT_NE(narrow.Summary().find(std::string("precision: ") + name + " weights"), std::string::npos)
+        << narrow.Summary();
+    bool recorded = false;
+    for (const auto& [key, value] : narrow.spec.metadata.options) recorded |= key == "precision" && value == name;
+    EXPECT_TRUE(recorded) << name;
+    // Relative weight error u (2^-11, 2^-8) through 144 + 32 + 64 products of values below 1.
+    std::vector<float> got = RunModule(narrow.module, inputs).at("y");
+    const double u = std::string(name) == "fp16" ? 1.0 / 2048 : 1.0 / 256;
+    const Tensor& want = reference.at("y");
+    ASSERT_EQ(got.size(), static_cast<size_t>(want.numel()));
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want.GetDouble(i)));
+    EXPECT_LE(worst, 64 * u) << name;
+    EXPECT_GT(worst, 0.0) << name << ": bit-exact with float32 weights: were they narrowed?";
+  }
+  options.target = "llvm -mcpu=x86-64-v2";
+  options.precision = ir::DType::Float(16);
+  try {
+    CompileGraph(model, options);
+    ADD_FAILURE() << "fp16 weights compiled for a CPU without F16C";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), StatusCode::kUnsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--precision fp16"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CompilerTest, OutputThatFoldsToAConstantIsCopiedByAKernel) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {2});

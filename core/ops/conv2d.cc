@@ -6,6 +6,7 @@
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/weight_precision.h"
 #include "core/ops/window.h"
 #include "core/ops/winograd.h"
 #include "core/support/error.h"
@@ -88,7 +89,7 @@ Tensor ConvNCHWc(const Tensor& x, const Tensor& packed_w, const graph::WindowGeo
         Expr h = o[2] * g.strides[0] + kh * g.dilations[0];
         Expr w = o[3] * g.strides[1] + kw * g.dilations[1];
         Expr in = nchw ? padded(o[0], icc + ibi, h, w) : padded(o[0], icc, h, w, ibi);
-        return te::sum(in * packed_w(o[1], icc, kh, kw, ibi, o[4]), {icc, kh, kw, ibi});
+        return te::sum(in * WidenedWeight(packed_w(o[1], icc, kh, kw, ibi, o[4]), x.dtype()), {icc, kh, kw, ibi});
       },
       name, tag::kConv2dNCHWc);
 }
@@ -380,7 +381,7 @@ Tensor DepthwiseNCHWc(const Tensor& x, const Tensor& packed_w, const graph::Wind
   graph::Shape out{xs[0], xs[1], g.out[0], g.out[1], xs[4]};
   return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
     return te::sum(padded(o[0], o[1], o[2] * g.strides[0] + kh * g.dilations[0], o[3] * g.strides[1] + kw * g.dilations[1],
-                          o[4]) * packed_w(o[1], kh, kw, o[4]),
+                          o[4]) * WidenedWeight(packed_w(o[1], kh, kw, o[4]), x.dtype()),
                    {kh, kw});
   }, name, tag::kDepthwise);
 }
@@ -433,6 +434,24 @@ Tensor AddBias(const OpContext& ctx, const Tensor& conv, int64_t block) {
   }, ctx.node().outputs[0], tag::kBroadcast);
 }
 
+// cuda targets: constant float32 weights stored as --precision asks in their own OIHW layout
+// (GPU convs read it unpacked), through a stage that widens them and that LowerGroup inlines
+// into the conv. `w` itself for float32 weights, other targets, or weights a float16 cannot hold.
+Tensor NarrowGpuWeights(const OpContext& ctx, const Tensor& w) {
+  const ir::DType precision = ctx.options().weight_precision;
+  const graph::Tensor* c = ctx.constant(1);
+  if (ctx.target().kind() != target::TargetKind::kCUDA || precision == ir::DType::Float(32) || c == nullptr ||
+      c->dtype() != ir::DType::Float(32)) {
+    return w;
+  }
+  graph::Tensor narrow = NarrowWeights(*c, precision);
+  if (narrow.dtype() != precision) return w;
+  Tensor stored = ctx.AddConstant(ctx.node().outputs[0] + "_w_narrow", narrow);
+  return te::compute(w.shape(), [&](const std::vector<Var>& i) {
+    return WidenedWeight(stored(std::vector<Expr>(i.begin(), i.end())), ir::DType::Float(32));
+  }, ctx.node().outputs[0] + "_w_wide", tag::kInjective);
+}
+
 std::vector<Tensor> ConvOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
@@ -454,7 +473,7 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
       float* dst = p.mutable_data<float>();
       for (int64_t c = 0; c < ws[0]; ++c)
         for (int64_t k = 0; k < ws[2] * ws[3]; ++k) dst[((c / block) * ws[2] * ws[3] + k) * block + c % block] = src[c * ws[2] * ws[3] + k];
-      packed = ctx.AddConstant(name + "_packed_w", p);
+      packed = ctx.AddConstant(name + "_packed_w", NarrowWeights(p, ctx.options().weight_precision));
     } else {
       packed = te::compute(ToExprShape({ws[0] / block, ws[2], ws[3], block}), [&](const std::vector<Var>& i) {
         return w(i[0] * block + i[3], Expr(int64_t{0}), i[1], i[2]);
@@ -480,7 +499,8 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
     }
     Tensor packed;
     if (const graph::Tensor* wc = ctx.constant(1)) {
-      packed = ctx.AddConstant(name + "_packed_w", PackConvWeightsNCHWc(*wc, ib, out_block));
+      packed = ctx.AddConstant(name + "_packed_w",
+                               NarrowWeights(PackConvWeightsNCHWc(*wc, ib, out_block), ctx.options().weight_precision));
     } else {
       packed = te::compute(ToExprShape({ws[0] / out_block, ws[1] / ib, ws[2], ws[3], ib, out_block}),
                            [&](const std::vector<Var>& i) {
@@ -508,7 +528,7 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
     return {out};
   }
   bool gpu = ctx.target().kind() == target::TargetKind::kCUDA;
-  Tensor conv = ConvNCHW(x, w, g, groups, ctx.has_input(2) ? name + "_conv" : name, !gpu);
+  Tensor conv = ConvNCHW(x, NarrowGpuWeights(ctx, w), g, groups, ctx.has_input(2) ? name + "_conv" : name, !gpu);
   ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDirectNCHW(r, conv); }, conv);
   if (groups == 1 && xs.size() == 4) {
     ctx.SetCudaSchedule([conv](const ScheduleRequest& r) { return cuda::ScheduleConv2d(r, conv); });

@@ -9,6 +9,7 @@
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/weight_precision.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -134,7 +135,9 @@ Tensor RightOperand(const OpContext& ctx, bool trans_b) {
 // panel instead of nb columns strided by N. Why: with batch-1 inference the
 // dense layers are matrix-vector products bound by reading B (VGG-16's first
 // FC layer reads 411 MB); strided rows touch a new page per k and run at a
-// fraction of the memory bandwidth. Undefined when B is not such a constant.
+// fraction of the memory bandwidth. The panels are stored as --precision asks
+// (float16/bfloat16 halve those bytes; weight_precision.h). Undefined when B is
+// not such a constant.
 Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
   // GPUs stage tiles of B in shared memory instead (cuda::ScheduleDense).
   if (ctx.target().kind() == target::TargetKind::kCUDA) return Tensor();
@@ -148,17 +151,49 @@ Tensor PackedRightOperand(const OpContext& ctx, bool trans_b, int64_t nb) {
   for (int64_t col = 0; col < n; ++col)
     for (int64_t row = 0; row < k; ++row)
       dst[((col / nb) * k + row) * nb + col % nb] = trans_b ? src[col * k + row] : src[row * n + col];
-  return ctx.AddConstant(ctx.node().outputs[0] + "_b_panels", packed);
+  return ctx.AddConstant(ctx.node().outputs[0] + "_b_panels", NarrowWeights(packed, ctx.options().weight_precision));
 }
 
-// a [M, K] x B packed as [ceil(N/nb), K, nb] -> [M, N].
+// cuda targets: a constant float32 B stored as --precision asks, in its own layout (GPUs
+// stage tiles of B in shared memory instead of reading packed panels), read through a stage
+// that widens it and that LowerGroup inlines into the product: [K, N], B read transposed when
+// trans_b. Undefined for float32 weights, another B, or weights a float16 cannot hold.
+Tensor NarrowRightOperand(const OpContext& ctx, bool trans_b) {
+  const ir::DType precision = ctx.options().weight_precision;
+  if (ctx.target().kind() != target::TargetKind::kCUDA || precision == ir::DType::Float(32)) return Tensor();
+  const graph::Tensor* c = ctx.constant(1);
+  if (c == nullptr || c->dtype() != ir::DType::Float(32) || c->shape().size() != 2) return Tensor();
+  graph::Tensor narrow = NarrowWeights(*c, precision);
+  if (narrow.dtype() != precision) return Tensor();
+  Tensor stored = ctx.AddConstant(ctx.node().outputs[0] + "_b_narrow", narrow);
+  const graph::Shape& cs = c->shape();
+  int64_t k = trans_b ? cs[1] : cs[0], n = trans_b ? cs[0] : cs[1];
+  return te::compute(ToExprShape({k, n}), [&](Var kk, Var nn) {
+    return WidenedWeight(trans_b ? stored(nn, kk) : stored(kk, nn), ir::DType::Float(32));
+  }, ctx.node().outputs[0] + "_b_wide", tag::kInjective);
+}
+
+// a [..., M, K] x B packed as [ceil(N/nb), K, nb] -> [..., M, N] (a decoder step's
+// [1, 1, K] activations too: B has no batch, so every leading axis is a row).
 Tensor DenseWithPanels(const Tensor& a, const Tensor& panels, int64_t n_cols, const std::string& name) {
   graph::Shape as = StaticShape(a), ps = StaticShape(panels);
   int64_t nb = ps[2];
   ir::IterVar rk = te::reduce_axis({Expr(int64_t{0}), Expr(ps[1])}, "k");
-  return te::compute(ToExprShape({as[0], n_cols}), [&](Var m, Var n) {
-    return te::sum(a(m, rk) * panels(ir::floordiv(n, Expr(nb)), rk, ir::floormod(n, Expr(nb))), {rk});
-  }, name, tag::kDense);
+  graph::Shape out = as;
+  out.back() = n_cols;
+  return te::compute(ToExprShape(out), [&](const std::vector<Var>& o) {
+    std::vector<Expr> ai(o.begin(), o.end() - 1);
+    ai.push_back(rk);
+    Expr n = o.back();
+    Expr b = panels(ir::floordiv(n, Expr(nb)), rk, ir::floormod(n, Expr(nb)));
+    return te::sum(a(ai) * WidenedWeight(b, a.dtype()), {rk});
+  }, name, out.size() == 2 ? tag::kDense : tag::kBatchMatmul);
+}
+
+// B as the matrix-vector and cuda products read it: narrow (NarrowRightOperand) or as given.
+Tensor RightOperandAsStored(const OpContext& ctx, bool trans_b) {
+  Tensor narrow = NarrowRightOperand(ctx, trans_b);
+  return narrow.defined() ? narrow : RightOperand(ctx, trans_b);
 }
 
 std::vector<Tensor> GemmOp(const OpContext& ctx) {
@@ -193,7 +228,7 @@ std::vector<Tensor> GemmOp(const OpContext& ctx) {
   } else {
     Tensor panels = PackedRightOperand(ctx, tb, DenseNBlock(n, VectorLanes(ctx.target(), a.dtype()), ctx.options()));
     prod = panels.defined() ? DenseWithPanels(a, panels, n, prod_name)
-                            : BatchMatmul(a, RightOperand(ctx, tb), prod_name);
+                            : BatchMatmul(a, RightOperandAsStored(ctx, tb), prod_name);
     ctx.SetSchedule(ScheduleMatVecNative, prod);
     ctx.SetCudaSchedule(cuda::ScheduleDense, prod);
   }
@@ -233,8 +268,11 @@ std::vector<Tensor> MatMulOp(const OpContext& ctx) {
     b = te::compute(ToExprShape({bs[0], 1}), [&](Var k, Var) { return orig(k); }, name + "_b2", tag::kInjective);
   }
   bool reshape = a_vec || b_vec;
+  if (!b_vec) {
+    if (Tensor narrow = NarrowRightOperand(ctx, false); narrow.defined()) b = narrow;
+  }
   Tensor panels;
-  if (as.size() == 2 && bs.size() == 2) {
+  if (as.size() >= 2 && bs.size() == 2) {
     panels = PackedRightOperand(ctx, false, DenseNBlock(bs[1], VectorLanes(ctx.target(), a.dtype()), ctx.options()));
   }
   Tensor prod =

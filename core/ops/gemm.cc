@@ -6,6 +6,7 @@
 #include "core/graph/shape_rules.h"
 #include "core/ops/gemm_plan.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/weight_precision.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -45,7 +46,7 @@ struct GemmStages {
 };
 
 // B, a compile-time constant [K, N] (or [N, K] when transposed), as [panels, K, nr]
-// column panels, zero past N.
+// column panels, zero past N; float32 panels stored as --precision asks (weight_precision.h).
 Tensor PackConstant(const OpContext& ctx, const graph::Tensor& c, bool transposed, const GemmPlan& p,
                     const std::string& name) {
   int64_t k = transposed ? c.shape()[1] : c.shape()[0], n = transposed ? c.shape()[0] : c.shape()[1];
@@ -59,7 +60,7 @@ Tensor PackConstant(const OpContext& ctx, const graph::Tensor& c, bool transpose
       int64_t to = ((col / p.nr) * k + row) * p.nr + col % p.nr;
       std::memcpy(dst + to * esz, src + from * esz, esz);
     }
-  return ctx.AddConstant(name + "_b_panels", packed);
+  return ctx.AddConstant(name + "_b_panels", NarrowWeights(packed, ctx.options().weight_precision));
 }
 
 // B [b_batch..., K, N] as [b_batch..., panels, K, nr] at run time, zero past N.
@@ -290,7 +291,7 @@ Tensor BuildGemm(const OpContext& ctx, const GemmOperands& in, const std::string
         bidx.push_back(ir::floordiv(j, I(p.nr)));
         bidx.push_back(rk);
         bidx.push_back(ir::floormod(j, I(p.nr)));
-        return te::sum(a(aidx) * bp(bidx), {rk});
+        return te::sum(a(aidx) * WidenedWeight(bp(bidx), a.dtype()), {rk});
       },
       direct ? name : name + "_gemm", nbo == 0 ? tag::kDense : tag::kBatchMatmul);
 

@@ -70,6 +70,9 @@ struct LowerGroupOptions {
   int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)
   int cuda_k_step = 0;     // k (dense) or input channels (conv) per shared-memory step (0: 16 / 8)
   bool allow_parallel = true;
+  // Not a knob: what float32 weights packed at compile time are stored as (--precision,
+  // core/ops/weight_precision.h): float32, float16 or bfloat16, read back as float32.
+  ir::DType weight_precision = ir::DType::Float(32);
 };
 
 // Sets the knob `name` (a field of LowerGroupOptions, e.g. "conv_winograd") to

@@ -2,6 +2,7 @@
 //               [--input-shape name:1x3x224x224[,...]] [--bounds N=1..32[:1,8,32]]
 //               [--input-value name=FILE.npy ...] [--dump-ir DIR] [--knob name=value ...]
 //               [--tuning-records FILE] [--sign-key SECRET_KEY_FILE] [--prefix NAME] [--package DIR]
+//               [--precision fp32|fp16|bf16]
 //               [--quantize int8 --calibration SAMPLES.npz [--calibration-method minmax|entropy|percentile[:P]]
 //                [--keep-float OP_OR_NODE,...]] [--quantize int8-dynamic [--keep-float OP_OR_NODE,...]]
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "core/compiler/batch_variants.h"
 #include "core/compiler/compiler.h"
 #include "core/compiler/package.h"
+#include "core/ops/weight_precision.h"
 #include "core/quantize/quantize_model.h"
 #include "core/serialize/module_signing.h"
 #include "core/support/error.h"
@@ -47,6 +49,7 @@ struct CompileFlags {
   std::string memory_plan = "greedy";  // greedy | min-peak
   int64_t max_workspace = -1;          // bytes per kernel; -1: no limit
   std::string quantize;                // "int8": post-training quantization (core/quantize)
+  std::string precision = "fp32";      // fp32 | fp16 | bf16: packed weights' storage (core/ops/weight_precision.h)
   std::string calibration;             // its samples (.npz, one [N, *shape] array per input)
   std::string calibration_method;      // minmax (default) | entropy | percentile[:P]
   std::string keep_float;              // op types or node names kept in fp32, comma-separated
@@ -229,6 +232,10 @@ int RunCompile(const CompileFlags& flags) {
   options.memory_plan =
       flags.memory_plan == "min-peak" ? graph::MemoryPlanPolicy::kMinPeak : graph::MemoryPlanPolicy::kGreedyBySize;
   options.max_workspace_bytes = flags.max_workspace;
+  options.precision = ops::ParseWeightPrecision(flags.precision);
+  AGATE_REQUIRE(flags.quantize.empty() || flags.precision == "fp32", kInvalidArgument)
+      << "--precision " << flags.precision << " and --quantize " << flags.quantize
+      << ": the weights are either int8 or narrow floats; choose one";
   options.quantize = QuantizeOptionsOf(flags);
   compiler::CheckKernelPrefix(options.kernel_prefix);
   AGATE_REQUIRE(!flags.output.empty() || !flags.package.empty(), kInvalidArgument)
@@ -250,7 +257,8 @@ int RunCompile(const CompileFlags& flags) {
                               {"tuning-records", flags.tuning_records},
                               {"kernel-prefix", options.kernel_prefix},
                               {"memory-plan", flags.memory_plan},
-                              {"max-workspace", std::to_string(flags.max_workspace)}};
+                              {"max-workspace", std::to_string(flags.max_workspace)},
+                              {"precision", flags.precision}};
   std::vector<uint8_t> secret_key;  // read first: a bad key file fails before the compile
   if (!flags.sign_key.empty()) secret_key = serialize::ReadSecretKeyFile(flags.sign_key);
   compiler::CompileResult result = flags.bounds.empty() ? ImportAndCompile(flags.model, import, options)
@@ -338,6 +346,11 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
                   "bytes of workspace one kernel may take: kernels over it drop Winograd, and a kernel still over "
                   "it is an error (-1: no limit)")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--precision", flags->precision,
+                  "storage of the float32 weights kernels pack at compile time (dense/MatMul/Gemm panels, blocked "
+                  "conv weights): fp32, fp16 or bf16, widened to float32 as they are loaded; accumulation, inputs "
+                  "and outputs stay float32 (llvm, c and cuda targets; fp16 on LLVM needs F16C on x86-64, or AArch64)")
       ->capture_default_str();
   cmd->add_option("--quantize", flags->quantize,
                   "post-training quantization: int8 (per-channel symmetric int8 weights, per-tensor uint8 "

@@ -10,7 +10,8 @@
  *
  * Implemented by libagate_compiler.so (c_api/compiler/compiler_c_api.cc over
  * core/compiler); options: "target", "fusion" (rule, none, all), "opt_level" (0-3),
- * "input_shape" ("name:1x3x224x224,..."). The runtime library (libagate_runtime.so)
+ * "input_shape" ("name:1x3x224x224,..."), "precision" (fp32, fp16, bf16: the storage of the
+ * weights kernels pack at compile time, widened to float32 as they are read). The runtime library (libagate_runtime.so)
  * does not export these functions: a deployed app links only the runtime.
  *
  * C99.

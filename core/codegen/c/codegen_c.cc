@@ -149,8 +149,12 @@ class CodeGenC {
     AGATE_THROW(kUnsupported) << "kernel " << kernel_ << ": the C backend has no portable type for " << t
                               << " (use the LLVM backend, or cast to float32)";
   }
-  // How an element is stored in a buffer: bool takes a byte.
-  std::string MemoryType(DType t) { return t.is_bool() ? "uint8_t" : ScalarType(t.element_of()); }
+  // How an element is stored in a buffer: bool takes a byte, float16 and bfloat16 their 16 bits.
+  std::string MemoryType(DType t) {
+    if (IsNarrowFloat(t)) return "uint16_t";
+    return t.is_bool() ? "uint8_t" : ScalarType(t.element_of());
+  }
+  static bool IsNarrowFloat(DType t) { return t.code() == ir::TypeCode::kBFloat || (t.is_float() && t.bits() == 16); }
   static std::string TypeTag(DType t) {
     std::string code = t.is_float() ? "f" : t.is_uint() ? "u" : t.is_bool() ? "b" : "i";
     return code + std::to_string(t.bits());
@@ -183,6 +187,27 @@ class CodeGenC {
     std::string c = ScalarType(t.element_of());
     std::string name = "agate_abs_" + TypeTag(t);
     return Helper(name, "static inline " + c + " " + name + "(" + c + " a) { return a < 0 ? (" + c + ")-a : a; }");
+  }
+
+  // float16 / bfloat16 bits -> float, exactly (C99 has no 16-bit float type): how kernels read
+  // narrow weights (--precision). Nothing else computes on 16-bit floats in C.
+  std::string WidenHelper(DType t) {
+    if (t.code() == ir::TypeCode::kBFloat) {
+      return Helper("agate_bf16_to_f32",
+                    "static inline float agate_bf16_to_f32(uint16_t b) {\n"
+                    "  union { uint32_t u; float f; } v;\n  v.u = (uint32_t)b << 16;\n  return v.f;\n}");
+    }
+    return Helper("agate_f16_to_f32",
+                  "static inline float agate_f16_to_f32(uint16_t h) {\n"
+                  "  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;\n"
+                  "  union { uint32_t u; float f; } v;\n"
+                  "  if (exp == 0x1fu) {\n    bits = sign | 0x7f800000u | (man << 13); /* infinity, NaN */\n"
+                  "  } else if (exp != 0) {\n    bits = sign | ((exp + 112u) << 23) | (man << 13);\n"
+                  "  } else if (man == 0) {\n    bits = sign;\n"
+                  "  } else { /* subnormal: normalize */\n    exp = 113u;\n"
+                  "    while (!(man & 0x400u)) {\n      man <<= 1;\n      --exp;\n    }\n"
+                  "    bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);\n  }\n"
+                  "  v.u = bits;\n  return v.f;\n}");
   }
 
   std::string ReinterpretHelper(DType from, DType to) {
@@ -228,7 +253,8 @@ class CodeGenC {
     DType t = e.dtype();
     AGATE_REQUIRE(t.is_scalar() || !lane.empty(), kInternal)
         << "kernel " << kernel_ << ": vector expression " << ir::ToString(e) << " outside a lane loop";
-    if (t.code() == ir::TypeCode::kBFloat || (t.is_float() && t.bits() == 16)) ScalarType(t);  // throws
+    // 16-bit floats are only loaded (as their bits) and widened by a cast; anything else throws.
+    if (IsNarrowFloat(t) && e.kind() != ir::ExprKind::kLoad) ScalarType(t);
     switch (e.kind()) {
       case ir::ExprKind::kIntImm: return IntLiteral(e.as<ir::IntImm>()->value, t);
       case ir::ExprKind::kFloatImm: return FloatLiteral(e.as<ir::FloatImm>()->value, t);
@@ -285,6 +311,7 @@ class CodeGenC {
       case ir::ExprKind::kCast: {
         const auto* op = e.as<ir::Cast>();
         std::string v = Print(op->value, lane);
+        if (IsNarrowFloat(op->value.dtype())) v = WidenHelper(op->value.dtype()) + "(" + v + ")";
         if (t.is_bool()) return "(" + v + " != 0)";
         return "((" + ScalarType(t.element_of()) + ")" + v + ")";
       }
@@ -495,6 +522,7 @@ class CodeGenC {
 
   void EmitStore(const ir::Store* op) {
     DType t = op->value.dtype();
+    if (IsNarrowFloat(t)) ScalarType(t);  // throws: C kernels only read 16-bit floats
     const ir::VarNode* data = op->buffer->data.get();
     std::string target = NameOf(data);
     std::string cast = op->buffer->dtype.is_bool() ? "(uint8_t)" : "";
