@@ -697,8 +697,6 @@ void BindDeclaredShape(const std::string& kind, const std::string& operand, cons
     std::vector<int64_t> pads(2 * in.size(), 0);
     for (size_t d = 0; d < in.size(); ++d) pads[d + in.size()] = declared[d] - in[d];
     node->attrs.Set("pads", pads);
-    // [x, "", value read at run time] -> [x, value]: the run-time pads go last.
-    node->inputs.erase(std::remove(node->inputs.begin() + 1, node->inputs.end(), std::string()), node->inputs.end());
   } else if (kind == "axes") {
     // Shape inference sees one set of axes that gives the declared shape; the kernel picks the
     // one the run-time axes name among every such set.
@@ -709,6 +707,11 @@ void BindDeclaredShape(const std::string& kind, const std::string& operand, cons
     node->attrs.Set("axes", std::vector<int64_t>(sets[0].begin(), sets[0].end()));
   }
   node->attrs.Set(graph::kRunTimeOperandAttr, kind);
+  // The operand's old place is empty ([indices, "", values] for OneHot, [x, "", value] for Pad):
+  // the other static operands are attributes now, so the inputs left close up and the operand goes last.
+  if (!node->inputs.empty()) {
+    node->inputs.erase(std::remove(node->inputs.begin() + 1, node->inputs.end(), std::string()), node->inputs.end());
+  }
   node->inputs.push_back(operand);
 }
 
