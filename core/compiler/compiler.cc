@@ -14,6 +14,7 @@
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/ir/buffer.h"
+#include "core/ir/functor.h"
 #include "core/ir/gpu_launch.h"
 #include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
@@ -128,6 +129,23 @@ serialize::ArgSpec ArgForValue(const graph::Graph& graph, const std::map<std::st
                                  << " has no place: not an input, output, constant or planned buffer";
   AGATE_CHECK(static_cast<uint64_t>(it->second->bytes) >= bytes) << "planned buffer of '" << value << "' too small";
   return serialize::ArgSpec::Arena(static_cast<uint64_t>(it->second->offset), bytes);
+}
+
+// The messages of a kernel's run-time checks (AssertStmts) in program order: the kernel returns
+// -1 - i when check i fails (codegen_llvm.h kKernelAssertFailed), and the runtime reports message
+// i as the user's error (module.fbs Kernel.check_messages).
+std::vector<std::string> CheckMessages(const ir::Stmt& body) {
+  class Collector : public ir::IRVisitor {
+   public:
+    std::vector<std::string> messages;
+    void VisitStmt_(const ir::AssertStmt* op, const ir::Stmt& self) override {
+      messages.push_back(op->message);
+      ir::IRVisitor::VisitStmt_(op, self);
+    }
+  };
+  Collector collector;
+  collector.VisitStmt(body);
+  return collector.messages;
 }
 
 void DumpKernel(const std::string& dir, const std::string& name, const std::string& text) {
@@ -343,6 +361,7 @@ void BuildModule(std::vector<ops::GroupKernel> kernels, const std::vector<std::v
     serialize::KernelSpec kspec;
     kspec.name = kernel.func.name;
     kspec.workspace_bytes = static_cast<uint64_t>(kernel.func.workspace_bytes);
+    kspec.check_messages = CheckMessages(kernel.func.body);
     serialize::CallSpec call;
     call.kernel = static_cast<uint32_t>(i);
     AGATE_CHECK(kernel.params.size() == kernel.func.params.size())

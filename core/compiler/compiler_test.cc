@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include "agate/runtime.h"
 #include "core/graph_eval/interpreter.h"
@@ -386,9 +387,56 @@ TEST(CompilerTest, RunTimeReshapeOutputReportsItsShapeThroughTheRuntime) {
   EXPECT_EQ(std::memcmp(out.data, x.raw_data(), x.nbytes()), 0);
   ASSERT_EQ(run_with({0, 12, -1}), AGATE_OK) << RuntimeError();
   EXPECT_EQ(output_shape(), (std::vector<int64_t>{2, 12, 1}));
-  EXPECT_EQ(run_with({5, 5, 1}), AGATE_INTERNAL);
-  EXPECT_NE(RuntimeError().find("runtimereshape"), std::string::npos) << RuntimeError();
+  // A shape that does not fit the input is the caller's error, named by node and operand.
+  EXPECT_EQ(run_with({5, 5, 1}), AGATE_INVALID_ARGUMENT);
+  EXPECT_NE(RuntimeError().find("'reshape'"), std::string::npos) << RuntimeError();
   EXPECT_EQ(output_shape(), (std::vector<int64_t>{2, 12, 1}));
+  agate_executor_free(e);
+  agate_module_free(m);
+}
+
+// A Resize whose scales arrive at run time, compiled for the declared output shape: through the
+// C ABI, scales that give that shape compute ONNX's coordinates (0.6 for 5 -> 3 is not 3/5), and
+// scales that do not fail the run with AGATE_INVALID_ARGUMENT naming the node, the operand and
+// the shape (the kernel's check message, recorded in the module), not AGATE_INTERNAL.
+TEST(CompilerTest, RunTimeScalesAreCheckedAgainstTheDeclaredShape) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {1, 1, 5, 5}).Input("scales", kFloat, {4});
+  b.Node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("linear")}}, "resize");
+  b.Output("y", kFloat, {1, 1, 3, 10}, true);
+  Graph model = onnx_frontend::ImportOnnxModel(b.Build());
+  CompileResult result = CompileGraph(model, CompileOptions{});
+  size_t checks = 0;
+  for (const serialize::KernelSpec& k : result.spec.kernels) checks += k.check_messages.size();
+  EXPECT_EQ(checks, 1u);  // the shape (the kept axes have extent 1: any scale copies them)
+  Tensor x = RandomTensor({1, 1, 5, 5}, 3);
+  auto scales = [](std::vector<double> v) { return Tensor::FromDoubles(graph::DType::Float(32), {4}, v); };
+  for (double s : {0.6, 0.7}) {
+    Tensor good = scales({1, 1, s, 2});
+    Tensor want = graph_eval::Interpret(model, {{"x", x}, {"scales", good}}).at("y");
+    ExpectClose(RunModule(result.module, {{"x", x}, {"scales", good}}).at("y"), want, "scale " + std::to_string(s));
+  }
+  agate_module_t* m = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+      << RuntimeError();
+  agate_executor_t* e = nullptr;
+  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  Tensor bad = scales({1, 1, 2, 2});
+  std::vector<int64_t> x_shape{1, 1, 5, 5}, s_shape{4};
+  for (auto [index, tensor, shape] : {std::make_tuple(0u, &x, &x_shape), std::make_tuple(1u, &bad, &s_shape)}) {
+    DLTensor dl;
+    std::memset(&dl, 0, sizeof(dl));
+    dl.data = const_cast<void*>(tensor->raw_data());
+    dl.device = DLDevice{kDLCPU, 0};
+    dl.ndim = static_cast<int32_t>(shape->size());
+    dl.dtype = DLDataType{kDLFloat, 32, 1};
+    dl.shape = shape->data();
+    ASSERT_EQ(agate_executor_set_input(e, index, &dl), AGATE_OK) << RuntimeError();
+  }
+  EXPECT_EQ(agate_executor_run(e), AGATE_INVALID_ARGUMENT);
+  for (const char* fragment : {"'resize'", "scales ('scales')", "[1,1,3,10]"}) {
+    EXPECT_NE(RuntimeError().find(fragment), std::string::npos) << RuntimeError();
+  }
   agate_executor_free(e);
   agate_module_free(m);
 }

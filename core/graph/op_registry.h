@@ -12,6 +12,9 @@
 // An operand that decides behaviour but not a shape (Trilu's k, CumSum's axis) is
 // `run_time`: when it is not a constant it stays an input, which the operator
 // library's kernel and the reference interpreter read when the model runs.
+// A shape-deciding operand that is not a constant, where the model declares the
+// output's static shape, is compiled for that shape and stays the node's last
+// input, checked when the model runs (run_time_shape_operand.h).
 #ifndef AGATE_CORE_GRAPH_OP_REGISTRY_H_
 #define AGATE_CORE_GRAPH_OP_REGISTRY_H_
 

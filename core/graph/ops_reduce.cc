@@ -1,5 +1,6 @@
 // Reductions: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}, ArgMax, ArgMin.
 #include "core/graph/op_registry.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 
 namespace agate {
@@ -12,8 +13,8 @@ void RegisterReduceOps(OpRegistry* r) {
     def.op = op;
     def.kind = OpKind::kReduction;
     def.min_inputs = 1;
-    def.max_inputs = 1;
-    def.attributes = {"axes", "keepdims", "noop_with_empty_axes"};
+    def.max_inputs = 2;  // a run-time axes operand (run_time_shape_operand.h) is input 1
+    def.attributes = {"axes", "keepdims", "noop_with_empty_axes", kRunTimeOperandAttr};
     def.static_operands = {{1, "axes"}};
     def.infer = [](const InferContext& ctx) {
       const TensorType& in = ctx.input(0);

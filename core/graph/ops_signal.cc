@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/graph/op_registry.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
@@ -71,7 +72,8 @@ void RegisterSignalOps(OpRegistry* r) {
                   {{0, "num_mel_bins", false, true}, {1, "dft_length", false, true}, {2, "sample_rate", false, true},
                    {3, "lower_edge_hertz", true, true}, {4, "upper_edge_hertz", true, true}}));
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) {
-    r->Register(Def(op, OpKind::kOpaque, 0, 0, {"size", "periodic", "output_datatype"}, WindowInfer,
+    // A size read at run time (run_time_shape_operand.h) is input 0.
+    r->Register(Def(op, OpKind::kOpaque, 0, 1, {"size", "periodic", "output_datatype", kRunTimeOperandAttr}, WindowInfer,
                     {{0, "size", false, true}}));
   }
 }

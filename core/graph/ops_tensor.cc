@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/graph/op_registry.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
@@ -313,6 +314,10 @@ Types TileInfer(const InferContext& ctx) {
 
 Types PadInfer(const InferContext& ctx) {
   const TensorType& in = ctx.input(0);
+  const int value = PadValueInput(ctx.node());
+  AGATE_REQUIRE(value < 0 || ctx.input(value).numel() == 1, kInvalidArgument)
+      << Where(ctx) << ": the constant value ('" << ctx.node().inputs[value] << "') is "
+      << ctx.input(value).ToString() << ", not one value";
   std::vector<int64_t> pads = ctx.attrs().GetInts("pads");
   AGATE_REQUIRE(static_cast<int>(pads.size()) == 2 * in.rank(), kInvalidArgument)
       << Where(ctx) << ": pads has " << pads.size() << " values for rank " << in.rank();
@@ -372,6 +377,13 @@ Types ConstantOfShapeInfer(const InferContext& ctx) {
 }
 
 Types RangeInfer(const InferContext& ctx) {
+  // start, limit and delta read at run time, compiled for the declared length (the importer's
+  // marker; run_time_shape_operand.h): the kernel checks they give it.
+  if (ctx.attrs().Has(kRunTimeOperandAttr)) {
+    int64_t length = ctx.attrs().GetInt("length", -1);
+    AGATE_REQUIRE(length >= 0, kInvalidArgument) << Where(ctx) << ": no length for start, limit and delta read at run time";
+    return {TensorType{ctx.input(0).dtype, {length}}};
+  }
   for (int i = 0; i < 3; ++i) {
     AGATE_REQUIRE(ctx.value(i) != nullptr, kUnsupported)
         << Where(ctx) << ": start, limit and delta must be compile-time constants (the output shape depends on them)";
@@ -488,9 +500,12 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("Gather", kI, 2, 2, {"axis"}, GatherInfer));
   r->Register(Def("GatherElements", kI, 2, 2, {"axis"}, GatherElementsInfer));
   r->Register(Def("GatherND", kI, 2, 2, {"batch_dims"}, GatherNDInfer));
-  r->Register(Def("Expand", OpKind::kBroadcast, 1, 1, {"shape"}, ExpandInfer, {{1, "shape"}}));
-  r->Register(Def("Tile", kI, 1, 1, {"repeats"}, TileInfer, {{1, "repeats"}}));
-  OpDef pad = Def("Pad", kI, 1, 1, {"pads", "mode", "value"}, PadInfer, {{1, "pads"}, {2, "value", true, true}});
+  // A trailing run-time shape operand (run_time_shape_operand.h) is the last input.
+  r->Register(Def("Expand", OpKind::kBroadcast, 1, 2, {"shape", kRunTimeOperandAttr}, ExpandInfer, {{1, "shape"}}));
+  r->Register(Def("Tile", kI, 1, 2, {"repeats", kRunTimeOperandAttr}, TileInfer, {{1, "repeats"}}));
+  // The constant value decides no shape: read at run time when it is not a constant (input 1).
+  OpDef pad = Def("Pad", kI, 1, 3, {"pads", "mode", "value", kRunTimeOperandAttr}, PadInfer,
+                  {{1, "pads"}, {2, "value", true, true, true, true}});
   pad.check = [](const Node& node) -> std::string {
     std::string mode = node.attrs.GetString("mode", "constant");
     // wrap: ONNX opset 19 (the input repeats periodically, as if its edges were joined).
@@ -499,9 +514,9 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(pad);
   r->Register(Def("DepthToSpace", kI, 1, 1, {"blocksize", "mode"}, DepthToSpaceInfer));
   r->Register(Def("SpaceToDepth", kI, 1, 1, {"blocksize"}, SpaceToDepthInfer));
-  OpDef resize = Def("Resize", kI, 1, 1,
+  OpDef resize = Def("Resize", kI, 1, 2,
                      {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
-                      "extrapolation_value", "roi", "scales", "sizes", "antialias"},
+                      "extrapolation_value", "roi", "scales", "sizes", "antialias", kRunTimeOperandAttr},
                      ResizeInfer, {{1, "roi", true}, {2, "scales", true}, {3, "sizes"}});
   resize.check = ResizeCheck;
   r->Register(resize);
@@ -513,10 +528,13 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("Size", OpKind::kOpaque, 1, 1, {}, [](const InferContext&) {
     return Types{TensorType{DType::Int(64), {}}};
   }));
-  r->Register(Def("ConstantOfShape", OpKind::kOpaque, 0, 0, {"shape", "value"}, ConstantOfShapeInfer, {{0, "shape"}}));
-  r->Register(Def("Range", OpKind::kOpaque, 3, 3, {}, RangeInfer, {{0, ""}, {1, ""}, {2, ""}}));
+  r->Register(Def("ConstantOfShape", OpKind::kOpaque, 0, 1, {"shape", "value", kRunTimeOperandAttr},
+                  ConstantOfShapeInfer, {{0, "shape"}}));
+  r->Register(Def("Range", OpKind::kOpaque, 3, 3, {"length", kRunTimeOperandAttr}, RangeInfer,
+                  {{0, ""}, {1, ""}, {2, ""}}));
   r->Register(Def("EyeLike", OpKind::kOpaque, 1, 1, {"dtype", "k"}, EyeLikeInfer));
-  r->Register(Def("OneHot", OpKind::kOpaque, 2, 2, {"axis", "depth"}, OneHotInfer, {{1, "depth", true}}));
+  r->Register(Def("OneHot", OpKind::kOpaque, 2, 3, {"axis", "depth", kRunTimeOperandAttr}, OneHotInfer,
+                  {{1, "depth", true}}));
   r->Register(Def("TopK", OpKind::kOpaque, 1, 1, {"axis", "largest", "sorted", "k"}, TopKInfer, {{1, "k"}}));
   r->Register(Def("CumSum", OpKind::kOpaque, 1, 2, {"exclusive", "reverse", "axis"}, CumSumInfer,
                   {{1, "axis", false, false, true, true}}));

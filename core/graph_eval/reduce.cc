@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/graph_eval/kernel.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 
 namespace agate {
@@ -16,7 +17,14 @@ using Tensors = std::vector<Tensor>;
 KernelFn ReduceKernel(const std::string& op) {
   return [op](const KernelContext& ctx) {
     const Tensor& x = ctx.in(0);
-    std::vector<int> axes = ReduceAxes(ctx.node, x.rank());
+    std::vector<int> axes;
+    const int operand = RunTimeShapeOperandIndex(ctx.node);
+    if (operand >= 0) {  // axes read at run time: they must give the shape the node was compiled for
+      CheckRunTimeShapeOperand(ctx.node, x.shape(), ctx.in(operand), ctx.outputs[0].shape);
+      axes = ReduceAxesFromOperand(ctx.node, x.rank(), ctx.in(operand));
+    } else {
+      axes = ReduceAxes(ctx.node, x.rank());
+    }
     Shape kept = ReducedShape(x.shape(), axes, true);
     std::vector<int64_t> slot = BroadcastOffsets(x.shape(), kept);
     int64_t slots = NumElements(kept);

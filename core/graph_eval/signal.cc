@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/graph_eval/kernel.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_inference.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
@@ -19,6 +20,8 @@ using Tensors = std::vector<Tensor>;
 
 KernelFn Window(const std::string& op) {
   return [op](const KernelContext& ctx) {
+    // A size read at run time must be the one the node was compiled for (run_time_shape_operand.h).
+    if (RunTimeShapeOperandIndex(ctx.node) == 0) CheckRunTimeShapeOperand(ctx.node, {}, ctx.in(0), ctx.outputs[0].shape);
     Tensor out = ctx.NewOutput(0);
     int64_t n = out.numel();
     double denominator = ctx.attrs().GetInt("periodic", 1) != 0 ? n : n - 1;

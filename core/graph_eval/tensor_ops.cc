@@ -7,6 +7,7 @@
 #include "core/graph_eval/interpreter.h"
 #include "core/graph_eval/kernel.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
@@ -17,6 +18,15 @@ using namespace graph;  // the graph IR is what this layer runs
 namespace {
 
 using Tensors = std::vector<Tensor>;
+
+// A shape operand read at run time (run_time_shape_operand.h) must give the shape the node was
+// compiled for; `input` is the shape of input 0 (none when the operand is the only input).
+void CheckShapeOperand(const KernelContext& ctx) {
+  int index = RunTimeShapeOperandIndex(ctx.node);
+  if (index < 0) return;
+  Shape input = index == 0 ? Shape{} : ctx.in(0).shape();
+  CheckRunTimeShapeOperand(ctx.node, input, ctx.in(index), ctx.outputs[0].shape);
+}
 
 int64_t Offset(const std::vector<int64_t>& index, const std::vector<int64_t>& strides) {
   int64_t off = 0;
@@ -165,10 +175,12 @@ Tensors GatherND(const KernelContext& ctx) {
 }
 
 Tensors Expand(const KernelContext& ctx) {
+  CheckShapeOperand(ctx);
   return {GatherByOffsets(ctx.in(0), ctx.outputs[0], BroadcastOffsets(ctx.outputs[0].shape, ctx.in(0).shape()))};
 }
 
 Tensors Tile(const KernelContext& ctx) {
+  CheckShapeOperand(ctx);
   const Tensor& x = ctx.in(0);
   std::vector<int64_t> strides = RowMajorStrides(x.shape());
   return {MapIndices(x, ctx.outputs[0], [&](const std::vector<int64_t>& idx) {
@@ -179,8 +191,10 @@ Tensors Tile(const KernelContext& ctx) {
 }
 
 Tensors Pad(const KernelContext& ctx) {
+  CheckShapeOperand(ctx);
   const Tensor& x = ctx.in(0);
-  std::vector<int64_t> pads = ctx.attrs().GetInts("pads");
+  const int operand = RunTimeShapeOperandIndex(ctx.node);
+  std::vector<int64_t> pads = operand >= 0 ? ctx.in(operand).ToInts() : ctx.attrs().GetInts("pads");
   std::string mode = ctx.attrs().GetString("mode", "constant");
   std::vector<int64_t> strides = RowMajorStrides(x.shape());
   int rank = x.rank();
@@ -216,7 +230,8 @@ Tensors Pad(const KernelContext& ctx) {
     if (off < 0) any_outside = true;
   });
   Tensor out = GatherByOffsets(x, ctx.outputs[0], offsets);
-  double value = ctx.attrs().GetFloat("value", 0.0);
+  const int value_input = PadValueInput(ctx.node);
+  double value = value_input >= 0 ? ctx.in(value_input).GetDouble(0) : ctx.attrs().GetFloat("value", 0.0);
   if (any_outside && value != 0.0)
     for (size_t i = 0; i < offsets.size(); ++i)
       if (offsets[i] < 0) out.SetDouble(i, value);
@@ -376,6 +391,7 @@ Tensors ShapeKernel(const KernelContext& ctx) {
 }
 
 Tensors ConstantOfShape(const KernelContext& ctx) {
+  CheckShapeOperand(ctx);
   Tensor out = ctx.NewOutput(0);
   if (ctx.attrs().Has("value")) {
     const Tensor& v = ctx.attrs().GetTensor("value");
@@ -389,6 +405,15 @@ Tensors ConstantOfShape(const KernelContext& ctx) {
 
 Tensors Range(const KernelContext& ctx) {
   Tensor out = ctx.NewOutput(0);
+  if (ctx.attrs().Has(kRunTimeOperandAttr)) {  // compiled for the declared length: the values must give it
+    double start = ctx.in(0).GetDouble(0), limit = ctx.in(1).GetDouble(0), delta = ctx.in(2).GetDouble(0);
+    double count = std::ceil((limit - start) / delta);
+    AGATE_REQUIRE(delta != 0 && (out.numel() == 0 ? count <= 0 : count == static_cast<double>(out.numel())),
+                  kInvalidArgument)
+        << ctx.node.Describe() << ": start " << start << ", limit " << limit << " and delta " << delta << " ('"
+        << ctx.node.inputs[0] << "', '" << ctx.node.inputs[1] << "', '" << ctx.node.inputs[2]
+        << "') do not give the " << out.numel() << " elements the model declares (and agate compiled for)";
+  }
   bool is_float = out.dtype().is_float();
   for (int64_t i = 0; i < out.numel(); ++i) {
     if (is_float) out.SetDouble(i, ctx.in(0).GetDouble(0) + i * ctx.in(2).GetDouble(0));
@@ -406,6 +431,7 @@ Tensors EyeLike(const KernelContext& ctx) {
 }
 
 Tensors OneHot(const KernelContext& ctx) {
+  CheckShapeOperand(ctx);
   const Tensor& indices = ctx.in(0);
   const Tensor& values = ctx.in(1);
   Tensor out = ctx.NewOutput(0);
@@ -534,16 +560,22 @@ Tensors ScatterND(const KernelContext& ctx) {
 }
 
 Tensors Resize(const KernelContext& ctx) {
+  CheckShapeOperand(ctx);
   const Tensor& x = ctx.in(0);
   const Shape& out_shape = ctx.outputs[0].shape;
   int rank = x.rank();
   double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
-  std::vector<double> scales = ResizeScales(ctx.node, x.shape(), out_shape);
+  // Scales read at run time decide the coordinate transform as constant ones would.
+  Node node = ctx.node;
+  if (node.attrs.GetString(kRunTimeOperandAttr, "") == "scales") {
+    node.attrs.Set("scales", ctx.in(RunTimeShapeOperandIndex(node)).ToDoubles());
+  }
+  std::vector<double> scales = ResizeScales(node, x.shape(), out_shape);
   // taps[axis][out coordinate]; `outside[axis][o]` marks tf_crop_and_resize extrapolation.
   std::vector<std::vector<std::vector<ResizeTap>>> taps(rank);
   std::vector<std::vector<bool>> outside(rank);
   for (int d = 0; d < rank; ++d) {
-    ResizeAxisTaps axis = ComputeResizeTaps(ctx.node, d, rank, x.shape()[d], out_shape[d], scales[d]);
+    ResizeAxisTaps axis = ComputeResizeTaps(node, d, rank, x.shape()[d], out_shape[d], scales[d]);
     taps[d] = std::move(axis.taps);
     outside[d] = std::move(axis.outside);
   }

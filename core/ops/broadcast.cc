@@ -2,6 +2,7 @@
 
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
+#include "core/ops/shape_operand_check.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -120,6 +121,7 @@ void RegisterBroadcastOps(OpTable* t) {
     return std::vector<Tensor>{out};
   });
   t->Register("Expand", [](const OpContext& ctx) {
+    CheckShapeOperandAtRunTime(ctx);
     Tensor in = ctx.input(0);
     Tensor out = te::compute(ToExprShape(ctx.output_type(0).shape),
                              [&](const std::vector<Var>& i) { return BroadcastRead(in, i); }, ctx.node().outputs[0],

@@ -122,7 +122,11 @@ ir::Stmt WithRunTimeChecks(const ir::LoweredFunc& func, const std::vector<te::Te
       while (param < args.size() && args[param].op().get() != operand.op().get()) ++param;
       AGATE_CHECK(param < args.size()) << "run-time check '" << check.message << "' reads an operand the kernel does not";
       ir::Buffer buffer = func.params[param];
-      readers.push_back([buffer](int64_t i) { return ir::cast(ir::DType::Index(), ir::Load::make(buffer, ir::Expr(i))); });
+      const bool raw = check.raw_elements;
+      readers.push_back([buffer, raw](int64_t i) {
+        ir::Expr element = ir::Load::make(buffer, ir::Expr(i));
+        return raw ? element : ir::cast(ir::DType::Index(), element);
+      });
     }
     stmts.push_back(ir::AssertStmt::make(check.condition(readers), check.message));
   }
@@ -370,6 +374,9 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
 
   // Parameters: inputs the kernel reads, created constants, outputs.
   std::set<const te::OperationNode*> read = ReachablePlaceholders(outputs);
+  // An operand only a run-time check reads (a shape operand checked against the declared shape).
+  for (const RunTimeCheck& check : checks)
+    for (const te::Tensor& operand : check.operands) read.insert(operand.op().get());
   GroupKernel kernel;
   std::vector<te::Tensor> args;
   for (const auto& [value, p] : input_placeholders) {

@@ -24,7 +24,7 @@ const graph::Tensor* OpContext::constant(int i) const {
 
 void OpContext::CheckAtRunTime(const std::vector<int>& inputs,
                                std::function<ir::Expr(const std::vector<ElementReader>& operands)> condition,
-                               const std::string& message) const {
+                               const std::string& message, bool raw_elements) const {
   AGATE_REQUIRE(checks_ != nullptr, kInternal) << Describe() << ": cannot add run-time checks here";
   std::vector<te::Tensor> operands;
   for (int i : inputs) {
@@ -33,7 +33,7 @@ void OpContext::CheckAtRunTime(const std::vector<int>& inputs,
         << Describe() << ": a run-time check reads kernel inputs, and input " << i << " is computed in the kernel";
     operands.push_back(operand);
   }
-  checks_->push_back(RunTimeCheck{std::move(operands), std::move(condition), Describe() + ": " + message});
+  checks_->push_back(RunTimeCheck{std::move(operands), std::move(condition), Describe() + ": " + message, raw_elements});
 }
 
 te::Tensor OpContext::AddConstant(const std::string& name, graph::Tensor value) const {

@@ -32,7 +32,8 @@ struct CreatedConstant {
   graph::Tensor value;
 };
 
-// Reads element `i` (flat, row-major) of a run-time operand as a DType::Index() expression.
+// Reads element `i` (flat, row-major) of a run-time operand as a DType::Index() expression (or,
+// for a check with raw_elements, in the operand's own type).
 using ElementReader = std::function<ir::Expr(int64_t i)>;
 
 // A condition a kernel checks when it runs, before it computes anything (an operand
@@ -46,6 +47,9 @@ struct RunTimeCheck {
   // A bool expression, from one reader per operand (in the order of `operands`).
   std::function<ir::Expr(const std::vector<ElementReader>& operands)> condition;
   std::string message;  // names the node and what was wrong
+  // false: readers give DType::Index() values (integer operands); true: the element in its own
+  // type (a float operand such as Resize's scales).
+  bool raw_elements = false;
 };
 
 // What an anchor's schedule sees. LowerGroup has already inlined every
@@ -119,7 +123,7 @@ class OpContext {
   // with the node.
   void CheckAtRunTime(const std::vector<int>& inputs,
                       std::function<ir::Expr(const std::vector<ElementReader>& operands)> condition,
-                      const std::string& message) const;
+                      const std::string& message, bool raw_elements = false) const;
 
  private:
   const graph::Graph& graph_;

@@ -1,5 +1,8 @@
 #include "core/ops/reduce.h"
 
+#include <algorithm>
+
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
@@ -51,17 +54,16 @@ Tensor ReduceTensor(const Tensor& x, const std::vector<int>& axes, bool keepdims
 
 namespace {
 
-std::vector<Tensor> ReduceOp(const OpContext& ctx) {
+// The reduction over `axes` (not empty): its output and the stage that accumulates (the
+// schedule's anchor).
+struct Reduced {
+  Tensor out, acc;
+};
+
+Reduced ReduceOver(const OpContext& ctx, const std::vector<int>& axes, bool keepdims, const std::string& name) {
   const std::string& op = ctx.node().op;
   const Tensor& x = ctx.input(0);
   graph::Shape xs = StaticShape(x);
-  std::vector<int> axes = graph::ReduceAxes(ctx.node(), static_cast<int>(xs.size()));
-  bool keepdims = ctx.attrs().GetInt("keepdims", 1) != 0;
-  std::string name = ctx.node().outputs[0];
-  if (axes.empty()) {  // noop_with_empty_axes
-    return {te::compute(x.shape(), [&](const std::vector<Var>& i) { return x(std::vector<Expr>(i.begin(), i.end())); },
-                        name, tag::kInjective)};
-  }
   ir::DType dt = x.dtype();
   bool needs_float = op == "ReduceMean" || op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp";
   AGATE_REQUIRE(!needs_float || dt.is_float(), kUnsupported) << ctx.Describe() << ": " << op << " of " << dt;
@@ -113,8 +115,113 @@ std::vector<Tensor> ReduceOp(const OpContext& ctx) {
       return max_stage(mi) + ir::log(v);
     }, name, tag::kElemwise);
   }
-  SetDefaultSchedules(ctx, "reduce", acc);
+  return {out, acc};
+}
+
+// Whether input axis `a` (of `rank`) is among the run-time axes (negative ones count from the end).
+Expr NamesAxis(const std::function<Expr(int64_t)>& value, int64_t count, int a, int rank) {
+  Expr named;
+  for (int64_t j = 0; j < count; ++j) {
+    Expr hit = value(j) == Expr(int64_t{a}) || value(j) == Expr(int64_t{a - rank});
+    named = named.defined() ? named || hit : hit;
+  }
+  return named;
+}
+
+// Whether the run-time axes select `candidate` (graph::ReductionsGiving): they name exactly its
+// axes of extent > 1 (axes of extent 1 reduce nothing either way).
+Expr SelectsCandidate(const std::function<Expr(int64_t)>& value, int64_t count, const graph::Shape& xs,
+                      const std::vector<int>& candidate) {
+  const int rank = static_cast<int>(xs.size());
+  Expr all = Expr(int64_t{0}) == Expr(int64_t{0});
+  for (int a = 0; a < rank; ++a) {
+    if (xs[a] == 1) continue;
+    Expr named = NamesAxis(value, count, a, rank);
+    bool in_candidate = std::find(candidate.begin(), candidate.end(), a) != candidate.end();
+    all = all && (in_candidate ? named : !named);
+  }
+  return all;
+}
+
+// A reduction whose axes arrive at run time, compiled for the declared output shape
+// (core/graph/run_time_shape_operand.h): one stage per set of axes that gives that shape
+// (usually one), the output picking the one the run-time axes select; the kernel first checks
+// that the axes are in range and select one of them with the declared rank.
+std::vector<Tensor> RunTimeAxesReduceOp(const OpContext& ctx, bool keepdims) {
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  const int rank = static_cast<int>(xs.size());
+  const int operand = graph::RunTimeShapeOperandIndex(ctx.node());
+  const int64_t count = ctx.input_type(operand).numel();
+  const graph::Shape out_shape = ctx.output_type(0).shape;
+  std::vector<std::vector<int>> candidates = graph::ReductionsGiving(xs, out_shape, keepdims);
+  AGATE_REQUIRE(!candidates.empty() && count > 0, kInvalidArgument)
+      << ctx.Describe() << ": no axes reduce " << graph::ShapeToString(xs) << " to the declared "
+      << graph::ShapeToString(out_shape);
+  const int64_t reduced_axes = rank - static_cast<int64_t>(out_shape.size());
+  ctx.CheckAtRunTime({operand}, [=](const std::vector<ElementReader>& r) {
+    std::function<Expr(int64_t)> value = r[0];
+    Expr ok = Expr(int64_t{0}) == Expr(int64_t{0});
+    for (int64_t j = 0; j < count; ++j) ok = ok && value(j) >= Expr(int64_t{-rank}) && value(j) < Expr(int64_t{rank});
+    Expr any;
+    for (const std::vector<int>& c : candidates) {
+      Expr selects = SelectsCandidate(value, count, xs, c);
+      any = any.defined() ? any || selects : selects;
+    }
+    ok = ok && any;
+    if (!keepdims) {  // the number of distinct axes decides the rank
+      Expr named = Expr(int64_t{0});
+      for (int a = 0; a < rank; ++a) {
+        named = named + ir::select(NamesAxis(value, count, a, rank), Expr(int64_t{1}), Expr(int64_t{0}));
+      }
+      ok = ok && named == Expr(int64_t{reduced_axes});
+    }
+    return ok;
+  }, graph::DescribeRunTimeShapeOperand(ctx.node()) + " (read when the model runs) are out of range or do not give "
+     "the output shape " + graph::ShapeToString(out_shape) + " that the model declares and agate compiled for");
+  const std::string name = ctx.node().outputs[0];
+  if (candidates.size() == 1) {
+    Reduced r = ReduceOver(ctx, candidates[0], keepdims, name);
+    SetDefaultSchedules(ctx, "reduce", r.acc);
+    return {r.out};
+  }
+  std::vector<Reduced> each;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    each.push_back(ReduceOver(ctx, candidates[i], keepdims, name + "_axes" + std::to_string(i)));
+  }
+  SetDefaultSchedules(ctx, "reduce", each[0].acc);
+  const Tensor& axes = ctx.input(operand);
+  const int axes_rank = ctx.input_type(operand).rank();
+  std::function<Expr(int64_t)> value = [&axes, axes_rank](int64_t j) {
+    std::vector<Expr> at(axes_rank, Expr(int64_t{0}));
+    if (axes_rank > 0) at.back() = Expr(j);
+    return ir::cast(ir::DType::Index(), axes(at));
+  };
+  Tensor out = te::compute(ToExprShape(out_shape), [&](const std::vector<Var>& o) {
+    std::vector<Expr> at(o.begin(), o.end());
+    Expr picked = each.back().out(at);
+    for (size_t i = each.size() - 1; i-- > 0;) {
+      picked = ir::select(SelectsCandidate(value, count, xs, candidates[i]), each[i].out(at), picked);
+    }
+    return picked;
+  }, name, tag::kElemwise);
   return {out};
+}
+
+std::vector<Tensor> ReduceOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  graph::Shape xs = StaticShape(x);
+  bool keepdims = ctx.attrs().GetInt("keepdims", 1) != 0;
+  if (graph::RunTimeShapeOperandIndex(ctx.node()) >= 0) return RunTimeAxesReduceOp(ctx, keepdims);
+  std::vector<int> axes = graph::ReduceAxes(ctx.node(), static_cast<int>(xs.size()));
+  std::string name = ctx.node().outputs[0];
+  if (axes.empty()) {  // noop_with_empty_axes
+    return {te::compute(x.shape(), [&](const std::vector<Var>& i) { return x(std::vector<Expr>(i.begin(), i.end())); },
+                        name, tag::kInjective)};
+  }
+  Reduced r = ReduceOver(ctx, axes, keepdims, name);
+  SetDefaultSchedules(ctx, "reduce", r.acc);
+  return {r.out};
 }
 
 std::vector<Tensor> ArgOp(const OpContext& ctx, bool is_max) {

@@ -2,10 +2,12 @@
 
 #include <cmath>
 
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/shape_operand_check.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -361,6 +363,7 @@ std::vector<Tensor> TopKOp(const OpContext& ctx) {
 }
 
 std::vector<Tensor> TileOp(const OpContext& ctx) {
+  CheckShapeOperandAtRunTime(ctx);
   graph::Shape xs = StaticShape(ctx.input(0));
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     std::vector<Expr> idx;
@@ -369,19 +372,29 @@ std::vector<Tensor> TileOp(const OpContext& ctx) {
   })};
 }
 
+// Pads given at run time (run_time_shape_operand.h): the declared shape fixes only each axis's
+// total, so every axis reads its begin from the operand.
 std::vector<Tensor> PadOp(const OpContext& ctx) {
+  CheckShapeOperandAtRunTime(ctx);
   const Tensor& x = ctx.input(0);
   graph::Shape xs = StaticShape(x);
+  const int operand = graph::RunTimeShapeOperandIndex(ctx.node());
   std::vector<int64_t> pads = ctx.attrs().GetInts("pads");
+  auto begin = [&](size_t d) {
+    return operand < 0 ? I(pads[d]) : ir::cast(ir::DType::Index(), ctx.input(operand)(std::vector<Expr>{I(d)}));
+  };
   std::string mode = ctx.attrs().GetString("mode", "constant");
   Expr value = ir::make_const(x.dtype(), ctx.attrs().GetFloat("value", 0.0));
+  if (const int value_input = graph::PadValueInput(ctx.node()); value_input >= 0) {
+    value = ir::cast(x.dtype(), ctx.input(value_input)(std::vector<Expr>(ctx.input_type(value_input).rank(), I(0))));
+  }
   size_t rank = xs.size();
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     std::vector<Expr> idx;
     Expr inside;
     for (size_t d = 0; d < rank; ++d) {
-      Expr i = o[d] - pads[d];
-      if (pads[d] == 0 && pads[d + rank] <= 0) {
+      Expr i = o[d] - begin(d);
+      if (operand < 0 && pads[d] == 0 && pads[d + rank] <= 0) {
         idx.push_back(i);
         continue;
       }
@@ -452,6 +465,7 @@ std::vector<Tensor> EyeLikeOp(const OpContext& ctx) {
 }
 
 std::vector<Tensor> OneHotOp(const OpContext& ctx) {
+  CheckShapeOperandAtRunTime(ctx);
   const Tensor& indices = ctx.input(0);
   const Tensor& values = ctx.input(1);
   int rank = static_cast<int>(ctx.output_type(0).shape.size());
@@ -475,9 +489,178 @@ std::vector<Tensor> OneHotOp(const OpContext& ctx) {
 // an antialiased 2-D linear downscale by 8 is 256, by 16 cubic 4,096.
 constexpr int64_t kMaxResizeTerms = 4096;
 
+// ---- Resize with scales read at run time (run_time_shape_operand.h): compiled for the declared
+// output shape, each resized axis computes its taps in the kernel from its scale, in float64 as
+// graph::ComputeResizeTaps does, so a scale that is not out/in (0.6 for 5 -> 3) gives ONNX's
+// coordinates. An axis whose extent does not change is copied, and its scale must be 1 when it
+// is longer than 1 (graph::CheckRunTimeShapeOperand refuses other scales there too).
+
+Expr F64(Expr e) { return ir::cast(ir::DType::Float(64), e); }
+Expr D(double v) { return ir::make_const(ir::DType::Float(64), v); }
+
+// graph::SourceCoordinate over expressions: x the output coordinate, `length` = in * scale unrounded.
+Expr SourceCoordinateExpr(const std::string& mode, Expr x, Expr scale, int64_t in, int64_t out, double rs, double re) {
+  Expr length = scale * D(static_cast<double>(in));
+  if (mode == "half_pixel") return (x + D(0.5)) / scale - D(0.5);
+  if (mode == "half_pixel_symmetric") {
+    Expr adjustment = ir::select(length > D(0), D(static_cast<double>(out)) / length, D(1));
+    Expr offset = D(in / 2.0) * (D(1) - adjustment);
+    return offset + (x + D(0.5)) / scale - D(0.5);
+  }
+  if (mode == "pytorch_half_pixel") return ir::select(length > D(1), (x + D(0.5)) / scale - D(0.5), D(0));
+  if (mode == "align_corners") {
+    return ir::select(length == D(1), D(0), x * D(static_cast<double>(in - 1)) / (length - D(1)));
+  }
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + D(0.5)) / scale;
+  AGATE_CHECK(mode == "tf_crop_and_resize") << "coordinate_transformation_mode=" << mode;
+  return ir::select(length > D(1),
+                    D(rs * (in - 1)) + x * D((re - rs) * (in - 1)) / (length - D(1)), D(0.5 * (rs + re) * (in - 1)));
+}
+
+// graph::NearestIndex: x rounded by nearest_mode (ties decided explicitly, not by the FPU).
+Expr NearestIndexExpr(const std::string& mode, Expr x) {
+  Expr f = ir::floor(x);
+  if (mode == "floor") return f;
+  if (mode == "ceil") return ir::ceil(x);
+  Expr frac = x - f;
+  Expr tie = mode == "round_prefer_ceil" ? f + D(1) : f;
+  return ir::select(frac == D(0.5), tie, ir::select(frac < D(0.5), f, f + D(1)));
+}
+
+// The cubic convolution kernel at distance d (graph's CubicWeights, one tap).
+Expr CubicWeightExpr(Expr d, double a) {
+  d = ir::abs(d);
+  Expr near = ((D(a + 2) * d - D(a + 3)) * d * d) + D(1);
+  Expr far = ((D(a) * d - D(5 * a)) * d + D(8 * a)) * d - D(4 * a);
+  return ir::select(d <= D(1), near, ir::select(d < D(2), far, D(0)));
+}
+
+struct RunTimeTaps {
+  std::vector<Expr> index;   // DType::Index(), clamped into [0, in)
+  std::vector<Expr> weight;  // float64
+  Expr inside;               // bool, defined for tf_crop_and_resize
+};
+
+RunTimeTaps RunTimeResizeTaps(const graph::Node& node, int axis, int rank, int64_t in, int64_t out, Expr scale, Expr o) {
+  std::string mode = node.attrs.GetString("mode", "nearest");
+  std::string ct = node.attrs.GetString("coordinate_transformation_mode", "half_pixel");
+  std::string nearest_mode = node.attrs.GetString("nearest_mode", "round_prefer_floor");
+  double a = node.attrs.GetFloat("cubic_coeff_a", -0.75);
+  bool exclude_outside = node.attrs.GetInt("exclude_outside", 0) != 0;
+  std::vector<double> roi = node.attrs.GetFloats("roi", {});
+  double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis] : 0.0;
+  double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis + rank] : 1.0;
+  Expr s = SourceCoordinateExpr(ct, F64(o), scale, in, out, rs, re);
+  auto clamp_index = [in](Expr i) { return ir::min(ir::max(i, Expr(int64_t{0})), Expr(in - 1)); };
+  auto to_index = [](Expr v) { return ir::cast(ir::DType::Index(), v); };
+  RunTimeTaps taps;
+  if (ct == "tf_crop_and_resize") taps.inside = s >= D(0) && s <= D(static_cast<double>(in - 1));
+  if (mode == "nearest") {
+    taps.index.push_back(clamp_index(to_index(NearestIndexExpr(nearest_mode, s))));
+    taps.weight.push_back(D(1));
+  } else if (mode == "linear") {
+    Expr c = ir::min(ir::max(s, D(0)), D(static_cast<double>(in - 1)));
+    Expr f = ir::floor(c);
+    Expr i0 = to_index(f);
+    taps.index = {i0, ir::min(i0 + Expr(int64_t{1}), Expr(in - 1))};
+    taps.weight = {D(1) - (c - f), c - f};
+  } else {  // cubic
+    Expr f = ir::floor(s);
+    Expr t = s - f;
+    std::vector<Expr> w = {CubicWeightExpr(t + D(1), a), CubicWeightExpr(t, a), CubicWeightExpr(D(1) - t, a),
+                           CubicWeightExpr(D(2) - t, a)};
+    Expr total;
+    for (int k = 0; k < 4; ++k) {
+      Expr i = to_index(f) + Expr(int64_t{k - 1});
+      if (exclude_outside) w[k] = ir::select(i < Expr(int64_t{0}) || i >= Expr(in), D(0), w[k]);
+      total = total.defined() ? total + w[k] : w[k];
+      taps.index.push_back(clamp_index(i));
+    }
+    for (int k = 0; k < 4; ++k) taps.weight.push_back(exclude_outside ? w[k] / total : w[k]);
+  }
+  return taps;
+}
+
+std::vector<Tensor> ResizeRunTimeScalesOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int scales_input = graph::RunTimeShapeOperandIndex(ctx.node());
+  const Tensor& scales = ctx.input(scales_input);
+  graph::Shape xs = StaticShape(x), os = ctx.output_type(0).shape;
+  const int rank = static_cast<int>(xs.size());
+  const std::string mode = ctx.attrs().GetString("mode", "nearest");
+  const bool crop = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
+  const double extrapolation = ctx.attrs().GetFloat("extrapolation_value", 0.0);
+  // Not yet: linear and cubic taps of tf_half_pixel_for_nn computed in the kernel disagree with the
+  // reference (TensorFlow's mode is meant for nearest; constant scales take the table path).
+  AGATE_REQUIRE(mode == "nearest" ||
+                    ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel") != "tf_half_pixel_for_nn",
+                kUnsupported)
+      << ctx.Describe() << ": coordinate_transformation_mode=tf_half_pixel_for_nn with mode=" << mode
+      << " and scales given at run time; give the scales as a constant";
+  std::vector<int> resized, unchanged;
+  int64_t combos = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (xs[d] == os[d] && (!crop || xs[d] == 1)) {
+      // Copied: every scale gives the identity for one element (inside any crop), scale 1 only for more.
+      if (xs[d] > 1) unchanged.push_back(d);
+      continue;
+    }
+    resized.push_back(d);
+    AGATE_REQUIRE(ctx.attrs().GetInt("antialias", 0) == 0 || mode == "nearest" || os[d] >= xs[d], kUnsupported)
+        << ctx.Describe() << ": antialiased downscaling with scales given at run time (axis " << d
+        << "): the taps depend on the scale; give the scales as a constant";
+    combos *= mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  }
+  AGATE_REQUIRE(combos <= kMaxResizeTerms, kUnsupported)
+      << ctx.Describe() << ": resizing reads " << combos << " input positions per output element; the operator "
+      << "library unrolls at most " << kMaxResizeTerms;
+  if (!unchanged.empty()) {
+    std::string axes;
+    for (int d : unchanged) axes += (axes.empty() ? "" : ", ") + std::to_string(d);
+    ctx.CheckAtRunTime({scales_input}, [unchanged](const std::vector<ElementReader>& r) {
+      Expr all = Expr(int64_t{0}) == Expr(int64_t{0});
+      for (int d : unchanged) all = all && F64(r[0](d)) == D(1);
+      return all;
+    }, graph::DescribeRunTimeShapeOperand(ctx.node()) + " must be 1 on axes " + axes +
+       ", whose extent the declared shape keeps (agate compiled them as copies)", true);
+  }
+  const graph::Node& node = ctx.node();
+  return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
+    std::vector<RunTimeTaps> taps;
+    for (int d : resized) {
+      Expr scale = F64(scales(std::vector<Expr>{Expr(int64_t{d})}));
+      taps.push_back(RunTimeResizeTaps(node, d, rank, xs[d], os[d], scale, o[d]));
+    }
+    Expr acc;
+    for (int64_t c = 0; c < combos; ++c) {
+      std::vector<Expr> idx = Exprs(o);
+      Expr w;
+      int64_t rest = c;
+      for (size_t i = 0; i < resized.size(); ++i) {
+        const int n = static_cast<int>(taps[i].index.size());
+        const int k = static_cast<int>(rest % n);
+        rest /= n;
+        idx[resized[i]] = taps[i].index[k];
+        if (n > 1) w = w.defined() ? w * taps[i].weight[k] : taps[i].weight[k];
+      }
+      Expr term = w.defined() ? x(idx) * ir::cast(x.dtype(), w) : x(idx);
+      acc = acc.defined() ? acc + term : term;
+    }
+    if (crop) {
+      Expr inside;
+      for (const RunTimeTaps& t : taps) inside = inside.defined() ? inside && t.inside : t.inside;
+      if (inside.defined()) acc = ir::select(inside, acc, ir::make_const(x.dtype(), extrapolation));
+    }
+    return acc;
+  })};
+}
+
 std::vector<Tensor> ResizeOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   AGATE_REQUIRE(x.dtype().is_float(), kUnsupported) << ctx.Describe() << ": Resize of " << x.dtype();
+  CheckShapeOperandAtRunTime(ctx);
+  if (ctx.attrs().GetString(graph::kRunTimeOperandAttr, "") == "scales") return ResizeRunTimeScalesOp(ctx);
   graph::Shape xs = StaticShape(x), os = ctx.output_type(0).shape;
   int rank = static_cast<int>(xs.size());
   bool crop = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
@@ -552,6 +735,56 @@ std::vector<Tensor> ResizeOp(const OpContext& ctx) {
   })};
 }
 
+// ConstantOfShape is folded when its shape is a constant; here its shape is a run-time operand
+// compiled for the declared shape (run_time_shape_operand.h).
+std::vector<Tensor> ConstantOfShapeOp(const OpContext& ctx) {
+  CheckShapeOperandAtRunTime(ctx);
+  const graph::TensorType& type = ctx.output_type(0);
+  double value = ctx.attrs().Has("value") ? ctx.attrs().GetTensor("value").GetDouble(0) : 0.0;
+  return {te::compute(ToExprShape(type.shape), [&](const std::vector<Var>&) { return ir::make_const(type.dtype, value); },
+                      ctx.node().outputs[0], tag::kInjective)};
+}
+
+// Range is folded when start, limit and delta are constants; here they are read at run time,
+// compiled for the declared length, which the kernel first checks they give.
+std::vector<Tensor> RangeOp(const OpContext& ctx) {
+  const graph::TensorType& type = ctx.output_type(0);
+  const int64_t n = type.shape[0];
+  ctx.CheckAtRunTime({0, 1, 2}, [n](const std::vector<ElementReader>& r) {
+    Expr start = F64(r[0](0)), limit = F64(r[1](0)), delta = F64(r[2](0));
+    Expr count = ir::ceil((limit - start) / delta);
+    return delta != D(0) && (n == 0 ? count <= D(0) : count == D(static_cast<double>(n)));
+  }, "start, limit and delta ('" + ctx.node().inputs[0] + "', '" + ctx.node().inputs[1] + "', '" +
+     ctx.node().inputs[2] + "', read when the model runs) do not give the " + std::to_string(n) +
+     " elements the model declares and agate compiled for", true);
+  auto scalar = [&](int i) { return ctx.input(i)(std::vector<Expr>(ctx.input_type(i).rank(), I(0))); };
+  return {te::compute(ToExprShape(type.shape), [&](const std::vector<Var>& i) {
+    if (type.dtype.is_float()) {
+      return ir::cast(type.dtype, F64(scalar(0)) + ir::cast(ir::DType::Float(64), Expr(i[0])) * F64(scalar(2)));
+    }
+    Expr step = ir::cast(ir::DType::Int(64), Expr(i[0])) * ir::cast(ir::DType::Int(64), scalar(2));
+    return ir::cast(type.dtype, ir::cast(ir::DType::Int(64), scalar(0)) + step);
+  }, ctx.node().outputs[0], tag::kInjective)};
+}
+
+// HannWindow, HammingWindow, BlackmanWindow are folded when their size is a constant; here the
+// size is a run-time operand compiled for the declared length (as graph_eval's Window computes).
+std::vector<Tensor> WindowOp(const OpContext& ctx) {
+  CheckShapeOperandAtRunTime(ctx);
+  const graph::TensorType& type = ctx.output_type(0);
+  const int64_t n = type.numel();
+  const double denominator = ctx.attrs().GetInt("periodic", 1) != 0 ? n : n - 1;
+  const std::string op = ctx.node().op;
+  return {te::compute(ToExprShape(type.shape), [&](const std::vector<Var>& i) {
+    Expr a = D(2 * M_PI) * ir::cast(ir::DType::Float(64), Expr(i[0])) / D(denominator);
+    Expr c = ir::cos(a);
+    Expr v = op == "HannWindow"      ? D(0.5) - D(0.5) * c
+             : op == "HammingWindow" ? D(25.0 / 46) - D(1 - 25.0 / 46) * c
+                                     : D(0.42) - D(0.5) * c + D(0.08) * ir::cos(a * D(2));
+    return ir::cast(type.dtype, v);
+  }, ctx.node().outputs[0], tag::kInjective)};
+}
+
 }  // namespace
 
 void RegisterTransformOps(OpTable* t) {
@@ -575,6 +808,9 @@ void RegisterTransformOps(OpTable* t) {
   t->Register("EyeLike", EyeLikeOp);
   t->Register("OneHot", OneHotOp);
   t->Register("Resize", ResizeOp);
+  t->Register("ConstantOfShape", ConstantOfShapeOp);
+  t->Register("Range", RangeOp);
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"}) t->Register(op, WindowOp);
 }
 
 }  // namespace ops

@@ -80,6 +80,9 @@ struct KernelSpec {
   uint64_t workspace_bytes = 0;  // scratch in agate_kernel_ctx.workspace
   bool has_cuda = false;         // required for kCuda modules
   CudaKernelSpec cuda;
+  // Message of each run-time check, in program order (the kernel returns -1 - i when check i
+  // fails; module.fbs Kernel.check_messages).
+  std::vector<std::string> check_messages;
 };
 
 // One argument of a call.

@@ -115,7 +115,9 @@ flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, c
                                 k.cuda.shared_memory_bytes, rt::Fnv1a64(k.cuda.image.data(), k.cuda.image.size()),
                                 k.cuda.registers_per_thread, k.cuda.static_shared_memory_bytes);
   }
-  return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes));
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> checks = 0;
+  if (!k.check_messages.empty()) checks = b.CreateVectorOfStrings(k.check_messages);
+  return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes), checks);
 }
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Call>>> BuildPlan(flatbuffers::FlatBufferBuilder& b,
@@ -225,7 +227,11 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   for (const std::string& feature : spec.cpu_features) feature_list += (feature_list.empty() ? "" : " ") + feature;
   auto cpu_features = spec.cpu_features.empty() ? 0 : b.CreateString(feature_list);
   const uint32_t major = spec.has_dynamic_shapes ? rt::kFormatMajor : rt::kStaticFormatMajor;
-  const uint32_t minor = spec.has_dynamic_shapes ? rt::kFormatMinor : rt::kStaticFormatMinor;
+  bool check_messages = false;
+  for (const KernelSpec& k : spec.kernels) check_messages |= !k.check_messages.empty();
+  const uint32_t minor = spec.has_dynamic_shapes
+                             ? (check_messages ? rt::kCheckMessagesFormatMinor : rt::kFormatMinor)
+                             : (check_messages ? rt::kCheckMessagesStaticFormatMinor : rt::kStaticFormatMinor);
   auto module = fb::CreateModule(b, major, minor, b.CreateString(spec.target),
                                  ToFb(spec.target_kind), AGATE_KERNEL_ABI_VERSION, inputs, outputs, spec.arena_bytes,
                                  spec.arena_alignment, workspace_bytes, b.CreateVector(constants),

@@ -7,6 +7,7 @@
 #ifndef AGATE_FRONTENDS_ONNX_IMPORT_STEPS_H_
 #define AGATE_FRONTENDS_ONNX_IMPORT_STEPS_H_
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,10 +33,15 @@ std::vector<graph::Node> TranslateAll(const onnx::GraphProto& g, int opset, cons
 // Appends a graph-IR node: folded when its inputs are constants, else shape-inferred.
 void AppendNode(graph::Node node, graph::Graph* result);
 
+// The static shapes the model declares for its values (graph outputs and value_info whose
+// every dimension is a number): a node whose shape operand arrives at run time is compiled for
+// its output's declared shape (core/graph/run_time_shape_operand.h).
+using DeclaredShapes = std::map<std::string, graph::Shape>;
+
 // Imports one node: constants fold, control flow is resolved, the rest are shape-inferred
-// and appended.
+// and appended. `declared` may be null (no declared shapes: a run-time shape operand is refused).
 void ImportNode(const onnx::NodeProto& proto, graph::Node node, int opset, const std::string& base_dir,
-                graph::Graph* result);
+                graph::Graph* result, const DeclaredShapes* declared = nullptr);
 
 }  // namespace onnx_frontend
 }  // namespace agate

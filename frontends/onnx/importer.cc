@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/graph/op_registry.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/graph_eval/interpreter.h"
 #include "core/graph/shape_inference.h"
@@ -71,7 +72,12 @@ Node TranslateNode(const onnx::NodeProto& proto, const std::string& name, int op
   node.inputs.assign(proto.input().begin(), proto.input().end());
   node.outputs.assign(proto.output().begin(), proto.output().end());
   std::string where = node.Describe();
-  for (const auto& a : proto.attribute()) node.attrs.Set(a.name(), ConvertAttribute(a, where, base_dir));
+  for (const auto& a : proto.attribute()) {
+    // The importer's own marker (run_time_shape_operand.h): never taken from a model.
+    AGATE_REQUIRE(a.name() != graph::kRunTimeOperandAttr, kUnsupported)
+        << where << ": attribute '" << a.name() << "' is not an ONNX attribute";
+    node.attrs.Set(a.name(), ConvertAttribute(a, where, base_dir));
+  }
   const std::string& op = proto.op_type();
   if (op == "Cast" && node.attrs.Has("to")) {
     node.attrs.Set("to", DTypeFromOnnx(static_cast<int>(node.attrs.GetInt("to")), where).ToString());
@@ -223,7 +229,10 @@ std::string FreezeHint(const std::string& value, const Graph& g) {
 }
 
 // Moves static operands into attributes; throws kUnsupported when one is not a constant.
-void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& operands, const Graph& g) {
+// `declarable_input`: the operand a declared output shape could stand for (DeclarableShapeOperand),
+// whose refusal says so.
+void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& operands, const Graph& g,
+                           int declarable_input = -1) {
   std::vector<bool> remove(node->inputs.size(), false);
   for (const graph::StaticOperand& s : operands) {
     if (s.input >= static_cast<int>(node->inputs.size()) || node->inputs[s.input].empty()) continue;
@@ -236,6 +245,10 @@ void ResolveStaticOperands(Node* node, const std::vector<graph::StaticOperand>& 
     AGATE_REQUIRE(g.IsConstant(value), kUnsupported)
         << node->Describe() << ": input " << s.input << " ('" << value
         << "') must be a compile-time constant (it decides the output shape); it is computed at run time"
+        << (s.input == declarable_input ? "; or declare the static shape of output '" + node->outputs[0] +
+                                              "' in the model (a graph output's or value_info's type): agate then "
+                                              "compiles for that shape and checks the operand when the model runs"
+                                        : "")
         << FreezeHint(value, g);
     if (s.attribute.empty()) continue;  // the whole node folds; keep the input
     const Tensor& t = g.ConstantOf(value);
@@ -593,11 +606,141 @@ void UseEmptyOperandsAsConstants(const std::vector<graph::StaticOperand>& operan
   }
 }
 
+// The shape operand of a node that a declared output shape can stand for: its ONNX input and
+// its kind (run_time_shape_operand.h), or {-1, ""}.
+std::pair<int, std::string> DeclarableShapeOperand(const onnx::NodeProto& proto, int opset) {
+  const std::string& op = proto.op_type();
+  if (op == "Upsample" || (op == "Resize" && opset < 11)) return {1, "scales"};
+  if (op == "Resize") {
+    if (proto.input_size() > 3 && !proto.input(3).empty()) return {3, "sizes"};
+    return {2, "scales"};
+  }
+  if (op == "Expand") return {1, "shape"};
+  if (op == "Tile") return {1, "repeats"};
+  if (op == "ConstantOfShape") return {0, "shape"};
+  if (op == "OneHot") return {1, "depth"};
+  if (op == "Pad" && opset >= 11) return {1, "pads"};
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") return {0, "size"};
+  if (op == "Range") return {0, ""};  // ImportDeclaredRange: all three operands
+  const bool reduce = op.rfind("Reduce", 0) == 0;
+  if (reduce && (opset >= 18 || (op == "ReduceSum" && opset >= 13))) return {1, "axes"};
+  return {-1, ""};
+}
+
+// When the node's shape operand is computed at run time and the model declares its output's
+// static shape, takes the operand out of the node (BindDeclaredShape puts it back as the last
+// input) and returns it; else "".
+std::string TakeRunTimeShapeOperand(const onnx::NodeProto& proto, int opset, const DeclaredShapes* declared,
+                                    Node* node, const Graph& g) {
+  const auto [index, kind] = DeclarableShapeOperand(proto, opset);
+  if (declared == nullptr || index < 0 || index >= static_cast<int>(node->inputs.size())) return "";
+  const std::string operand = node->inputs[index];
+  if (operand.empty() || !g.HasValue(operand) || g.IsConstant(operand)) return "";
+  if (node->outputs.empty() || !declared->count(node->outputs[0])) return "";
+  if (proto.op_type() == "Resize") {
+    AGATE_REQUIRE(!node->attrs.Has("axes"), kUnsupported)
+        << node->Describe() << ": " << kind << " ('" << operand << "') given at run time with the axes attribute; "
+        << "give them as a constant" << FreezeHint(operand, g);
+    AGATE_REQUIRE(kind != "sizes" || node->attrs.GetString("keep_aspect_ratio_policy", "stretch") == "stretch",
+                  kUnsupported)
+        << node->Describe() << ": sizes ('" << operand << "') given at run time with keep_aspect_ratio_policy="
+        << node->attrs.GetString("keep_aspect_ratio_policy") << " (the scale depends on the sizes); give them as a "
+        << "constant" << FreezeHint(operand, g);
+  }
+  if (proto.op_type() == "Pad") {
+    AGATE_REQUIRE(proto.input_size() <= 3 || proto.input(3).empty(), kUnsupported)
+        << node->Describe() << ": pads ('" << operand << "') given at run time with axes; give them as a constant"
+        << FreezeHint(operand, g);
+  }
+  node->inputs[index] = "";
+  return operand;
+}
+
+// Compiles the node for its output's declared shape: sets the attributes that fix the output
+// shape from it and appends the run-time operand as the last input (run_time_shape_operand.h).
+// Throws kInvalidArgument when no operand value could give that shape.
+void BindDeclaredShape(const std::string& kind, const std::string& operand, const Shape& declared, Node* node,
+                       const Graph& g) {
+  const std::string where = node->Describe() + ": the model declares output '" + node->outputs[0] + "' as " +
+                            graph::ShapeToString(declared);
+  const Shape in = node->inputs.empty() || node->inputs[0].empty() ? Shape{} : g.TypeOf(node->inputs[0]).shape;
+  if (node->op == "Resize") {
+    AGATE_REQUIRE(declared.size() == in.size(), kInvalidArgument) << where << ", not of the input's rank " << in.size();
+    node->attrs.Set("sizes", std::vector<int64_t>(declared.begin(), declared.end()));
+  } else if (node->op == "Expand") {
+    AGATE_REQUIRE(declared.size() >= in.size() && graph::BroadcastShapes(in, declared, where) == declared,
+                  kInvalidArgument)
+        << where << ", which is no broadcast of the input " << graph::ShapeToString(in);
+    node->attrs.Set("shape", std::vector<int64_t>(declared.begin(), declared.end()));
+  } else if (node->op == "Tile") {
+    AGATE_REQUIRE(declared.size() == in.size(), kInvalidArgument) << where << ", not of the input's rank " << in.size();
+    std::vector<int64_t> repeats(in.size(), 1);
+    for (size_t d = 0; d < in.size(); ++d) {
+      AGATE_REQUIRE(in[d] == 0 ? declared[d] == 0 : declared[d] % in[d] == 0, kInvalidArgument)
+          << where << ", which does not repeat the input " << graph::ShapeToString(in) << " on axis " << d;
+      if (in[d] != 0) repeats[d] = declared[d] / in[d];
+    }
+    node->attrs.Set("repeats", repeats);
+  } else if (node->op == "ConstantOfShape") {
+    node->attrs.Set("shape", std::vector<int64_t>(declared.begin(), declared.end()));
+  } else if (kind == "size") {  // the window operators
+    AGATE_REQUIRE(declared.size() == 1, kInvalidArgument) << where << ", not of rank 1";
+    node->attrs.Set("size", declared[0]);
+  } else if (node->op == "OneHot") {
+    AGATE_REQUIRE(declared.size() == in.size() + 1, kInvalidArgument)
+        << where << ", not of rank " << in.size() + 1 << " (the indices' rank + 1)";
+    int axis = graph::NormalizeAxis(node->attrs.GetInt("axis", -1), static_cast<int>(declared.size()), where);
+    node->attrs.Set("depth", std::vector<double>{static_cast<double>(declared[axis])});
+  } else if (node->op == "Pad") {
+    // Shape inference sees the whole extension at the end; the kernel reads where each axis begins.
+    AGATE_REQUIRE(declared.size() == in.size(), kInvalidArgument) << where << ", not of the input's rank " << in.size();
+    std::vector<int64_t> pads(2 * in.size(), 0);
+    for (size_t d = 0; d < in.size(); ++d) pads[d + in.size()] = declared[d] - in[d];
+    node->attrs.Set("pads", pads);
+  } else if (kind == "axes") {
+    // Shape inference sees one set of axes that gives the declared shape; the kernel picks the
+    // one the run-time axes name among every such set.
+    std::vector<std::vector<int>> sets =
+        graph::ReductionsGiving(in, declared, node->attrs.GetInt("keepdims", 1) != 0);
+    AGATE_REQUIRE(!sets.empty(), kInvalidArgument)
+        << where << ", which no set of axes reduces the input " << graph::ShapeToString(in) << " to";
+    node->attrs.Set("axes", std::vector<int64_t>(sets[0].begin(), sets[0].end()));
+  }
+  node->attrs.Set(graph::kRunTimeOperandAttr, kind);
+  // The operand's old place is empty ([indices, "", values] for OneHot, [x, "", value] for Pad):
+  // the other static operands are attributes now, so the inputs left close up and the operand goes last.
+  if (!node->inputs.empty()) {
+    node->inputs.erase(std::remove(node->inputs.begin() + 1, node->inputs.end(), std::string()), node->inputs.end());
+  }
+  node->inputs.push_back(operand);
+}
+
+// A Range whose start, limit or delta is computed at run time, where the model declares the
+// output's static length: compiled for that length, the kernel checks the values give it. Returns
+// true when the node was imported here.
+bool ImportDeclaredRange(const onnx::NodeProto& proto, const DeclaredShapes* declared, Node* node, Graph* result) {
+  if (proto.op_type() != "Range" || declared == nullptr || node->outputs.empty() || node->inputs.size() != 3) {
+    return false;
+  }
+  auto it = declared->find(node->outputs[0]);
+  if (it == declared->end() || it->second.size() != 1 || AllInputsConstant(*node, *result)) return false;
+  for (const std::string& in : node->inputs) {
+    if (in.empty() || !result->HasValue(in)) return false;
+    AGATE_REQUIRE(result->TypeOf(in).numel() == 1, kInvalidArgument)
+        << node->Describe() << ": '" << in << "' is " << result->TypeOf(in).ToString() << ", not a scalar";
+  }
+  node->attrs.Set("length", it->second[0]);
+  node->attrs.Set(graph::kRunTimeOperandAttr, "range");
+  AppendNode(*node, result);
+  return true;
+}
+
 }  // namespace
 
 // Step 3, one node: constants fold, control flow is resolved (control_flow.h), the rest are
 // shape-inferred and appended.
-void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result) {
+void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::string& base_dir, Graph* result,
+                const DeclaredShapes* declared) {
   // Every operator produces at least one value; a node without one would reach shape rules and
   // reference kernels that read their first output's type (found by the importer fuzzer: a Slice of
   // constants with no output read freed memory while it was folded).
@@ -614,10 +757,16 @@ void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::s
   const std::vector<graph::StaticOperand> operands = StaticOperandsOf(node, proto, opset);
   UseEmptyOperandsAsConstants(operands, &node, result);
   if (ImportRunTimeExtents(proto, opset, &node, result)) return;
-  ResolveStaticOperands(&node, operands, *result);
+  if (ImportDeclaredRange(proto, declared, &node, result)) return;
+  const std::string run_time_operand = TakeRunTimeShapeOperand(proto, opset, declared, &node, *result);
+  ResolveStaticOperands(&node, operands, *result, DeclarableShapeOperand(proto, opset).first);
   NormalizeResolvedForm(proto.op_type(), opset, &node, result);
   ApplyLegacyBroadcast(&node, result);
   if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
+  if (!run_time_operand.empty()) {
+    BindDeclaredShape(DeclarableShapeOperand(proto, opset).second, run_time_operand, declared->at(node.outputs[0]),
+                      &node, *result);
+  }
   std::string reason = graph::UnsupportedReason(node);
   AGATE_REQUIRE(reason.empty(), kUnsupported) << "node '" << node.name << "' (" << proto.op_type() << ", opset "
                                               << opset << "): " << reason;
@@ -720,6 +869,23 @@ void AddOutputs(const onnx::GraphProto& g, Graph* result) {
   FinishRunTimeExtents(result);
 }
 
+// The graph's outputs and value_info whose declared shape is fully static.
+DeclaredShapes StaticDeclaredShapes(const onnx::GraphProto& g) {
+  DeclaredShapes declared;
+  auto add = [&declared](const onnx::ValueInfoProto& info) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+    Shape shape;
+    for (const auto& dim : info.type().tensor_type().shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0) return;
+      shape.push_back(dim.dim_value());
+    }
+    declared[info.name()] = shape;
+  };
+  for (const auto& info : g.value_info()) add(info);
+  for (const auto& info : g.output()) add(info);
+  return declared;
+}
+
 Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const std::string& base_dir) {
   int opset = DefaultOpset(model);
   AGATE_REQUIRE(opset >= kMinOpset && opset <= kMaxOpset, kUnsupported)
@@ -732,8 +898,9 @@ Graph Import(const onnx::ModelProto& model, const ImportOptions& options, const 
   std::set<std::string> available;
   for (const auto& [name, type] : result.types) available.insert(name);
   for (const auto& input : g.input()) available.insert(input.name());
+  const DeclaredShapes declared = StaticDeclaredShapes(g);
   for (int index : TopologicalOrder(g, available)) {
-    ImportNode(g.node(index), translated[index], opset, base_dir, &result);
+    ImportNode(g.node(index), translated[index], opset, base_dir, &result, &declared);
   }
   AddOutputs(g, &result);
   result.Verify();

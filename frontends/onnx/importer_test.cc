@@ -436,6 +436,78 @@ TEST(ImporterTest, RunTimeBehaviourOperandMustBeOneInteger) {
   ExpectError([&] { ImportOnnxModel(two.Build()); }, StatusCode::kInvalidArgument, {"running", "'axis'", "one integer"});
 }
 
+// A shape operand computed at run time with a declared static output shape: the node is
+// compiled for that shape and keeps the operand as its last input (run_time_shape_operand.h);
+// the reference interpreter checks the operand's values against it.
+TEST(ImporterTest, DeclaredShapesStandForRunTimeShapeOperands) {
+  ModelBuilder resize(13);
+  resize.Input("x", kFloat, {1, 1, 5, 5}).Input("scales", kFloat, {4});
+  resize.Node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("linear")}}, "up");
+  resize.Output("y", kFloat, {1, 1, 3, 10}, true);
+  Graph g = ImportOnnxModel(resize.Build());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "scales"}));
+  EXPECT_EQ(g.nodes[0].attrs.GetString("run_time_operand"), "scales");
+  EXPECT_EQ(g.TypeOf("y").shape, (Shape{1, 1, 3, 10}));
+  Tensor x = Floats({1, 1, 5, 5});
+  auto scales = [](std::vector<double> v) { return Tensor::FromDoubles(DType::Float(32), {4}, v); };
+  EXPECT_EQ(graph_eval::Interpret(g, {{"x", x}, {"scales", scales({1, 1, 0.6, 2})}}).at("y").shape(),
+            (Shape{1, 1, 3, 10}));
+  ExpectError([&] { graph_eval::Interpret(g, {{"x", x}, {"scales", scales({1, 1, 2, 2})}}); },
+              StatusCode::kInvalidArgument, {"'up'", "scales ('scales')", "[1,1,10,10]", "[1,1,3,10]"});
+
+  ModelBuilder expand(13);
+  expand.Input("x", kFloat, {3, 1}).Input("shape", kInt64, {2});
+  expand.Node("Expand", {"x", "shape"}, {"y"}, {}, "wide");
+  expand.Output("y", kFloat, {3, 4}, true);
+  g = ImportOnnxModel(expand.Build());
+  EXPECT_EQ(g.nodes[0].attrs.GetInts("shape"), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(graph_eval::Interpret(g, {{"x", Floats({3, 1})}, {"shape", Ints({1, 4})}}).at("y").shape(), (Shape{3, 4}));
+
+  // A declared shape no operand value could give is refused when importing.
+  ModelBuilder bad(13);
+  bad.Input("x", kFloat, {3, 2}).Input("shape", kInt64, {2});
+  bad.Node("Expand", {"x", "shape"}, {"y"}, {}, "wide");
+  bad.Output("y", kFloat, {3, 4}, true);
+  ExpectError([&] { ImportOnnxModel(bad.Build()); }, StatusCode::kInvalidArgument, {"'wide'", "[3,4]", "broadcast"});
+
+  // Reduction axes at run time: keepdims=0 [3,2,2] -> [3,2] is axis 1 or 2, decided by the values.
+  ModelBuilder reduce(13);
+  reduce.Input("x", kFloat, {3, 2, 2}).Input("axes", kInt64, {1});
+  reduce.Node("ReduceSum", {"x", "axes"}, {"y"}, {{"keepdims", int64_t{0}}}, "sum");
+  reduce.Output("y", kFloat, {3, 2}, true);
+  g = ImportOnnxModel(reduce.Build());
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "axes"}));
+  Tensor cube = Floats({3, 2, 2});
+  Tensor by1 = graph_eval::Interpret(g, {{"x", cube}, {"axes", Ints({1})}}).at("y");
+  Tensor by2 = graph_eval::Interpret(g, {{"x", cube}, {"axes", Ints({-1})}}).at("y");
+  EXPECT_EQ(by1.GetDouble(0), 0.0 + 0.5);   // x[0,0,0] + x[0,1,0]
+  EXPECT_EQ(by2.GetDouble(0), 0.0 + 0.25);  // x[0,0,0] + x[0,0,1]
+  ExpectError([&] { graph_eval::Interpret(g, {{"x", cube}, {"axes", Ints({0})}}); }, StatusCode::kInvalidArgument,
+              {"'sum'", "axes ('axes')", "[2,2]", "[3,2]"});
+}
+
+// Without a declared shape (or with one that is not static) the refusal says what would do.
+TEST(ImporterTest, RunTimeShapeOperandWithoutDeclaredShapeIsRefused) {
+  ModelBuilder tile(13);
+  tile.Input("x", kFloat, {2, 3}).Input("repeats", kInt64, {2});
+  tile.Node("Tile", {"x", "repeats"}, {"y"}, {}, "tiles");
+  tile.Output("y");
+  ExpectError([&] { ImportOnnxModel(tile.Build()); }, StatusCode::kUnsupported,
+              {"'tiles'", "'repeats'", "declare the static shape of output 'y'", "--input-value repeats="});
+  ModelBuilder symbolic(13);
+  symbolic.Input("x", kFloat, {2, 3}).Input("repeats", kInt64, {2});
+  symbolic.Node("Tile", {"x", "repeats"}, {"y"}, {}, "tiles");
+  symbolic.Output("y", kFloat, {-1, 6}, true);
+  ExpectError([&] { ImportOnnxModel(symbolic.Build()); }, StatusCode::kUnsupported, {"'tiles'", "declare"});
+  // The importer's marker attribute is never taken from a model.
+  ModelBuilder marker(13);
+  marker.Input("x", kFloat, {2, 3}).Initializer("repeats", Ints({1, 2}));
+  marker.Node("Tile", {"x", "repeats"}, {"y"}, {{"run_time_operand", std::string("repeats")}}, "tiles");
+  marker.Output("y");
+  ExpectError([&] { ImportOnnxModel(marker.Build()); }, StatusCode::kUnsupported, {"run_time_operand"});
+}
+
 // One-element operands (CumSum's axis, Trilu's k) given as empty tensors: named errors, not
 // std::out_of_range from .at(0).
 TEST(ImporterTest, EmptySingleValueOperandsAreNamedErrors) {

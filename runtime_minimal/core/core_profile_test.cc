@@ -285,6 +285,31 @@ TEST(CoreProfileTest, AFailingKernelStopsTheRunNamingIt) {
   EXPECT_NE(Message().find("kernel 'agate_test_fail' (plan call 1) failed with code 7"), std::string::npos) << Message();
 }
 
+// A kernel whose run-time check i failed returns -1 - i: with the module's message for it, the
+// run fails with AGATE_INVALID_ARGUMENT and that message (the input was wrong, not agate);
+// without one it stays AGATE_INTERNAL naming the kernel.
+TEST(CoreProfileTest, AFailedRunTimeCheckIsTheCallersError) {
+  for (bool with_messages : {true, false}) {
+    serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kMicro);
+    spec.kernels[1].name = "agate_test_check_failed";
+    if (with_messages) spec.kernels[1].check_messages = {"Op 'a': first check", "Op 'b': operand ('v') is wrong"};
+    InPlaceModule module(serialize::SerializeModule(spec));
+    ASSERT_EQ(module.status(), AGATE_OK) << Message();
+    InPlaceExecutor executor(module.get());
+    std::vector<float> x = testing::MlpInput(0);
+    int64_t shape[2];
+    DLTensor t = testing::MatrixTensor(x.data(), shape);
+    ASSERT_EQ(agate_executor_set_input(executor.get(), 0, &t), AGATE_OK);
+    if (with_messages) {
+      EXPECT_EQ(agate_executor_run(executor.get()), AGATE_INVALID_ARGUMENT);
+      EXPECT_NE(Message().find("Op 'b': operand ('v') is wrong"), std::string::npos) << Message();
+    } else {
+      EXPECT_EQ(agate_executor_run(executor.get()), AGATE_INTERNAL);
+      EXPECT_NE(Message().find("failed with code -2"), std::string::npos) << Message();
+    }
+  }
+}
+
 TEST(CoreProfileTest, KernelsGetTheirWorkspace) {
   InPlaceModule module(serialize::SerializeModule(testing::WorkspaceSpec(TargetKind::kMicro)));
   ASSERT_EQ(module.status(), AGATE_OK) << Message();

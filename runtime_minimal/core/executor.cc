@@ -29,6 +29,15 @@ Message TensorFail(const char* role, uint32_t index, const char* name, SourceLin
   return m;
 }
 
+// The message of the run-time check a kernel reports failed (it returned -1 - i for check i;
+// module.fbs Kernel.check_messages), or null when `rc` names none: the input was wrong, not agate.
+const flatbuffers::String* FailedCheck(const fb::Kernel* kernel, int32_t rc) {
+  const auto* messages = kernel->check_messages();
+  if (messages == nullptr || rc >= 0) return nullptr;
+  const int64_t index = -static_cast<int64_t>(rc) - 1;
+  return index < static_cast<int64_t>(messages->size()) ? messages->Get(static_cast<uint32_t>(index)) : nullptr;
+}
+
 }  // namespace
 
 size_t ExecutorTablesBytes(const agate_module& module) {
@@ -264,6 +273,8 @@ agate_status_t RunChunk(agate_executor* e, const flatbuffers::Vector<flatbuffers
     ctx->workspace = workspace_bytes != 0 ? e->workspace : nullptr;
     const int32_t rc = module.kernels[call.kernel()](args, ctx);
     if (rc != 0) {
+      const flatbuffers::String* check = FailedCheck(m.kernels()->Get(call.kernel()), rc);
+      if (check != nullptr) return Fail(AGATE_INVALID_ARGUMENT) << check->c_str();
       return Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(call.kernel())->name()->c_str() << "' (call " << c
                                   << " of the variant at row " << row << ") failed with code " << rc;
     }
@@ -390,6 +401,8 @@ agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t*
     if (clock_ns != nullptr) out_call_ns[c] = clock_ns() - start;
     if (rc != 0) {
       const uint32_t k = m.plan()->Get(c)->kernel();
+      const flatbuffers::String* check = FailedCheck(m.kernels()->Get(k), rc);
+      if (check != nullptr) return Fail(AGATE_INVALID_ARGUMENT) << check->c_str();
       return Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(k)->name()->c_str() << "' (plan call " << c
                                       << ") failed with code " << rc;
     }

@@ -41,6 +41,10 @@ namespace rt {
 // dynamic shapes (2.0: Module.dynamic_shapes; see module.fbs).
 constexpr uint32_t kFormatMajor = 2;
 constexpr uint32_t kFormatMinor = 0;
+// The minors written when a kernel records run-time check messages (Kernel.check_messages):
+// 2.1 and 1.3. Modules without them keep 2.0 and 1.2, byte for byte.
+constexpr uint32_t kCheckMessagesFormatMinor = 1;
+constexpr uint32_t kCheckMessagesStaticFormatMinor = 3;
 // What the compiler writes for a module without dynamic shapes, so that 1.x runtimes read it.
 // 1.1: Module.cuda_images, CudaKernel register/shared figures; 1.2: Module.cpu_features and
 // Module.kernel_fingerprint.

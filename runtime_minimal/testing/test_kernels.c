@@ -72,6 +72,12 @@ AGATE_TEST_EXPORT int32_t agate_test_fail(void* const* args, const agate_kernel_
   return 7;
 }
 
+AGATE_TEST_EXPORT int32_t agate_test_check_failed(void* const* args, const agate_kernel_ctx* ctx) {
+  (void)args;
+  (void)ctx;
+  return -2;
+}
+
 AGATE_TEST_EXPORT int32_t agate_test_noop(void* const* args, const agate_kernel_ctx* ctx) {
   (void)args;
   (void)ctx;

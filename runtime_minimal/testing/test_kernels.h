@@ -29,6 +29,8 @@ int32_t agate_test_matmul(void* const* args, const agate_kernel_ctx* ctx);
 int32_t agate_test_double_via_workspace(void* const* args, const agate_kernel_ctx* ctx);
 /* Returns 7: a kernel whose run-time check failed. */
 int32_t agate_test_fail(void* const* args, const agate_kernel_ctx* ctx);
+/* Returns -2: its second run-time check failed (the status compiled kernels return). */
+int32_t agate_test_check_failed(void* const* args, const agate_kernel_ctx* ctx);
 /* Returns 0 when its one argument is 4096-byte aligned, else 5 (checks arena alignment). */
 int32_t agate_test_check_page_aligned(void* const* args, const agate_kernel_ctx* ctx);
 /* Does nothing with its one argument: measures the executor's per-call overhead. */

@@ -73,6 +73,7 @@ const agate_kernel_table* TestKernelTable() {
       {"agate_test_matmul", agate_test_matmul},
       {"agate_test_double_via_workspace", agate_test_double_via_workspace},
       {"agate_test_fail", agate_test_fail},
+      {"agate_test_check_failed", agate_test_check_failed},
       {"agate_test_noop", agate_test_noop},
       {"agate_test_check_page_aligned", agate_test_check_page_aligned},
       {"agate_test_nonzero", agate_test_nonzero},

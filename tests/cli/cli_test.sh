@@ -144,6 +144,20 @@ check "wrong input shape is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TM
 expect_in "wrong shape is described" "$TMP/err.txt" "expects"
 check "wrong input dtype is exit 1" 1 "$AGATE" run "$TMP/demo.agm" --inputs "$TMP/wrong_dtype.npz"
 check "missing module is exit 2" 2 "$AGATE" run "$TMP/none.agm"
+# A run-time operand the module checks (Resize's scales against the declared output shape): a bad
+# value is the user's error, exit 1, naming the node and the operand (not an internal error).
+check "compile a resize with run-time scales" 0 "$AGATE" compile "$TMP/hostile/run_time_scales.onnx" -o "$TMP/rts.agm"
+/usr/bin/python3 - "$TMP" <<'PY' || failures=$((failures + 1))
+import sys, numpy as np
+d = sys.argv[1]
+x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+np.savez(d + "/scales_good.npz", x=x, scales=np.array([1, 1, 0.6, 2], np.float32))
+np.savez(d + "/scales_bad.npz", x=x, scales=np.array([1, 1, 2, 2], np.float32))
+PY
+check "scales that give the declared shape run" 0 "$AGATE" run "$TMP/rts.agm" --inputs "$TMP/scales_good.npz"
+check "scales that do not are exit 1" 1 "$AGATE" run "$TMP/rts.agm" --inputs "$TMP/scales_bad.npz"
+expect_in "the failed check names the node and the operand" "$TMP/err.txt" "Resize 'resize': scales ('scales')"
+expect_in "the failed check is an invalid argument" "$TMP/err.txt" "invalid argument: run failed"
 
 # Auto-tuning end to end, a few trials per task (seconds): records written, resumed, applied.
 REC="$TMP/tune.jsonl"

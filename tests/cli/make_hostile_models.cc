@@ -1,7 +1,9 @@
 // Writes models that once aborted `agate compile` (uncaught std::out_of_range from std::stoll
 // and .at(0)), for cli_test.sh: make_hostile_models DIR writes DIR/external_offset.onnx (an
 // external-data offset that does not fit in 64 bits; DIR/weights.bin beside it) and
-// DIR/empty_axis.onnx (CumSum with an empty axis tensor).
+// DIR/empty_axis.onnx (CumSum with an empty axis tensor); and DIR/run_time_scales.onnx, a Resize
+// whose scales are a model input and whose output is declared [1,1,3,10] (compiled for that shape,
+// scales checked when the model runs).
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -46,5 +48,11 @@ int main(int argc, char** argv) {
   cumsum.Node("CumSum", {"x", "axis"}, {"y"});
   cumsum.Output("y");
   std::ofstream(dir + "/empty_axis.onnx", std::ios::binary) << cumsum.Serialize();
+
+  ModelBuilder resize(13);
+  resize.Input("x", onnx::TensorProto::FLOAT, {1, 1, 5, 5}).Input("scales", onnx::TensorProto::FLOAT, {4});
+  resize.Node("Resize", {"x", "", "scales"}, {"y"}, {{"mode", std::string("linear")}}, "resize");
+  resize.Output("y", onnx::TensorProto::FLOAT, {1, 1, 3, 10}, true);
+  std::ofstream(dir + "/run_time_scales.onnx", std::ios::binary) << resize.Serialize();
   return 0;
 }

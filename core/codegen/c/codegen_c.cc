@@ -87,6 +87,7 @@ class CodeGenC {
     names_.Reset(func.name, reserved);
     vector_vars_.clear();
     buffer_types_.clear();
+    asserts_ = 0;
 
     IndentedText text;
     current_ = &text;
@@ -487,7 +488,9 @@ class CodeGenC {
         const auto* op = s.as<ir::AssertStmt>();
         std::string message;
         for (char c : op->message) message += (c == '*' || c == '/') ? ' ' : c;
-        Line("if (!" + Print(op->condition, "") + ") return -1; /* " + message + " */");
+        // The i-th check returns -1 - i (codegen_llvm.h kKernelAssertFailed), as LLVM kernels do.
+        Line("if (!" + Print(op->condition, "") + ") return " + std::to_string(-1 - asserts_++) + "; /* " + message +
+             " */");
         return;
       }
       case ir::StmtKind::kFor: return EmitFor(s.as<ir::For>());
@@ -700,6 +703,7 @@ class CodeGenC {
   IndentedText* current_ = nullptr;
   std::string kernel_;
   int task_count_ = 0;
+  int asserts_ = 0;  // AssertStmts of the current kernel so far
   bool in_task_ = false;
   KernelNames names_;
   std::unordered_set<const ir::VarNode*> vector_vars_;

@@ -225,7 +225,7 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     llvm::Function* function = nullptr;
     Value* ctx = nullptr;
     llvm::BasicBlock* entry = nullptr;      // allocas go here
-    llvm::BasicBlock* fail = nullptr;       // `return kKernelAssertFailed`, created on first assert
+    int asserts = 0;                        // AssertStmts emitted so far: the next one returns kKernelAssertFailed - asserts
     std::unordered_map<const ir::VarNode*, Value*> vars;
     std::unordered_map<const ir::VarNode*, ModularSet> modular;
     int parallel_depth = 0;
@@ -291,14 +291,13 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     state_ = nullptr;
   }
 
+  // A block returning the next assert's status (kKernelAssertFailed - its ordinal).
   llvm::BasicBlock* FailBlock() {
-    if (state_->fail == nullptr) {
-      llvm::IRBuilderBase::InsertPointGuard guard(builder_);
-      state_->fail = llvm::BasicBlock::Create(context_, "assert_failed", state_->function);
-      builder_.SetInsertPoint(state_->fail);
-      builder_.CreateRet(builder_.getInt32(kKernelAssertFailed));
-    }
-    return state_->fail;
+    llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+    llvm::BasicBlock* fail = llvm::BasicBlock::Create(context_, "assert_failed", state_->function);
+    builder_.SetInsertPoint(fail);
+    builder_.CreateRet(builder_.getInt32(kKernelAssertFailed - state_->asserts++));
+    return fail;
   }
 
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, uint64_t count, uint64_t alignment, const std::string& name) {

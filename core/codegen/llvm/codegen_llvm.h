@@ -16,8 +16,8 @@
 //  * Allocate: kLocal/kShared on the stack (entry-block alloca), kWorkspace at
 //    ctx->workspace + offset.
 // Each kernel is `int32_t name(void* const* args, const agate_kernel_ctx* ctx)`
-// (c_api/include/agate/kernel_abi.h) and returns 0, or -1 when an
-// AssertStmt fails.
+// (c_api/include/agate/kernel_abi.h) and returns 0, or -1 - i when its i-th
+// AssertStmt (in program order) fails.
 #ifndef AGATE_CORE_CODEGEN_LLVM_CODEGEN_LLVM_H_
 #define AGATE_CORE_CODEGEN_LLVM_CODEGEN_LLVM_H_
 
@@ -33,7 +33,9 @@
 namespace agate {
 namespace codegen {
 
-// The status a kernel returns when one of its AssertStmts fails.
+// The status a kernel returns when its first AssertStmt (in program order) fails; the i-th
+// returns kKernelAssertFailed - i, so the runtime can name the check that failed (a module
+// records each kernel's check messages in that order: module.fbs Kernel.check_messages).
 constexpr int32_t kKernelAssertFailed = -1;
 
 // Translates `funcs` into one LLVM module for `target` (triple and data layout
