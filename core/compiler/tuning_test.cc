@@ -74,8 +74,8 @@ TEST(TuningTest, TheBlockedConvDeclaresItsKnobs) {
   target::Target target = target::Target::Parse(kTarget);
   ops::KnobSpace space = ops::KnobSpaceOf(planned, planned.groups[ConvGroups(planned)[1]], target);
   EXPECT_EQ(space.ToString(),
-            "conv_ow_block{0,2,7,14} conv_oc_block{0,16,32} conv_winograd{-1,0,1} winograd_tile{0,2,4} "
-            "winograd_tile_block{0,4,6,8,12,16} parallel{1,0}");
+            "conv_ow_block{0,2,7,14} conv_oc_block{0,16,32} conv_parallel_rows{-1,0,1} conv_winograd{-1,0,1} "
+            "winograd_tile{0,2,4} winograd_tile_block{0,4,6,8,12,16} parallel{1,0}");
 }
 
 TEST(TuningTest, CompileGroupBuildsOneKernelWithTheSameTaskKey) {
