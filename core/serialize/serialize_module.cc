@@ -106,6 +106,17 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>> BuildT
   return b.CreateVector(out);
 }
 
+// module.fbs Kernel.check_messages: each message ended by a NUL byte. A NUL inside a message
+// (a node named so) becomes '?', so that message i stays the i-th.
+std::string JoinCheckMessages(const std::vector<std::string>& messages) {
+  std::string joined;
+  for (const std::string& message : messages) {
+    for (char c : message) joined.push_back(c == '\0' ? '?' : c);
+    joined.push_back('\0');
+  }
+  return joined;
+}
+
 flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, const KernelSpec& k) {
   flatbuffers::Offset<fb::CudaKernel> cuda = 0;
   if (k.has_cuda) {
@@ -115,8 +126,8 @@ flatbuffers::Offset<fb::Kernel> BuildKernel(flatbuffers::FlatBufferBuilder& b, c
                                 k.cuda.shared_memory_bytes, rt::Fnv1a64(k.cuda.image.data(), k.cuda.image.size()),
                                 k.cuda.registers_per_thread, k.cuda.static_shared_memory_bytes);
   }
-  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> checks = 0;
-  if (!k.check_messages.empty()) checks = b.CreateVectorOfStrings(k.check_messages);
+  flatbuffers::Offset<flatbuffers::String> checks = 0;
+  if (!k.check_messages.empty()) checks = b.CreateString(JoinCheckMessages(k.check_messages));
   return fb::CreateKernel(b, b.CreateString(k.name), k.workspace_bytes, cuda, b.CreateVector(k.param_bytes), checks);
 }
 

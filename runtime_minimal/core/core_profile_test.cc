@@ -292,7 +292,9 @@ TEST(CoreProfileTest, AFailedRunTimeCheckIsTheCallersError) {
   for (bool with_messages : {true, false}) {
     serialize::ModuleSpec spec = testing::MlpSpec(TargetKind::kMicro);
     spec.kernels[1].name = "agate_test_check_failed";
-    if (with_messages) spec.kernels[1].check_messages = {"Op 'a': first check", "Op 'b': operand ('v') is wrong"};
+    // The first message holds a NUL (a node may be named so): the second must still be message 1.
+    const std::string first("Op 'a\0b': first check", 22);
+    if (with_messages) spec.kernels[1].check_messages = {first, "Op 'b': operand ('v') is wrong"};
     InPlaceModule module(serialize::SerializeModule(spec));
     ASSERT_EQ(module.status(), AGATE_OK) << Message();
     InPlaceExecutor executor(module.get());

@@ -29,13 +29,26 @@ Message TensorFail(const char* role, uint32_t index, const char* name, SourceLin
   return m;
 }
 
+// DLDataType is four bytes (code, bits, lanes) without padding: compared as one word, which
+// is also the shortest code on a microcontroller.
+static_assert(sizeof(DLDataType) == 4, "DLDataType is code (8), bits (8), lanes (16)");
+bool SameDType(DLDataType a, DLDataType b) {
+  uint32_t x, y;
+  memcpy(&x, &a, sizeof(x));
+  memcpy(&y, &b, sizeof(y));
+  return x == y;
+}
+
 // The message of the run-time check a kernel reports failed (it returned -1 - i for check i;
 // module.fbs Kernel.check_messages), or null when `rc` names none: the input was wrong, not agate.
-const flatbuffers::String* FailedCheck(const fb::Kernel* kernel, int32_t rc) {
-  const auto* messages = kernel->check_messages();
+const char* FailedCheck(const fb::Kernel* kernel, int32_t rc) {
+  const flatbuffers::String* messages = kernel->check_messages();
   if (messages == nullptr || rc >= 0) return nullptr;
-  const int64_t index = -static_cast<int64_t>(rc) - 1;
-  return index < static_cast<int64_t>(messages->size()) ? messages->Get(static_cast<uint32_t>(index)) : nullptr;
+  // Each message ends with a NUL byte; the verifier saw the string's own NUL after the last.
+  const char* message = messages->c_str();
+  const char* const end = message + messages->size();
+  for (int64_t skip = -static_cast<int64_t>(rc) - 1; skip > 0 && message < end; --skip) message += strlen(message) + 1;
+  return message < end ? message : nullptr;
 }
 
 }  // namespace
@@ -161,7 +174,7 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
                                         << device_type;
   }
   const DLDataType want = ToDLDataType(*info.dtype());
-  if (tensor->dtype.code != want.code || tensor->dtype.bits != want.bits || tensor->dtype.lanes != want.lanes) {
+  if (!SameDType(tensor->dtype, want)) {
     return TensorFail(role, index, name) << " has dtype (code "
                                         << tensor->dtype.code << ", bits " << tensor->dtype.bits << ", lanes "
                                         << tensor->dtype.lanes << "); the module needs (code " << want.code
@@ -273,8 +286,8 @@ agate_status_t RunChunk(agate_executor* e, const flatbuffers::Vector<flatbuffers
     ctx->workspace = workspace_bytes != 0 ? e->workspace : nullptr;
     const int32_t rc = module.kernels[call.kernel()](args, ctx);
     if (rc != 0) {
-      const flatbuffers::String* check = FailedCheck(m.kernels()->Get(call.kernel()), rc);
-      if (check != nullptr) return Fail(AGATE_INVALID_ARGUMENT) << check->c_str();
+      const char* check = FailedCheck(m.kernels()->Get(call.kernel()), rc);
+      if (check != nullptr) return Fail(AGATE_INVALID_ARGUMENT) << check;
       return Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(call.kernel())->name()->c_str() << "' (call " << c
                                   << " of the variant at row " << row << ") failed with code " << rc;
     }
@@ -400,11 +413,18 @@ agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t*
     const int32_t rc = call.fn(call.args, ctx);
     if (clock_ns != nullptr) out_call_ns[c] = clock_ns() - start;
     if (rc != 0) {
+#if defined(AGATE_RT_NO_MESSAGES)
+      // Flash-constrained builds drop every message text, so they read no check message either:
+      // a failed run-time check (-1 - i, see kernel_abi.h) is the input's fault, any other
+      // status a kernel fault. Reading the module here would cost the core profile its goal.
+      return Fail(rc < 0 ? AGATE_INVALID_ARGUMENT : AGATE_INTERNAL);
+#else
       const uint32_t k = m.plan()->Get(c)->kernel();
-      const flatbuffers::String* check = FailedCheck(m.kernels()->Get(k), rc);
-      if (check != nullptr) return Fail(AGATE_INVALID_ARGUMENT) << check->c_str();
+      const char* check = FailedCheck(m.kernels()->Get(k), rc);
+      if (check != nullptr) return Fail(AGATE_INVALID_ARGUMENT) << check;
       return Fail(AGATE_INTERNAL) << "kernel '" << m.kernels()->Get(k)->name()->c_str() << "' (plan call " << c
                                       << ") failed with code " << rc;
+#endif
     }
   }
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
