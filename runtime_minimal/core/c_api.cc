@@ -48,23 +48,7 @@ extern "C" {
 
 AGATE_API uint32_t agate_runtime_abi_version(void) { return AGATE_RUNTIME_ABI_VERSION; }
 
-AGATE_API const char* agate_status_name(agate_status_t status) {
-  switch (status) {
-    case AGATE_OK: return "ok";
-    case AGATE_INVALID_ARGUMENT: return "invalid argument";
-    case AGATE_NOT_FOUND: return "not found";
-    case AGATE_UNSUPPORTED: return "unsupported";
-    case AGATE_OUT_OF_RANGE: return "out of range";
-    case AGATE_CORRUPT: return "corrupt";
-    case AGATE_VERSION_MISMATCH: return "version mismatch";
-    case AGATE_ILLEGAL_SCHEDULE: return "illegal schedule";
-    case AGATE_RESOURCE_EXHAUSTED: return "resource exhausted";
-    case AGATE_IO: return "io";
-    case AGATE_UNAVAILABLE: return "unavailable";
-    case AGATE_INTERNAL: return "internal";
-  }
-  return "unknown status";
-}
+AGATE_API const char* agate_status_name(agate_status_t status) { return rt::StatusName(status); }
 
 AGATE_API const char* agate_last_error_message(void) { return rt::LastMessage(); }
 

@@ -24,13 +24,6 @@ struct Failure {
 
 AGATE_RT_THREAD_LOCAL Failure g_failure;
 
-const char* StatusName(agate_status_t status) {
-  static const char* const kNames[] = {"ok",  "invalid argument", "not found", "unsupported",
-                                       "out of range", "corrupt", "version mismatch", "illegal schedule",
-                                       "resource exhausted", "io", "unavailable", "internal"};
-  return status >= 0 && status < 12 ? kNames[status] : "unknown status";
-}
-
 // Appends text to out[*n, cap).
 void Put(char* out, size_t cap, size_t* n, const char* text) {
   while (*text != '\0' && *n + 1 < cap) out[(*n)++] = *text++;

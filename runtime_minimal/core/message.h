@@ -112,6 +112,17 @@ inline Message Fail(agate_status_t status, SourceLine where = SourceLine::Curren
 // The current thread's last message.
 const char* LastMessage();
 
+// The status's name ("invalid argument"), or "unknown status": agate_status_name and the
+// no-message builds' "status at file:line" both read this one table (inline: the core
+// profile's flash budget has no room for a call).
+inline const char* StatusName(agate_status_t status) {
+  static const char* const kNames[] = {"ok",  "invalid argument", "not found", "unsupported",
+                                       "out of range", "corrupt", "version mismatch", "illegal schedule",
+                                       "resource exhausted", "io", "unavailable", "internal"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == AGATE_INTERNAL + 1, "one name per agate_status_t");
+  return status >= 0 && status <= AGATE_INTERNAL ? kNames[status] : "unknown status";
+}
+
 }  // namespace rt
 }  // namespace agate
 
