@@ -54,6 +54,35 @@ Tensor ReduceTensor(const Tensor& x, const std::vector<int>& axes, bool keepdims
 
 namespace {
 
+// The reduce operators' CPU schedule. A reduction over the input's last axis whose output's
+// innermost axis takes no vectors (a scalar: DynamicQuantizeLinear's min and max; [rows, 1])
+// accumulates in vector partials (ScheduleReductionInVectorPartials); every other reduction,
+// and the GPU, take the default anchor schedule.
+void SetReduceSchedules(const OpContext& ctx, const Tensor& acc, bool last_axis_reduced) {
+  SetDefaultSchedules(ctx, "reduce", acc);
+  if (!last_axis_reduced) return;
+  ctx.SetSchedule([](const ScheduleRequest& r) {
+    te::Schedule s = r.schedule;
+    InjectiveKnobs knobs;
+    knobs.vector_lanes = r.options->vector_lanes;
+    if (!r.options->allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+    ir::IterVar fused;
+    if (!ScheduleReductionInVectorPartials(s, r.anchor, *r.target, knobs, &fused)) {
+      return ScheduleAnchorDefault(r, "reduce");
+    }
+    const std::string what = "reduce: vector partials over the last axis";
+    if (r.epilogue.defined()) {
+      ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, knobs);
+      if (at.defined()) s[r.anchor].compute_at(s[r.epilogue], at);
+      return what + ", epilogue inlined";
+    }
+    for (const Tensor& out : r.outputs) {
+      if (!out.same_as(r.anchor)) ScheduleInjectiveStage(s, out, *r.target, knobs);
+    }
+    return what;
+  }, acc);
+}
+
 // The reduction over `axes` (not empty): its output and the stage that accumulates (the
 // schedule's anchor).
 struct Reduced {
@@ -220,7 +249,7 @@ std::vector<Tensor> ReduceOp(const OpContext& ctx) {
                         name, tag::kInjective)};
   }
   Reduced r = ReduceOver(ctx, axes, keepdims, name);
-  SetDefaultSchedules(ctx, "reduce", r.acc);
+  SetReduceSchedules(ctx, r.acc, axes.back() == static_cast<int>(xs.size()) - 1);
   return {r.out};
 }
 

@@ -46,6 +46,58 @@ TEST(ReduceTest, ReduceOps) {
   }
 }
 
+// Reductions over the last axis whose output takes no vectors (a scalar, [rows, 1], [3, 4])
+// accumulate in vector partials (LLVM kernels on 2 threads and the loop-IR interpreter), with and without an epilogue
+// (ReduceMean's division; DynamicQuantizeLinear's Min(ReduceMin(x), 0)); a last axis the lanes do not
+// divide, or another axis, keeps the default schedule. Both match the reference.
+TEST(ReduceTest, LastAxisReductionsAccumulateInVectorPartials) {
+  struct Case {
+    const char* op;
+    graph::Shape x;
+    Attrs attrs;
+    bool partials;
+  };
+  const Attrs all_scalar = {{"keepdims", Attribute(int64_t{0})}};
+  const std::vector<Case> cases = {
+      {"ReduceMax", {128, 96}, all_scalar, true},
+      {"ReduceMin", {2, 64, 48}, all_scalar, true},
+      {"ReduceSum", {40, 80}, {{"axes", Attribute(Ints{-1})}}, true},
+      {"ReduceMean", {3, 4, 32}, {{"axes", Attribute(Ints{-1})}, {"keepdims", Attribute(int64_t{0})}}, true},
+      {"ReduceMax", {5, 33}, {{"axes", Attribute(Ints{-1})}}, false},   // 33: no whole vectors
+      {"ReduceSum", {64, 48}, {{"axes", Attribute(Ints{0})}}, false},   // not the last axis
+  };
+  for (const Case& c : cases) {
+    testing::CheckOptions options;
+    options.threads = 2;  // the LLVM kernels on 2 threads: the parallel data loop where there is one
+    EXPECT_TRUE(CheckAgainstReference(OneOp(c.op, c.x, c.attrs), options)) << c.op;
+    Graph g = testing::Fuse(OneOp(c.op, c.x, c.attrs));
+    std::vector<std::string> summaries;
+    testing::RunGroups(g, testing::RandomInputs(g, 3), testing::Backend::kEval, target::Target::Host(), {},
+                       &summaries);
+    bool found = false, epilogue = false;
+    for (const std::string& s : summaries) {
+      found |= s.find("vector partials over the last axis") != std::string::npos;
+      epilogue |= s.find("vector partials over the last axis, epilogue inlined") != std::string::npos;
+    }
+    EXPECT_EQ(found, c.partials) << c.op << " " << graph::ShapeToString(c.x);
+    // ReduceMean's division is the anchor's epilogue, computed at the fused data loop.
+    EXPECT_EQ(epilogue, std::string(c.op) == "ReduceMean") << c.op;
+  }
+  // DynamicQuantizeLinear's form: the scalar min, then Min with 0.
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {64, 96}});
+  g.AddConstant("zero", graph::Tensor::FromDoubles(kF32, {}, {0.0}));
+  Add(&g, "ReduceMin", "rmin", {"x"}, {"m"}, all_scalar);
+  Add(&g, "Min", "min0", {"m", "zero"}, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"})));
+  Graph fused = testing::Fuse(Finish(g, {"y"}));
+  std::vector<std::string> summaries;
+  testing::RunGroups(fused, testing::RandomInputs(fused, 4), testing::Backend::kEval, target::Target::Host(), {},
+                     &summaries);
+  ASSERT_FALSE(summaries.empty());
+  EXPECT_NE(summaries[0].find("vector partials over the last axis"), std::string::npos) << summaries[0];
+}
+
 TEST(ReduceTest, ArgMaxArgMin) {
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (int64_t last : {0, 1}) {

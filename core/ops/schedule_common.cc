@@ -45,6 +45,48 @@ bool VectorizeReduction(te::Schedule& s, const te::Tensor& reduction, int lanes)
   return true;
 }
 
+bool ScheduleReductionInVectorPartials(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                       const InjectiveKnobs& knobs, ir::IterVar* fused) {
+  te::Stage stage = s[out];
+  auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
+  if (!compute || !compute->is_reduction() || compute->num_outputs() != 1) return false;
+  const size_t ndata = compute->axis.size();
+  const size_t nreduce = compute->reduce_axis.size();
+  if (stage->leaf_iter_vars.size() != ndata + nreduce) return false;  // already scheduled
+  const int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(target, out.dtype());
+  const int64_t inner_data = ndata == 0 ? 1 : ConstExtent(stage.axis(ndata - 1));
+  const int64_t inner_reduce = ConstExtent(stage.reduce_axis(nreduce - 1));
+  if (lanes <= 1 || inner_data < 0 || inner_data % lanes == 0 || inner_reduce < lanes || inner_reduce % lanes != 0) {
+    return false;
+  }
+  int64_t total = 1, reduce_total = 1;
+  for (size_t i = 0; i < ndata; ++i) total *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
+  for (size_t i = 0; i < nreduce; ++i) reduce_total *= std::max<int64_t>(ConstExtent(stage.reduce_axis(i)), 1);
+  auto [ko, ki] = stage.split(stage.reduce_axis(nreduce - 1), ir::Expr(int64_t{lanes}));
+  (void)ko;
+  te::Tensor rf = s.rfactor(out, ki);
+  te::Stage partials = s[rf];
+  // The partials: (lane, data axes...) x (the kept half, other reduce axes); lanes innermost.
+  std::vector<ir::IterVar> order;
+  for (size_t i = 1; i <= ndata; ++i) order.push_back(partials.axis(i));
+  for (size_t i = 1; i < nreduce; ++i) order.push_back(partials.reduce_axis(i));
+  order.push_back(partials.reduce_axis(0));
+  order.push_back(partials.axis(0));
+  partials.reorder(order);
+  partials.vectorize(partials.axis(0));
+  stage = s[out];  // rfactor reset its loops: data axes, then the lanes
+  std::vector<ir::IterVar> data;
+  for (size_t i = 0; i < ndata; ++i) data.push_back(stage.axis(i));
+  *fused = FuseRange(stage, data);
+  if (fused->defined()) {
+    partials.compute_at(stage, *fused);
+    if (ParallelAllowed(target) && total > 1 && total * reduce_total >= knobs.min_parallel_elements) {
+      stage.parallel(*fused);
+    }
+  }
+  return true;
+}
+
 ir::IterVar FuseRange(te::Stage stage, const std::vector<ir::IterVar>& loops) {
   if (loops.empty()) return ir::IterVar();
   ir::IterVar fused = loops[0];
