@@ -19,54 +19,19 @@ bool ParallelAllowed(const target::Target& target) {
   return target.kind() == target::TargetKind::kLLVM && !target.is_bare_metal();
 }
 
-bool VectorizeReduction(te::Schedule& s, const te::Tensor& reduction, int lanes) {
-  te::Stage stage = s[reduction];
-  auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
-  if (!compute || !compute->is_reduction() || compute->num_outputs() != 1 || compute->axis.empty() || lanes <= 1)
-    return false;
-  if (stage->leaf_iter_vars.size() != compute->axis.size() + compute->reduce_axis.size()) return false;  // scheduled
-  size_t nreduce = compute->reduce_axis.size();
-  int64_t extent = ConstExtent(stage.reduce_axis(nreduce - 1));
-  if (extent < lanes || extent % lanes != 0) return false;
-  auto [ko, ki] = stage.split(stage.reduce_axis(nreduce - 1), ir::Expr(int64_t{lanes}));
-  (void)ko;
-  te::Tensor rf = s.rfactor(reduction, ki);
-  te::Stage r = s[rf];
-  size_t ndata = compute->axis.size();
-  r.compute_at(stage, stage.axis(ndata - 1));
-  // RF: (lane, data axes...) x (the kept half, other reduce axes): lanes innermost.
-  std::vector<ir::IterVar> order;
-  for (size_t i = 1; i <= ndata; ++i) order.push_back(r.axis(i));
-  for (size_t i = 1; i < nreduce; ++i) order.push_back(r.reduce_axis(i));
-  order.push_back(r.reduce_axis(0));
-  order.push_back(r.axis(0));
-  r.reorder(order);
-  r.vectorize(r.axis(0));
-  return true;
-}
+namespace {
 
-bool ScheduleReductionInVectorPartials(te::Schedule& s, const te::Tensor& out, const target::Target& target,
-                                       const InjectiveKnobs& knobs, ir::IterVar* fused) {
-  te::Stage stage = s[out];
-  auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
-  if (!compute || !compute->is_reduction() || compute->num_outputs() != 1) return false;
-  const size_t ndata = compute->axis.size();
-  const size_t nreduce = compute->reduce_axis.size();
-  if (stage->leaf_iter_vars.size() != ndata + nreduce) return false;  // already scheduled
-  const int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(target, out.dtype());
-  const int64_t inner_data = ndata == 0 ? 1 : ConstExtent(stage.axis(ndata - 1));
-  const int64_t inner_reduce = ConstExtent(stage.reduce_axis(nreduce - 1));
-  if (lanes <= 1 || inner_data < 0 || inner_data % lanes == 0 || inner_reduce < lanes || inner_reduce % lanes != 0) {
-    return false;
-  }
-  int64_t total = 1, reduce_total = 1;
-  for (size_t i = 0; i < ndata; ++i) total *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
-  for (size_t i = 0; i < nreduce; ++i) reduce_total *= std::max<int64_t>(ConstExtent(stage.reduce_axis(i)), 1);
+// Splits the innermost reduce axis of the unscheduled single-output reduction `reduction` by
+// `lanes` and rfactors the lanes into partials: (lane, data axes...) x (the kept half, the other
+// reduce axes), reordered so the lanes are innermost and vectorized. The reduction then combines
+// the lanes. Returns the partials' stage (its caller attaches it).
+te::Stage RfactorIntoLanes(te::Schedule& s, const te::Tensor& reduction, int lanes) {
+  te::Stage stage = s[reduction];
+  auto* compute = static_cast<const te::ComputeOpNode*>(stage->op.get());
+  const size_t ndata = compute->axis.size(), nreduce = compute->reduce_axis.size();
   auto [ko, ki] = stage.split(stage.reduce_axis(nreduce - 1), ir::Expr(int64_t{lanes}));
   (void)ko;
-  te::Tensor rf = s.rfactor(out, ki);
-  te::Stage partials = s[rf];
-  // The partials: (lane, data axes...) x (the kept half, other reduce axes); lanes innermost.
+  te::Stage partials = s[s.rfactor(reduction, ki)];
   std::vector<ir::IterVar> order;
   for (size_t i = 1; i <= ndata; ++i) order.push_back(partials.axis(i));
   for (size_t i = 1; i < nreduce; ++i) order.push_back(partials.reduce_axis(i));
@@ -74,6 +39,46 @@ bool ScheduleReductionInVectorPartials(te::Schedule& s, const te::Tensor& out, c
   order.push_back(partials.axis(0));
   partials.reorder(order);
   partials.vectorize(partials.axis(0));
+  return partials;
+}
+
+// The single-output reduction `reduction`, not scheduled yet, whose innermost reduce axis is a
+// whole number (> 0) of `lanes`-wide vectors.
+const te::ComputeOpNode* UnscheduledReductionOverVectors(te::Schedule& s, const te::Tensor& reduction, int lanes) {
+  te::Stage stage = s[reduction];
+  auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
+  if (!compute || !compute->is_reduction() || compute->num_outputs() != 1 || lanes <= 1) return nullptr;
+  const size_t nreduce = compute->reduce_axis.size();
+  if (stage->leaf_iter_vars.size() != compute->axis.size() + nreduce) return nullptr;  // scheduled
+  const int64_t extent = ConstExtent(stage.reduce_axis(nreduce - 1));
+  return extent >= lanes && extent % lanes == 0 ? compute : nullptr;
+}
+
+}  // namespace
+
+bool VectorizeReduction(te::Schedule& s, const te::Tensor& reduction, int lanes) {
+  const te::ComputeOpNode* compute = UnscheduledReductionOverVectors(s, reduction, lanes);
+  if (compute == nullptr || compute->axis.empty()) return false;
+  te::Stage stage = s[reduction];
+  te::Stage partials = RfactorIntoLanes(s, reduction, lanes);
+  partials.compute_at(stage, stage.axis(compute->axis.size() - 1));
+  return true;
+}
+
+bool ScheduleReductionInVectorPartials(te::Schedule& s, const te::Tensor& out, const target::Target& target,
+                                       const InjectiveKnobs& knobs, ir::IterVar* fused) {
+  const int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(target, out.dtype());
+  const te::ComputeOpNode* compute = UnscheduledReductionOverVectors(s, out, lanes);
+  if (compute == nullptr) return false;
+  te::Stage stage = s[out];
+  const size_t ndata = compute->axis.size();
+  const int64_t inner_data = ndata == 0 ? 1 : ConstExtent(stage.axis(ndata - 1));
+  if (inner_data < 0 || inner_data % lanes == 0) return false;  // the data axis takes the vectors
+  int64_t total = 1, reduce_total = 1;
+  for (size_t i = 0; i < ndata; ++i) total *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
+  for (size_t i = 0; i < compute->reduce_axis.size(); ++i)
+    reduce_total *= std::max<int64_t>(ConstExtent(stage.reduce_axis(i)), 1);
+  te::Stage partials = RfactorIntoLanes(s, out, lanes);
   stage = s[out];  // rfactor reset its loops: data axes, then the lanes
   std::vector<ir::IterVar> data;
   for (size_t i = 0; i < ndata; ++i) data.push_back(stage.axis(i));
