@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/graph/op_registry.h"
 #include "core/graph/passes/rewrite.h"
 #include "core/graph/shape_inference.h"
 
@@ -40,8 +41,19 @@ class Merger {
       siblings[key].push_back(m);
     }
     std::vector<std::vector<Member>> merges;
-    for (const SiblingKey& key : order)
-      if (siblings[key].size() >= 2) merges.push_back(siblings[key]);
+    for (const SiblingKey& key : order) {
+      // Dropping a member may let the others' Adds merge, which changes what their slices write.
+      std::vector<Member> members = siblings[key];
+      for (size_t before = 0; before != members.size();) {
+        before = members.size();
+        bool adds = AllHaveAdds(members);
+        std::vector<Member> readable;
+        for (const Member& m : members)
+          if (ReadInPlace(m, adds)) readable.push_back(m);
+        members = readable;
+      }
+      if (members.size() >= 2) merges.push_back(members);
+    }
     if (merges.empty()) return g_;
     return Rewrite(merges);
   }
@@ -113,6 +125,29 @@ class Merger {
     m->add_bias = b;
   }
 
+  static bool AllHaveAdds(const std::vector<Member>& ms) {
+    for (const Member& m : ms)
+      if (m.add < 0) return false;
+    return true;
+  }
+
+  // True when every reader of the member's result (the bias Add's output when all members'
+  // Adds merge, else the product's) can take its slice into its own kernel: an elementwise,
+  // broadcast or injective node (the fusion pass fuses the injective Slice into it, or into
+  // the Attention kernel that a head split feeds) or an Attention node. Another product, a
+  // normalization or a graph output would read a Slice copy kernel, a pass over the output
+  // that the merge has not been measured to pay for (benchmarks/gemm/RESULTS.md).
+  bool ReadInPlace(const Member& m, bool adds_merge) const {
+    if (m.add >= 0 && !adds_merge) return true;  // its Add stays and reads the slice
+    const std::string& result = g_.nodes[adds_merge ? m.add : m.node].outputs[0];
+    if (g_.IsGraphOutput(result) || !consumers_.count(result)) return false;
+    for (int c : consumers_.at(result)) {
+      const Node& reader = g_.nodes[c];
+      if (reader.op != "Attention" && KindOf(reader) > OpKind::kInjective) return false;
+    }
+    return true;
+  }
+
   // The members' weights side by side along N: rows of each [K, N_i] weight
   // concatenated ([K, sum N]), or, for transposed weights [N_i, K], the weights one after the other.
   Tensor ConcatWeights(const std::vector<Member>& ms, bool trans_b) const {
@@ -159,8 +194,7 @@ class Merger {
   std::vector<Node> MergedNodes(const std::vector<Member>& ms, Graph* result) {
     const Node& first = g_.nodes[ms[0].node];
     bool trans_b = first.op == "Gemm" && first.attrs.GetInt("transB", 0) != 0;
-    bool merge_adds = true;
-    for (const Member& m : ms) merge_adds = merge_adds && m.add >= 0;
+    bool merge_adds = AllHaveAdds(ms);
     std::string base = Fresh(first.name + "_merged");
     Node product = first;
     product.name = base;

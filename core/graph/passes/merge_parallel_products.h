@@ -7,13 +7,13 @@
 // each a [S, d] x [d, d] product. Three GEMMs pack and stream the activation
 // three times and each has only N = d columns to spread over register tiles
 // and threads; one [S, d] x [d, 3d] GEMM streams it once and gets the wider N.
-// The slices cost no pass over memory where their readers read them in place:
-// a Slice is injective, so the fusion pass puts it into the group of the
-// Attention node that the head split (Reshape, Transpose) feeds, where it is
-// index arithmetic, or into an elementwise reader's kernel. (A Slice read by
-// another product would be a copy kernel; that too is cheaper than the
-// product's second and third pass over A for the shapes measured, see
-// benchmarks/gemm/RESULTS.md.)
+// The slices must cost no pass over memory, so a member joins only when every
+// reader of its result reads the slice in place: a Slice is injective, so the
+// fusion pass puts it into the group of the Attention node that the head split
+// (Reshape, Transpose) feeds, where it is index arithmetic, or into an
+// elementwise or injective reader's kernel. A member read by another product,
+// an opaque op or as a graph output stays as it is (its Slice would be a copy
+// kernel, which the merge has not been measured to pay for).
 //
 // Exact: each output element is the same dot product, accumulated over k in
 // the same order with the same fused multiply-adds whatever N is (a K slice
@@ -26,7 +26,8 @@
 //                             constant [N_i] or [1, N_i] for all or for none
 //   then, when every member's only reader is Add(., b_i) with b_i a constant
 //   of shape [.., 1, N_i] (rank at most the product's), the Adds merge too.
-// Refused: run-time weights, a weight (or bias) another node also reads or
+// Refused: a member whose result another product, an opaque op or a graph
+// output reads (above), run-time weights, a weight (or bias) another node also reads or
 // that is a graph output (concatenating would keep both copies), different K,
 // mixed dtypes, fewer than two members.
 #ifndef AGATE_CORE_GRAPH_PASSES_MERGE_PARALLEL_PRODUCTS_H_

@@ -30,6 +30,12 @@ const Node* Find(const Graph& g, const std::string& op) {
   return nullptr;
 }
 
+// An elementwise reader of `y` (which reads a slice in place), writing r_<y>.
+std::string ReadBy(Graph* g, const std::string& y) {
+  Add(g, "Relu", "relu_" + y, {y}, {"r_" + y});
+  return "r_" + y;
+}
+
 // x [1, S, K] -> MatMul(x, w_<name>) [+ b_<name>] -> relu_<name> -> graph output, one per entry of `columns`.
 struct Projection {
   std::string name;
@@ -120,7 +126,7 @@ TEST(MergeParallelProductsTest, DifferentActivationsStayApart) {
   Add(&g, "MatMul", "m1", {"x", "w1"}, {"y1"});
   Add(&g, "MatMul", "m2", {"z", "w2"}, {"y2"});
   Add(&g, "MatMul", "m3", {"u", "w3"}, {"y3"});
-  g = Finish(g, {"y1", "y2", "y3"});
+  g = Finish(g, {ReadBy(&g, "y1"), ReadBy(&g, "y2"), ReadBy(&g, "y3")});
   Graph merged = MergeParallelProducts(g);
   EXPECT_EQ(CountOps(merged, "MatMul"), 3);
   EXPECT_EQ(CountOps(merged, "Slice"), 0);
@@ -142,7 +148,7 @@ TEST(MergeParallelProductsTest, SharedWeightsAndBiasesStayApart) {
   twice.AddConstant("w", RandomTensor({8, 8}, 1));
   Add(&twice, "MatMul", "a", {"x", "w"}, {"ya"});
   Add(&twice, "MatMul", "b", {"x", "w"}, {"yb"});
-  twice = Finish(twice, {"ya", "yb"});
+  twice = Finish(twice, {ReadBy(&twice, "ya"), ReadBy(&twice, "yb")});
   EXPECT_EQ(CountOps(MergeParallelProducts(twice), "MatMul"), 2);
   // A shared bias: the products merge, the Adds stay (each reads its slice and the bias).
   Graph bias = Projections({{"q"}, {"k"}});
@@ -152,6 +158,27 @@ TEST(MergeParallelProductsTest, SharedWeightsAndBiasesStayApart) {
   EXPECT_EQ(CountOps(merged, "MatMul"), 1);
   EXPECT_EQ(CountOps(merged, "Add"), 2);
   EXPECT_EQ(OutputDifference(bias, merged), 0.0);
+}
+
+TEST(MergeParallelProductsTest, MembersWhoseSliceWouldBeACopyStayApart) {
+  // v's result feeds another product and is a graph output: its slice would be a copy kernel.
+  Graph g = Projections({{"q"}, {"k"}, {"v"}});
+  g.AddInput("other", F32({8, 3}));
+  Add(&g, "MatMul", "reads_v", {"v_y", "other"}, {"vz"});
+  g = Finish(g, {"out_q", "out_k", "out_v", "vz"});
+  Graph merged = MergeParallelProducts(g);
+  EXPECT_EQ(CountOps(merged, "MatMul"), 3);  // q + k merged, v alone, reads_v
+  EXPECT_EQ(CountOps(merged, "Slice"), 2);
+  EXPECT_EQ(OutputDifference(g, merged), 0.0);
+  Graph outputs = Projections({{"q"}, {"k"}, {"v"}});
+  outputs = Finish(outputs, {"out_q", "out_k", "out_v", "v_y"});
+  EXPECT_EQ(CountOps(MergeParallelProducts(outputs), "Slice"), 2);
+  // k without a bias keeps q's and v's Adds (reading their slices): then the product k feeds decides.
+  Graph unbiased = Projections({{"q"}, {"k", 8, false}, {"v"}});
+  Add(&unbiased, "MatMul", "reads_k", {"k_mm", "w_q"}, {"kz"});
+  unbiased = Finish(unbiased, {"out_q", "out_v", "kz"});
+  Graph m2 = MergeParallelProducts(unbiased);
+  EXPECT_EQ(CountOps(m2, "Slice"), 0);  // q and v alone; w_q is shared with reads_k
 }
 
 TEST(MergeParallelProductsTest, MixedDtypesStayApart) {
@@ -165,7 +192,7 @@ TEST(MergeParallelProductsTest, MixedDtypesStayApart) {
   Add(&g, "Cast", "to_half", {"x"}, {"xh"}, {{"to", Attribute("float16")}});
   Add(&g, "MatMul", "m1", {"x", "w1"}, {"y1"});
   Add(&g, "MatMul", "m2", {"xh", "w2"}, {"y2"});
-  g = Finish(g, {"y1", "y2"});
+  g = Finish(g, {ReadBy(&g, "y1"), ReadBy(&g, "y2")});
   EXPECT_EQ(CountOps(MergeParallelProducts(g), "MatMul"), 2);
 }
 
@@ -184,7 +211,7 @@ TEST(MergeParallelProductsTest, GemmSiblingsWithCAndTransposedWeights) {
   Add(&g, "Gemm", "fc_ta", {"x", "wt"}, {"yt"}, {{"transA", int64_t{1}}});
   g.AddConstant("wa", RandomTensor({4, 8}, 41));
   Add(&g, "Gemm", "fc_alpha", {"x", "wa"}, {"ya"}, {{"transB", int64_t{1}}, {"alpha", 0.5}});
-  g = Finish(g, {"y0", "y1", "y2", "yt", "ya"});
+  g = Finish(g, {ReadBy(&g, "y0"), ReadBy(&g, "y1"), ReadBy(&g, "y2"), ReadBy(&g, "yt"), ReadBy(&g, "ya")});
   Graph merged = MergeParallelProducts(g);
   EXPECT_EQ(CountOps(merged, "Gemm"), 3);  // fc0-2 merged, fc_ta, fc_alpha
   const Node* gemm = Find(merged, "Gemm");
