@@ -6,6 +6,7 @@
 #include "core/graph/passes/constant_folding.h"
 #include "core/graph/passes/dead_code_elimination.h"
 #include "core/graph/passes/layout_transformation.h"
+#include "core/graph/passes/merge_parallel_products.h"
 #include "core/graph/passes/graph_memory_plan.h"
 #include "core/graph/passes/norm_fusion.h"
 #include "core/graph/passes/qdq_folding.h"
@@ -29,6 +30,9 @@ PassManager BuildPipeline(const PipelineOptions& options) {
   pm.Add("norm_fusion", FuseNormalizations);
   pm.Add("activation_fusion", FuseActivations);
   if (options.fuse_attention) pm.Add("attention_fusion", FuseAttention);
+  // After attention fusion, which matches the head split below each projection, not the projections.
+  if (options.fuse_attention && options.merge_parallel_products)
+    pm.Add("merge_parallel_products", MergeParallelProducts);
   pm.Add("batchnorm_folding", FoldBatchNorm);
   pm.Add("constant_folding_2", FoldConstants);
   if (options.layout_block > 1) {

@@ -1,6 +1,6 @@
 // agate's standard graph pipeline, in order:
 //   quantize_dynamic, qdq_folding, simplification, constant_folding, norm_fusion, activation_fusion,
-//   [attention_fusion], batchnorm_folding, constant_folding,
+//   [attention_fusion], [merge_parallel_products], batchnorm_folding, constant_folding,
 //   [layout_transformation, constant_folding], dead_code_elimination,
 //   fusion, graph_memory_plan.
 //
@@ -26,6 +26,10 @@ struct PipelineOptions {
   // (core/ops/attention.h) exists for CPU targets only, so GPU targets keep
   // MatMul, Softmax, MatMul, which have CUDA schedules.
   bool fuse_attention = true;
+  // Sibling MatMul/Gemm nodes (Q, K, V) become one product and slices. Only with
+  // fuse_attention: the slices are free where the Attention kernel reads them with the head
+  // split; without it they would feed MatMuls as copy kernels.
+  bool merge_parallel_products = true;
   bool verify = true;
   MemoryPlanPolicy memory_plan = MemoryPlanPolicy::kGreedyBySize;  // the arena placement
 };
