@@ -153,7 +153,7 @@ TEST(GraphTest, RegistryKnowsKindsAndRejectsUnknownAttributes) {
   EXPECT_EQ(UnsupportedReason(node), "");
   node.attrs.Set("alpha", 0.5);
   EXPECT_EQ(UnsupportedReason(node), "attribute 'alpha' not supported");
-  node.op = "Unique";
+  node.op = "Bernoulli";
   EXPECT_EQ(UnsupportedReason(node), "operator not supported");
   node.op = "Conv";
   node.attrs = Attributes();

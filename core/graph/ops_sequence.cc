@@ -1,9 +1,14 @@
 // Operators that select or reorder along one axis: Compress (a constant mask) and
-// ReverseSequence (per-batch prefixes).
+// ReverseSequence (per-batch prefixes); and the selections whose output extents depend on
+// values: NonZero and Unique of a constant (folded when imported), and RunTimeNonZero,
+// RunTimeCompress and RunTimeUnique, whose input or condition arrives when the model runs:
+// each output is typed with an upper bound and followed by its int64 extents, which the kernel
+// writes (Graph::run_time_extents), as RunTimeTopK does.
 #include <algorithm>
 
 #include "core/graph/op_registry.h"
 #include "core/graph/shape_rules.h"
+#include "core/graph/value_selection.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -26,6 +31,97 @@ Types CompressInfer(const InferContext& ctx) {
   return {TensorType{x.dtype, out}};
 }
 
+// NonZero and Unique of a constant: the shapes follow from its values (value_selection.h). A
+// run-time input is imported as RunTimeNonZero or RunTimeUnique instead.
+const Tensor& SelectedValues(const InferContext& ctx) {
+  const Tensor* x = ctx.value(0);
+  AGATE_REQUIRE(x != nullptr, kUnsupported)
+      << Where(ctx) << ": its output extents depend on the values of input 0 ('" << ctx.node().inputs[0]
+      << "'), which are known only when the model runs";
+  return *x;
+}
+
+// NonZero's rank: a scalar counts as one axis (numpy's nonzero of a 0-d array, ONNX's reference).
+int64_t NonZeroRank(const TensorType& x) { return std::max<int64_t>(x.rank(), 1); }
+
+Types NonZeroInfer(const InferContext& ctx) {
+  const Tensor& x = SelectedValues(ctx);
+  int64_t count = static_cast<int64_t>(NonZeroOffsets(x).size());
+  return {TensorType{DType::Int(64), {NonZeroRank(ctx.input(0)), count}}};
+}
+
+// Unique's axis (normalized), or -1 without one (flattened).
+int UniqueAxis(const InferContext& ctx) {
+  if (!ctx.attrs().Has("axis")) return -1;
+  return NormalizeAxis(ctx.attrs().GetInt("axis"), ctx.input(0).rank(), Where(ctx));
+}
+
+// Unique's outputs for `distinct` distinct items: Y (x's shape with `distinct` on the axis, or
+// [distinct]), indices and counts ([distinct]) and inverse_indices (one per item).
+Types UniqueTypes(const TensorType& x, int axis, int64_t distinct) {
+  Shape y = axis < 0 ? Shape{distinct} : x.shape;
+  if (axis >= 0) y[axis] = distinct;
+  int64_t items = axis < 0 ? x.numel() : x.shape[axis];
+  TensorType index{DType::Int(64), {distinct}};
+  return {TensorType{x.dtype, y}, index, TensorType{DType::Int(64), {items}}, index};
+}
+
+Types UniqueInfer(const InferContext& ctx) {
+  const Tensor& x = SelectedValues(ctx);
+  int axis = UniqueAxis(ctx);
+  UniqueItems u = UniqueOf(x, axis, ctx.attrs().GetInt("sorted", 1) != 0);
+  return UniqueTypes(ctx.input(0), axis, static_cast<int64_t>(u.first.size()));
+}
+
+// Upper bounds need at least one element to bound: a run-time selection from an empty tensor
+// is refused (its result is empty whatever the values; a model has no reason to compute it).
+void RequireElements(const InferContext& ctx, const TensorType& x) {
+  AGATE_REQUIRE(x.numel() > 0, kUnsupported)
+      << Where(ctx) << ": input 0 ('" << ctx.node().inputs[0] << "') " << x.ToString() << " has no elements to select "
+      << "from at run time";
+}
+
+// RunTimeNonZero: output 0 the coordinates, [rank, numel] (every element nonzero at most),
+// compact at [rank, count]; output 1 those two extents.
+Types RunTimeNonZeroInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  RequireElements(ctx, x);
+  return {TensorType{DType::Int(64), {NonZeroRank(x), x.numel()}}, TensorType{DType::Int(64), {2}}};
+}
+
+// RunTimeCompress: input 1 the condition (bool or integer, rank 1, at most the selected extent).
+// Output 0 typed as the input (with an axis) or [numel] (flattened), compact at the kept count;
+// output 1 its extents.
+Types RunTimeCompressInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  const TensorType& condition = ctx.input(1);
+  RequireElements(ctx, x);
+  bool has_axis = ctx.attrs().Has("axis");
+  int64_t extent = has_axis ? x.shape[NormalizeAxis(ctx.attrs().GetInt("axis"), x.rank(), Where(ctx))] : x.numel();
+  AGATE_REQUIRE((condition.dtype.is_bool() || condition.dtype.is_integer()) && condition.rank() == 1 &&
+                    condition.shape[0] <= extent,
+                kInvalidArgument)
+      << Where(ctx) << ": input 1 ('" << ctx.node().inputs[1] << "', condition) must be a bool vector of at most "
+      << extent << " entries, got " << condition.ToString();
+  TensorType out = has_axis ? x : TensorType{x.dtype, {x.numel()}};
+  return {out, TensorType{DType::Int(64), {out.rank()}}};
+}
+
+// RunTimeUnique: Unique's four outputs bounded by every item being distinct, each followed by
+// its extents (inverse_indices's are always its bound).
+Types RunTimeUniqueInfer(const InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  RequireElements(ctx, x);
+  int axis = UniqueAxis(ctx);
+  Types bounds = UniqueTypes(x, axis, axis < 0 ? x.numel() : x.shape[axis]);
+  Types out;
+  for (const TensorType& t : bounds) {
+    out.push_back(t);
+    out.push_back(TensorType{DType::Int(64), {t.rank()}});
+  }
+  return out;
+}
+
 Types ReverseSequenceInfer(const InferContext& ctx) {
   const TensorType& x = ctx.input(0);
   int batch = NormalizeAxis(ctx.attrs().GetInt("batch_axis", 1), x.rank(), Where(ctx));
@@ -38,6 +134,11 @@ Types ReverseSequenceInfer(const InferContext& ctx) {
 
 void RegisterSequenceOps(OpRegistry* r) {
   r->Register(Def("Compress", OpKind::kInjective, 1, 1, {"axis", "condition"}, CompressInfer, {{1, "condition"}}));
+  r->Register(Def("NonZero", OpKind::kOpaque, 1, 1, {}, NonZeroInfer));
+  r->Register(Def("Unique", OpKind::kOpaque, 1, 1, {"axis", "sorted"}, UniqueInfer));
+  r->Register(Def("RunTimeNonZero", OpKind::kOpaque, 1, 1, {}, RunTimeNonZeroInfer));
+  r->Register(Def("RunTimeCompress", OpKind::kOpaque, 2, 2, {"axis"}, RunTimeCompressInfer));
+  r->Register(Def("RunTimeUnique", OpKind::kOpaque, 1, 1, {"axis", "sorted"}, RunTimeUniqueInfer));
   r->Register(Def("ReverseSequence", OpKind::kOpaque, 2, 2, {"batch_axis", "time_axis"}, ReverseSequenceInfer));
 }
 

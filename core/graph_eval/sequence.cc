@@ -1,11 +1,17 @@
-// Reference kernels of Compress and ReverseSequence.
+// Reference kernels of Compress, ReverseSequence, NonZero and Unique, and of their run-time
+// forms (RunTimeNonZero, RunTimeCompress, RunTimeUnique: the static result, computed from the
+// values read now, at the front of the upper-bound output and followed by its extents, as
+// RunTimeTopK's reference does).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "core/graph_eval/interpreter.h"
 #include "core/graph_eval/kernel.h"
 #include "core/graph/shape_inference.h"
 #include "core/graph/shape_rules.h"
+#include "core/graph/value_selection.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -35,6 +41,84 @@ Tensors Compress(const KernelContext& ctx) {
   return {GatherByOffsets(x, ctx.outputs[0], offsets)};
 }
 
+// The coordinates of x's nonzero elements, one row per axis (a scalar has one axis).
+Tensor NonZeroOf(const Tensor& x) {
+  std::vector<int64_t> offsets = NonZeroOffsets(x);
+  Shape shape = x.rank() == 0 ? Shape{1} : x.shape();
+  int64_t rank = static_cast<int64_t>(shape.size()), count = static_cast<int64_t>(offsets.size());
+  std::vector<int64_t> coordinates(rank * count);
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t rest = offsets[j];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      coordinates[d * count + j] = rest % shape[d];
+      rest /= shape[d];
+    }
+  }
+  return Tensor::FromInts(DType::Int(64), {rank, count}, coordinates);
+}
+
+Tensors NonZero(const KernelContext& ctx) { return {NonZeroOf(ctx.in(0))}; }
+
+// Unique's four outputs (value_selection.h): the distinct items, their first positions, every
+// item's output position and each distinct item's count.
+Tensors UniqueOutputs(const Tensor& x, const Attributes& attrs, const std::string& where) {
+  int axis = attrs.Has("axis") ? NormalizeAxis(attrs.GetInt("axis"), x.rank(), where) : -1;
+  UniqueItems u = UniqueOf(x, axis, attrs.GetInt("sorted", 1) != 0);
+  int64_t distinct = static_cast<int64_t>(u.first.size());
+  Tensor y;
+  if (axis < 0) {
+    y = GatherByOffsets(x.Reshaped({x.numel()}), TensorType{x.dtype(), {distinct}}, u.first);
+  } else {
+    Shape shape = x.shape();
+    shape[axis] = distinct;
+    std::vector<int64_t> strides = RowMajorStrides(x.shape());
+    std::vector<int64_t> offsets(NumElements(shape));
+    ForEachIndex(shape, [&](const std::vector<int64_t>& idx, int64_t linear) {
+      int64_t off = 0;
+      for (size_t d = 0; d < idx.size(); ++d) off += (static_cast<int>(d) == axis ? u.first[idx[d]] : idx[d]) * strides[d];
+      offsets[linear] = off;
+    });
+    y = GatherByOffsets(x, TensorType{x.dtype(), shape}, offsets);
+  }
+  const DType i64 = DType::Int(64);
+  return {y, Tensor::FromInts(i64, {distinct}, u.first), Tensor::FromInts(i64, {u.items}, u.inverse),
+          Tensor::FromInts(i64, {distinct}, u.counts)};
+}
+
+Tensors Unique(const KernelContext& ctx) { return UniqueOutputs(ctx.in(0), ctx.attrs(), ctx.node.Describe()); }
+
+// Run-time forms: each static result at the front of its upper-bound output (ctx output
+// 2 * i), followed by its extents.
+Tensors AtFrontOfBounds(const KernelContext& ctx, const Tensors& results) {
+  Tensors out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    Tensor bounded = ctx.NewOutput(static_cast<int>(2 * i));
+    AGATE_CHECK(results[i].nbytes() <= bounded.nbytes())
+        << ctx.node.Describe() << ": output " << 2 * i << " " << ShapeToString(results[i].shape()) << " past its bound "
+        << ShapeToString(bounded.shape());
+    if (results[i].nbytes() != 0) std::memcpy(bounded.mutable_raw_data(), results[i].raw_data(), results[i].nbytes());
+    out.push_back(bounded);
+    out.push_back(Tensor::FromInts(DType::Int(64), {results[i].rank()}, results[i].shape()));
+  }
+  return out;
+}
+
+Tensors RunTimeNonZero(const KernelContext& ctx) { return AtFrontOfBounds(ctx, {NonZeroOf(ctx.in(0))}); }
+
+// RunTimeCompress: the static Compress with the condition read now.
+Tensors RunTimeCompress(const KernelContext& ctx) {
+  Node compress = ctx.node;
+  compress.op = "Compress";
+  compress.attrs.Set("condition", ctx.in(1).ToInts());
+  compress.inputs.resize(1);
+  compress.outputs.resize(1);
+  return AtFrontOfBounds(ctx, EvaluateNode(compress, {&ctx.in(0)}));
+}
+
+Tensors RunTimeUnique(const KernelContext& ctx) {
+  return AtFrontOfBounds(ctx, UniqueOutputs(ctx.in(0), ctx.attrs(), ctx.node.Describe()));
+}
+
 Tensors ReverseSequence(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   int batch = NormalizeAxis(ctx.attrs().GetInt("batch_axis", 1), x.rank(), ctx.node.Describe());
@@ -56,6 +140,11 @@ Tensors ReverseSequence(const KernelContext& ctx) {
 void RegisterSequenceKernels(KernelRegistry* r) {
   r->Register("Compress", Compress);
   r->Register("ReverseSequence", ReverseSequence);
+  r->Register("NonZero", NonZero);
+  r->Register("Unique", Unique);
+  r->Register("RunTimeNonZero", RunTimeNonZero);
+  r->Register("RunTimeCompress", RunTimeCompress);
+  r->Register("RunTimeUnique", RunTimeUnique);
 }
 
 }  // namespace graph_eval

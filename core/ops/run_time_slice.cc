@@ -16,6 +16,7 @@
 #include "core/graph/shape_rules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
+#include "core/ops/run_time_extents.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -28,17 +29,6 @@ using te::Var;
 
 Expr I(int64_t v) { return Expr(v); }
 Expr Clamp(const Expr& v, int64_t lo, int64_t hi) { return ir::min(ir::max(v, I(lo)), I(hi)); }
-
-// int64 extents [rank] as a tensor.
-Tensor ExtentsTensor(const std::vector<Expr>& extents, const std::string& name) {
-  int rank = static_cast<int>(extents.size());
-  return te::compute({I(rank)}, [&](const std::vector<Var>& o) {
-    Expr e = extents[rank - 1];
-    for (int d = rank - 2; d >= 0; --d) e = ir::select(Expr(o[0]) == I(d), extents[d], e);
-    return ir::cast(ir::DType::Int(64), e);
-  }, name, tag::kInjective);
-}
-
 
 // Per input axis: the first index, the step and the extent of the slice, and the condition under
 // which the operands are valid.

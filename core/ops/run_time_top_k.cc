@@ -13,6 +13,7 @@
 #include "core/graph/shape_rules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
+#include "core/ops/run_time_extents.h"
 #include "core/ops/transform.h"
 #include "core/support/error.h"
 
@@ -25,15 +26,6 @@ using te::Tensor;
 using te::Var;
 
 Expr I(int64_t v) { return Expr(v); }
-
-Tensor ExtentsTensor(const std::vector<Expr>& extents, const std::string& name) {
-  int rank = static_cast<int>(extents.size());
-  return te::compute({I(rank)}, [&](const std::vector<Var>& o) {
-    Expr e = extents[rank - 1];
-    for (int d = rank - 2; d >= 0; --d) e = ir::select(Expr(o[0]) == I(d), extents[d], e);
-    return ir::cast(ir::DType::Int(64), e);
-  }, name, tag::kInjective);
-}
 
 std::vector<Tensor> RunTimeTopKOp(const OpContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -51,15 +43,7 @@ std::vector<Tensor> RunTimeTopKOp(const OpContext& ctx) {
   std::vector<Expr> extents;
   for (int d = 0; d < rank; ++d) extents.push_back(d == axis ? k : I(xs[d]));
   // The position in the sorted rows of output element f, compact at the run-time extents.
-  auto position = [&](Expr f) {
-    std::vector<Expr> index(rank);
-    for (int d = rank - 1; d >= 0; --d) {
-      Expr extent = ir::max(extents[d], I(1));
-      index[d] = ir::min(ir::floormod(f, extent), I(std::max<int64_t>(xs[d] - 1, 0)));
-      f = ir::floordiv(f, extent);
-    }
-    return index;
-  };
+  auto position = [&](Expr f) { return CompactIndex(f, extents, xs); };
   const std::vector<Expr> flat = {I(graph::NumElements(xs))};
   Tensor values = te::compute(flat, [&](const std::vector<Var>& o) {
     std::vector<Expr> at = position(o[0]);

@@ -553,24 +553,31 @@ namespace {
 // Reshape, Unsqueeze and Squeeze (same bytes; RunTimeReshape, core/ops/run_time_reshape.cc),
 // Slice and Split (RunTimeSlice, RunTimeSplit: core/ops/run_time_slice.cc) and TopK (RunTimeTopK,
 // core/ops/run_time_top_k.cc) with a shape, axes, starts, ends, steps, sizes or k operand that is
-// not a constant. Each output keeps its name, typed with upper bounds, and is followed by its extents, a
-// fresh value (Graph::run_time_extents). Returns true when the node was imported here.
+// not a constant; NonZero and Unique of a value computed at run time and Compress with a run-time
+// condition (RunTimeNonZero, RunTimeUnique, RunTimeCompress: core/ops/run_time_selection.cc).
+// Each output keeps its name, typed with upper bounds, and is followed by its extents, a fresh
+// value (Graph::run_time_extents). Returns true when the node was imported here.
 bool ImportRunTimeExtents(const onnx::NodeProto& proto, int opset, Node* node, Graph* result) {
   const std::string& op = proto.op_type();
   const bool reshape = op == "Reshape" || op == "Unsqueeze" || op == "Squeeze";
   const bool slice = op == "Slice" && opset >= 10;
   const bool top_k = op == "TopK" && opset >= 10;
   const bool split = op == "Split" && opset >= 13;
-  if (!reshape && !slice && !top_k && !split) return false;
+  const bool selection = op == "NonZero" || op == "Unique";  // the values decide the extents
+  const bool compress = op == "Compress";
+  if (!reshape && !slice && !top_k && !split && !selection && !compress) return false;
+  // The inputs that decide the extents: [first, last].
+  const size_t first = selection ? 0u : 1u, last = slice ? 4u : 1u;
   bool run_time = false;
-  for (size_t i = 1; i < node->inputs.size() && i <= (slice ? 4u : 1u); ++i) {
+  for (size_t i = first; i < node->inputs.size() && i <= last; ++i) {
     const std::string& in = node->inputs[i];
     run_time = run_time || (!in.empty() && result->HasValue(in) && !result->IsConstant(in));
   }
-  const size_t outputs = top_k ? 2u : split ? node->outputs.size() : 1u;
+  const size_t outputs = top_k ? 2u : split ? node->outputs.size() : op == "Unique" ? 4u : 1u;
   if (!run_time || node->outputs.empty() || node->outputs.size() > outputs) return false;
   Node computed = *node;
-  computed.op = reshape ? "RunTimeReshape" : slice ? "RunTimeSlice" : top_k ? "RunTimeTopK" : "RunTimeSplit";
+  computed.op = reshape ? "RunTimeReshape" : slice ? "RunTimeSlice" : top_k ? "RunTimeTopK" : split ? "RunTimeSplit"
+                                                                                          : "RunTime" + op;
   if (reshape) computed.attrs.Set("form", op);
   // Each data output is followed by its extents.
   computed.outputs.clear();
@@ -828,6 +835,14 @@ std::string RunTimeExtentsOrigin(const std::string& value, const Graph& g) {
     if (node.op == "RunTimeTopK") {
       return "TopK '" + node.name + "' takes its k from '" + node.inputs[1] + "' at run time" +
              FreezeHint(node.inputs[1], g);
+    }
+    if (node.op == "RunTimeCompress") {
+      return "Compress '" + node.name + "' takes its condition from '" + node.inputs[1] + "' at run time" +
+             FreezeHint(node.inputs[1], g);
+    }
+    if (node.op == "RunTimeNonZero" || node.op == "RunTimeUnique") {
+      return node.op.substr(7) + " '" + node.name + "' selects from the values of '" + node.inputs[0] +
+             "', computed at run time" + FreezeHint(node.inputs[0], g);
     }
     if (node.op != "RunTimeReshape") break;
     return node.attrs.GetString("form") + " '" + node.name + "' takes its " +

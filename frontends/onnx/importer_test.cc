@@ -159,12 +159,12 @@ TEST(ImporterTest, ListsEveryUnsupportedNodeAtOnce) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {2, 3});
   b.Node("Relu", {"x"}, {"a"}, {}, "fine");
-  b.Node("Unique", {"a"}, {"b"}, {}, "first_bad");
+  b.Node("Bernoulli", {"a"}, {"b"}, {}, "first_bad");
   b.Node("Relu", {"b"}, {"c"}, {{"bogus", int64_t{1}}}, "bad_attr");
   b.Node("NonMaxSuppression", {"c"}, {"d"}, {}, "second_bad");
   b.Output("d");
   ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported,
-              {"3 unsupported nodes", "'first_bad' (Unique, opset 13)", "'bad_attr' (Relu, opset 13): attribute 'bogus'",
+              {"3 unsupported nodes", "'first_bad' (Bernoulli, opset 13)", "'bad_attr' (Relu, opset 13): attribute 'bogus'",
                "'second_bad' (NonMaxSuppression, opset 13)"});
 }
 
@@ -388,6 +388,47 @@ TEST(ImporterTest, SliceSplitAndTopKWithRunTimeOperands) {
   EXPECT_EQ(g.outputs.size(), 10u);
   for (const char* out : {"sliced", "top", "bottom", "values"}) EXPECT_EQ(g.TypeOf(out).shape, (Shape{4, 6})) << out;
   EXPECT_EQ(g.TypeOf("indices").dtype, DType::Int(64));
+}
+
+// NonZero and Unique of a run-time value and Compress with a run-time condition: outputs typed
+// with upper bounds (every element selected), each followed by its extents; of a constant they
+// fold; a consumer of such an output is refused naming it and the selection.
+TEST(ImporterTest, NonZeroCompressAndUniqueWithRunTimeValues) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {3, 4}).Input("keep", onnx::TensorProto::BOOL, {3});
+  b.Node("NonZero", {"x"}, {"where"}, {}, "nz");
+  b.Node("Compress", {"x", "keep"}, {"rows"}, {{"axis", int64_t{0}}}, "pick");
+  b.Node("Unique", {"x"}, {"values", "", "inverse", "counts"}, {{"sorted", int64_t{1}}}, "distinct");
+  for (const char* out : {"where", "rows", "values", "inverse", "counts"}) b.Output(out);
+  Graph g = ImportOnnxModel(b.Build());
+  std::vector<std::string> ops;
+  for (const graph::Node& node : g.nodes) ops.push_back(node.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"RunTimeNonZero", "RunTimeCompress", "RunTimeUnique"}));
+  EXPECT_EQ(g.VisibleOutputs(), (std::vector<std::string>{"where", "rows", "values", "inverse", "counts"}));
+  EXPECT_EQ(g.run_time_extents.size(), 5u);
+  EXPECT_EQ(g.TypeOf("where").shape, (Shape{2, 12}));
+  EXPECT_EQ(g.TypeOf("rows").shape, (Shape{3, 4}));
+  EXPECT_EQ(g.TypeOf("values").shape, (Shape{12}));
+  EXPECT_EQ(g.TypeOf("inverse").shape, (Shape{12}));
+
+  ModelBuilder folded(13);
+  folded.Input("x", kFloat, {4}).Initializer("c", Ints({0, 3, 0, 3, 5}));
+  folded.Node("NonZero", {"c"}, {"where"}, {}, "nz");
+  folded.Node("Unique", {"c"}, {"values"}, {}, "distinct");
+  folded.Output("where").Output("values");
+  Graph f = ImportOnnxModel(folded.Build());
+  EXPECT_TRUE(f.nodes.empty());
+  EXPECT_EQ(f.ConstantOf("where").ToInts(), (std::vector<int64_t>{1, 3, 4}));
+  EXPECT_EQ(f.ConstantOf("values").ToInts(), (std::vector<int64_t>{0, 3, 5}));
+
+  ModelBuilder consumed(13);
+  consumed.Input("x", kFloat, {3, 4});
+  consumed.Node("NonZero", {"x"}, {"where"}, {}, "nz");
+  consumed.Node("Transpose", {"where"}, {"pairs"}, {}, "flip");
+  consumed.Output("pairs");
+  ExpectError([&] { ImportOnnxModel(consumed.Build()); }, StatusCode::kUnsupported,
+              {"Transpose 'flip'", "'where'", "known only when the model runs", "NonZero 'nz'", "'x'",
+               "only as a model output"});
 }
 
 // Operands that decide behaviour but not a shape (Trilu's k, CumSum's axis) may arrive at run
