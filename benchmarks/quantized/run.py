@@ -4,7 +4,8 @@ ONNX Runtime 1.30 CPU running the same QDQ model (and the fp32 one), batch 1, in
 
 Models: ResNet-50 and MobileNetV2, QDQ from tools/zoo/export_qdq_models.py (PyTorch static PTQ,
 per-channel s8 weights, u8 activations), fp32 from tools/zoo/export_models.py; the transformers
-bert_small, bert_base and gpt2_small (GPT-2's decoder step) quantized dynamically by
+bert_small, bert_base, gpt2_small (GPT-2 over 128 tokens) and gpt2_step1 (its one-token decoder step: matrix-vector
+products) quantized dynamically by
 tools/zoo/export_dynamic_int8.py (DynamicQuantizeLinear + MatMulInteger, ONNX Runtime's quantize_dynamic
 form; the "int8" columns of those rows are that model, the "QDQ" column header notwithstanding). The engines take turns
 (--rounds R: agate int8, agate fp32, ORT int8, ORT fp32, then again), each round a median over --runs
@@ -36,7 +37,7 @@ def agate_ms(module, threads, runs):
     return r["median_ms"]
 
 
-DYNAMIC = ("bert_small", "bert_base", "gpt2_small")  # quantized dynamically (export_dynamic_int8.py)
+DYNAMIC = ("bert_small", "bert_base", "gpt2_small", "gpt2_step1")  # quantized dynamically (export_dynamic_int8.py)
 
 
 def model_inputs(model):

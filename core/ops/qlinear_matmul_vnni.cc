@@ -7,6 +7,7 @@
 #include "core/ir/buffer.h"
 #include "core/ir/stmt.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/vnni_common.h"
 #include "core/schedule/schedule.h"
 #include "core/support/error.h"
 
@@ -16,15 +17,13 @@ namespace ops {
 using te::Expr;
 using te::Tensor;
 using te::Var;
+using vnni::I;
+using vnni::kI32;
+using vnni::kLanes;
+using vnni::kS8;
+using vnni::kU8;
 
 namespace {
-
-const ir::DType kI32 = ir::DType::Int(32);
-const ir::DType kU8 = ir::DType::UInt(8);
-const ir::DType kS8 = ir::DType::Int(8);
-constexpr int64_t kLanes = 16;  // int32 lanes of one vpdpbusd (512 bits)
-
-Expr I(int64_t v) { return Expr(v); }
 
 // The packed geometry of one product (see the header).
 struct MatMulPlan {
@@ -73,32 +72,26 @@ ir::Stmt LowerTile(const MatMulPlan& plan, const std::vector<ir::Buffer>& inputs
   using namespace ir;  // NOLINT
   int ai = inputs[0]->dtype == kU8 ? 0 : 1, bi = 1 - ai;
   const Buffer &ab = inputs[ai], &bb = inputs[bi];
-  const int64_t tiles = plan.mr * plan.vectors, nr = plan.nr();
-  Buffer acc = CreateBuffer("vnni_mm_acc", kI32, {I(tiles * kLanes)}, MemoryScope::kLocal);
-  auto lanes = [](const Expr& base, int n) { return Ramp::make(cast(DType::Index(), base), I(1), n); };
-  auto tile = [&](int64_t t, int64_t v) { return lanes(I((t * plan.vectors + v) * kLanes), kLanes); };
+  const int64_t nr = plan.nr();
+  vnni::RegisterTile acc("vnni_mm_acc", plan.mr, plan.vectors);
   Var k4("k4");
-  std::vector<Stmt> init, update, store;
+  std::vector<Stmt> update, store;
   for (int64_t t = 0; t < plan.mr; ++t) {
-    Expr a = Load::make(ab, lanes(offsets[ai] + t * plan.k4 * 4 + k4 * 4, 4));
+    Expr a = Load::make(ab, vnni::Lanes(offsets[ai] + t * plan.k4 * 4 + k4 * 4, 4));
     for (int64_t v = 0; v < plan.vectors; ++v) {
-      Expr b = Load::make(bb, lanes(offsets[bi] + (k4 * nr + v * kLanes) * 4, 4 * kLanes));
-      init.push_back(Store::make(acc, Broadcast::make(IntImm::make(kI32, 0), kLanes), tile(t, v)));
-      update.push_back(Store::make(acc, dot4_u8s8(Load::make(acc, tile(t, v)), a, b), tile(t, v)));
-      store.push_back(Store::make(out, Load::make(acc, tile(t, v)), lanes(out_offset + t * nr + v * kLanes, kLanes)));
+      Expr b = Load::make(bb, vnni::Lanes(offsets[bi] + (k4 * nr + v * kLanes) * 4, 4 * kLanes));
+      update.push_back(acc.Set(t, v, dot4_u8s8(acc.Value(t, v), a, b)));
+      store.push_back(Store::make(out, acc.Value(t, v), vnni::Lanes(out_offset + t * nr + v * kLanes, kLanes)));
     }
   }
-  Stmt loop = For::make(k4, 0, plan.k4, ForKind::kSerial, Seq::make(update));
-  return Allocate::make(acc, {I(tiles * kLanes)}, 64, MemoryScope::kLocal,
-                        Seq::make({Seq::make(init), loop, Seq::make(store)}));
+  return acc.Around(For::make(k4, 0, plan.k4, ForKind::kSerial, Seq::make(update)), store);
 }
 
 }  // namespace
 
 Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const TileEpilogue& epilogue,
                          const std::string& name) {
-  const target::Target& target = ctx.target();
-  if (target.kind() == target::TargetKind::kCUDA || !target.HasFeature("avx512vnni")) return Tensor();
+  if (!vnni::TargetHasVnni(ctx.target())) return Tensor();
   const Tensor& a = ctx.input(in.a);
   const graph::Tensor* bc = ctx.constant(in.b);
   if (bc == nullptr || (a.dtype() != kU8 && a.dtype() != kS8)) return Tensor();
@@ -236,10 +229,7 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
 
   ctx.SetSchedule([plan, ap, row_sums, accv, tile_out, intrin](const ScheduleRequest& req) {
     te::Schedule s = req.schedule;
-    const LowerGroupOptions& o = *req.options;
-    InjectiveKnobs knobs;
-    if (!o.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
-    bool parallel = ParallelAllowed(*req.target) && o.allow_parallel;
+    auto [knobs, parallel] = vnni::ScheduleFlags(req);
     s[ap].compute_root();
     ScheduleInjectiveStage(s, ap, *req.target, knobs);
     if (row_sums.defined()) s[row_sums].compute_root();
@@ -254,10 +244,7 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     if (parallel) e.parallel(tiles);
     auto [vo, vi] = e.split(ji, I(kLanes));
     e.vectorize(vi);
-    te::Stage st = s[accv];
-    st.compute_at(e, tiles);
-    st.tensorize(st.axis(0), *intrin);
-    st.set_scope(ir::MemoryScope::kLocal);
+    vnni::ComputeTileAt(s, accv, e, tiles, *intrin);
     for (const Tensor& out : req.outputs) {
       if (out.same_as(accv) || out.same_as(tile_out) || out.same_as(ap)) continue;
       ScheduleInjectiveStage(s, out, *req.target, knobs);

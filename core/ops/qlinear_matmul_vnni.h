@@ -41,7 +41,7 @@
 #include <string>
 
 #include "core/ops/op_context.h"
-#include "core/ops/qlinear_vnni.h"
+#include "core/ops/vnni_common.h"
 #include "core/te/tensor.h"
 
 namespace agate {

@@ -7,7 +7,9 @@
 #include <random>
 
 #include "core/codegen/llvm/build_llvm.h"
+#include "core/graph/passes/quantize_dynamic.h"
 #include "core/graph/testing/graph_builder.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/ir/printer.h"
 #include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
@@ -551,6 +553,34 @@ TEST(QLinearTest, RequantisationRoundsHalfToEvenAndSaturates) {
   auto got = testing::RunGroups(testing::Fuse(Finish(sat, {"y"})), in, testing::Backend::kLLVM, target::Target::Host());
   EXPECT_EQ(got.at("y").GetInt(4), 127);
   EXPECT_EQ(got.at("y").GetInt(0), 94);  // 1.5 * 64 - 2
+}
+
+// DynamicQuantizeLinear as `agate compile` runs it (decomposed by the graph pipeline, then compiled)
+// against ONNX's definition (the reference kernel of the undecomposed node), with exact halves: the
+// range [-126.5, 128.5] gives a scale of exactly 1, a zero point of round(126.5) = 126 (ties to even;
+// half away from zero would give 127) and quotients x / 1 on .5 steps. A dynamically quantized model's
+// difference from the reference starts where a float input one ulp off moves such a tie
+// (benchmarks/quantized/RESULTS.md); the compiled quantization itself must round exactly as ONNX does.
+TEST(QLinearTest, CompiledDynamicQuantizeLinearRoundsTiesToEven) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {9}});
+  Add(&g, "DynamicQuantizeLinear", "dq", {"x"}, {"y", "y_scale", "y_zero_point"});
+  Graph graph = Finish(g, {"y", "y_scale", "y_zero_point"});
+  std::map<std::string, graph::Tensor> in{
+      {"x", graph::Tensor::FromDoubles(kF32, {9}, {-126.5, 128.5, 0.5, 1.5, 2.5, -0.5, -1.5, 127.25, -125.5})}};
+  auto want = graph_eval::Interpret(graph, in);
+  EXPECT_EQ(want.at("y_scale").GetDouble(0), 1.0);
+  EXPECT_EQ(want.at("y_zero_point").GetInt(0), 126);
+  // round half to even, plus 126: -126, 128, 0, 2, 2, -0, -2, 127, -126.
+  std::vector<int64_t> y{0, 254, 126, 128, 128, 126, 124, 253, 0};
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(want.at("y").GetInt(i), y[i]) << i;
+  Graph compiled = testing::Fuse(graph::DecomposeDynamicQuantize(graph));
+  for (testing::Backend backend : {testing::Backend::kEval, testing::Backend::kLLVM}) {
+    auto got = testing::RunGroups(compiled, in, backend, target::Target::Host());
+    for (const std::string& out : graph.outputs) {
+      EXPECT_EQ(got.at(out).ToDoubles(), want.at(out).ToDoubles()) << out << " backend " << static_cast<int>(backend);
+    }
+  }
 }
 
 TEST(QLinearTest, NonPositiveScalesAndMismatchedParametersAreRefusedByName) {

@@ -18,14 +18,13 @@ using te::Expr;
 using te::Tensor;
 using te::Var;
 
+using vnni::I;
+using vnni::kI32;
+using vnni::kLanes;
+using vnni::kS8;
+using vnni::kU8;
+
 namespace {
-
-const ir::DType kI32 = ir::DType::Int(32);
-const ir::DType kU8 = ir::DType::UInt(8);
-const ir::DType kS8 = ir::DType::Int(8);
-constexpr int64_t kLanes = 16;  // int32 lanes of one vpdpbusd (512 bits)
-
-Expr I(int64_t v) { return Expr(v); }
 
 // The packed geometry of one conv (see the header).
 struct VnniPlan {
@@ -159,8 +158,7 @@ bool ZeroPointsAllZero(const graph::Tensor* t) {
 
 Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const TileEpilogue& epilogue,
                        const std::string& name) {
-  const target::Target& target = ctx.target();
-  if (target.kind() == target::TargetKind::kCUDA || !target.HasFeature("avx512vnni")) return Tensor();
+  if (!vnni::TargetHasVnni(ctx.target())) return Tensor();
   const Tensor& x = ctx.input(in.x);
   const graph::Tensor* wc = ctx.constant(in.w);
   if (x.dtype() != kU8 || wc == nullptr || ctx.input(in.w).dtype() != kS8) return Tensor();
@@ -351,11 +349,11 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     using namespace ir;  // NOLINT
     int xi = inputs[0]->dtype == kU8 ? 0 : 1, wi = 1 - xi;
     const Buffer &xb = inputs[xi], &wb = inputs[wi];
-    const int64_t tiles = plan.oc_block * plan.px_vectors;
-    Buffer acc = CreateBuffer("vnni_acc", kI32, {I(tiles * kLanes)}, MemoryScope::kLocal);
-    auto lanes = [](const Expr& base, int n) { return Ramp::make(cast(DType::Index(), base), I(1), n); };
-    auto tile = [&](int64_t t, int64_t v) { return lanes(I((t * plan.px_vectors + v) * kLanes), kLanes); };
-    std::vector<Stmt> init, update, store;
+    vnni::RegisterTile acc("vnni_acc", plan.oc_block, plan.px_vectors);
+    auto tile_at = [&](int64_t t, int64_t v) {  // where accumulator (t, v) goes in the tile buffer
+      return vnni::Lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * kLanes)}), kLanes);
+    };
+    std::vector<Stmt> update, store;
     Var c4("c4"), kh("kh"), kw("kw");
     if (plan.depthwise) {
       // Per tap: one widened 16-pixel load of the channel's plane times its weight.
@@ -364,33 +362,30 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
                                  kLanes);
         for (int64_t v = 0; v < plan.px_vectors; ++v) {
           Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
-          Expr xv = Load::make(xb, lanes(offsets[xi] + xb->FlatIndex({I(0), I(t), plan.Phase(kh, kw), q, I(0)}), kLanes));
-          init.push_back(Store::make(acc, Broadcast::make(IntImm::make(kI32, 0), kLanes), tile(t, v)));
-          update.push_back(Store::make(acc, Load::make(acc, tile(t, v)) + cast(DType::Int(32, kLanes), xv) * w, tile(t, v)));
-          store.push_back(Store::make(out, Load::make(acc, tile(t, v)),
-                                      lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * kLanes)}), kLanes)));
+          Expr xv = Load::make(xb, vnni::Lanes(offsets[xi] + xb->FlatIndex({I(0), I(t), plan.Phase(kh, kw), q, I(0)}),
+                                               kLanes));
+          update.push_back(acc.Set(t, v, acc.Value(t, v) + cast(DType::Int(32, kLanes), xv) * w));
+          store.push_back(Store::make(out, acc.Value(t, v), tile_at(t, v)));
         }
       }
-      Stmt taps = For::make(kh, 0, plan.kh, ForKind::kSerial, For::make(kw, 0, plan.kw, ForKind::kSerial, Seq::make(update)));
-      return Allocate::make(acc, {I(tiles * kLanes)}, 64, MemoryScope::kLocal,
-                            Seq::make({Seq::make(init), taps, Seq::make(store)}));
+      return acc.Around(
+          For::make(kh, 0, plan.kh, ForKind::kSerial, For::make(kw, 0, plan.kw, ForKind::kSerial, Seq::make(update))),
+          store);
     }
     for (int64_t t = 0; t < plan.oc_block; ++t) {
-      Expr w = Load::make(wb, lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), 4));
+      Expr w = Load::make(wb, vnni::Lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), 4));
       for (int64_t v = 0; v < plan.px_vectors; ++v) {
         Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
-        Expr xv = Load::make(xb, lanes(offsets[xi] + xb->FlatIndex({I(0), c4, plan.Phase(kh, kw), q, I(0)}), 4 * kLanes));
-        init.push_back(Store::make(acc, Broadcast::make(IntImm::make(kI32, 0), kLanes), tile(t, v)));
-        update.push_back(Store::make(acc, dot4_u8s8(Load::make(acc, tile(t, v)), xv, w), tile(t, v)));
-        store.push_back(Store::make(out, Load::make(acc, tile(t, v)),
-                                    lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * kLanes)}), kLanes)));
+        Expr xv = Load::make(xb, vnni::Lanes(offsets[xi] + xb->FlatIndex({I(0), c4, plan.Phase(kh, kw), q, I(0)}),
+                                             4 * kLanes));
+        update.push_back(acc.Set(t, v, dot4_u8s8(acc.Value(t, v), xv, w)));
+        store.push_back(Store::make(out, acc.Value(t, v), tile_at(t, v)));
       }
     }
-    Stmt loops = For::make(kh, 0, plan.kh, ForKind::kSerial,
-                           For::make(kw, 0, plan.kw, ForKind::kSerial,
-                                     For::make(c4, 0, plan.c4, ForKind::kSerial, Seq::make(update))));
-    return Allocate::make(acc, {I(tiles * kLanes)}, 64, MemoryScope::kLocal,
-                          Seq::make({Seq::make(init), loops, Seq::make(store)}));
+    return acc.Around(For::make(kh, 0, plan.kh, ForKind::kSerial,
+                                For::make(kw, 0, plan.kw, ForKind::kSerial,
+                                          For::make(c4, 0, plan.c4, ForKind::kSerial, Seq::make(update)))),
+                      store);
   };
 
   // The epilogue at the tile: the accumulator minus the zero-point term, requantised by
@@ -412,10 +407,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
 
   ctx.SetSchedule([plan, xp, accv, tile_out, intrin, pack_intrin](const ScheduleRequest& req) {
     te::Schedule s = req.schedule;
-    const LowerGroupOptions& o = *req.options;
-    InjectiveKnobs knobs;
-    if (!o.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
-    bool parallel = ParallelAllowed(*req.target) && o.allow_parallel;
+    auto [knobs, parallel] = vnni::ScheduleFlags(req);
     s[xp].compute_root();
     bool tile_per_image = plan.c % plan.group_channels != 0;
     if (pack_intrin && plan.n * (tile_per_image ? 1 : plan.c4) == 1) {
@@ -448,10 +440,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     e.vectorize(vi);
     // At the tile loop the accumulator's region is one tile: its loops are the
     // intrinsic's (the three outer ones of extent 1).
-    te::Stage st = s[accv];
-    st.compute_at(e, tiles);
-    st.tensorize(st.axis(0), *intrin);
-    st.set_scope(ir::MemoryScope::kLocal);
+    vnni::ComputeTileAt(s, accv, e, tiles, *intrin);
     // Outputs in the conv's shape read the accumulator by whole column tiles (the
     // template sized the wide plane for that); others get the generic schedule.
     graph::Shape conv_shape{plan.n, plan.oc, plan.oh, plan.ow};

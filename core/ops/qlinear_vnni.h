@@ -58,10 +58,10 @@
 #ifndef AGATE_CORE_OPS_QLINEAR_VNNI_H_
 #define AGATE_CORE_OPS_QLINEAR_VNNI_H_
 
-#include <functional>
 #include <string>
 
 #include "core/ops/op_context.h"
+#include "core/ops/vnni_common.h"
 #include "core/te/tensor.h"
 
 namespace agate {
@@ -71,10 +71,6 @@ namespace ops {
 struct VnniConvInputs {
   int x, x_zp, w, w_zp;
 };
-
-// What the caller computes from the int32 accumulator `acc` of output channel
-// `channel` (QLinearConv: bias and requantisation); empty: the accumulator itself.
-using TileEpilogue = std::function<te::Expr(const te::Expr& acc, const te::Expr& channel)>;
 
 // epilogue(acc) as [N, OC, OH, OW], acc = sum (x - x_zp) * (w - w_zp) computed with
 // vpdpbusd, its schedule set on `ctx`; or an undefined tensor when the conv does

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Dynamically quantized transformers (issue 17): BERT-small, BERT-base and GPT-2's decoder step with every
-constant-weight MatMul in the form ONNX Runtime's quantize_dynamic writes.
+"""Dynamically quantized transformers (issue 17): BERT-small, BERT-base, GPT-2 over 128 tokens and GPT-2's
+one-token decoder step (gpt2_step1) with every constant-weight MatMul in the form ONNX Runtime's
+quantize_dynamic writes.
 
 The float models are tools/zoo/export_models.py's (same architectures as benchmarks/models; exported on
 demand into the same cache). Each MatMul whose second operand is a float initializer of rank 2 (the Linear
@@ -21,7 +22,7 @@ Beside <name>_dynint8.onnx go <name>_dynint8.inputs.npz (the float model's input
 benchmarks/quantized/ort_outputs.js) runs the quantized model on those inputs: <name>_dynint8.ort.npz,
 and the script prints its difference from the float outputs.
 
-Usage: export_dynamic_int8.py [--out DIR] [--ort] [--force] MODEL...   MODEL: bert_small bert_base gpt2_small
+Usage: export_dynamic_int8.py [--out DIR] [--ort] [--force] MODEL...   MODEL: bert_small bert_base gpt2_small gpt2_step1
 """
 import argparse
 import json
@@ -39,7 +40,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 DEFAULT_CACHE = os.path.expanduser("~/.cache/agate/zoo")
-MODELS = ("bert_small", "bert_base", "gpt2_small")
+MODELS = ("bert_small", "bert_base", "gpt2_small", "gpt2_step1")
 
 
 def quantize_weight(w):

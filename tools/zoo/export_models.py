@@ -64,6 +64,9 @@ MODELS = {
     "bert_base": (lambda: text_models.BertEncoder(12, 768, 12, 3072), tokens(128, 30522, padding=16)),
     # GPT-2 small: 12 layers, d=768, 12 heads; one decoder step over a 128-token context.
     "gpt2_small": (lambda: text_models.Gpt2Decoder(12, 768, 12), tokens(128, 50257, with_mask=False)),
+    # The same decoder over a one-token context (every matrix product a matrix-vector one), as
+    # benchmarks/models/precision.py and the int8 benchmark run it.
+    "gpt2_step1": (lambda: text_models.Gpt2Decoder(12, 768, 12), tokens(1, 50257, with_mask=False)),
     # The small BERT-like encoder of issue 19: 4 layers, d=128 (2 heads of 64), 64 tokens (the last 8 padding).
     "bert_small": (lambda: text_models.BertEncoder(4, 128, 2, 512), tokens(64, 30522, padding=8)),
     # CI sizes (see the module comment).

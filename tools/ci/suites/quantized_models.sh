@@ -75,8 +75,14 @@ fi
 # template where the host has VNNI; the output against the reference interpreter over the same passes and,
 # where ONNX Runtime's output on the same inputs exists (written by the exporter with --ort, when
 # onnxruntime-node is installed in benchmarks/peers), against ONNX Runtime: both within DYN_TOL of the largest
-# output (see benchmarks/quantized/RESULTS.md for how it was derived); against PyTorch's fp32 output loosely.
-DYN_TOL=0.01
+# output; against PyTorch's fp32 output loosely. Why not bit for bit: a float result one ulp apart before a
+# DynamicQuantizeLinear (its max sets the scale; an element at an exact .5 step rounds to even) moves one
+# quantized activation by one step, and the next layers amplify it (tools/zoo/probe_values.py finds the value;
+# benchmarks/quantized/RESULTS.md has the trace). Over 8 inputs such a cascade moved the output by at most
+# 0.38% of its largest value, for agate and for ONNX Runtime alike (each against the reference interpreter);
+# DYN_TOL = 0.5% is that plus a third (it was 1%, set before the cause was known). The check is there for a
+# wrong scale, zero point or product, not for float rounding.
+DYN_TOL=0.005
 ort_flag=()
 if command -v node >/dev/null && [ -d "${AGATE_ORT_NODE_MODULES:-$ROOT/benchmarks/peers/node_modules}/onnxruntime-node" ]; then
   ort_flag=(--ort)
