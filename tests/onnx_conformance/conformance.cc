@@ -186,6 +186,8 @@ CaseResult RunCase(const std::string& case_dir, const Executor& executor, InputB
       for (const std::string& in : g.inputs)
         AGATE_REQUIRE(runtime_inputs.count(in), kUnsupported) << "graph input '" << in << "' has no test data";
       g = executor.transform(g);
+      if (executor.begin_run)
+        executor.begin_run(result.name + "." + std::to_string(&data_set - data_sets.data()));
       RunOutput run = executor.run(g, runtime_inputs);
       const std::map<std::string, Tensor>& outputs = run.outputs;
       // A case is folded only when every data set's outputs were constants.

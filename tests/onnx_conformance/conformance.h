@@ -67,6 +67,9 @@ bool AllOutputsFolded(const graph::Graph& graph);
 // How a case is executed once imported: transform (the pass pipeline) then run.
 struct Executor {
   std::string label;  // printed in the report, e.g. "reference interpreter"
+  // Optional: told "<case>.<n>" before the run of the case's n-th test data set (executors that
+  // keep files per run: cuda_gpu_executor.h).
+  std::function<void(const std::string& run_key)> begin_run;
   std::function<graph::Graph(const graph::Graph&)> transform;
   std::function<RunOutput(const graph::Graph&, const std::map<std::string, graph::Tensor>&)> run;
 };

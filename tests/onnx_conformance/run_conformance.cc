@@ -3,6 +3,7 @@
 //   bazel run //tests/onnx_conformance:run_conformance -- [--suite DIR] [--expanded] [--list] [--fusion P]
 //                                                          [--compiled | --cuda-eval "cuda -arch=sm_80"]
 //                                                          [--layout-block N] [--runtime-inputs | --both]
+//                                                          [--cuda-export DIR TARGET | --gpu-results DIR]
 //
 // --runtime-inputs feeds every input at run time, as `agate compile` + `agate run` do; without it
 // the inputs that fix shapes (Reshape's shape, TopK's k...) are compile-time constants from the
@@ -14,6 +15,8 @@
 // user's model goes through); without it, the graph pipeline and the reference interpreter.
 // --cuda-eval TARGET compiles every case for a cuda target (NVRTC included) and runs the
 // module's plan on the loop-IR evaluator with GPU semantics: no GPU needed.
+// --cuda-export and --gpu-results run the cases on a real GPU over a folder carried between this
+// machine and the GPU's (tests/onnx_conformance/cuda_gpu_executor.h says how).
 // The report says which.
 #include <cstdio>
 #include <cstdlib>
@@ -25,12 +28,14 @@
 #include "core/graph/passes/pipeline.h"
 #include "tests/onnx_conformance/compiled_executor.h"
 #include "tests/onnx_conformance/cuda_eval_executor.h"
+#include "tests/onnx_conformance/cuda_gpu_executor.h"
 #include "tests/onnx_conformance/conformance.h"
 
 int main(int argc, char** argv) {
   std::string suite = "/usr/share/libonnx-testdata/data/node";
   bool expanded = false, list = false, compiled = false, runtime_inputs = false, both = false;
   std::string cuda_target;
+  std::string export_dir, gpu_results_dir;
   std::string fusion = "rule";
   int layout_block = 0;
   for (int i = 1; i < argc; ++i) {
@@ -41,10 +46,14 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--runtime-inputs")) runtime_inputs = true;
     else if (!std::strcmp(argv[i], "--both")) both = true;
     else if (!std::strcmp(argv[i], "--cuda-eval") && i + 1 < argc) cuda_target = argv[++i];
+    else if (!std::strcmp(argv[i], "--cuda-export") && i + 2 < argc) {
+      export_dir = argv[++i];
+      cuda_target = argv[++i];
+    } else if (!std::strcmp(argv[i], "--gpu-results") && i + 1 < argc) gpu_results_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--fusion") && i + 1 < argc) fusion = argv[++i];
     else if (!std::strcmp(argv[i], "--layout-block") && i + 1 < argc) layout_block = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N] [--runtime-inputs | --both]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--suite DIR] [--expanded] [--list] [--compiled] [--cuda-eval TARGET] [--fusion rule|none|all] [--layout-block N] [--runtime-inputs | --both] [--cuda-export DIR TARGET | --gpu-results DIR]\n", argv[0]);
       return 2;
     }
   }
@@ -61,6 +70,9 @@ int main(int argc, char** argv) {
     executor.run = agate::conformance::InterpretGraph;
     if (compiled) executor = agate::conformance::CompiledExecutor(options.fusion);
     if (!cuda_target.empty()) executor = agate::conformance::CudaEvalExecutor(options.fusion, cuda_target);
+    if (!export_dir.empty())
+      executor = agate::conformance::CudaExportExecutor(options.fusion, cuda_target, export_dir);
+    if (!gpu_results_dir.empty()) executor = agate::conformance::CudaGpuResultsExecutor(gpu_results_dir);
     if (both) {
       using agate::conformance::InputBinding;
       agate::conformance::BothBindings results =

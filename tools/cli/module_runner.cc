@@ -7,6 +7,7 @@
 #include "agate/runtime.h"
 #include "c_api/dlpack_dtype.h"
 #include "core/support/error.h"
+#include "runtime_minimal/cuda/driver.h"
 
 namespace agate {
 namespace cli {
@@ -64,6 +65,10 @@ ModuleRunner::ModuleRunner(const std::string& path, int num_threads, int device,
 ModuleRunner::~ModuleRunner() {
   if (executor_) agate_executor_free(executor_);
   if (module_) agate_module_free(module_);
+  const rt::cu::DriverApi* driver = nullptr;
+  if (!device_inputs_.empty() && rt::GetCudaDriver(&driver) == AGATE_OK) {
+    for (uint64_t address : device_inputs_) driver->MemFree(static_cast<rt::cu::DevicePtr>(address));
+  }
 }
 
 std::string ModuleRunner::target() const {
@@ -99,9 +104,35 @@ bool HasDynamicDims(agate_module_t* module, uint32_t index, size_t ndim) {
   return false;
 }
 
+// A copy of `array` in memory of CUDA device `ordinal`: its device address.
+uint64_t CopyToGpu(int32_t ordinal, const npz::Array& array) {
+  const rt::cu::DriverApi* driver = nullptr;
+  const rt::CudaDevice* device = nullptr;
+  Check(rt::GetCudaDriver(&driver), "input '" + array.name + "' on the GPU");
+  Check(rt::GetCudaDevice(ordinal, &device), "input '" + array.name + "' on the GPU");
+  Check(rt::MakeCurrent(*driver, *device), "input '" + array.name + "' on the GPU");
+  rt::cu::DevicePtr address = 0;
+  // cuMemAlloc refuses 0 bytes; an empty input still gets an address.
+  const size_t bytes = array.data.empty() ? 1 : array.data.size();
+  rt::cu::Result r = driver->MemAlloc(&address, bytes);
+  AGATE_REQUIRE(r == rt::cu::kSuccess, kResourceExhausted)
+      << "cannot allocate " << bytes << " bytes on CUDA device " << ordinal << " for input '" << array.name
+      << "' (CUDA error " << r << ")";
+  if (!array.data.empty()) r = driver->MemcpyHtoD(address, array.data.data(), array.data.size());
+  if (r != rt::cu::kSuccess) {
+    driver->MemFree(address);
+    AGATE_THROW(kInternal) << "cannot copy input '" << array.name << "' to CUDA device " << ordinal
+                           << " (CUDA error " << r << ")";
+  }
+  return static_cast<uint64_t>(address);
+}
+
 }  // namespace
 
-void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays) {
+void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays, bool on_device) {
+  DLDevice where{};
+  Check(agate_module_device(module_, &where), "module device");
+  on_device = on_device && where.device_type == kDLCUDA;
   std::set<std::string> bound;
   for (const npz::Array& array : arrays) {
     uint32_t index = 0;
@@ -121,6 +152,11 @@ void ModuleRunner::BindInputs(const std::vector<npz::Array>& arrays) {
     std::memset(&tensor, 0, sizeof(tensor));
     tensor.data = const_cast<uint8_t*>(array.data.data());
     tensor.device = DLDevice{kDLCPU, 0};
+    if (on_device) {
+      device_inputs_.push_back(CopyToGpu(where.device_id, array));
+      tensor.data = reinterpret_cast<void*>(static_cast<uintptr_t>(device_inputs_.back()));
+      tensor.device = where;
+    }
     tensor.ndim = static_cast<int32_t>(array.shape.size());
     tensor.dtype = ToDLPack(array.dtype);
     tensor.shape = const_cast<int64_t*>(array.shape.data());

@@ -1,5 +1,6 @@
 // agate run MODEL.agm [--inputs in.npz] [--outputs out.npz] [--repeat N] [--number M]
-//           [--print-time] [--json] [--profile] [--seed S] [--threads T] [--device N] [--public-key FILE]
+//           [--print-time] [--json] [--profile] [--seed S] [--threads T] [--device N] [--device-resident]
+//           [--public-key FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@ struct RunFlags {
   uint64_t seed = 0;
   int threads = 0;
   int device = 0;
+  bool device_resident = false;  // CUDA modules: inputs copied to the GPU once, not per run
   std::string public_key;  // run only modules signed with its secret key
 };
 
@@ -37,7 +39,7 @@ int RunRun(const RunFlags& flags) {
   if (!flags.public_key.empty()) key = serialize::ReadPublicKeyFile(flags.public_key);
   ModuleRunner runner(flags.module, flags.threads, flags.device, key);
   std::vector<npz::Array> inputs = flags.inputs.empty() ? runner.RandomInputs(flags.seed) : npz::Load(flags.inputs);
-  runner.BindInputs(inputs);
+  runner.BindInputs(inputs, flags.device_resident);
   runner.Run();  // the first run also checks the module runs at all
   RunStatistics stats = MeasureRuns([&] { runner.Run(); }, flags.repeat, flags.number);
   if (!flags.outputs.empty()) npz::Save(flags.outputs, runner.Outputs());
@@ -80,6 +82,9 @@ CommandRunner RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--device", flags->device, "CUDA modules: the GPU to run on (CUDA device ordinal)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--device-resident", flags->device_resident,
+               "CUDA modules: copy the inputs to the GPU once and time runs that read them there (what a caller "
+               "whose data is already on the GPU gets); without it every run copies them from host memory");
   cmd->add_option("--public-key", flags->public_key,
                   "run the module only if it is signed with this Ed25519 public key's secret key (agate keygen)")
       ->check(CLI::ExistingFile);

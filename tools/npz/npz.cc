@@ -319,6 +319,9 @@ void Save(const std::string& path, const std::vector<Array>& arrays) {
   }
   zip_source_free(sink);
   zip_error_fini(&error);
+  // libzip writes nothing for an archive without members; np.savez() writes an empty zip (only
+  // the end-of-central-directory record), which every zip reader opens: write that.
+  if (arrays.empty()) bytes = {'P', 'K', 5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   WriteFileAtomically(path, bytes);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -71,6 +73,15 @@ TEST(NpzTest, SaveThenLoadRoundTrips) {
   Save(npy, {a});
   EXPECT_EQ(Load(npy)[0].data, a.data);
   EXPECT_EQ(Load(npy)[0].name, "single");
+}
+
+TEST(NpzTest, NoArraysIsAnEmptyArchiveNotAnEmptyFile) {
+  // The inputs of a model without inputs: np.savez() writes a 22-byte empty zip, and so must Save.
+  std::string path = TempPath("empty.npz");
+  Save(path, {});
+  EXPECT_TRUE(Load(path).empty());
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  EXPECT_EQ(static_cast<int>(in.tellg()), 22);
 }
 
 void ExpectError(const std::string& path, StatusCode code, const std::string& fragment) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/codegen/c/shared_exprs.h"
 #include "core/codegen/c/source_text.h"
 #include "core/ir/divisor.h"
 #include "core/ir/functor.h"
@@ -169,6 +170,7 @@ class CodeGenCuda {
     alignment_.clear();
     wide_loads_.clear();
     temp_count_ = 0;
+    BeginStatement({});
 
     std::unordered_set<const ir::VarNode*> stored = StoredBuffers(launch.code);
     IndentedText text;
@@ -200,6 +202,7 @@ class CodeGenCuda {
          launch.name + "(" + params + ") {");
     for (const RootContext& r : root_) {
       if (r.let) {
+        BeginStatement({{r.let->value}});
         DeclareScalar(r.let->var, r.let->value);
       } else {
         const ir::Buffer& b = r.workspace->buffer;
@@ -348,8 +351,28 @@ class CodeGenCuda {
     return value;
   }
 
-  // The C text of lane `lane` of `e` (-1 for a scalar).
+  // The expressions of the statement about to be printed: their shared subexpressions
+  // (core/codegen/c/shared_exprs.h) are declared once, as they are first printed.
+  void BeginStatement(const std::vector<SharedExprs::Root>& roots) {
+    shared_.Analyze(roots);
+    shared_names_.clear();
+  }
+
+  // The C text of lane `lane` of `e` (-1 for a scalar): a temporary's name when `e` is shared,
+  // the temporary declared (before the statement) at its first use.
   std::string Print(const Expr& e, int lane) {
+    if (!shared_.IsShared(e.get())) return PrintNode(e, lane);
+    const std::pair<int64_t, int> key{shared_.ClassOf(e.get()), lane};
+    auto it = shared_names_.find(key);
+    if (it != shared_names_.end()) return it->second;
+    std::string text = PrintNode(e, lane);
+    std::string name = Fresh("cse");
+    Line("const " + ValueType(e.dtype()) + " " + name + " = " + text + ";");
+    shared_names_[key] = name;
+    return name;
+  }
+
+  std::string PrintNode(const Expr& e, int lane) {
     DType t = e.dtype();
     AGATE_REQUIRE(t.is_scalar() || lane >= 0, kInternal)
         << "kernel " << kernel_ << ": vector expression " << ir::ToString(e) << " outside a lane";
@@ -650,6 +673,7 @@ class CodeGenCuda {
     switch (s.kind()) {
       case ir::StmtKind::kLetStmt: {
         const auto* op = s.as<ir::LetStmt>();
+        BeginStatement({{op->value}});
         DeclareLet(op->var, op->value);
         EmitStmt(op->body);
         return;
@@ -664,12 +688,14 @@ class CodeGenCuda {
         const auto* op = s.as<ir::AssertStmt>();
         std::string message;
         for (char c : op->message) message += (c == '\n') ? ' ' : c;
+        BeginStatement({{op->condition}});
         Line("if (!" + Print(op->condition, -1) + ") __trap();  // " + message);
         return;
       }
       case ir::StmtKind::kFor: return EmitFor(s.as<ir::For>());
       case ir::StmtKind::kIfThenElse: {
         const auto* op = s.as<ir::IfThenElse>();
+        BeginStatement({{op->condition}});
         Open("if (" + Print(op->condition, -1) + ") {");
         Scoped(op->then_case);
         if (op->else_case.defined()) {
@@ -688,6 +714,7 @@ class CodeGenCuda {
       case ir::StmtKind::kEvaluate: {
         if (IsSync(s)) return Line("__syncthreads();");
         const Expr& value = s.as<ir::Evaluate>()->value;
+        BeginStatement({{value}});
         if (value.dtype().is_scalar()) Line("(void)" + Print(value, -1) + ";");
         return;
       }
@@ -705,6 +732,9 @@ class CodeGenCuda {
     DType t = op->value.dtype();
     const ir::Buffer& b = op->buffer;
     std::string target = NameOf(b->data.get());
+    // A scalar store runs only where its predicate holds; a vector store computes every lane first.
+    const bool guarded = op->predicate.defined();
+    BeginStatement({{op->index, guarded}, {op->value, guarded && t.is_scalar()}, {op->predicate}});
     if (t.is_scalar()) {
       std::string value = ToMemory(b->dtype, Print(op->value, -1));
       std::string line = target + "[" + Print(op->index, -1) + "] = " + value + ";";
@@ -760,6 +790,7 @@ class CodeGenCuda {
         << "kernel " << kernel_ << ": loop " << op->var->name << " (" << ir::ForKindName(op->for_kind)
         << ") inside the thread code of a launch";
     std::string type = ValueType(op->var.dtype());
+    BeginStatement({{op->min}, {op->extent}});
     std::string min = Print(op->min, -1), extent = Print(op->extent, -1);
     std::string name = Define(op->var.get(), op->var->name);
     if (op->for_kind == ir::ForKind::kUnrolled || op->for_kind == ir::ForKind::kVectorized) Line("#pragma unroll");
@@ -787,6 +818,8 @@ class CodeGenCuda {
   std::unordered_set<const ir::VarNode*> vector_vars_;
   std::unordered_map<const ir::VarNode*, int64_t> alignment_;
   std::unordered_map<const ir::Load*, std::string> wide_loads_;
+  SharedExprs shared_;
+  std::map<std::pair<int64_t, int>, std::string> shared_names_;  // (class, lane) -> temporary
 };
 
 }  // namespace

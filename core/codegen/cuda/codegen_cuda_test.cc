@@ -102,6 +102,48 @@ TEST(CodegenCudaTest, WideAccessesOnlyWhereTheBufferIsAligned) {
   EXPECT_FALSE(Has(code, "uint4")) << code;
 }
 
+// e = e * e + e, `depth` times over one load: a DAG of 2 * depth nodes whose tree has 3^depth
+// loads; `guarded` also adds a read that only a Select arm may make (out of bounds past n - 1).
+ir::LoweredFunc NestedSharing(int depth, bool guarded) {
+  int64_t n = 1024;
+  Tensor a = placeholder({Expr(n)}, DType::Float(32), "A");
+  Tensor c = compute({Expr(n)}, [&](Var i) {
+    Expr e = a(i);
+    for (int d = 0; d < depth; ++d) e = e * e + e;
+    if (guarded) {
+      Expr next = ir::select(i < Expr(n - 1), a(i + 1), ir::make_const(DType::Float(32), 0.0));
+      e = e + next * next;
+    }
+    return e;
+  }, "C");
+  Schedule s = create_schedule({c});
+  auto [bo, t] = s[c].split(s[c].axis(0), 128);
+  s[c].bind(bo, "blockIdx.x").bind(t, "threadIdx.x");
+  return LowerGpu(s, {a, c}, "nested");
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(CodegenCudaTest, SharedSubexpressionsArePrintedOnce) {
+  // Written out as a tree this kernel would repeat the load 3^10 = 59049 times (megabytes of CUDA C).
+  std::string code = GenerateCuda({NestedSharing(10, false)}, Cuda()).code;
+  EXPECT_LT(code.size(), 8000u) << code.substr(0, 4000);
+  EXPECT_EQ(Count(code, "A["), 1u) << code;
+  EXPECT_GE(Count(code, "const float cse"), 10u) << code;
+}
+
+TEST(CodegenCudaTest, GuardedReadsStayUnderTheirGuard) {
+  // A[i + 1] is read twice, but only where i < 1023: it must not be hoisted out of the Select.
+  std::string code = GenerateCuda({NestedSharing(2, true)}, Cuda()).code;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(code, m, std::regex(R"(\? A\[)"))) << code;
+  EXPECT_FALSE(std::regex_search(code, std::regex(R"(const float cse\w* = A\[[^;]*\+ 1\)?\];)"))) << code;
+}
+
 TEST(CodegenCudaTest, RefusesFunctionsNotLoweredForAGpu) {
   Tensor a = placeholder({Expr(8)}, DType::Float(32), "A");
   Tensor c = compute({Expr(8)}, [&](Var i) { return a(i) + 1.0f; }, "C");
