@@ -114,6 +114,11 @@ int64_t LeastWastefulTile(int64_t n, int64_t lo, int64_t hi) {
 
 ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const target::Target& target,
                                    const InjectiveKnobs& knobs) {
+  // A stage with reduce axes (a selection's running index, say) keeps them inside its vector
+  // lanes' loop: the reduction schedule reorders before it vectorizes.
+  if (out.op()->kind == te::OpKind::kCompute && static_cast<const te::ComputeOpNode*>(out.op().get())->is_reduction()) {
+    return ScheduleReductionStage(s, out, target, knobs);
+  }
   te::Stage stage = s[out];
   size_t rank = out.ndim();
   if (rank == 0) return ir::IterVar();

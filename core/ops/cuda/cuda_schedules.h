@@ -32,6 +32,9 @@ namespace ops {
 namespace cuda {
 
 constexpr int64_t kThreads = 256;
+// The fewest thread blocks a tiled schedule aims for before it narrows its tiles: twice the
+// streaming multiprocessors of the GPUs agate targets (an H100 has 132, an A100 108).
+constexpr int64_t kMinBlocks = 256;
 
 // A root element-wise stage: its axes fused and split over blocks of up to
 // kThreads threads, four contiguous 4-byte elements per thread (one 16-byte
