@@ -60,7 +60,7 @@ class BertEncoder(nn.Module):
 
     def forward(self, input_ids, attention_mask):
         s = input_ids.shape[1]
-        positions = torch.arange(s).unsqueeze(0)
+        positions = torch.arange(s, device=input_ids.device).unsqueeze(0)
         x = self.word(input_ids) + self.position(positions) + self.token_type(torch.zeros_like(input_ids))
         x = self.norm(x)
         # BertModel.get_extended_attention_mask: (1 - mask) * finfo.min, broadcast over heads and queries.
@@ -114,7 +114,7 @@ class Gpt2Decoder(nn.Module):
 
     def forward(self, input_ids):
         s = input_ids.shape[1]
-        x = self.wte(input_ids) + self.wpe(torch.arange(s).unsqueeze(0))
+        x = self.wte(input_ids) + self.wpe(torch.arange(s, device=input_ids.device).unsqueeze(0))
         for block in self.blocks:
             x = block(x)
         last = self.ln_f(x)[:, -1, :]
