@@ -60,6 +60,7 @@
 #include "frontends/onnx/model_builder.h"
 #include "runtime_minimal/host/thread_pool.h"
 #include "tools/cli/module_runner.h"
+#include "tools/npz/graph_tensor.h"
 
 namespace agate {
 namespace {
@@ -352,16 +353,6 @@ struct CliRun {
   std::unique_ptr<cli::ModuleRunner> runner;
 };
 
-npz::Array ToArray(const std::string& name, const graph::Tensor& t) {
-  npz::Array a;
-  a.name = name;
-  a.dtype = t.dtype();
-  a.shape = t.shape();
-  const auto* bytes = static_cast<const uint8_t*>(t.raw_data());
-  a.data.assign(bytes, bytes + t.nbytes());
-  return a;
-}
-
 // ---------------------------------------------------------------- oneDNN
 
 // oneDNN's Debian build runs on GNU OpenMP; its thread count is set through libgomp.
@@ -543,8 +534,8 @@ int Main(int argc, char** argv) {
       SetOmpThreads(threads);
       std::unique_ptr<OneDnn> d = BuildOneDnn(p, x, &want, &want_matmul);
       CliRun c, base;
-      std::vector<npz::Array> inputs = {ToArray("a", x.a)};
-      if (!p.b_constant) inputs.push_back(ToArray("b", x.b));
+      std::vector<npz::Array> inputs = {npz::ArrayOf("a", x.a)};
+      if (!p.b_constant) inputs.push_back(npz::ArrayOf("b", x.b));
       if (cli) {
         c.runner = std::make_unique<cli::ModuleRunner>(model + ".agm", threads);
         c.runner->BindInputs(inputs);

@@ -7,23 +7,13 @@
 #include "core/compiler/plan_evaluator.h"
 #include "core/support/error.h"
 #include "core/support/file.h"
-#include "tools/npz/npz.h"
+#include "tools/npz/graph_tensor.h"
 
 namespace agate {
 namespace conformance {
 namespace {
 
 namespace fs = std::filesystem;
-
-npz::Array ToArray(const std::string& name, const graph::Tensor& t) {
-  npz::Array a;
-  a.name = name;
-  a.dtype = t.dtype();
-  a.shape = t.shape();
-  const uint8_t* bytes = static_cast<const uint8_t*>(t.raw_data());
-  a.data.assign(bytes, bytes + t.nbytes());
-  return a;
-}
 
 void WriteText(const std::string& path, const std::string& text) {
   WriteFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()));
@@ -68,7 +58,7 @@ Executor CudaExportExecutor(fusion::FusionPolicy policy, const std::string& targ
     std::vector<graph::Tensor> in;
     for (const std::string& name : result.graph.inputs) {
       in.push_back(inputs.at(name));
-      arrays.push_back(ToArray(name, inputs.at(name)));
+      arrays.push_back(npz::ArrayOf(name, inputs.at(name)));
     }
     WriteFileAtomically(base + ".agm", result.module);
     npz::Save(base + ".inputs.npz", arrays);
@@ -95,7 +85,7 @@ Executor CudaGpuResultsExecutor(const std::string& dir) {
     AGATE_REQUIRE(fs::exists(base + ".outputs.npz"), kNotFound) << "no GPU outputs (" << base << ".outputs.npz)";
     RunOutput run;
     for (const npz::Array& a : npz::Load(base + ".outputs.npz"))
-      run.outputs[a.name] = graph::Tensor::FromBytes(a.dtype, a.shape, a.data.data(), a.data.size());
+      run.outputs[a.name] = npz::TensorOf(a);
     run.folded = fs::exists(base + ".folded");
     return run;
   };

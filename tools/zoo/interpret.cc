@@ -16,6 +16,7 @@
 #include "core/graph_eval/interpreter.h"
 #include "core/support/error.h"
 #include "frontends/onnx/importer.h"
+#include "tools/npz/graph_tensor.h"
 #include "tools/npz/npz.h"
 
 namespace agate {
@@ -31,18 +32,10 @@ int Main(int argc, char** argv) {
   g = graph::BuildPipeline(options).Run(g);
   std::map<std::string, graph::Tensor> inputs;
   for (const npz::Array& a : npz::Load(argv[2])) {
-    inputs[a.name] = graph::Tensor::FromBytes(a.dtype, a.shape, a.data.data(), a.data.size());
+    inputs[a.name] = npz::TensorOf(a);
   }
   std::vector<npz::Array> outputs;
-  for (const auto& [name, t] : graph_eval::Interpret(g, inputs)) {
-    npz::Array a;
-    a.name = name;
-    a.dtype = t.dtype();
-    a.shape = t.shape();
-    const uint8_t* bytes = static_cast<const uint8_t*>(t.raw_data());
-    a.data.assign(bytes, bytes + t.nbytes());
-    outputs.push_back(a);
-  }
+  for (const auto& [name, t] : graph_eval::Interpret(g, inputs)) outputs.push_back(npz::ArrayOf(name, t));
   npz::Save(argv[3], outputs);
   return 0;
 }
