@@ -217,6 +217,14 @@ TEST(CudaScheduleTest, ConvolutionsAsImplicitGemm) {
   EXPECT_TRUE(CheckAgainstReference(
       ConvGraph({1, 3, 12, 12}, {8, 3, 5, 5}, {{"pads", Attribute(Ints{2, 2, 2, 2})}, {"dilations", Attribute(Ints{1, 1})}}),
       Cuda()));
+  // The tile follows the grid: a large output keeps 4x4 outputs per thread, a small one (few blocks
+  // even with 16-channel blocks) takes 2x2 per thread on 2-row pixel tiles.
+  Graph large = ConvGraph({1, 2, 64, 64}, {64, 2, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}});
+  EXPECT_TRUE(CheckAgainstReference(large, Cuda()));
+  EXPECT_TRUE(Has(Summaries(large), "16 channels x 4x16 pixels per block, 4x4 per thread")) << Summaries(large);
+  Graph small = ConvGraph({1, 24, 7, 7}, {40, 24, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}});
+  EXPECT_TRUE(CheckAgainstReference(small, Cuda()));
+  EXPECT_TRUE(Has(Summaries(small), "16 channels x 2x8 pixels per block, 2x2 per thread")) << Summaries(small);
   // Depthwise and grouped: a thread per output.
   EXPECT_TRUE(CheckAgainstReference(
       ConvGraph({1, 6, 9, 9}, {6, 1, 3, 3}, {{"group", Attribute(int64_t{6})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}),

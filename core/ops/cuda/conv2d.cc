@@ -32,19 +32,25 @@ std::string ScheduleConv2d(const ScheduleRequest& r, const Tensor& conv) {
   }
   graph::Shape os = StaticShape(out);
   const int64_t oc = os[1], oh = os[2], ow = os[3];
-  const int64_t tm = 4, tn = 4, th = 4;
+  int64_t tm = 4, tn = 4, th = 4;
   int64_t bm = oc >= 64 ? 64 : (oc >= 32 ? 32 : 16);
   int64_t tw = ow >= 16 ? 16 : 8;
   // Batch-1 convolutions late in a CNN have few pixels (7x7, 14x14): 64-channel blocks would
-  // leave most of a GPU idle (ResNet-50's 3x3 convs at 7x7 had 16 blocks for 132 SMs on an H100).
-  // Narrower channel blocks until the grid has kMinBlocks.
+  // leave most of a GPU idle (ResNet-50's 3x3 convs at 7x7 had 16 blocks for 132 SMs on an H100,
+  // each thread walking all 4608 input channel x tap products for 16 outputs). Narrower channel
+  // blocks until the grid has kMinBlocks; if 16 channels are still too few blocks, 2-row pixel
+  // tiles and 2x2 outputs per thread: four times the threads, each a quarter of the work.
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto blocks = [&](int64_t channels) {
     return os[0] * ceil_div(oc, channels) * ceil_div(oh, th) * ceil_div(ow, tw);
   };
   while (bm > 16 && blocks(bm) < kMinBlocks) bm /= 2;
+  if (blocks(bm) < kMinBlocks && r.options->cuda_tile <= 0) {
+    tm = tn = th = 2;
+    tw = 8;
+  }
   if (r.options->cuda_tile > 0) bm = r.options->cuda_tile;
-  int64_t ty = bm / tm, tx = th * (tw / tn);
+  const int64_t ty = bm / tm, tx = th * (tw / tn);
   te::Stage o = s[out];
   auto [oco, oci] = o.split(o.axis(1), Expr(bm));
   auto [thread_y, reg_m] = o.split(oci, Expr(tm));
