@@ -3,8 +3,9 @@
 # in QDQ form (tools/zoo/export_qdq_models.py), compiled with ./agate (the QDQ pass folds every conv and
 # the classifier into QLinearConv), run in the minimal runtime and compared with the reference
 # interpreter over the same graph passes (tools/zoo:interpret): equal bit for bit. The difference from the
-# float model before quantization is printed, and bounded loosely (a quarter of the largest float logit)
-# to catch a wrong scale, not to grade the quantization. Then a float ResNet-18 quantized by agate
+# float model before quantization is printed, and bounded loosely (a quarter of the largest float logit, or
+# 1.25x PyTorch's own int8 model's distance from it when that is larger) to catch a wrong scale, not to
+# grade the quantization. Then a float ResNet-18 quantized by agate
 # (--quantize int8) against agate fp32.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
@@ -50,11 +51,15 @@ fp32, torch_int8 = np.load(stem + ".fp32.npz")["output"], np.load(stem + ".torch
 exact = got.dtype == ref.dtype and np.array_equal(got, ref)
 scale = float(np.abs(fp32).max())
 diff = float(np.abs(got - fp32).max())
-ok = exact and diff <= 0.25 * scale
+# PyTorch's own int8 model's distance from fp32: MobileNetV2 quantized per tensor is far from its float
+# model on some hosts (exported on an AVX2 machine, PyTorch's int8 is 0.157 of 0.489 away, and its top-1
+# differs). A wrong scale gives errors the size of the logits, above both bounds.
+torch_err = float(np.abs(torch_int8 - fp32).max())
+ok = exact and diff <= max(0.25 * scale, 1.25 * torch_err)
 print(f"{'ok  ' if ok else 'FAIL'} {model}: compiled {'==' if exact else '!='} reference interpreter "
       f"(max |diff| {float(np.abs(got - ref).max()):.3g}); vs fp32 max |diff| {diff:.3g} of max |fp32| {scale:.3g}, "
       f"top-1 {'same' if got.argmax() == fp32.argmax() else 'differs'}; vs PyTorch's int8 model (onednn) "
-      f"max |diff| {float(np.abs(got - torch_int8).max()):.3g}")
+      f"max |diff| {float(np.abs(got - torch_int8).max()):.3g} (PyTorch int8 vs fp32 {torch_err:.3g})")
 sys.exit(0 if ok else 1)
 PY
   then passed=$((passed + 1)); else failed=$((failed + 1)); fi
