@@ -14,6 +14,7 @@ AGATE="$1"
 MAKE_MODULE="$2"
 FAKE="$(cd "$(dirname "$3")" && pwd)/$(basename "$3")"
 MODEL="$4"
+RUNTIME="$5"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 source "$(dirname "$0")/checks.sh"
 
@@ -48,6 +49,21 @@ expected = (x + np.arange(256, dtype=np.float32) * 0.5) + x
 sys.exit(0 if np.array_equal(y, expected) else 1)
 PY
 done
+# --device-resident: the input copied to the GPU once, then read there by every run.
+check "run --device-resident on a GPU" 0 "$AGATE" run "$TMP/add.agm" --device-resident --repeat 3 --inputs "$TMP/x.npz" \
+  --outputs "$TMP/yd.npz"
+expect "device-resident and host inputs agree" /usr/bin/python3 -c \
+  "import numpy as np,sys; sys.exit(0 if np.array_equal(np.load(sys.argv[1])['y'], np.load(sys.argv[2])['y']) else 1)" \
+  "$TMP/yd.npz" "$TMP/y0.npz"
+# agate-runtime: the same run without the compiler (what a deployment machine gets).
+check "agate-runtime version counts the GPUs" 0 "$RUNTIME" version
+expect_in "agate-runtime sees two GPUs" "$TMP/out.txt" "CUDA: 2 GPUs"
+check "agate-runtime runs the module" 0 "$RUNTIME" run "$TMP/add.agm" --inputs "$TMP/x.npz" --outputs "$TMP/yr.npz"
+expect "agate-runtime and agate agree" /usr/bin/python3 -c \
+  "import numpy as np,sys; sys.exit(0 if np.array_equal(np.load(sys.argv[1])['y'], np.load(sys.argv[2])['y']) else 1)" \
+  "$TMP/yr.npz" "$TMP/y0.npz"
+check "agate-runtime has no compiler" 2 "$RUNTIME" compile "$MODEL"
+expect_in "agate-runtime names the unknown command" "$TMP/err.txt" "agate-runtime: unknown command 'compile'"
 check "a format-1.0 module runs" 0 "$AGATE" run "$TMP/add10.agm" --inputs "$TMP/x.npz" --outputs "$TMP/y10.npz"
 expect "format 1.0 and 1.1 agree" /usr/bin/python3 -c \
   "import numpy as np,sys; sys.exit(0 if np.array_equal(np.load(sys.argv[1])['y'], np.load(sys.argv[2])['y']) else 1)" \
