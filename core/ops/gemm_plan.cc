@@ -11,8 +11,6 @@ namespace agate {
 namespace ops {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Throughput model of one register tile per step of k, in cycles: the FMAs on
 // two pipes, the loads (one broadcast of A per row, one vector of B per column
 // vector) on two ports, and the FMA latency (each accumulator waits for its

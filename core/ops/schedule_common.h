@@ -25,6 +25,8 @@ struct InjectiveKnobs {
 
 // Largest divisor of `n` not above `limit` (at least 1): a tile that needs no tail.
 int64_t DivisorAtMost(int64_t n, int64_t limit);
+// ceil(a / b) for a >= 0, b > 0: the tiles of extent b that cover a.
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // For an extent no tile in [lo, hi] divides (Inception's 17 and 73 columns, 37x37
 // Winograd tiles): the tile that computes the fewest elements in all

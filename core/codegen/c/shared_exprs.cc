@@ -1,7 +1,6 @@
 #include "core/codegen/c/shared_exprs.h"
 
 #include <cstring>
-#include <functional>
 
 #include "core/ir/buffer.h"
 
@@ -126,7 +125,7 @@ bool IsLeaf(const Expr& e) {
 
 int64_t SharedExprs::Canonicalize(const Expr& e) {
   auto found = nodes_.find(e.get());
-  if (found != nodes_.end()) return found->second.cls;
+  if (found != nodes_.end()) return found->second;
   std::vector<Child> children = Children(e);
   std::vector<int64_t> child_classes;
   uint64_t h = ShallowHash(e);
@@ -155,15 +154,14 @@ int64_t SharedExprs::Canonicalize(const Expr& e) {
     by_hash_[h].push_back({e.get(), cls});
   }
   for (int64_t c : child_classes) classes_[c].uses++;
-  nodes_[e.get()].cls = cls;
+  nodes_[e.get()] = cls;
   return cls;
 }
 
 void SharedExprs::MarkUnconditional(const Expr& e, bool conditional) {
   if (conditional) return;  // only unconditional evaluation matters
-  if (visited_unconditional_.count(e.get())) return;
-  visited_unconditional_[e.get()] = true;
-  classes_[nodes_.at(e.get()).cls].unconditional = true;
+  if (!visited_unconditional_.insert(e.get()).second) return;
+  classes_[nodes_.at(e.get())].unconditional = true;
   for (const Child& c : Children(e)) MarkUnconditional(*c.expr, c.conditional);
 }
 
@@ -190,14 +188,14 @@ void SharedExprs::Analyze(const std::vector<Root>& roots) {
 bool SharedExprs::IsShared(const ExprNode* node) const {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return false;
-  const ClassInfo& c = classes_[it->second.cls];
+  const ClassInfo& c = classes_[it->second];
   if (c.shuffle && !c.has_let) return true;
   return c.uses >= 2 && !c.leaf && !c.has_let && (!c.risky || c.unconditional);
 }
 
 int64_t SharedExprs::ClassOf(const ExprNode* node) const {
   auto it = nodes_.find(node);
-  return it == nodes_.end() ? -1 : it->second.cls;
+  return it == nodes_.end() ? -1 : it->second;
 }
 
 }  // namespace codegen

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -54,9 +55,6 @@ class SharedExprs {
   int64_t ClassOf(const ir::ExprNode* node) const;
 
  private:
-  struct Info {
-    int64_t cls = -1;
-  };
   struct ClassInfo {
     int uses = 0;                  // parent edges over the DAG (and roots)
     bool reads = false;            // reads memory itself (an unpredicated load)
@@ -70,10 +68,10 @@ class SharedExprs {
   int64_t Canonicalize(const ir::Expr& e);
   void MarkUnconditional(const ir::Expr& e, bool conditional);
 
-  std::unordered_map<const ir::ExprNode*, Info> nodes_;
+  std::unordered_map<const ir::ExprNode*, int64_t> nodes_;  // node -> its class
   std::vector<ClassInfo> classes_;
   std::unordered_map<uint64_t, std::vector<std::pair<const ir::ExprNode*, int64_t>>> by_hash_;
-  std::unordered_map<const ir::ExprNode*, bool> visited_unconditional_;  // nodes visited unconditionally  // node -> visited with conditional=false
+  std::unordered_set<const ir::ExprNode*> visited_unconditional_;  // nodes visited unconditionally
 };
 
 }  // namespace codegen

@@ -40,9 +40,8 @@ std::string ScheduleConv2d(const ScheduleRequest& r, const Tensor& conv) {
   // each thread walking all 4608 input channel x tap products for 16 outputs). Narrower channel
   // blocks until the grid has kMinBlocks; if 16 channels are still too few blocks, 2-row pixel
   // tiles and 2x2 outputs per thread: four times the threads, each a quarter of the work.
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto blocks = [&](int64_t channels) {
-    return os[0] * ceil_div(oc, channels) * ceil_div(oh, th) * ceil_div(ow, tw);
+    return os[0] * CeilDiv(oc, channels) * CeilDiv(oh, th) * CeilDiv(ow, tw);
   };
   while (bm > 16 && blocks(bm) < kMinBlocks) bm /= 2;
   if (blocks(bm) < kMinBlocks && r.options->cuda_tile <= 0) {

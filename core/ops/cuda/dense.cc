@@ -12,24 +12,26 @@ namespace cuda {
 using te::Expr;
 using te::Tensor;
 
+namespace {
+
+// Few rows and a long k (batch-1 fully connected layers, ResNet-50's 1x2048x1000): a thread per
+// output would stream k elements one after another with few threads in all (1.1 ms on an H100);
+// a block per output splits k across its threads, reading rows of B coalesced when B is [N, K],
+// and combines them with warp shuffles.
+bool FewRowsLongDepth(const Tensor& anchor) {
+  graph::Shape shape = StaticShape(anchor);
+  auto* op = static_cast<const te::ComputeOpNode*>(anchor.op().get());
+  if (shape.size() < 2 || op->reduce_axis.size() != 1) return false;
+  int64_t outputs = 1;
+  for (int64_t d : shape) outputs *= d;
+  return shape[shape.size() - 2] < 32 && SplitAcrossThreads(ConstExtent(op->reduce_axis[0]), outputs);
+}
+
+}  // namespace
+
 std::string ScheduleDense(const ScheduleRequest& r) {
   te::Schedule s = r.schedule;
-  {
-    // Few rows and a long k (batch-1 fully connected layers, ResNet-50's 1x2048x1000): a thread
-    // per output would stream k elements one after another with few threads in all (1.1 ms on an
-    // H100); a block per output splits k across its threads, reading rows of B coalesced when
-    // B is [N, K], and combines them with warp shuffles.
-    graph::Shape as = StaticShape(r.anchor);
-    auto* op = static_cast<const te::ComputeOpNode*>(r.anchor.op().get());
-    if (as.size() >= 2 && op->reduce_axis.size() == 1) {
-      int64_t rows = as[as.size() - 2], outputs = 1;
-      for (int64_t d : as) outputs *= d;
-      int64_t depth = ConstExtent(op->reduce_axis[0]);
-      if (rows < 32 && SplitAcrossThreads(depth, outputs)) {
-        return cuda::ScheduleAnchorDefault(r, "dense");
-      }
-    }
-  }
+  if (FewRowsLongDepth(r.anchor)) return cuda::ScheduleAnchorDefault(r, "dense");
   Tensor out, acc;
   if (r.epilogue.defined() && StaticShape(r.epilogue) == StaticShape(r.anchor)) {
     out = r.epilogue;
