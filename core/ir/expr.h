@@ -284,6 +284,16 @@ enum class CallOp : uint8_t {
   // The vectorizer never widens it (its lanes are already the hardware's); schedules
   // build it directly (core/ops/qlinear_vnni.h).
   kDot4U8S8,
+  // dot2_i16(acc, a, b): the 2-way 16-bit dot product of x86's pmaddwd (SSE2, AVX2,
+  // AVX-512BW) added to acc: acc is int32 with N lanes, a and b int16 with 2N lanes (or 2
+  // lanes, one pair used for every lane, as dot4_u8s8's groups); lane i of the result is
+  //   acc[i] + int32(a[2i]) * int32(b[2i]) + int32(a[2i+1]) * int32(b[2i+1])   (modulo 2^32)
+  // Exact modulo 2^32 (pmaddwd's pair sum wraps only for two products of -32768 * -32768,
+  // and that wrap agrees modulo 2^32). The int8 templates' path where the target has no
+  // VNNI (AVX2): operands minus their zero points lie in [-255, 255] as int16, so the
+  // products of 8-bit values are exact without vpmaddubsw's 16-bit saturation. Never
+  // widened by the vectorizer, like dot4_u8s8.
+  kDot2I16,
 };
 const char* CallOpName(CallOp op);
 // True for the GPU intrinsics above.
@@ -538,6 +548,11 @@ Expr shift_right(Expr a, Expr n);  // logical; n >= bit width gives 0 (CallOp::k
 // dot4_u8s8(acc, a, b) (CallOp::kDot4U8S8): acc int32xN, a uint8x4N (or x4), b int8x4N
 // (or x4); kInvalidArgument naming the dtypes otherwise.
 Expr dot4_u8s8(Expr acc, Expr a, Expr b);
+// dot2_i16(acc, a, b) (CallOp::kDot2I16): acc int32xN, a and b int16x2N (or x2).
+Expr dot2_i16(Expr acc, Expr a, Expr b);
+// The operands' group (products per int32 lane) of a dot-product intrinsic: 4 for
+// dot4_u8s8, 2 for dot2_i16; 0 for every other call.
+int DotGroup(CallOp op);
 
 // Promotes a and b to a common dtype in place (the rule above); throws
 // kInvalidArgument naming both dtypes when there is none (e.g. handle + int).

@@ -313,12 +313,13 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     std::vector<Value> args;
     for (const Expr& a : op->args) args.push_back(VisitExpr(a));
     Value r = MakeValue(op->dtype);
-    if (op->op == CallOp::kDot4U8S8) {
-      // Exact: 64-bit products and sums, wrapped to int32 once at the end (as vpdpbusd).
+    if (int group = ir::DotGroup(op->op)) {
+      // Exact: 64-bit products and sums, wrapped to int32 once at the end (as vpdpbusd;
+      // pmaddwd's sums agree modulo 2^32).
       for (int l = 0; l < op->dtype.lanes(); ++l) {
         int64_t sum = args[0].i[l];
-        int ga = args[1].lanes() == 4 ? 0 : 4 * l, gb = args[2].lanes() == 4 ? 0 : 4 * l;  // broadcast groups
-        for (int j = 0; j < 4; ++j) sum += args[1].i[ga + j] * args[2].i[gb + j];
+        int ga = args[1].lanes() == group ? 0 : group * l, gb = args[2].lanes() == group ? 0 : group * l;  // broadcasts
+        for (int j = 0; j < group; ++j) sum += args[1].i[ga + j] * args[2].i[gb + j];
         r.i[l] = Wrap(sum, op->dtype);
       }
       return r;
@@ -380,7 +381,8 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kShiftRight:
         case CallOp::kSyncThreads:
         case CallOp::kShuffleXor:
-        case CallOp::kDot4U8S8: break;
+        case CallOp::kDot4U8S8:
+        case CallOp::kDot2I16: break;
       }
       r.f[l] = RoundToType(v, op->dtype);
     }

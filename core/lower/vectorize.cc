@@ -99,7 +99,7 @@ class Vectorizer : public IRMutator {
       lanes = std::max(lanes, args.back().dtype().lanes());
     }
     if (lanes == 1) return IRMutator::VisitExpr_(op, self);
-    if (op->op == CallOp::kReinterpret || op->op == CallOp::kDot4U8S8 || IsGpuIntrinsic(op->op)) {
+    if (op->op == CallOp::kReinterpret || DotGroup(op->op) != 0 || IsGpuIntrinsic(op->op)) {
       throw CannotVectorize();
     }
     for (Expr& a : args) a = BroadcastTo(a, lanes);

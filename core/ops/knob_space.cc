@@ -8,6 +8,7 @@
 
 #include "core/graph/shape_rules.h"
 #include "core/ops/schedule_common.h"
+#include "core/ops/vnni_common.h"
 #include "core/ops/window.h"
 #include "core/ops/winograd.h"
 #include "core/support/error.h"
@@ -194,10 +195,13 @@ KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group,
   if (group.anchor >= 0 && anchor.op == "Conv") {
     ConvKnobs(graph, anchor, target, &space);
   } else if (group.anchor >= 0 && (anchor.op == "QLinearConv" || anchor.op == "ConvInteger")) {
-    // The VNNI template's register tile (it reads them where it applies; elsewhere they do nothing).
-    if (target.HasFeature("avx512vnni")) {
+    // The int8 conv template's register tile (it reads them where it applies; elsewhere they
+    // do nothing): 4 pixel vectors only with 32 vector registers.
+    if (const vnni::Isa* isa = vnni::PickIsa(target)) {
       space.knobs.push_back(MakeKnob("int8_oc_block", 0, {4, 6, 8}));
-      space.knobs.push_back(MakeKnob("int8_pixel_vectors", 0, {1, 2, 3, 4}));
+      std::set<int64_t> vectors{1, 2, 3};
+      if (isa->registers >= 32) vectors.insert(4);
+      space.knobs.push_back(MakeKnob("int8_pixel_vectors", 0, vectors));
     }
   } else if (group.anchor >= 0 && (anchor.op == "MatMul" || anchor.op == "Gemm")) {
     DenseKnobs(graph, anchor, target, &space);

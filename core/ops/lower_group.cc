@@ -164,7 +164,7 @@ const std::vector<Knob>& Knobs() {
       {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3 convs: -1 auto, 0 never, 1 whenever it applies"},
       {"winograd_tile", &LowerGroupOptions::winograd_tile, 0, 4, "Winograd output tile: 2 or 4 (0: by shape)"},
       {"winograd_tile_block", &LowerGroupOptions::winograd_tile_block, 0, 64, "Winograd tiles per GEMM register tile (0: auto)"},
-      {"int8_oc_block", &LowerGroupOptions::int8_oc_block, 0, 16, "int8 VNNI conv: output channels per register tile (0: auto)"},
+      {"int8_oc_block", &LowerGroupOptions::int8_oc_block, 0, 16, "int8 conv (VNNI or AVX2): output channels per register tile (0: auto)"},
       {"int8_pixel_vectors", &LowerGroupOptions::int8_pixel_vectors, 0, 4,
        "int8 VNNI conv: 16-pixel vectors per register tile (0: auto)"},
       {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},

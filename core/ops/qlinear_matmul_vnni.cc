@@ -18,8 +18,8 @@ using te::Expr;
 using te::Tensor;
 using te::Var;
 using vnni::I;
+using vnni::kI16;
 using vnni::kI32;
-using vnni::kLanes;
 using vnni::kS8;
 using vnni::kU8;
 
@@ -27,27 +27,31 @@ namespace {
 
 // The packed geometry of one product (see the header).
 struct MatMulPlan {
+  const vnni::Isa* isa = nullptr;
+  int64_t lanes = 16, group = 4;   // isa's int32 lanes per vector and K elements per lane and step
   int64_t rows = 0, k = 0, n = 0;  // folded rows (M times A's batch), K, N
-  int64_t k4 = 0;                  // ceil(K / 4): the 4-deep K steps (K padded to k4 * 4 in the packings)
-  int64_t mr = 1, vectors = 1;     // register tile: mr rows x vectors * 16 columns
-  int64_t nr() const { return vectors * kLanes; }
+  int64_t k4 = 0;                  // ceil(K / group): the group-deep K steps (K padded to k4 * group)
+  int64_t mr = 1, vectors = 1;     // register tile: mr rows x vectors * lanes columns
+  int64_t nr() const { return vectors * lanes; }
   int64_t padded_rows() const { return (rows + mr - 1) / mr * mr; }
   int64_t padded_n() const { return (n + nr() - 1) / nr() * nr(); }
 };
 
-// The register tile with the least modelled time: per 4-deep K step a tile issues
-// mr * v vpdpbusd (one per cycle; at least ~6 cycles, the latency a chain of
+// The register tile with the least modelled time: per K step a tile issues mr * v
+// vpdpbusd or vpmaddwd (one per cycle; at least ~6 cycles, the latency a chain of
 // accumulators must cover) and mr broadcasts plus v loads (two per cycle), over
 // the tiles that cover the padded rows and columns. mr * v accumulators, v B vectors
-// and a broadcast must fit the 32 vector registers. There must be more than one tile (the
-// schedule's loop over tiles, which the tile's offsets refer to, would otherwise be an extent-1
-// loop that lowering removes): false when even 16 columns by one row is a single tile.
+// and a broadcast must fit the vector registers (30 of 32, 15 of 16). There must be more
+// than one tile (the schedule's loop over tiles, which the tile's offsets refer to, would
+// otherwise be an extent-1 loop that lowering removes): false when even one vector by one
+// row is a single tile.
 bool PickTile(MatMulPlan* p) {
   double best = 0;
+  const int64_t registers = p->isa->registers - (p->isa->registers >= 32 ? 2 : 1);
   for (int64_t v = 1; v <= 4; ++v) {
     for (int64_t mr = 1; mr <= 8; ++mr) {
-      if (mr * v + v + 1 > 30) continue;
-      int64_t count = (p->rows + mr - 1) / mr * ((p->n + v * kLanes - 1) / (v * kLanes));
+      if (mr * v + v + 1 > registers) continue;
+      int64_t count = (p->rows + mr - 1) / mr * ((p->n + v * p->lanes - 1) / (v * p->lanes));
       if (count < 2) continue;
       double tiles = static_cast<double>(count);
       double cost = tiles * (static_cast<double>(std::max<int64_t>(mr * v, 6)) + 0.5 * static_cast<double>(mr + v));
@@ -64,24 +68,25 @@ bool PickTile(MatMulPlan* p) {
 // A scalar parameter's only element (rank 0 or one element).
 Expr ScalarAt(const Tensor& t) { return t(std::vector<Expr>(t.ndim(), I(0))); }
 
-// The register tile [1, 1, mr, nr] over the whole reduction: per K step, one 64-byte
-// load of B per vector and a 4-byte broadcast of A per row, mr x v vpdpbusd into
-// accumulators in a local array with constant indices (registers).
-ir::Stmt LowerTile(const MatMulPlan& plan, const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
-                   const ir::Buffer& out, const Expr& out_offset) {
+// The register tile [1, 1, mr, nr] over the whole reduction: per K step, one vector load
+// of B per vector and a group broadcast of A per row (4 bytes or 2 int16), mr x v
+// vpdpbusd or vpmaddwd into accumulators in a local array with constant indices
+// (registers). `a_input`: which of `inputs` (desc's input tensors' order) is A.
+ir::Stmt LowerTile(const MatMulPlan& plan, int a_input, const std::vector<ir::Buffer>& inputs,
+                   const std::vector<Expr>& offsets, const ir::Buffer& out, const Expr& out_offset) {
   using namespace ir;  // NOLINT
-  int ai = inputs[0]->dtype == kU8 ? 0 : 1, bi = 1 - ai;
+  const int ai = a_input, bi = 1 - ai;
   const Buffer &ab = inputs[ai], &bb = inputs[bi];
-  const int64_t nr = plan.nr();
-  vnni::RegisterTile acc("vnni_mm_acc", plan.mr, plan.vectors);
+  const int64_t nr = plan.nr(), lanes = plan.lanes, g = plan.group;
+  vnni::RegisterTile acc("vnni_mm_acc", plan.mr, plan.vectors, lanes);
   Var k4("k4");
   std::vector<Stmt> update, store;
   for (int64_t t = 0; t < plan.mr; ++t) {
-    Expr a = Load::make(ab, vnni::Lanes(offsets[ai] + t * plan.k4 * 4 + k4 * 4, 4));
+    Expr a = Load::make(ab, vnni::Lanes(offsets[ai] + t * plan.k4 * g + k4 * g, g));
     for (int64_t v = 0; v < plan.vectors; ++v) {
-      Expr b = Load::make(bb, vnni::Lanes(offsets[bi] + (k4 * nr + v * kLanes) * 4, 4 * kLanes));
-      update.push_back(acc.Set(t, v, dot4_u8s8(acc.Value(t, v), a, b)));
-      store.push_back(Store::make(out, acc.Value(t, v), vnni::Lanes(out_offset + t * nr + v * kLanes, kLanes)));
+      Expr b = Load::make(bb, vnni::Lanes(offsets[bi] + (k4 * nr + v * lanes) * g, g * lanes));
+      update.push_back(acc.Set(t, v, plan.isa->Dot(acc.Value(t, v), a, b)));
+      store.push_back(Store::make(out, acc.Value(t, v), vnni::Lanes(out_offset + t * nr + v * lanes, lanes)));
     }
   }
   return acc.Around(For::make(k4, 0, plan.k4, ForKind::kSerial, Seq::make(update)), store);
@@ -91,7 +96,8 @@ ir::Stmt LowerTile(const MatMulPlan& plan, const std::vector<ir::Buffer>& inputs
 
 Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const TileEpilogue& epilogue,
                          const std::string& name) {
-  if (!vnni::TargetHasVnni(ctx.target())) return Tensor();
+  const vnni::Isa* isa = vnni::PickIsa(ctx.target());
+  if (isa == nullptr) return Tensor();
   const Tensor& a = ctx.input(in.a);
   const graph::Tensor* bc = ctx.constant(in.b);
   if (bc == nullptr || (a.dtype() != kU8 && a.dtype() != kS8)) return Tensor();
@@ -105,17 +111,22 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     return Tensor();
 
   MatMulPlan p;
+  p.isa = isa;
+  p.lanes = isa->lanes;
+  p.group = isa->group;
+  const int64_t g = p.group;
   p.rows = graph::NumElements(graph::Shape(as.begin(), as.end() - 1));
   p.k = bs[0];
   p.n = bs[1];
-  p.k4 = (p.k + 3) / 4;
-  if (!PickTile(&p)) return Tensor();  // a single 16-column tile: the generic product
+  p.k4 = (p.k + g - 1) / g;
+  if (!PickTile(&p)) return Tensor();  // a single one-vector tile: the generic product
   const int64_t mp = p.padded_rows(), np = p.padded_n(), nr = p.nr();
 
-  // B: int8 panels (uint8 shifted by -128, its zero point with it); per column the
+  // B: VNNI: int8 panels (uint8 shifted by -128, its zero point with it); per column the
   // constant sum_k b'[k, n] - K * zb'[n] that a's zero point multiplies, and zb'[n].
-  const int64_t b_shift = bc->dtype() == kU8 ? 128 : 0;
-  graph::Tensor packed(kS8, {np / nr, p.k4, nr, 4});
+  // Centred: int16 panels of b[k, n] - zb[n], no further terms.
+  const int64_t b_shift = !isa->centred && bc->dtype() == kU8 ? 128 : 0;
+  graph::Tensor packed(isa->b_type, {np / nr, p.k4, nr, g});
   graph::Tensor column_term(kI32, {p.n}), b_zero(kI32, {p.n});
   bool b_zero_points = false;
   for (int64_t j = 0; j < p.n; ++j) {
@@ -123,21 +134,30 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     int64_t sum = 0;
     for (int64_t k = 0; k < p.k; ++k) {
       int64_t v = bc->GetInt(k * p.n + j) - b_shift;
-      packed.mutable_data<int8_t>()[(((j / nr) * p.k4 + k / 4) * nr + j % nr) * 4 + k % 4] = static_cast<int8_t>(v);
+      int64_t at = (((j / nr) * p.k4 + k / g) * nr + j % nr) * g + k % g;
+      if (isa->centred) {
+        packed.mutable_data<int16_t>()[at] = static_cast<int16_t>(v - zb);
+      } else {
+        packed.mutable_data<int8_t>()[at] = static_cast<int8_t>(v);
+      }
       sum += v;
     }
     column_term.mutable_data<int32_t>()[j] = static_cast<int32_t>(sum - p.k * zb);
     b_zero.mutable_data<int32_t>()[j] = static_cast<int32_t>(zb);
-    b_zero_points = b_zero_points || zb != 0;
+    b_zero_points = b_zero_points || (!isa->centred && zb != 0);
   }
 
-  // a's zero point after the shift of an int8 A: a constant (folded into the column
-  // term) or the run-time scalar.
-  const int64_t a_shift = a.dtype() == kS8 ? 128 : 0;
+  // a's zero point after the shift of an int8 A (VNNI): a constant (folded into the column
+  // term) or the run-time scalar. Centred: subtracted from A where it is packed.
+  const int64_t a_shift = !isa->centred && a.dtype() == kS8 ? 128 : 0;
   const graph::Tensor* az = has_a_zp ? ctx.constant(in.a_zp) : nullptr;
   Tensor column_table, b_zero_table;
   Expr a_zero;  // run-time: cast(int32, za) + shift
-  if (!has_a_zp || az != nullptr) {
+  Expr a_zero16 = ir::make_const(kI16, 0.0);  // centred: the zero point A's packing subtracts
+  if (isa->centred) {
+    if (az != nullptr) a_zero16 = ir::make_const(kI16, static_cast<double>(az->GetInt(0)));
+    if (has_a_zp && az == nullptr) a_zero16 = ir::cast(kI16, ScalarAt(ctx.input(in.a_zp)));
+  } else if (!has_a_zp || az != nullptr) {
     int64_t za = (az == nullptr ? 0 : az->GetInt(0)) + a_shift;
     for (int64_t j = 0; j < p.n; ++j)
       column_term.mutable_data<int32_t>()[j] = static_cast<int32_t>(za * column_term.data<int32_t>()[j]);
@@ -149,8 +169,8 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
   if (b_zero_points) b_zero_table = ctx.AddConstant(name + "_b_zero_points", b_zero);
   Tensor bp = ctx.AddConstant(name + "_b_vnni", packed);
 
-  // A: Ap[Mp][K4 * 4] uint8, the batch folded into the rows (rows contiguous, so the
-  // packing vectorizes along K).
+  // A: Ap[Mp][K4 * g] uint8 (or int16 minus the zero point, centred), the batch folded into
+  // the rows (rows contiguous, so the packing vectorizes along K).
   graph::Shape a_lead(as.begin(), as.end() - 1);
   auto a_row = [&](const Expr& row) {  // indices of A's leading axes for folded row `row`
     std::vector<Expr> idx(a_lead.size());
@@ -161,14 +181,15 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     }
     return idx;
   };
-  Tensor ap = te::compute(ToExprShape({mp, p.k4 * 4}), [&](const std::vector<Var>& i) {
+  Tensor ap = te::compute(ToExprShape({mp, p.k4 * g}), [&](const std::vector<Var>& i) {
     Expr row = mp != p.rows ? ir::min(i[0], I(p.rows - 1)) : Expr(i[0]);
     Expr k = i[1];
     std::vector<Expr> idx = a_row(row);
-    idx.push_back(p.k % 4 != 0 ? ir::min(k, I(p.k - 1)) : k);
+    idx.push_back(p.k % g != 0 ? ir::min(k, I(p.k - 1)) : k);
     Expr v = a(idx);
+    if (isa->centred) v = ir::cast(kI16, v) - a_zero16;
     if (a_shift != 0) v = ir::cast(kU8, ir::cast(kI32, v) + I(a_shift));
-    if (p.k % 4 != 0) v = ir::select(k < I(p.k), v, ir::make_const(kU8, 0));
+    if (p.k % g != 0) v = ir::select(k < I(p.k), v, ir::make_const(isa->a_type, 0));
     return v;
   }, name + "_a_vnni", tag::kOpaque);
 
@@ -184,27 +205,28 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
   // The products over whole register tiles: accv[Mp/mr][Np/nr][mr][nr].
   auto dot_body = [&](const Tensor& at, const Tensor& bt, const std::vector<Var>& o,
                       const std::vector<ir::IterVar>& r) {
-    return te::sum(ir::cast(kI32, at(o[0] * p.mr + o[2], r[0] * 4 + r[1])) * ir::cast(kI32, bt(o[1], r[0], o[3], r[1])),
+    return te::sum(ir::cast(kI32, at(o[0] * p.mr + o[2], r[0] * g + r[1])) * ir::cast(kI32, bt(o[1], r[0], o[3], r[1])),
                    r);
   };
   auto reduce_axes = [&] {
-    return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.k4)}, "rk4"), te::reduce_axis({I(0), I(4)}, "rk")};
+    return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.k4)}, "rk4"), te::reduce_axis({I(0), I(g)}, "rk")};
   };
   std::vector<ir::IterVar> r = reduce_axes();
   Tensor accv = te::compute(ToExprShape({mp / p.mr, np / nr, p.mr, nr}),
                             [&](const std::vector<Var>& o) { return dot_body(ap, bp, o, r); }, name + "_vnni",
                             tag::kDense);
-  Tensor ad = te::placeholder(ap.shape(), kU8, name + "_a_tile");
-  Tensor bd = te::placeholder(bp.shape(), kS8, name + "_b_tile");
+  Tensor ad = te::placeholder(ap.shape(), isa->a_type, name + "_a_tile");
+  Tensor bd = te::placeholder(bp.shape(), isa->b_type, name + "_b_tile");
   std::vector<ir::IterVar> rd = reduce_axes();
   auto intrin = std::make_shared<te::TensorIntrin>();
   intrin->name = "vnni_matmul_tile";
   intrin->desc = te::compute(ToExprShape({1, 1, p.mr, nr}),
                              [&](const std::vector<Var>& o) { return dot_body(ad, bd, o, rd); }, name + "_tile");
   MatMulPlan plan = p;
-  intrin->lower = [plan](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
-                         const ir::Buffer& out, const Expr& out_offset) {
-    return LowerTile(plan, inputs, offsets, out, out_offset);
+  const int a_input = intrin->desc.op()->InputTensors()[0].same_as(ad) ? 0 : 1;
+  intrin->lower = [plan, a_input](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
+                                  const ir::Buffer& out, const Expr& out_offset) {
+    return LowerTile(plan, a_input, inputs, offsets, out, out_offset);
   };
 
   // The epilogue at the tile: the products minus the zero-point terms, then the
@@ -242,7 +264,7 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     e.reorder({io, jo, ii, ji});
     ir::IterVar tiles = FuseRange(e, {io, jo});
     if (parallel) e.parallel(tiles);
-    auto [vo, vi] = e.split(ji, I(kLanes));
+    auto [vo, vi] = e.split(ji, I(plan.lanes));
     e.vectorize(vi);
     vnni::ComputeTileAt(s, accv, e, tiles, *intrin);
     for (const Tensor& out : req.outputs) {
@@ -250,7 +272,9 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
       ScheduleInjectiveStage(s, out, *req.target, knobs);
     }
     std::ostringstream text;
-    text << "matmul int8 vnni (vpdpbusd) tile " << plan.mr << "x" << plan.nr() << ", B packed at compile time"
+    text << "matmul int8 " << plan.isa->name << " (" << plan.isa->instruction
+         << (plan.isa->centred ? ", centred int16" : "") << ") tile " << plan.mr << "x" << plan.nr()
+         << ", B packed at compile time"
          << (row_sums.defined() ? ", row sums for B's zero points" : "") << ", epilogue at the register tile";
     return text.str();
   }, accv);

@@ -1,5 +1,5 @@
-// int8 matrix products with AVX512-VNNI: the integer accumulator of MatMulInteger
-// and QLinearMatMul (core/ops/qlinear.h) as vpdpbusd register tiles.
+// int8 matrix products with AVX512-VNNI (or AVX2): the integer accumulator of MatMulInteger
+// and QLinearMatMul (core/ops/qlinear.h) as vpdpbusd (or vpmaddwd) register tiles.
 //
 // Why a template of its own: the generic integer product widens both operands to
 // int32 and multiplies with vpmulld (16 products per instruction, and four times
@@ -31,7 +31,12 @@
 //    tile to planes tile_out[Mp][Np] of the output type, and the output [.., M, N] is a
 //    copy of their valid part (inlined into whatever the group computes after it).
 //
-// Applies where the target has avx512vnni, A is uint8 or int8 of rank >= 2 with a
+// Without VNNI (AVX2, or AVX-512BW) the same tiles use vpmaddwd (dot2_i16,
+// core/ops/vnni_common.h): K in pairs, A packed per call as int16 a - za (za constant or
+// the run-time scalar), B at compile time as int16 b - zb[n]: no zero-point terms and no
+// row sums remain; 8-lane vectors and 15 registers with AVX2.
+//
+// Applies where the target has avx512vnni (or avx2), A is uint8 or int8 of rank >= 2 with a
 // scalar zero point (constant or run-time), B is a constant uint8 or int8 matrix
 // (rank 2) with constant zero points (scalar or per column). Everything else keeps the
 // generic integer product (qlinear.cc).

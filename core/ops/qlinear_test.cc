@@ -59,6 +59,35 @@ CheckOptions Exact(std::map<std::string, graph::Tensor> inputs) {
   return o;
 }
 
+// The x86 int8 instruction sets the conv and matmul templates tile for
+// (core/ops/vnni_common.h), as a CPU that has each, with what its schedule summary says;
+// and a CPU with none of them (the generic integer templates).
+struct IsaTarget {
+  const char* target;
+  const char* conv_summary;
+  const char* matmul_summary;
+};
+const IsaTarget kVnniIsa{"llvm -mcpu=cascadelake", "conv int8 vnni (vpdpbusd)", "matmul int8 vnni (vpdpbusd)"};
+const IsaTarget kAvx512PairsIsa{"llvm -mcpu=skylake-avx512", "conv int8 avx512bw (vpmaddwd, centred int16)",
+                                "matmul int8 avx512bw (vpmaddwd, centred int16)"};
+const IsaTarget kAvx2PairsIsa{"llvm -mcpu=haswell", "conv int8 avx2 (vpmaddwd, centred int16)",
+                              "matmul int8 avx2 (vpmaddwd, centred int16)"};
+const IsaTarget kEveryIsa[] = {kVnniIsa, kAvx512PairsIsa, kAvx2PairsIsa};
+const char* const kNoInt8Isa = "llvm -mcpu=x86-64";  // SSE2: the generic templates
+
+// CheckAgainstReference for the host and for every instruction set's templates (those the
+// host lacks on the loop-IR interpreter only); the failure names the target.
+::testing::AssertionResult CheckOnEveryIsa(const Graph& graph, CheckOptions options) {
+  std::vector<std::string> targets{""};
+  for (const IsaTarget& isa : kEveryIsa) targets.push_back(isa.target);
+  for (const std::string& t : targets) {
+    options.cpu_target = t;
+    ::testing::AssertionResult r = CheckAgainstReference(graph, options);
+    if (!r) return r << " (target '" << (t.empty() ? "host" : t) << "')";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 struct ConvCase {
   ir::DType x_type, w_type;
   Ints x_shape, w_shape;
@@ -124,8 +153,8 @@ TEST(QLinearTest, QLinearConvMatchesTheReferenceBitForBit) {
   }
 }
 
-// Convs the VNNI template takes on a host with avx512vnni (u8 activations, constant
-// symmetric s8 weights, group 1): channels that are not a multiple of 4, output
+// Convs the int8 conv template takes (u8 activations, constant symmetric s8 weights, group
+// 1) on each instruction set: channels that are not a multiple of 4 (or 2), output
 // channels that are not a multiple of the register tile, padding with the zero point,
 // strides (1x1 subsampled, KxK by stride phases), dilation, batch 2, both output types.
 TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
@@ -165,23 +194,26 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
     Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, c.attrs);
     std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(kU8, c.x_shape, 100 + index)}};
     Graph finished = Finish(g, {"y"});
-    EXPECT_TRUE(CheckAgainstReference(finished, Exact(inputs))) << "case " << index;
-    // The template is chosen by the target's features: vpdpbusd tiles with VNNI, the
-    // generic integer conv without.
+    EXPECT_TRUE(CheckOnEveryIsa(finished, Exact(inputs))) << "case " << index;
+    // The template is chosen by the target's features: vpdpbusd tiles with VNNI, vpmaddwd
+    // tiles of centred int16 with AVX-512BW or AVX2, the generic integer conv without.
     Graph fused = testing::Fuse(finished);
-    GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
-    EXPECT_NE(with.schedule_summary.find("vnni"), std::string::npos) << with.schedule_summary;
-    // Packed row by row, also where the channels are not whole groups of four (6, 5, 3).
-    EXPECT_NE(with.schedule_summary.find("packed by rows"), std::string::npos) << with.schedule_summary;
-    EXPECT_NE(ir::ToString(with.func).find("dot4_u8s8("), std::string::npos);
-    GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
-    EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;
+    for (const IsaTarget& isa : kEveryIsa) {
+      GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse(isa.target), "int8");
+      EXPECT_NE(with.schedule_summary.find(isa.conv_summary), std::string::npos) << with.schedule_summary;
+      // Packed row by row, also where the channels are not whole groups (6, 5, 3).
+      EXPECT_NE(with.schedule_summary.find("packed by rows"), std::string::npos) << with.schedule_summary;
+      EXPECT_NE(ir::ToString(with.func).find(&isa == &kEveryIsa[0] ? "dot4_u8s8(" : "dot2_i16("), std::string::npos);
+    }
+    GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kNoInt8Isa), "plain");
+    EXPECT_EQ(without.schedule_summary.find("conv int8"), std::string::npos) << without.schedule_summary;
     EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
+    EXPECT_EQ(ir::ToString(without.func).find("dot2_i16("), std::string::npos);
     if (index == 3) {  // the tuner's knobs set the register tile
       CheckOptions tuned = Exact(inputs);
       tuned.lower.int8_oc_block = 4;
       tuned.lower.int8_pixel_vectors = 3;
-      EXPECT_TRUE(CheckAgainstReference(finished, tuned));
+      EXPECT_TRUE(CheckOnEveryIsa(finished, tuned));
       GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "tuned",
                                  tuned.lower);
       EXPECT_NE(k.schedule_summary.find("oc_block=4 pixel_vectors=3"), std::string::npos) << k.schedule_summary;
@@ -189,9 +221,10 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       EXPECT_NE(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake")).ToString().find(
                     "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3,4}"),
                 std::string::npos);
-      EXPECT_EQ(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"))
-                    .ToString()
-                    .find("int8_"),
+      EXPECT_NE(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse(kAvx2PairsIsa.target)).ToString().find(
+                    "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3}"),
+                std::string::npos);
+      EXPECT_EQ(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse(kNoInt8Isa)).ToString().find("int8_"),
                 std::string::npos);
     }
     ++index;
@@ -242,9 +275,10 @@ TEST(QLinearTest, VnniPackingByRowsAndTileEpilogueMatchTheReference) {
       Graph finished = Finish(g, {"y"});
       CheckOptions options = Exact({{"x", RandomInts(kU8, c.x_shape, 500 + index)}});
       options.threads = 1 + index % 2;
-      EXPECT_TRUE(CheckAgainstReference(finished, options)) << "case " << index;
+      EXPECT_TRUE(CheckOnEveryIsa(finished, options)) << "case " << index;
       Graph fused = testing::Fuse(finished);
-      GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
+      GroupKernel k = LowerGroup(fused, fused.groups.back(),
+                                 target::Target::Parse(kEveryIsa[index % 3].target), "vnni");
       EXPECT_NE(k.schedule_summary.find("packed by rows, epilogue at the register tile"), std::string::npos)
           << k.schedule_summary;
       // The int32 accumulator exists only as one register tile's local buffer.
@@ -313,13 +347,15 @@ TEST(QLinearTest, VnniDepthwiseConvsMatchTheReference) {
       Graph finished = Finish(g, {"y"});
       CheckOptions options = Exact({{"x", RandomInts(kU8, c.x_shape, 800 + index)}});
       options.threads = 1 + index % 2;
-      EXPECT_TRUE(CheckAgainstReference(finished, options)) << "case " << index;
+      EXPECT_TRUE(CheckOnEveryIsa(finished, options)) << "case " << index;
       Graph fused = testing::Fuse(finished);
-      GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "dw");
+      GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kVnniIsa.target), "dw");
       EXPECT_NE(with.schedule_summary.find("depthwise conv int8 (widened 16-pixel vectors)"), std::string::npos)
           << with.schedule_summary;
-      GroupKernel without =
-          LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
+      GroupKernel avx2 = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kAvx2PairsIsa.target), "dw");
+      EXPECT_NE(avx2.schedule_summary.find("depthwise conv int8 (widened 8-pixel vectors, centred)"), std::string::npos)
+          << avx2.schedule_summary;
+      GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kNoInt8Isa), "plain");
       EXPECT_EQ(without.schedule_summary.find("depthwise conv int8"), std::string::npos) << without.schedule_summary;
       ++index;
     }
@@ -427,7 +463,7 @@ TEST(QLinearTest, MatMulIntegerMatchesTheReference) {
   }
 }
 
-// The products the VNNI matmul template takes on a host with avx512vnni (constant B):
+// The products the int8 matmul template takes on each instruction set (constant B):
 // one row (a decoder step), ragged M, N and K (K % 4 != 0 pads the 4-deep panels), A's
 // batch folded into the rows, uint8 and int8 A (shifted by 128) and B, a's zero point a
 // constant or a run-time scalar (DynamicQuantizeLinear's) at both ends of its type, B's
@@ -471,7 +507,7 @@ TEST(QLinearTest, VnniMatMulsMatchTheReferenceBitForBit) {
       Graph finished = Finish(g, {"y"});
       CheckOptions options = Exact({{"a", a}, {"az", ZeroPoints(c.a_type, {a_zp})}});
       options.threads = 1 + index % 2;
-      EXPECT_TRUE(CheckAgainstReference(finished, options)) << "MatMulInteger case " << index << " a_zp " << a_zp;
+      EXPECT_TRUE(CheckOnEveryIsa(finished, options)) << "MatMulInteger case " << index << " a_zp " << a_zp;
       Graph fused = testing::Fuse(finished);
       GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "vnni");
       EXPECT_NE(with.schedule_summary.find("matmul int8 vnni (vpdpbusd)"), std::string::npos) << with.schedule_summary;
@@ -485,10 +521,17 @@ TEST(QLinearTest, VnniMatMulsMatchTheReferenceBitForBit) {
       size_t acc = ir_text.find("allocate y_vnni[int32");
       ASSERT_NE(acc, std::string::npos) << ir_text;
       EXPECT_NE(ir_text.substr(acc, ir_text.find('\n', acc) - acc).find("local"), std::string::npos);
-      GroupKernel without =
-          LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=skylake-avx512"), "plain");
-      EXPECT_EQ(without.schedule_summary.find("vnni"), std::string::npos) << without.schedule_summary;
+      for (const IsaTarget* isa : {&kAvx512PairsIsa, &kAvx2PairsIsa}) {
+        // Centred int16 operands: no zero-point terms at all.
+        GroupKernel pairs = LowerGroup(fused, fused.groups.back(), target::Target::Parse(isa->target), "pairs");
+        EXPECT_NE(pairs.schedule_summary.find(isa->matmul_summary), std::string::npos) << pairs.schedule_summary;
+        EXPECT_EQ(pairs.schedule_summary.find("row sums"), std::string::npos) << pairs.schedule_summary;
+        EXPECT_NE(ir::ToString(pairs.func).find("dot2_i16("), std::string::npos);
+      }
+      GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kNoInt8Isa), "plain");
+      EXPECT_EQ(without.schedule_summary.find("matmul int8"), std::string::npos) << without.schedule_summary;
       EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
+      EXPECT_EQ(ir::ToString(without.func).find("dot2_i16("), std::string::npos);
       if (index == 0 && a_zp == 0) {  // the machine code: vpdpbusd on 512-bit registers
         codegen::LLVMBuildOptions keep;
         keep.keep_assembly = true;
@@ -496,6 +539,13 @@ TEST(QLinearTest, VnniMatMulsMatchTheReferenceBitForBit) {
             codegen::BuildLLVMObject({with.func}, target::Target::Parse("llvm -mcpu=cascadelake"), keep).assembly;
         EXPECT_NE(assembly.find("vpdpbusd\t"), std::string::npos);
         EXPECT_NE(assembly.find("%zmm"), std::string::npos);
+        // vpmaddwd on 256-bit registers with AVX2.
+        GroupKernel avx2 = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kAvx2PairsIsa.target), "avx2");
+        std::string avx2_assembly =
+            codegen::BuildLLVMObject({avx2.func}, target::Target::Parse(kAvx2PairsIsa.target), keep).assembly;
+        EXPECT_NE(avx2_assembly.find("vpmaddwd\t"), std::string::npos);
+        EXPECT_NE(avx2_assembly.find("%ymm"), std::string::npos);
+        EXPECT_EQ(avx2_assembly.find("%zmm"), std::string::npos);
       }
 
       // QLinearMatMul: constant a zero point, per-tensor or per-column scales, both output types.
@@ -518,7 +568,7 @@ TEST(QLinearTest, VnniMatMulsMatchTheReferenceBitForBit) {
       Graph qfinished = Finish(q, {"y"});
       CheckOptions qoptions = Exact({{"a", a}});
       qoptions.threads = 2 - index % 2;
-      EXPECT_TRUE(CheckAgainstReference(qfinished, qoptions)) << "QLinearMatMul case " << index << " a_zp " << a_zp;
+      EXPECT_TRUE(CheckOnEveryIsa(qfinished, qoptions)) << "QLinearMatMul case " << index << " a_zp " << a_zp;
       Graph qfused = testing::Fuse(qfinished);
       GroupKernel qk = LowerGroup(qfused, qfused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "q");
       EXPECT_NE(qk.schedule_summary.find("matmul int8 vnni (vpdpbusd)"), std::string::npos) << qk.schedule_summary;

@@ -19,18 +19,26 @@ using te::Tensor;
 using te::Var;
 
 using vnni::I;
+using vnni::kI16;
 using vnni::kI32;
-using vnni::kLanes;
 using vnni::kS8;
 using vnni::kU8;
+
+// Pixels per vector of the packing's row copies (any width is correct; 16 bytes of uint8).
+constexpr int64_t kCopyPixels = 16;
 
 namespace {
 
 // The packed geometry of one conv (see the header).
 struct VnniPlan {
+  const vnni::Isa* isa = nullptr;
+  int64_t lanes = 16;  // isa->lanes: int32 lanes (pixels) per accumulator vector
+  // The packed activations' type (isa->a_type; a depthwise conv on VNNI packs uint8 too):
+  // int16 when the ISA's operands are centred, whose padding is then 0, else the zero point.
+  ir::DType packed = vnni::kU8;
   int64_t n = 0, c = 0, c4 = 0, oc = 0, oc_padded = 0, kh = 0, kw = 0, oh = 0, ow = 0;
-  // Input channels per packed group: 4 (vpdpbusd's groups of four) or, for a depthwise
-  // conv, 1 (each channel its own plane); c4 is the number of groups.
+  // Input channels per packed group: isa->group (vpdpbusd's groups of four, vpmaddwd's
+  // pairs) or, for a depthwise conv, 1 (each channel its own plane); c4 is the number of groups.
   int64_t group_channels = 4;
   bool depthwise = false;
   int64_t wide = 0;        // Wp: pixels per output row in the accumulator (OW for 1x1, padded width otherwise)
@@ -51,41 +59,47 @@ struct VnniPlan {
   // conv, whose phase is 0); rows at or past valid_rows hold the zero point.
   int64_t in_h = 0, in_w = 0, row_step = 1, col_step = 1, pad_row = 0, pad_col = 0, valid_rows = 0;
   int64_t oc_block = 0;    // output channels per register tile
-  int64_t px_vectors = 0;  // 16-pixel vectors per register tile
+  int64_t px_vectors = 0;  // lanes-pixel vectors per register tile
   int64_t col_tile = 0;    // output columns per epilogue tile
   bool one_by_one = false;
 };
 
-// Pixel vectors per tile (1..4): the most vectors whose padded pixels stay within 1/16
+// Pixel vectors per tile (1..most): the most vectors whose padded pixels stay within 1/16
 // of the fewest (wider tiles reuse each weight broadcast and stream fewer activation
 // rows per output pixel); 0 when `needed` (the pixels the output reads) fits one
-// 16-pixel vector. More than one tile must be read, so that bound inference sees the
-// consumer cover whole tiles.
-int64_t PickPixelVectors(int64_t needed) {
-  auto total = [&](int64_t v) { return (needed + v * kLanes - 1) / (v * kLanes) * (v * kLanes); };
+// vector of `lanes` pixels. More than one tile must be read, so that bound inference sees
+// the consumer cover whole tiles.
+int64_t PickPixelVectors(int64_t needed, int64_t lanes, int64_t most) {
+  auto total = [&](int64_t v) { return (needed + v * lanes - 1) / (v * lanes) * (v * lanes); };
   int64_t fewest = INT64_MAX;
-  for (int64_t v = 1; v <= 4; ++v)
-    if (needed > v * kLanes) fewest = std::min(fewest, total(v));
-  for (int64_t v = 4; v >= 1; --v)
-    if (needed > v * kLanes && total(v) * 16 <= fewest * 17) return v;
+  for (int64_t v = 1; v <= most; ++v)
+    if (needed > v * lanes) fewest = std::min(fewest, total(v));
+  for (int64_t v = most; v >= 1; --v)
+    if (needed > v * lanes && total(v) * 16 <= fewest * 17) return v;
   return 0;
 }
 
 // The packing of one channel group (group_channels whole input channels) into its phase
 // planes, xp[ph][q][c % group_channels] for every phase, written row by row: input rows outside the image and
-// the plane's rows past the valid ones are filled with the zero point; in a valid row
-// the padding columns (known at compile time) get the zero point and the columns in
-// between are copied as 16-pixel vectors, one contiguous load per channel (a strided
-// load for a strided conv) stored to every group_channels-th byte. (The per-element compute it
-// replaces evaluates the row, column and padding tests for every byte.)
+// the plane's rows past the valid ones are filled with `pad` (the zero point, or 0 when
+// centred); in a valid row the padding columns (known at compile time) get `pad` and the
+// columns in between are copied as 16-pixel vectors, one contiguous load per channel (a
+// strided load for a strided conv, minus the zero point when centred) stored to every
+// group_channels-th element. (The per-element compute it replaces evaluates the row, column
+// and padding tests for every element.)
 ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
-                   const Expr& out_offset, const Expr& zp, int64_t channels) {
+                   const Expr& out_offset, const Expr& pad, const Expr& x_zp, int64_t channels) {
   using namespace ir;  // NOLINT
   auto lanes = [](const Expr& base, int64_t stride, int64_t n) {
     Expr b = cast(DType::Index(), base);
     return n == 1 ? b : Ramp::make(b, I(stride), static_cast<int>(n));
   };
-  auto splat = [&](int64_t n) { return n == 1 ? zp : Broadcast::make(zp, static_cast<int>(n)); };
+  auto splat = [&](int64_t n) { return n == 1 ? pad : Broadcast::make(pad, static_cast<int>(n)); };
+  auto packed = [&](const Expr& x, int64_t n) {  // loaded input values as packed
+    if (p.packed == kU8) return x;
+    Expr zp = n == 1 ? x_zp : Broadcast::make(x_zp, static_cast<int>(n));
+    return Expr(cast(DType::Int(16, static_cast<int>(n)), x) - zp);
+  };
   std::vector<Stmt> phases;
   for (int64_t ph = 0; ph < p.phases; ++ph) {
     int64_t row_phase = ph / p.sw, col_phase = ph % p.sw;
@@ -111,11 +125,11 @@ ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset
       int64_t l = std::min(left, columns), rt = std::min(right, columns);
       fill(0, l, &copy);
       fill(std::max(rt, l), columns, &copy);
-      for (int64_t c0 = l; c0 < rt; c0 += kLanes) {
-        int64_t n = std::min<int64_t>(kLanes, rt - c0);
+      for (int64_t c0 = l; c0 < rt; c0 += kCopyPixels) {
+        int64_t n = std::min<int64_t>(kCopyPixels, rt - c0);
         for (int64_t ci = 0; ci < gc; ++ci) {
           Expr src = x_offset + (ci * p.in_h + src_row) * p.in_w + src_col(c0);
-          Expr value = ci < channels ? Load::make(xb, lanes(src, p.col_step, n)) : splat(n);
+          Expr value = ci < channels ? packed(Load::make(xb, lanes(src, p.col_step, n)), n) : splat(n);
           copy.push_back(Store::make(out, value, lanes(row_base + c0 * gc + ci, gc, n)));
         }
       }
@@ -132,13 +146,13 @@ ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset
 // The packing tile: one channel group, or (`all_groups`: the channels are not whole
 // groups) every group of an image, the last one's missing channels the zero point.
 ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset, const ir::Buffer& out,
-                       const Expr& out_offset, const Expr& zp, bool all_groups) {
+                       const Expr& out_offset, const Expr& pad, const Expr& x_zp, bool all_groups) {
   using namespace ir;  // NOLINT
   const int64_t gc = p.group_channels;
-  if (!all_groups) return PackGroup(p, xb, x_offset, out, out_offset, zp, gc);
+  if (!all_groups) return PackGroup(p, xb, x_offset, out, out_offset, pad, x_zp, gc);
   auto group = [&](const Expr& g, int64_t channels) {
-    return PackGroup(p, xb, x_offset + g * (gc * p.in_h * p.in_w), out, out_offset + g * (p.phases * p.plane * gc), zp,
-                     channels);
+    return PackGroup(p, xb, x_offset + g * (gc * p.in_h * p.in_w), out, out_offset + g * (p.phases * p.plane * gc), pad,
+                     x_zp, channels);
   };
   std::vector<Stmt> body;
   Var g("g");
@@ -147,6 +161,8 @@ ir::Stmt LowerPackTile(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_of
   if (p.c % gc != 0) body.push_back(group(I(whole), p.c % gc));
   return Seq::make(body);
 }
+
+bool IsInt8Type(ir::DType t) { return t == kU8 || t == kS8; }
 
 bool ZeroPointsAllZero(const graph::Tensor* t) {
   for (int64_t i = 0; i < t->numel(); ++i)
@@ -158,17 +174,22 @@ bool ZeroPointsAllZero(const graph::Tensor* t) {
 
 Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const TileEpilogue& epilogue,
                        const std::string& name) {
-  if (!vnni::TargetHasVnni(ctx.target())) return Tensor();
+  const vnni::Isa* isa = vnni::PickIsa(ctx.target());
+  if (isa == nullptr) return Tensor();
   const Tensor& x = ctx.input(in.x);
   const graph::Tensor* wc = ctx.constant(in.w);
-  if (x.dtype() != kU8 || wc == nullptr || ctx.input(in.w).dtype() != kS8) return Tensor();
+  ir::DType wt = ctx.input(in.w).dtype();
+  // vpdpbusd multiplies uint8 by int8; centred int16 operands take either 8-bit type.
+  if (wc == nullptr || (isa->centred ? (!IsInt8Type(x.dtype()) || !IsInt8Type(wt)) : (x.dtype() != kU8 || wt != kS8)))
+    return Tensor();
   int64_t groups = ctx.attrs().GetInt("group", 1);
   bool depthwise = groups != 1;
   const graph::Tensor* wz = nullptr;
   if (ctx.has_input(in.w_zp)) {
     wz = ctx.constant(in.w_zp);
-    // vpdpbusd needs symmetric weights; the depthwise widening products center them.
-    if (wz == nullptr || (!depthwise && !ZeroPointsAllZero(wz))) return Tensor();
+    // vpdpbusd needs symmetric weights; centred operands and the depthwise widening
+    // products subtract the zero points.
+    if (wz == nullptr || (!isa->centred && !depthwise && !ZeroPointsAllZero(wz))) return Tensor();
   }
   int64_t x_zp = 0;
   if (ctx.has_input(in.x_zp)) {
@@ -181,10 +202,13 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   if (depthwise ? (groups != xs[1] || ws[0] != xs[1] || ws[1] != 1) : ws[1] != xs[1]) return Tensor();
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   VnniPlan p;
+  p.isa = isa;
+  p.lanes = isa->lanes;
+  p.packed = isa->centred ? kI16 : kU8;
   p.n = xs[0];
   p.c = xs[1];
   p.depthwise = depthwise;
-  p.group_channels = depthwise ? 1 : 4;
+  p.group_channels = depthwise ? 1 : isa->group;
   p.c4 = (p.c + p.group_channels - 1) / p.group_channels;
   p.oc = ws[0];
   p.kh = ws[2];
@@ -216,12 +240,21 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     }
   }
   int64_t needed = std::max((p.oh - 1) * p.wide + (p.ow + p.col_tile - 1) / p.col_tile * p.col_tile, p.oh * p.wide);
-  p.px_vectors = PickPixelVectors(needed);
+  // Accumulators, pixel vectors and the weight broadcast within the registers: up to 4
+  // pixel vectors with 32 registers. With 16 (AVX2), vpmaddwd's product needs a register
+  // of its own before vpaddd adds it: 12 accumulators + 3 pixel vectors + the broadcast +
+  // the product do not fit (a 4x3 tile spills accumulators to the stack in the inner loop),
+  // so at most 2 pixel vectors (6 channels x 2: 12 + 2 + 2 registers), and 1 (8 channels)
+  // for a 1x1 conv, whose single conv of ResNet-50 shapes ran fastest so. (On the noisy
+  // Zen 3 VM whole-model ResNet-50 timings did not separate 4x3, 4x2, 6x2 and this rule:
+  // all within 5%, as vpmaddwd issues one per cycle there, the FMA's 16 products a cycle.)
+  const int64_t most_vectors = isa->registers >= 32 ? 4 : (p.one_by_one ? 1 : 2);
+  p.px_vectors = PickPixelVectors(needed, p.lanes, most_vectors);
   if (p.px_vectors == 0) return Tensor();
   // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
   int64_t knob_vectors = ctx.options().int8_pixel_vectors;
-  if (knob_vectors > 0 && needed > knob_vectors * kLanes) p.px_vectors = knob_vectors;
-  int64_t block = p.px_vectors * kLanes;
+  if (knob_vectors > 0 && needed > knob_vectors * p.lanes) p.px_vectors = knob_vectors;
+  int64_t block = p.px_vectors * p.lanes;
   p.pixels = (needed + block - 1) / block * block;
   p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
   p.in_h = xs[2];
@@ -231,8 +264,10 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   p.pad_row = g.pad_begin[0];
   p.pad_col = g.pad_begin[1];
   p.valid_rows = p.one_by_one ? p.oh : hs;
-  int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block
-                                                    : (p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8);
+  // 24-28 of 32 registers hold accumulators; with 16, 8 to 12 (6 channels x 2 vectors, 8 x 1).
+  int64_t default_block = isa->registers >= 32 ? (p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8)
+                                               : (p.px_vectors >= 2 ? 6 : 8);
+  int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block : default_block;
   p.oc_block = std::min<int64_t>(p.oc, oc_block);  // one tile: all channels
   if (depthwise) {
     // Each output channel reads its own input plane: the block divides the channels
@@ -241,11 +276,13 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   }
   p.oc_padded = (p.oc + p.oc_block - 1) / p.oc_block * p.oc_block;
 
-  // Weights: wp[oc][kh][kw][c/4][c%4], zero where oc or c is padding (depthwise:
-  // wp[oc][kh][kw], int32, minus the weight's zero point); the zero-point
-  // compensation x_zp * sum(w[oc]) per output channel.
+  // Weights: wp[oc][kh][kw][c/g][c%g] (g the group: 4 int8 for VNNI, 2 int16 minus the
+  // zero point when centred), zero where oc or c is padding (depthwise: wp[oc][kh][kw],
+  // int32, minus the weight's zero point); unless centred, the zero-point compensation
+  // x_zp * sum(w[oc]) per output channel.
+  const int64_t wg = p.group_channels;
   graph::Tensor packed = depthwise ? graph::Tensor(kI32, {p.oc, p.kh, p.kw})
-                                   : graph::Tensor(kS8, {p.oc_padded, p.kh, p.kw, p.c4, 4});
+                                   : graph::Tensor(isa->b_type, {p.oc_padded, p.kh, p.kw, p.c4, wg});
   graph::Tensor compensation(kI32, {p.oc});
   int64_t wz_count = wz == nullptr ? 0 : wz->numel();
   for (int64_t o = 0; o < p.oc; ++o) {
@@ -255,11 +292,13 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
       for (int64_t i = 0; i < p.kh; ++i) {
         for (int64_t j = 0; j < p.kw; ++j) {
           int64_t v = wc->GetInt(((o * (depthwise ? 1 : p.c) + c) * p.kh + i) * p.kw + j) - w_zp;
+          int64_t at = (((o * p.kh + i) * p.kw + j) * p.c4 + c / wg) * wg + c % wg;
           if (depthwise) {
             packed.mutable_data<int32_t>()[(o * p.kh + i) * p.kw + j] = static_cast<int32_t>(v);
+          } else if (isa->b_type == kI16) {
+            packed.mutable_data<int16_t>()[at] = static_cast<int16_t>(v);
           } else {
-            packed.mutable_data<int8_t>()[(((o * p.kh + i) * p.kw + j) * p.c4 + c / 4) * 4 + c % 4] =
-                static_cast<int8_t>(v);
+            packed.mutable_data<int8_t>()[at] = static_cast<int8_t>(v);
           }
           sum += v;
         }
@@ -268,14 +307,17 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     compensation.mutable_data<int32_t>()[o] = static_cast<int32_t>(x_zp * sum);
   }
   Tensor wp = ctx.AddConstant(name + "_w_vnni", packed);
-  Tensor comp = ctx.AddConstant(name + "_zp_compensation", compensation);
+  Tensor comp = isa->centred ? Tensor() : ctx.AddConstant(name + "_zp_compensation", compensation);
 
-  // Activations: xp[n][c/4][phase][q][c%4] (uint8; depthwise: xp[n][c][phase][q][0]), the
-  // zero point where q or c is padding.
+  // Activations: xp[n][c/g][phase][q][c%g] (uint8, or int16 minus the zero point when
+  // centred; depthwise: xp[n][c][phase][q][0]), the zero point (0 when centred) where q or
+  // c is padding.
   // When the input is the kernel's input buffer the packing is tensorized (LowerPackTile):
   // one channel group per tile, or one image per tile when the channels are not whole
   // groups; otherwise (an input computed inside the group) it is an elementwise stage.
-  Expr zp = ir::make_const(kU8, static_cast<double>(x_zp));
+  Expr zp = ir::make_const(x.dtype(), static_cast<double>(x_zp));
+  Expr pad = ir::make_const(p.packed, isa->centred ? 0.0 : static_cast<double>(x_zp));
+  Expr zp16 = ir::make_const(kI16, static_cast<double>(x_zp));
   std::vector<int64_t> spatial{xs[2], xs[3]};
   const int64_t gc = p.group_channels;
   bool pack_by_rows = x.op()->kind == te::OpKind::kPlaceholder;
@@ -287,21 +329,23 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     Expr valid = i[3] < p.valid_rows * p.wide;
     if (all_groups) valid = c < p.c && valid;
     Expr read = PaddedRead(xt, {i[0], all_groups ? ir::min(c, I(p.c - 1)) : c, row, col}, 2, spatial, zp);
-    return ir::select(valid, read, zp);
+    if (isa->centred) read = ir::cast(kI16, read) - zp16;
+    return ir::select(valid, read, pad);
   };
   Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, gc}),
                           [&](const std::vector<Var>& i) { return pack_body(x, i); }, name + "_x_vnni", tag::kOpaque);
   std::shared_ptr<te::TensorIntrin> pack_intrin;
   if (pack_by_rows) {
-    Tensor xd = te::placeholder(x.shape(), kU8, name + "_x_rows");
+    Tensor xd = te::placeholder(x.shape(), x.dtype(), name + "_x_rows");
     pack_intrin = std::make_shared<te::TensorIntrin>();
     pack_intrin->name = "vnni_pack_rows";
     pack_intrin->desc = te::compute(ToExprShape({1, all_groups ? p.c4 : 1, p.phases, p.plane, gc}),
                                     [&](const std::vector<Var>& i) { return pack_body(xd, i); }, name + "_pack_tile");
     VnniPlan plan = p;
-    pack_intrin->lower = [plan, zp, all_groups](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
-                                    const ir::Buffer& out, const Expr& out_offset) {
-      return LowerPackTile(plan, inputs[0], offsets[0], out, out_offset, zp, all_groups);
+    pack_intrin->lower = [plan, pad, zp16, all_groups](const std::vector<ir::Buffer>& inputs,
+                                                       const std::vector<Expr>& offsets, const ir::Buffer& out,
+                                                       const Expr& out_offset) {
+      return LowerPackTile(plan, inputs[0], offsets[0], out, out_offset, pad, zp16, all_groups);
     };
   }
 
@@ -322,7 +366,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     if (p.depthwise)
       return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.kh)}, "rkh"), te::reduce_axis({I(0), I(p.kw)}, "rkw")};
     return std::vector<ir::IterVar>{te::reduce_axis({I(0), I(p.c4)}, "rc4"), te::reduce_axis({I(0), I(p.kh)}, "rkh"),
-                                    te::reduce_axis({I(0), I(p.kw)}, "rkw"), te::reduce_axis({I(0), I(4)}, "rc")};
+                                    te::reduce_axis({I(0), I(p.kw)}, "rkw"), te::reduce_axis({I(0), I(wg)}, "rc")};
   };
   std::vector<ir::IterVar> r = reduce_axes();
   // Blocked as [n][oc block][pixel block][oc in block][pixel in block], so that what
@@ -333,8 +377,8 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     return dot_body(xp, wp, o[0], o[1] * p.oc_block + o[3], o[2] * block + o[4], r);
   }, name + "_vnni", tag::kConv2dNCHW);
 
-  // The intrinsic: one register tile [1, oc_block, 16 * px_vectors] over the whole reduction.
-  Tensor xd = te::placeholder(xp.shape(), kU8, name + "_x_tile");
+  // The intrinsic: one register tile [1, oc_block, lanes * px_vectors] over the whole reduction.
+  Tensor xd = te::placeholder(xp.shape(), p.packed, name + "_x_tile");
   Tensor wd = te::placeholder(wp.shape(), wp.dtype(), name + "_w_tile");
   std::vector<ir::IterVar> rd = reduce_axes();
   Tensor desc = te::compute(ToExprShape({1, 1, 1, p.oc_block, block}), [&](const std::vector<Var>& o) {
@@ -344,27 +388,30 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   intrin->name = depthwise ? "int8_depthwise_tile" : "vnni_conv_tile";
   intrin->desc = desc;
   VnniPlan plan = p;
-  intrin->lower = [plan](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
-                         const ir::Buffer& out, const Expr& out_offset) {
+  // Which of the intrinsic's inputs (in the order of desc's input tensors) is the activations.
+  const int x_input = desc.op()->InputTensors()[0].same_as(xd) ? 0 : 1;
+  intrin->lower = [plan, x_input](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
+                                  const ir::Buffer& out, const Expr& out_offset) {
     using namespace ir;  // NOLINT
-    int xi = inputs[0]->dtype == kU8 ? 0 : 1, wi = 1 - xi;
+    const int xi = x_input, wi = 1 - xi;
     const Buffer &xb = inputs[xi], &wb = inputs[wi];
-    vnni::RegisterTile acc("vnni_acc", plan.oc_block, plan.px_vectors);
+    const int64_t lanes = plan.lanes, group = plan.group_channels;
+    vnni::RegisterTile acc("vnni_acc", plan.oc_block, plan.px_vectors, lanes);
     auto tile_at = [&](int64_t t, int64_t v) {  // where accumulator (t, v) goes in the tile buffer
-      return vnni::Lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * kLanes)}), kLanes);
+      return vnni::Lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * lanes)}), lanes);
     };
     std::vector<Stmt> update, store;
     Var c4("c4"), kh("kh"), kw("kw");
     if (plan.depthwise) {
-      // Per tap: one widened 16-pixel load of the channel's plane times its weight.
+      // Per tap: one widened load of `lanes` pixels of the channel's plane times its weight.
       for (int64_t t = 0; t < plan.oc_block; ++t) {
         Expr w = Broadcast::make(Load::make(wb, cast(DType::Index(), offsets[wi] + wb->FlatIndex({I(t), kh, kw}))),
-                                 kLanes);
+                                 static_cast<int>(lanes));
         for (int64_t v = 0; v < plan.px_vectors; ++v) {
-          Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
+          Expr q = I(v * lanes) + plan.TapOffset(kh, kw);
           Expr xv = Load::make(xb, vnni::Lanes(offsets[xi] + xb->FlatIndex({I(0), I(t), plan.Phase(kh, kw), q, I(0)}),
-                                               kLanes));
-          update.push_back(acc.Set(t, v, acc.Value(t, v) + cast(DType::Int(32, kLanes), xv) * w));
+                                               lanes));
+          update.push_back(acc.Set(t, v, acc.Value(t, v) + cast(DType::Int(32, static_cast<int>(lanes)), xv) * w));
           store.push_back(Store::make(out, acc.Value(t, v), tile_at(t, v)));
         }
       }
@@ -373,12 +420,12 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
           store);
     }
     for (int64_t t = 0; t < plan.oc_block; ++t) {
-      Expr w = Load::make(wb, vnni::Lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), 4));
+      Expr w = Load::make(wb, vnni::Lanes(offsets[wi] + wb->FlatIndex({I(t), kh, kw, c4, I(0)}), group));
       for (int64_t v = 0; v < plan.px_vectors; ++v) {
-        Expr q = I(v * kLanes) + plan.TapOffset(kh, kw);
+        Expr q = I(v * lanes) + plan.TapOffset(kh, kw);
         Expr xv = Load::make(xb, vnni::Lanes(offsets[xi] + xb->FlatIndex({I(0), c4, plan.Phase(kh, kw), q, I(0)}),
-                                             4 * kLanes));
-        update.push_back(acc.Set(t, v, dot4_u8s8(acc.Value(t, v), xv, w)));
+                                             group * lanes));
+        update.push_back(acc.Set(t, v, plan.isa->Dot(acc.Value(t, v), xv, w)));
         store.push_back(Store::make(out, acc.Value(t, v), tile_at(t, v)));
       }
     }
@@ -395,8 +442,8 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   Tensor tile_out = te::compute(ToExprShape({p.n, p.oc_padded, p.pixels}), [&](const std::vector<Var>& o) {
     Expr channel = ir::min(o[1], I(p.oc - 1));
     Expr v = accv(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(o[2], I(block)),
-                  ir::floormod(o[1], I(p.oc_block)), ir::floormod(o[2], I(block))) -
-             comp(channel);
+                  ir::floormod(o[1], I(p.oc_block)), ir::floormod(o[2], I(block)));
+    if (comp.defined()) v = v - comp(channel);
     return epilogue ? epilogue(v, channel) : v;
   }, name + "_tile_out", tag::kOpaque);
 
@@ -432,11 +479,11 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     // along the pixels; the register tile is computed inside it, in a local buffer.
     te::Stage e = s[tile_out];
     auto [oco, oci] = e.split(e.axis(1), I(plan.oc_block));
-    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * kLanes));
+    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * plan.lanes));
     e.reorder({e.axis(0), oco, po, oci, pi});
     ir::IterVar tiles = FuseRange(e, {e.axis(0), oco, po});
     if (parallel) e.parallel(tiles);
-    auto [vo, vi] = e.split(pi, I(kLanes));
+    auto [vo, vi] = e.split(pi, I(plan.lanes));
     e.vectorize(vi);
     // At the tile loop the accumulator's region is one tile: its loops are the
     // intrinsic's (the three outer ones of extent 1).
@@ -457,8 +504,14 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
       if (plan.col_tile <= 16) c.vectorize(wi);
     }
     std::ostringstream text;
-    text << (plan.depthwise ? "depthwise conv int8 (widened 16-pixel vectors)" : "conv int8 vnni (vpdpbusd)")
-         << " oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors
+    if (plan.depthwise) {
+      text << "depthwise conv int8 (widened " << plan.lanes << "-pixel vectors" << (plan.isa->centred ? ", centred" : "")
+           << ")";
+    } else {
+      text << "conv int8 " << plan.isa->name << " (" << plan.isa->instruction << (plan.isa->centred ? ", centred int16" : "")
+           << ")";
+    }
+    text << " oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors
          << " wide_row=" << plan.wide << (pack_intrin ? ", packed by rows" : "") << ", epilogue at the register tile";
     return text.str();
   }, accv);

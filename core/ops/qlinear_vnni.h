@@ -1,5 +1,5 @@
-// int8 convolutions with AVX512-VNNI: the integer accumulator of ConvInteger and
-// QLinearConv (core/ops/qlinear.h) as vpdpbusd register tiles.
+// int8 convolutions with AVX512-VNNI (or AVX2): the integer accumulator of ConvInteger and
+// QLinearConv (core/ops/qlinear.h) as vpdpbusd (or vpmaddwd) register tiles.
 //
 // Why a separate template: the generic integer conv widens operands to int32 and
 // multiplies with vpmulld, 16 products per instruction; vpdpbusd (the loop-IR
@@ -51,10 +51,18 @@
 // convs read contiguous phase planes. (vpdpbusd would need four taps of one pixel
 // interleaved: a copy of the input per tap group.)
 //
+// Without VNNI (AVX2, or AVX-512BW) the same planes, packing, tiles and epilogue use
+// vpmaddwd (dot2_i16, core/ops/vnni_common.h): channels in pairs, both operands packed as
+// int16 minus their zero points (x - x_zp in the planes, padding 0; w - w_zp at compile
+// time), so no compensation term remains and any constant weight zero points work; 8-lane
+// vectors with AVX2 (16 registers: at most 3 pixel vectors, 12 accumulators). A depthwise
+// conv packs its planes centred too.
+//
 // Applies where the target has avx512vnni, x is uint8 with a constant scalar zero
 // point, w is constant int8 (with zero zero points unless depthwise), group == 1 or
-// depthwise, 2-D, and the output has more than 16 pixels. Everything else keeps the
-// generic template.
+// depthwise, 2-D, and the output has more than one vector of pixels; with AVX2 or
+// AVX-512BW, x and w may each be uint8 or int8 and w's constant zero points anything.
+// Everything else keeps the generic template.
 #ifndef AGATE_CORE_OPS_QLINEAR_VNNI_H_
 #define AGATE_CORE_OPS_QLINEAR_VNNI_H_
 

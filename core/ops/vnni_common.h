@@ -1,17 +1,27 @@
-// What the two AVX512-VNNI int8 templates share: the convolutions (qlinear_vnni.h) and the
-// matrix products (qlinear_matmul_vnni.h).
+// What the int8 templates share: the convolutions (qlinear_vnni.h) and the matrix
+// products (qlinear_matmul_vnni.h), on each x86 instruction set they tile for.
 //
 // Why a header of its own: both templates compute an int32 register tile of rows x vectors
-// 16-lane accumulators over their whole reduction (vpdpbusd, the loop-IR intrinsic
-// dot4_u8s8), inside the loop over tiles of the caller's epilogue (QLinearConv's or
-// QLinearMatMul's requantisation, or MatMulInteger's plain accumulator), with the same
-// applicability test on the target and the same schedule around the tile. One definition
-// keeps the two from drifting apart (they did: the constants, the tile's lowering and the
-// schedule preamble were written twice).
+// accumulators over their whole reduction, inside the loop over tiles of the caller's
+// epilogue (QLinearConv's or QLinearMatMul's requantisation, or MatMulInteger's plain
+// accumulator), with the same applicability test on the target and the same schedule
+// around the tile. One definition keeps the two from drifting apart (they did: the
+// constants, the tile's lowering and the schedule preamble were written twice).
+//
+// The instruction sets (Isa below):
+//  * AVX512-VNNI: vpdpbusd (the loop-IR intrinsic dot4_u8s8), 64 u8 x s8 products into 16
+//    int32 lanes per instruction; operands packed as 8-bit values in groups of four along
+//    the reduction, the activations' zero point a per-column constant subtracted after.
+//  * AVX2 (and AVX-512BW without VNNI): vpmaddwd (dot2_i16) plus vpaddd, pairs of int16
+//    products into 8 (16) int32 lanes; operands packed as int16 minus their zero points
+//    ("centred", in [-255, 255]), so any constant zero points work and no compensation term
+//    remains. Not vpmaddubsw: its 16-bit pair sums saturate (255 x 127 x 2 > 32767), which
+//    changes results; ONNX Runtime takes that risk on AVX2 (its reduce_range option), agate
+//    does not.
 //
 // Ownership: everything here is a value (IR nodes are immutable, shared by reference count);
 // the accumulator buffer a RegisterTile names is allocated by the statement Around() returns
-// and lives only inside it.
+// and lives only inside it; Isa descriptors are static constants.
 #ifndef AGATE_CORE_OPS_VNNI_COMMON_H_
 #define AGATE_CORE_OPS_VNNI_COMMON_H_
 
@@ -40,23 +50,41 @@ namespace vnni {
 inline const ir::DType kI32 = ir::DType::Int(32);
 inline const ir::DType kU8 = ir::DType::UInt(8);
 inline const ir::DType kS8 = ir::DType::Int(8);
-constexpr int64_t kLanes = 16;  // int32 lanes of one vpdpbusd (512 bits)
+inline const ir::DType kI16 = ir::DType::Int(16);
 
 inline te::Expr I(int64_t v) { return te::Expr(v); }
 
-// Whether the VNNI templates apply on `target`: a CPU target with avx512vnni.
-bool TargetHasVnni(const target::Target& target);
+// The int8 instruction set a template tiles for (see the top of this file).
+struct Isa {
+  const char* name;         // "vnni", "avx2", "avx512bw": in the schedule text
+  const char* instruction;  // "vpdpbusd" or "vpmaddwd"
+  int64_t lanes;            // int32 lanes per accumulator vector
+  int64_t group;            // reduction elements each lane takes per instruction (4 or 2)
+  ir::DType a_type;         // packed activations (conv) or A (matmul): uint8 or int16
+  ir::DType b_type;         // packed weights (conv) or B (matmul): int8 or int16
+  bool centred;             // operands packed minus their zero points: no compensation terms
+  int64_t registers;        // vector registers a register tile may use
+
+  // acc (int32 x lanes) plus the group-wise products of a and b (either may be one group,
+  // broadcast to every lane).
+  ir::Expr Dot(const ir::Expr& acc, const ir::Expr& a, const ir::Expr& b) const;
+};
+
+// The instruction set the int8 templates use on `target`: VNNI where it has avx512vnni,
+// else int16 pairs where it has avx512bw (16 lanes) or avx2 (8 lanes); nullptr elsewhere
+// (CUDA, other architectures, older x86): the generic templates.
+const Isa* PickIsa(const target::Target& target);
 
 // `n` consecutive indices from `base` (a scalar index: one lane).
 ir::Expr Lanes(const te::Expr& base, int64_t n);
 
-// The accumulators of one register tile: rows x vectors int32 vectors of 16 lanes in a local
-// array indexed by constants (so code generation keeps them in registers).
+// The accumulators of one register tile: rows x vectors int32 vectors of `lanes` lanes in a
+// local array indexed by constants (so code generation keeps them in registers).
 class RegisterTile {
  public:
-  RegisterTile(const std::string& name, int64_t rows, int64_t vectors);
+  RegisterTile(const std::string& name, int64_t rows, int64_t vectors, int64_t lanes);
 
-  ir::Expr Value(int64_t row, int64_t vector) const;  // the accumulator's 16 lanes
+  ir::Expr Value(int64_t row, int64_t vector) const;  // the accumulator's lanes
   ir::Stmt Zero(int64_t row, int64_t vector) const;
   ir::Stmt Set(int64_t row, int64_t vector, const ir::Expr& value) const;
   // The accumulators allocated around: every one zeroed, `reduction` (the loops that update
@@ -66,7 +94,7 @@ class RegisterTile {
  private:
   ir::Expr Index(int64_t row, int64_t vector) const;
   ir::Buffer acc_;
-  int64_t rows_, vectors_;
+  int64_t rows_, vectors_, lanes_;
 };
 
 // The schedule's choices both templates make the same way.

@@ -375,17 +375,21 @@ class CodeGenC {
            n + ")))";
   }
 
-  // dot4_u8s8 lane by lane: the four products fit an int32; their sum is added to the
-  // accumulator through uint32_t, which wraps like vpdpbusd (signed overflow would be undefined).
-  std::string PrintDot4(const ir::Call* op, const std::string& lane) {
+  // dot4_u8s8 and dot2_i16 lane by lane: the products fit an int32; their sum is added to
+  // the accumulator through uint32_t, which wraps like vpdpbusd and pmaddwd (signed overflow
+  // would be undefined; the sum itself is exact modulo 2^32, see core/ir/expr.h).
+  std::string PrintDot(const ir::Call* op, const std::string& lane) {
+    const int group = ir::DotGroup(op->op);
     std::string l = lane.empty() ? "0" : lane;
     std::string sum;
-    for (int j = 0; j < 4; ++j) {
-      std::string k = "(4 * (" + l + ") + " + std::to_string(j) + ")", g = std::to_string(j);  // g: broadcast group
-      sum += (j ? " + " : "") + std::string("(int32_t)") + Print(op->args[1], op->args[1].dtype().lanes() == 4 ? g : k) +
-             " * (int32_t)" + Print(op->args[2], op->args[2].dtype().lanes() == 4 ? g : k);
+    for (int j = 0; j < group; ++j) {
+      std::string k = "(" + std::to_string(group) + " * (" + l + ") + " + std::to_string(j) + ")",
+                  g = std::to_string(j);  // g: broadcast group
+      sum += (j ? " + (uint32_t)" : "(uint32_t)") + std::string("((int32_t)") +
+             Print(op->args[1], op->args[1].dtype().lanes() == group ? g : k) + " * (int32_t)" +
+             Print(op->args[2], op->args[2].dtype().lanes() == group ? g : k) + ")";
     }
-    return "((int32_t)((uint32_t)" + Print(op->args[0], lane) + " + (uint32_t)(" + sum + ")))";
+    return "((int32_t)((uint32_t)" + Print(op->args[0], lane) + " + (" + sum + ")))";
   }
 
   std::string PrintCall(const ir::Call* op, const std::string& lane) {
@@ -398,7 +402,7 @@ class CodeGenC {
       return Call(AbsHelper(t), op->args, lane);
     }
     if (ir::IsBitwise(op->op)) return PrintBitwise(op, lane);
-    if (op->op == ir::CallOp::kDot4U8S8) return PrintDot4(op, lane);
+    if (ir::DotGroup(op->op) != 0) return PrintDot(op, lane);
     std::string f = t.bits() == 32 ? "f" : "";
     std::string one = t.bits() == 32 ? "1.0f" : "1.0";
     switch (op->op) {
@@ -426,7 +430,8 @@ class CodeGenC {
       case ir::CallOp::kBitwiseNot:
       case ir::CallOp::kShiftLeft:
       case ir::CallOp::kShiftRight: break;
-      case ir::CallOp::kDot4U8S8: break;
+      case ir::CallOp::kDot4U8S8:
+      case ir::CallOp::kDot2I16: break;
       case ir::CallOp::kSyncThreads:
       case ir::CallOp::kShuffleXor:
         AGATE_THROW(kUnsupported) << "kernel " << kernel_ << ": the GPU intrinsic " << ir::CallOpName(op->op)

@@ -500,15 +500,19 @@ class CodeGenCuda {
         return "((" + ValueType(e) + ")(" + n + " >= " + std::to_string(e.bits()) + "u ? 0 : (" + a + shift + n +
                ")))";
       }
-      case ir::CallOp::kDot4U8S8: {
-        // Lane by lane (the products fit an int; the sum with acc wraps through unsigned).
+      case ir::CallOp::kDot4U8S8:
+      case ir::CallOp::kDot2I16: {
+        // Lane by lane (each product fits an int; the sums wrap through unsigned).
+        const int group = ir::DotGroup(op->op);
         int l = lane < 0 ? 0 : lane;
         std::string sum;
-        for (int j = 0; j < 4; ++j) {
-          int ka = op->args[1].dtype().lanes() == 4 ? j : 4 * l + j, kb = op->args[2].dtype().lanes() == 4 ? j : 4 * l + j;
-          sum += (j ? " + " : "") + std::string("(int)") + Print(op->args[1], ka) + " * (int)" + Print(op->args[2], kb);
+        for (int j = 0; j < group; ++j) {
+          int ka = op->args[1].dtype().lanes() == group ? j : group * l + j;
+          int kb = op->args[2].dtype().lanes() == group ? j : group * l + j;
+          sum += (j ? " + " : "") + std::string("(unsigned)((int)") + Print(op->args[1], ka) + " * (int)" +
+                 Print(op->args[2], kb) + ")";
         }
-        return "((int)((unsigned)(" + Print(op->args[0], lane) + ") + (unsigned)(" + sum + ")))";
+        return "((int)((unsigned)(" + Print(op->args[0], lane) + ") + " + sum + "))";
       }
       case ir::CallOp::kBitwiseAnd:
       case ir::CallOp::kBitwiseOr:

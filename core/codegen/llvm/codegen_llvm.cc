@@ -135,7 +135,7 @@ Expr SliceLanes(const Expr& e, int offset, int lanes) {
     }
     case ir::ExprKind::kCall: {
       const auto* op = e.as<ir::Call>();
-      if (op->op == ir::CallOp::kReinterpret || op->op == ir::CallOp::kDot4U8S8) return Expr();
+      if (op->op == ir::CallOp::kReinterpret || ir::DotGroup(op->op) != 0) return Expr();
       std::vector<Expr> args;
       for (const Expr& a : op->args) {
         args.push_back(slice(a));
@@ -735,6 +735,7 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
       return builder_.CreateBitCast(args[0], LLVMType(t));
     }
     if (op->op == ir::CallOp::kDot4U8S8) return EmitDot4(op, args);
+    if (op->op == ir::CallOp::kDot2I16) return EmitDot2(op, args);
     if (t.code() == ir::TypeCode::kBFloat) {
       // Compute in float32 and round back.
       std::vector<Value*> wide;
@@ -780,11 +781,43 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     }
     return sum;
   }
-  // A group of four bytes repeated for n lanes: <4 x i8> -> i32 -> splat -> <4n x i8>.
+  // dot2_i16 (core/ir/expr.h): pmaddwd plus an add where the target has it for this width
+  // (128 bits: SSE2, 256: AVX2, 512: AVX512BW), else sign-extend, multiply and add the even
+  // and odd products (which LLVM's x86 backend may still match to pmaddwd).
+  Value* EmitDot2(const ir::Call* op, std::vector<Value*> args) {
+    int n = op->dtype.lanes();
+    for (int i : {1, 2}) {
+      if (op->args[i].dtype().lanes() == 2 && n > 1) args[i] = BroadcastGroup(args[i], n);
+    }
+    llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
+    if (target_.HasFeature("sse2") && n == 4) id = llvm::Intrinsic::x86_sse2_pmadd_wd;
+    if (target_.HasFeature("avx2") && n == 8) id = llvm::Intrinsic::x86_avx2_pmadd_wd;
+    if (target_.HasFeature("avx512bw") && n == 16) id = llvm::Intrinsic::x86_avx512_pmaddw_d_512;
+    if (id != llvm::Intrinsic::not_intrinsic) {
+      return builder_.CreateAdd(args[0], builder_.CreateIntrinsic(id, {}, {args[1], args[2]}));
+    }
+    llvm::Type* wide = LLVMType(DType::Int(32, 2 * n));
+    Value* products = builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide));
+    Value* sum = args[0];
+    for (int j = 0; j < 2; ++j) {
+      Value* part;
+      if (n == 1) {
+        part = builder_.CreateExtractElement(products, static_cast<uint64_t>(j));
+      } else {
+        std::vector<int> mask;
+        for (int i = 0; i < n; ++i) mask.push_back(2 * i + j);
+        part = builder_.CreateShuffleVector(products, mask);
+      }
+      sum = builder_.CreateAdd(sum, part);
+    }
+    return sum;
+  }
+  // A group of four bytes (or a pair of int16) repeated for n lanes: <4 x i8> -> i32 -> splat -> <4n x i8>.
   Value* BroadcastGroup(Value* group, int n) {
-    llvm::Type* byte = group->getType()->getScalarType();
+    llvm::Type* element = group->getType()->getScalarType();
+    unsigned per_word = 32 / element->getScalarSizeInBits();
     Value* word = builder_.CreateBitCast(group, builder_.getInt32Ty());
-    return builder_.CreateBitCast(builder_.CreateVectorSplat(n, word), llvm::FixedVectorType::get(byte, 4 * n));
+    return builder_.CreateBitCast(builder_.CreateVectorSplat(n, word), llvm::FixedVectorType::get(element, per_word * n));
   }
 
   Value* EmitCall(ir::CallOp call, DType t, const std::vector<Value*>& args) {

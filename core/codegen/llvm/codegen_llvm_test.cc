@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <sstream>
+#include <string>
 
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/testing/loop_kernels.h"
@@ -230,6 +232,49 @@ TEST(CodeGenLLVMTest, Dot4IsVpdpbusdWithVnniAndExactWithout) {
   for (const char* target : {"llvm", "llvm -mattr=-avx512vnni,-avxvnni"}) {
     HostKernels kernels = HostKernels::Build({dot->func}, target::Target::Parse(target));
     EXPECT_EQ(testing::RunAndCheck(*dot, kernels.Get("dot4_u8s8"), 1), "") << target;
+  }
+}
+
+// dot2_i16 is pmaddwd plus an add on SSE2 (128 bits), AVX2 (256) and AVX512BW (512), and
+// the exact widening sequence elsewhere (AArch64 here); every build the host can run gives
+// the reference's results.
+TEST(CodeGenLLVMTest, Dot2IsPmaddwdWhereTheTargetHasIt) {
+  const KernelCase* dot = nullptr;
+  std::vector<KernelCase> cases = AllKernelCases();
+  for (const KernelCase& c : cases) {
+    if (c.func.name == "dot2_i16") dot = &c;
+  }
+  ASSERT_NE(dot, nullptr);
+  LLVMBuildOptions options;
+  options.keep_assembly = true;
+  auto assembly = [&](const std::string& target) {
+    return BuildLLVMObject({dot->func}, target::Target::Parse(target), options).assembly;
+  };
+  // Whether some vpmaddwd instruction writes a register of this kind (its last operand).
+  auto pmaddwd_to = [](const std::string& text, const std::string& reg) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      size_t at = line.find("vpmaddwd\t");
+      if (at != std::string::npos && line.rfind(reg) != std::string::npos && line.rfind(reg) > line.rfind(',')) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::string avx2 = assembly("llvm -mcpu=haswell");
+  EXPECT_TRUE(pmaddwd_to(avx2, "%ymm")) << avx2;
+  EXPECT_TRUE(pmaddwd_to(avx2, "%xmm")) << "128-bit form";
+  std::string avx512 = assembly("llvm -mcpu=skylake-avx512");
+  EXPECT_TRUE(pmaddwd_to(avx512, "%zmm")) << avx512;
+  EXPECT_FALSE(assembly("llvm -mtriple=aarch64-linux-gnu").empty());
+
+  target::Target host = target::Target::Host();
+  if (host.arch() != target::Arch::kX86_64) GTEST_SKIP() << "x86-64 builds only run on an x86-64 host";
+  std::vector<std::string> targets = {"llvm -mattr=-avx,-avx2", "llvm"};
+  if (!host.HasFeature("avx2")) targets.pop_back();
+  for (const std::string& target : targets) {
+    HostKernels kernels = HostKernels::Build({dot->func}, target::Target::Parse(target));
+    EXPECT_EQ(testing::RunAndCheck(*dot, kernels.Get("dot2_i16"), 1), "") << target;
   }
 }
 

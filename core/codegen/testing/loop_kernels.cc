@@ -328,6 +328,77 @@ KernelCase Dot4U8S8() {
   return c;
 }
 
+// ------------------------------------------------------------------ dot2_i16
+
+// The 2-way int16 dot product (pmaddwd + add) at 16, 8, 4 lanes and scalar, in its
+// broadcast form, at the extremes: -32768 x -32768 pairs (pmaddwd's one wrapping pair
+// sum) and 32767 x -32768, next to accumulators that wrap past INT32_MIN and INT32_MAX,
+// and on the centred 8-bit values the int8 templates multiply ([-255, 255]).
+KernelCase Dot2I16() {
+  const int rows = 4, per_row = 16 + 8 + 4 + 1 + 16;
+  Buffer a = CreateBuffer("A", DType::Int(16), {Expr(rows * 32)});
+  Buffer b = CreateBuffer("B", DType::Int(16), {Expr(rows * 32)});
+  Buffer acc = CreateBuffer("Acc", DType::Int(32), {Expr(rows * per_row)});
+  Buffer out = CreateBuffer("Out", DType::Int(32), {Expr(rows * per_row)});
+  Var i("i");
+  Expr in = i * 32, o = i * per_row;
+  auto dot = [&](int offset, int lanes, bool broadcast_a) {
+    Expr acc_v = lanes == 1 ? Load::make(acc, o + offset) : Load::make(acc, Ramp1(o + offset, lanes));
+    Expr a_v = Load::make(a, Ramp1(broadcast_a ? in + 6 : in, broadcast_a ? 2 : 2 * lanes));
+    Expr b_v = Load::make(b, Ramp1(in, 2 * lanes));
+    Expr index = lanes == 1 ? o + offset : Ramp1(o + offset, lanes);
+    return Store::make(out, dot2_i16(acc_v, a_v, b_v), index);
+  };
+  Stmt body = For::make(i, 0, rows, ForKind::kSerial,
+                        Seq::make({dot(0, 16, false), dot(16, 8, false), dot(24, 4, false), dot(28, 1, false),
+                                   dot(29, 16, true)}));
+  KernelCase c;
+  c.func = LoweredFunc{"dot2_i16", {a, b, acc, out}, body, 0};
+  c.make_args = [=] {
+    std::vector<HostArray> args = {HostArray(DType::Int(16), rows * 32), HostArray(DType::Int(16), rows * 32),
+                                   HostArray(DType::Int(32), rows * per_row), HostArray(DType::Int(32), rows * per_row)};
+    for (int k = 0; k < 32; ++k) {
+      args[0].as<int16_t>()[k] = -32768;
+      args[1].as<int16_t>()[k] = -32768;
+      args[0].as<int16_t>()[32 + k] = 32767;
+      args[1].as<int16_t>()[32 + k] = -32768;
+      args[0].as<int16_t>()[64 + k] = static_cast<int16_t>((k * 97 + 13) % 511 - 255);
+      args[1].as<int16_t>()[64 + k] = static_cast<int16_t>((k * 59 + 7) % 511 - 255);
+      args[0].as<int16_t>()[96 + k] = static_cast<int16_t>(k * 2011 - 31000);
+      args[1].as<int16_t>()[96 + k] = static_cast<int16_t>(30000 - k * 1777);
+    }
+    for (int k = 0; k < per_row; ++k) {
+      args[2].as<int32_t>()[k] = std::numeric_limits<int32_t>::max() - 1000 * k;  // 2^31 more wraps
+      args[2].as<int32_t>()[per_row + k] = std::numeric_limits<int32_t>::min() + 1000 * k;
+      args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
+      args[2].as<int32_t>()[3 * per_row + k] = -k * 54321;
+    }
+    return args;
+  };
+  c.reference = [=](std::vector<HostArray>& args) {
+    const int16_t* av = args[0].as<int16_t>();
+    const int16_t* bv = args[1].as<int16_t>();
+    for (int r = 0; r < rows; ++r) {
+      auto run = [&](int offset, int lanes, bool broadcast_a) {
+        for (int l = 0; l < lanes; ++l) {
+          int64_t sum = args[2].as<int32_t>()[r * per_row + offset + l];
+          for (int j = 0; j < 2; ++j) {
+            sum += int64_t{av[broadcast_a ? r * 32 + 6 + j : r * 32 + 2 * l + j]} * bv[r * 32 + 2 * l + j];
+          }
+          args[3].as<int32_t>()[r * per_row + offset + l] = static_cast<int32_t>(static_cast<uint32_t>(sum));
+        }
+      };
+      run(0, 16, false);
+      run(16, 8, false);
+      run(24, 4, false);
+      run(28, 1, false);
+      run(29, 16, true);
+    }
+  };
+  c.outputs = {3};
+  return c;
+}
+
 // ------------------------------------------------------------------ strided_predicated
 
 KernelCase StridedPredicated() {
@@ -462,7 +533,7 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 }  // namespace
 
 std::vector<KernelCase> AllKernelCases() {
-  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), StridedPredicated(),
+  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot2I16(), StridedPredicated(),
           WorkspaceReverse(), OddWidths(), FailingAssert()};
 }
 

@@ -140,13 +140,16 @@ graph::Graph Fuse(const graph::Graph& graph, bool one_group) {
   for (const auto& kv : options.inputs) inputs[kv.first] = kv.second;
   std::map<std::string, graph::Tensor> want = graph_eval::Interpret(graph, inputs);
   target::Target host = target::Target::Host();
+  target::Target cpu = options.cpu_target.empty() ? host : target::Target::Parse(options.cpu_target);
+  bool host_runs_cpu = cpu.arch() == host.arch();
+  for (const std::string& feature : cpu.features()) host_runs_cpu = host_runs_cpu && host.HasFeature(feature);
   for (int run = 0; run < 3; ++run) {
     Backend backend = run == 1 ? Backend::kLLVM : Backend::kEval;
     if (run == 0 && !options.eval) continue;
-    if (run == 1 && !options.llvm) continue;
+    if (run == 1 && (!options.llvm || !host_runs_cpu)) continue;
     if (run == 2 && options.cuda_target.empty()) continue;
     const char* name = run == 0 ? "eval" : run == 1 ? "llvm" : "cuda";
-    target::Target target = run == 2 ? target::Target::Parse(options.cuda_target) : host;
+    target::Target target = run == 2 ? target::Target::Parse(options.cuda_target) : cpu;
     std::vector<std::string> summaries;
     std::map<std::string, graph::Tensor> got;
     try {

@@ -46,6 +46,11 @@ struct CheckOptions {
   // evaluator with GPU semantics (races and divergent barriers are errors), and,
   // when NVRTC is installed, compile their CUDA source for it.
   std::string cuda_target;
+  // Empty: the host. Otherwise a CPU target of the host's architecture (e.g. another
+  // instruction set's templates, "llvm -mcpu=haswell"): the loop-IR interpreter runs its
+  // kernels, and LLVM host code runs only where this CPU has every feature the target
+  // names (otherwise that run is skipped: the code would die of an illegal instruction).
+  std::string cpu_target;
   double tolerance = 1e-4;  // |got - want| <= tol * (1 + |want|)
   int threads = 1;
   LowerGroupOptions lower;
