@@ -766,15 +766,20 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
                                                builder_.CreateBitCast(args[2], words)});
     }
     llvm::Type* wide = LLVMType(DType::Int(32, 4 * n));
-    Value* products = builder_.CreateMul(builder_.CreateZExt(args[1], wide), builder_.CreateSExt(args[2], wide));
-    Value* sum = args[0];
-    for (int j = 0; j < 4; ++j) {
+    return AddGroupProducts(args[0], builder_.CreateMul(builder_.CreateZExt(args[1], wide), builder_.CreateSExt(args[2], wide)),
+                            n, 4);
+  }
+  // acc (n int32 lanes) plus, per lane i, the `group` products[group * i + j]: the exact
+  // fallback of the dot-product intrinsics (products already widened to int32).
+  Value* AddGroupProducts(Value* acc, Value* products, int n, int group) {
+    Value* sum = acc;
+    for (int j = 0; j < group; ++j) {
       Value* part;
       if (n == 1) {
         part = builder_.CreateExtractElement(products, static_cast<uint64_t>(j));
       } else {
         std::vector<int> mask;
-        for (int i = 0; i < n; ++i) mask.push_back(4 * i + j);
+        for (int i = 0; i < n; ++i) mask.push_back(group * i + j);
         part = builder_.CreateShuffleVector(products, mask);
       }
       sum = builder_.CreateAdd(sum, part);
@@ -797,20 +802,8 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
       return builder_.CreateAdd(args[0], builder_.CreateIntrinsic(id, {}, {args[1], args[2]}));
     }
     llvm::Type* wide = LLVMType(DType::Int(32, 2 * n));
-    Value* products = builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide));
-    Value* sum = args[0];
-    for (int j = 0; j < 2; ++j) {
-      Value* part;
-      if (n == 1) {
-        part = builder_.CreateExtractElement(products, static_cast<uint64_t>(j));
-      } else {
-        std::vector<int> mask;
-        for (int i = 0; i < n; ++i) mask.push_back(2 * i + j);
-        part = builder_.CreateShuffleVector(products, mask);
-      }
-      sum = builder_.CreateAdd(sum, part);
-    }
-    return sum;
+    return AddGroupProducts(args[0], builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide)),
+                            n, 2);
   }
   // A group of four bytes (or a pair of int16) repeated for n lanes: <4 x i8> -> i32 -> splat -> <4n x i8>.
   Value* BroadcastGroup(Value* group, int n) {

@@ -202,21 +202,29 @@ TEST(CodeGenLLVMTest, LibrariesLoadedTogetherKeepTheirOwnCode) {
   }
 }
 
+// The kernel case named `name` among `cases` (nullptr when there is none).
+const KernelCase* FindCase(const std::vector<KernelCase>& cases, const std::string& name) {
+  for (const KernelCase& c : cases) {
+    if (c.func.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// The assembly LLVM writes for `func` on `target`.
+std::string AssemblyOf(const ir::LoweredFunc& func, const std::string& target) {
+  LLVMBuildOptions options;
+  options.keep_assembly = true;
+  return BuildLLVMObject({func}, target::Target::Parse(target), options).assembly;
+}
+
 // dot4_u8s8 is one vpdpbusd per vector where the target has AVX512-VNNI (or AVX-VNNI for
 // 256/128 bits), and an exact widening sequence where it has not; both give the results
 // of the reference (checked on the host with and without the feature when it has it).
 TEST(CodeGenLLVMTest, Dot4IsVpdpbusdWithVnniAndExactWithout) {
-  const KernelCase* dot = nullptr;
   std::vector<KernelCase> cases = AllKernelCases();
-  for (const KernelCase& c : cases) {
-    if (c.func.name == "dot4_u8s8") dot = &c;
-  }
+  const KernelCase* dot = FindCase(cases, "dot4_u8s8");
   ASSERT_NE(dot, nullptr);
-  LLVMBuildOptions options;
-  options.keep_assembly = true;
-  auto assembly = [&](const std::string& target) {
-    return BuildLLVMObject({dot->func}, target::Target::Parse(target), options).assembly;
-  };
+  auto assembly = [&](const std::string& target) { return AssemblyOf(dot->func, target); };
   std::string vnni = assembly("llvm -mcpu=skylake-avx512 -mattr=+avx512vnni");
   EXPECT_NE(vnni.find("vpdpbusd\t%zmm"), std::string::npos) << vnni;
   EXPECT_NE(vnni.find("vpdpbusd\t%ymm"), std::string::npos) << "256-bit form with avx512vl";
@@ -239,17 +247,10 @@ TEST(CodeGenLLVMTest, Dot4IsVpdpbusdWithVnniAndExactWithout) {
 // the exact widening sequence elsewhere (AArch64 here); every build the host can run gives
 // the reference's results.
 TEST(CodeGenLLVMTest, Dot2IsPmaddwdWhereTheTargetHasIt) {
-  const KernelCase* dot = nullptr;
   std::vector<KernelCase> cases = AllKernelCases();
-  for (const KernelCase& c : cases) {
-    if (c.func.name == "dot2_i16") dot = &c;
-  }
+  const KernelCase* dot = FindCase(cases, "dot2_i16");
   ASSERT_NE(dot, nullptr);
-  LLVMBuildOptions options;
-  options.keep_assembly = true;
-  auto assembly = [&](const std::string& target) {
-    return BuildLLVMObject({dot->func}, target::Target::Parse(target), options).assembly;
-  };
+  auto assembly = [&](const std::string& target) { return AssemblyOf(dot->func, target); };
   // Whether some vpmaddwd instruction writes a register of this kind (its last operand).
   auto pmaddwd_to = [](const std::string& text, const std::string& reg) {
     std::istringstream lines(text);

@@ -261,58 +261,66 @@ KernelCase ShiftOps() {
   return c;
 }
 
-// ------------------------------------------------------------------ dot4_u8s8
+// ------------------------------------------------------------------ dot products
 
-// The 4-way u8 x s8 dot product at every width a schedule uses (16, 8, 4 lanes and
-// scalar), in its broadcast form, at the extremes (255 x -128 and 255 x 127 next to
-// accumulators that wrap past INT32_MIN and INT32_MAX) and on mixed values.
-KernelCase Dot4U8S8() {
-  const int rows = 3, per_row = 16 + 8 + 4 + 1 + 16;
-  Buffer a = CreateBuffer("A", DType::UInt(8), {Expr(rows * 64)});
-  Buffer b = CreateBuffer("B", DType::Int(8), {Expr(rows * 64)});
-  Buffer acc = CreateBuffer("Acc", DType::Int(32), {Expr(rows * per_row)});
-  Buffer out = CreateBuffer("Out", DType::Int(32), {Expr(rows * per_row)});
+// An integer operand element as int64 (uint8, int8 or int16 arrays).
+int64_t IntAt(const HostArray& array, int i) {
+  if (array.dtype() == DType::UInt(8)) return array.as<uint8_t>()[i];
+  if (array.dtype() == DType::Int(8)) return array.as<int8_t>()[i];
+  return array.as<int16_t>()[i];
+}
+
+// What a dot-product intrinsic's kernel case varies. Each row reads `row_in` elements of a
+// and b and writes accumulators of 16, 8, 4 and 1 lanes, then 16 lanes with a broadcast
+// group of a (at element row * broadcast_stride + broadcast_offset).
+struct DotSpec {
+  std::string name;
+  int group = 4;  // products per int32 lane
+  DType a_type, b_type;
+  int rows = 0, row_in = 0;
+  int broadcast_stride = 0, broadcast_offset = 0;
+  std::function<Expr(Expr, Expr, Expr)> dot;
+  std::function<void(std::vector<HostArray>&)> fill;  // a, b and the accumulators
+};
+
+KernelCase DotCase(const DotSpec& spec) {
+  const int per_row = 16 + 8 + 4 + 1 + 16, g = spec.group;
+  Buffer a = CreateBuffer("A", spec.a_type, {Expr(spec.rows * spec.row_in)});
+  Buffer b = CreateBuffer("B", spec.b_type, {Expr(spec.rows * spec.row_in)});
+  Buffer acc = CreateBuffer("Acc", DType::Int(32), {Expr(spec.rows * per_row)});
+  Buffer out = CreateBuffer("Out", DType::Int(32), {Expr(spec.rows * per_row)});
   Var i("i");
-  Expr in = i * 64, o = i * per_row;
+  Expr in = i * spec.row_in, o = i * per_row;
   auto dot = [&](int offset, int lanes, bool broadcast_a) {
     Expr acc_v = lanes == 1 ? Load::make(acc, o + offset) : Load::make(acc, Ramp1(o + offset, lanes));
-    Expr a_v = Load::make(a, Ramp1(broadcast_a ? i * 4 : in, broadcast_a ? 4 : 4 * lanes));
-    Expr b_v = Load::make(b, Ramp1(in, 4 * lanes));
+    Expr a_v = broadcast_a ? Load::make(a, Ramp1(i * spec.broadcast_stride + spec.broadcast_offset, g))
+                           : Load::make(a, Ramp1(in, g * lanes));
+    Expr b_v = Load::make(b, Ramp1(in, g * lanes));
     Expr index = lanes == 1 ? o + offset : Ramp1(o + offset, lanes);
-    return Store::make(out, dot4_u8s8(acc_v, a_v, b_v), index);
+    return Store::make(out, spec.dot(acc_v, a_v, b_v), index);
   };
-  Stmt body = For::make(i, 0, rows, ForKind::kSerial,
+  Stmt body = For::make(i, 0, spec.rows, ForKind::kSerial,
                         Seq::make({dot(0, 16, false), dot(16, 8, false), dot(24, 4, false), dot(28, 1, false),
                                    dot(29, 16, true)}));
   KernelCase c;
-  c.func = LoweredFunc{"dot4_u8s8", {a, b, acc, out}, body, 0};
-  c.make_args = [=] {
-    std::vector<HostArray> args = {HostArray(DType::UInt(8), rows * 64), HostArray(DType::Int(8), rows * 64),
-                                   HostArray(DType::Int(32), rows * per_row), HostArray(DType::Int(32), rows * per_row)};
-    for (int k = 0; k < 64; ++k) {
-      args[0].as<uint8_t>()[k] = 255;
-      args[1].as<int8_t>()[k] = -128;
-      args[0].as<uint8_t>()[64 + k] = 255;
-      args[1].as<int8_t>()[64 + k] = 127;
-      args[0].as<uint8_t>()[128 + k] = static_cast<uint8_t>((k * 97 + 13) % 256);
-      args[1].as<int8_t>()[128 + k] = static_cast<int8_t>((k * 59 + 7) % 256 - 128);
-    }
-    for (int k = 0; k < per_row; ++k) {
-      args[2].as<int32_t>()[k] = std::numeric_limits<int32_t>::min() + 1000 * k;  // wraps below INT32_MIN
-      args[2].as<int32_t>()[per_row + k] = std::numeric_limits<int32_t>::max() - 1000 * k;  // wraps above INT32_MAX
-      args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
-    }
+  c.func = LoweredFunc{spec.name, {a, b, acc, out}, body, 0};
+  c.make_args = [spec] {
+    std::vector<HostArray> args = {HostArray(spec.a_type, spec.rows * spec.row_in),
+                                   HostArray(spec.b_type, spec.rows * spec.row_in),
+                                   HostArray(DType::Int(32), spec.rows * per_row),
+                                   HostArray(DType::Int(32), spec.rows * per_row)};
+    spec.fill(args);
     return args;
   };
-  c.reference = [=](std::vector<HostArray>& args) {
-    const uint8_t* av = args[0].as<uint8_t>();
-    const int8_t* bv = args[1].as<int8_t>();
-    for (int r = 0; r < rows; ++r) {
+  c.reference = [spec](std::vector<HostArray>& args) {
+    const int gr = spec.group;
+    for (int r = 0; r < spec.rows; ++r) {
       auto run = [&](int offset, int lanes, bool broadcast_a) {
         for (int l = 0; l < lanes; ++l) {
           int64_t sum = args[2].as<int32_t>()[r * per_row + offset + l];
-          for (int j = 0; j < 4; ++j) {
-            sum += int64_t{av[broadcast_a ? r * 4 + j : r * 64 + 4 * l + j]} * bv[r * 64 + 4 * l + j];
+          for (int j = 0; j < gr; ++j) {
+            int ai = broadcast_a ? r * spec.broadcast_stride + spec.broadcast_offset + j : r * spec.row_in + gr * l + j;
+            sum += IntAt(args[0], ai) * IntAt(args[1], r * spec.row_in + gr * l + j);
           }
           args[3].as<int32_t>()[r * per_row + offset + l] = static_cast<int32_t>(static_cast<uint32_t>(sum));
         }
@@ -328,35 +336,55 @@ KernelCase Dot4U8S8() {
   return c;
 }
 
-// ------------------------------------------------------------------ dot2_i16
-
-// The 2-way int16 dot product (pmaddwd + add) at 16, 8, 4 lanes and scalar, in its
-// broadcast form, at the extremes: -32768 x -32768 pairs (pmaddwd's one wrapping pair
-// sum) and 32767 x -32768, next to accumulators that wrap past INT32_MIN and INT32_MAX,
-// and on the centred 8-bit values the int8 templates multiply ([-255, 255]).
-KernelCase Dot2I16() {
-  const int rows = 4, per_row = 16 + 8 + 4 + 1 + 16;
-  Buffer a = CreateBuffer("A", DType::Int(16), {Expr(rows * 32)});
-  Buffer b = CreateBuffer("B", DType::Int(16), {Expr(rows * 32)});
-  Buffer acc = CreateBuffer("Acc", DType::Int(32), {Expr(rows * per_row)});
-  Buffer out = CreateBuffer("Out", DType::Int(32), {Expr(rows * per_row)});
-  Var i("i");
-  Expr in = i * 32, o = i * per_row;
-  auto dot = [&](int offset, int lanes, bool broadcast_a) {
-    Expr acc_v = lanes == 1 ? Load::make(acc, o + offset) : Load::make(acc, Ramp1(o + offset, lanes));
-    Expr a_v = Load::make(a, Ramp1(broadcast_a ? in + 6 : in, broadcast_a ? 2 : 2 * lanes));
-    Expr b_v = Load::make(b, Ramp1(in, 2 * lanes));
-    Expr index = lanes == 1 ? o + offset : Ramp1(o + offset, lanes);
-    return Store::make(out, dot2_i16(acc_v, a_v, b_v), index);
+// The 4-way u8 x s8 dot product at every width a schedule uses (16, 8, 4 lanes and
+// scalar), in its broadcast form, at the extremes (255 x -128 and 255 x 127 next to
+// accumulators that wrap past INT32_MIN and INT32_MAX) and on mixed values.
+KernelCase Dot4U8S8() {
+  DotSpec spec;
+  spec.name = "dot4_u8s8";
+  spec.group = 4;
+  spec.a_type = DType::UInt(8);
+  spec.b_type = DType::Int(8);
+  spec.rows = 3;
+  spec.row_in = 64;
+  spec.broadcast_stride = 4;
+  spec.dot = [](Expr acc, Expr a, Expr b) { return dot4_u8s8(acc, a, b); };
+  spec.fill = [](std::vector<HostArray>& args) {
+    const int per_row = 45;
+    for (int k = 0; k < 64; ++k) {
+      args[0].as<uint8_t>()[k] = 255;
+      args[1].as<int8_t>()[k] = -128;
+      args[0].as<uint8_t>()[64 + k] = 255;
+      args[1].as<int8_t>()[64 + k] = 127;
+      args[0].as<uint8_t>()[128 + k] = static_cast<uint8_t>((k * 97 + 13) % 256);
+      args[1].as<int8_t>()[128 + k] = static_cast<int8_t>((k * 59 + 7) % 256 - 128);
+    }
+    for (int k = 0; k < per_row; ++k) {
+      args[2].as<int32_t>()[k] = std::numeric_limits<int32_t>::min() + 1000 * k;  // wraps below INT32_MIN
+      args[2].as<int32_t>()[per_row + k] = std::numeric_limits<int32_t>::max() - 1000 * k;  // wraps above INT32_MAX
+      args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
+    }
   };
-  Stmt body = For::make(i, 0, rows, ForKind::kSerial,
-                        Seq::make({dot(0, 16, false), dot(16, 8, false), dot(24, 4, false), dot(28, 1, false),
-                                   dot(29, 16, true)}));
-  KernelCase c;
-  c.func = LoweredFunc{"dot2_i16", {a, b, acc, out}, body, 0};
-  c.make_args = [=] {
-    std::vector<HostArray> args = {HostArray(DType::Int(16), rows * 32), HostArray(DType::Int(16), rows * 32),
-                                   HostArray(DType::Int(32), rows * per_row), HostArray(DType::Int(32), rows * per_row)};
+  return DotCase(spec);
+}
+
+// The 2-way int16 dot product (pmaddwd + add) at the same widths, in its broadcast form,
+// at the extremes: -32768 x -32768 pairs (pmaddwd's one wrapping pair sum) and 32767 x
+// -32768, next to accumulators that wrap past INT32_MAX and INT32_MIN, and on the centred
+// 8-bit values the int8 templates multiply ([-255, 255]).
+KernelCase Dot2I16() {
+  DotSpec spec;
+  spec.name = "dot2_i16";
+  spec.group = 2;
+  spec.a_type = DType::Int(16);
+  spec.b_type = DType::Int(16);
+  spec.rows = 4;
+  spec.row_in = 32;
+  spec.broadcast_stride = 32;
+  spec.broadcast_offset = 6;
+  spec.dot = [](Expr acc, Expr a, Expr b) { return dot2_i16(acc, a, b); };
+  spec.fill = [](std::vector<HostArray>& args) {
+    const int per_row = 45;
     for (int k = 0; k < 32; ++k) {
       args[0].as<int16_t>()[k] = -32768;
       args[1].as<int16_t>()[k] = -32768;
@@ -373,30 +401,8 @@ KernelCase Dot2I16() {
       args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
       args[2].as<int32_t>()[3 * per_row + k] = -k * 54321;
     }
-    return args;
   };
-  c.reference = [=](std::vector<HostArray>& args) {
-    const int16_t* av = args[0].as<int16_t>();
-    const int16_t* bv = args[1].as<int16_t>();
-    for (int r = 0; r < rows; ++r) {
-      auto run = [&](int offset, int lanes, bool broadcast_a) {
-        for (int l = 0; l < lanes; ++l) {
-          int64_t sum = args[2].as<int32_t>()[r * per_row + offset + l];
-          for (int j = 0; j < 2; ++j) {
-            sum += int64_t{av[broadcast_a ? r * 32 + 6 + j : r * 32 + 2 * l + j]} * bv[r * 32 + 2 * l + j];
-          }
-          args[3].as<int32_t>()[r * per_row + offset + l] = static_cast<int32_t>(static_cast<uint32_t>(sum));
-        }
-      };
-      run(0, 16, false);
-      run(16, 8, false);
-      run(24, 4, false);
-      run(28, 1, false);
-      run(29, 16, true);
-    }
-  };
-  c.outputs = {3};
-  return c;
+  return DotCase(spec);
 }
 
 // ------------------------------------------------------------------ strided_predicated
