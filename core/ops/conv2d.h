@@ -53,13 +53,16 @@ struct LowerGroupOptions;
 // The register tile of the blocked conv template (knobs conv_oc_block /
 // conv_ow_block): channel blocks per tile (one or two) and output columns per
 // tile. The defaults keep oc_tile/lanes * ow_block accumulators (14-16 on
-// AVX-512, of 32 registers) plus the weight vectors and a broadcast in registers.
+// AVX-512, of 32 registers; 12 on AVX2, of 16) plus the weight vectors and a
+// broadcast in registers. Two register-wide channel blocks per tile make each
+// broadcast input pixel feed two FMAs; with one, the tile issues a load per FMA.
 struct NCHWcTile {
   int64_t oc_blocks = 1;  // channel blocks (of the layout's block size) per tile
   int64_t ow_block = 1;
 };
-// For an output of shape [N, OC/b, OH, OW, b] and `lanes` float32 lanes.
-NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, const LowerGroupOptions& options);
+// For an output of shape [N, OC/b, OH, OW, b], `lanes` float32 lanes and the target's
+// `registers` vector registers (target::Target::vector_registers).
+NCHWcTile ChooseNCHWcTile(const graph::Shape& out, int lanes, int registers, const LowerGroupOptions& options);
 
 // The direct NCHW template (vectorized along output columns, a register tile of
 // output channels, the epilogue at the tile) for the 2-D conv stage `conv`;

@@ -8,6 +8,7 @@
 #include "core/graph/shape_rules.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/ir/printer.h"
+#include "core/ops/conv2d.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
 #include "core/ops/schedule_common.h"
@@ -322,6 +323,42 @@ TEST(Conv2dTest, PrimeWidthsGetTheLeastWastefulTile) {
 // (what `all` fusion builds): the conv is tiled into its last blocked stage
 // and both outputs are computed from that buffer, not by recomputing the conv
 // per output element.
+// The default register tile per instruction set: AVX-512 two 16-channel blocks by 8 columns
+// (16 of 32 registers), AVX2 two 8-channel blocks by at most 6 (12 of 16: each broadcast
+// pixel feeds two FMAs), 32-register NEON one block by 8; an odd number of blocks stays at
+// one; the knobs override.
+TEST(Conv2dTest, RegisterTilePerInstructionSet) {
+  LowerGroupOptions none;
+  auto tile = [&](const graph::Shape& out, int lanes, int registers, const LowerGroupOptions& o) {
+    NCHWcTile t = ChooseNCHWcTile(out, lanes, registers, o);
+    return std::to_string(t.oc_blocks) + "x" + std::to_string(t.ow_block);
+  };
+  EXPECT_EQ(tile({1, 8, 56, 56, 16}, 16, 32, none), "2x8");
+  EXPECT_EQ(tile({1, 16, 56, 56, 8}, 8, 16, none), "2x4");  // 56's largest divisor <= 6
+  EXPECT_EQ(tile({1, 64, 7, 7, 8}, 8, 16, none), "2x4");    // 7 columns: 4 + a guarded 3 (least waste)
+  EXPECT_EQ(tile({1, 32, 28, 30, 8}, 8, 16, none), "2x6");
+  EXPECT_EQ(tile({1, 3, 28, 28, 8}, 8, 16, none), "1x7");   // an odd number of blocks
+  EXPECT_EQ(tile({1, 16, 56, 56, 4}, 4, 32, none), "1x8");  // NEON unchanged
+  LowerGroupOptions knobs;
+  knobs.conv_oc_block = 8;
+  knobs.conv_ow_block = 8;
+  EXPECT_EQ(tile({1, 16, 56, 56, 8}, 8, 16, knobs), "1x8");
+  // The target's registers reach the template: an AVX2 conv's summary shows 16 channels.
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 2, 6, 12, 8}});
+  g.AddConstant("w", RandomTensor({16, 16, 3, 3}, 4));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"y"},
+      {{"data_layout", Attribute("NCHW8c")}, {"pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
+  Graph finished = Finish(g, {"y"});
+  CheckOptions avx2;
+  avx2.cpu_target = "llvm -mcpu=haswell";
+  avx2.lower.conv_winograd = 0;
+  EXPECT_TRUE(CheckAgainstReference(finished, avx2));
+  Graph fused = testing::Fuse(finished);
+  GroupKernel k = LowerGroup(fused, fused.groups[0], target::Target::Parse("llvm -mcpu=haswell"), "conv", avx2.lower);
+  EXPECT_NE(k.schedule_summary.find("oc_tile=16 ow_block=6"), std::string::npos) << k.schedule_summary;
+}
+
 TEST(Conv2dTest, GroupEndingInALayoutTransformIsTiled) {
   using Ints = std::vector<int64_t>;
   Graph g;

@@ -79,7 +79,7 @@ std::string ScheduleConvChain(const ScheduleRequest& r, const ConvChainStages& c
   if (chain.producer_out.same_as(chain.producer)) producer_accum = s.cache_write(chain.producer, ir::MemoryScope::kLocal);
   graph::Shape os = StaticShape(out);
   int lanes = VectorLanes(*r.target, out.dtype());
-  NCHWcTile tile = ChooseNCHWcTile(os, lanes, *r.options);
+  NCHWcTile tile = ChooseNCHWcTile(os, lanes, r.target->vector_registers(), *r.options);
 
   // Output: (n, oh | oc_chunk.outer, ow.outer | oc_chunk.inner, ow.inner, lane); rows in parallel.
   te::Stage o = s[out];
