@@ -39,10 +39,10 @@ AAR="$ROOT/bindings/android/build/agate.aar"
 entries="$(unzip -Z1 "$AAR" | sort | tr '\n' ' ')"
 [ "$entries" = "AndroidManifest.xml classes.jar jni/ jni/arm64-v8a/ jni/arm64-v8a/libagate_jni.so jni/arm64-v8a/libagate_runtime.so " ]
 note $? "agate.aar holds AndroidManifest.xml, classes.jar and jni/arm64-v8a/*.so (has: $entries)"
-unzip -p "$AAR" classes.jar >"$WORK/classes.jar" && unzip -Z1 "$WORK/classes.jar" | grep -q '^dev/agate/NativeApi.class$'
+unzip -p "$AAR" classes.jar >"$WORK/classes.jar" && unzip -Z1 "$WORK/classes.jar" | grep '^dev/agate/NativeApi.class$' >/dev/null
 note $? "classes.jar holds dev.agate"
 for lib in libagate_runtime.so libagate_jni.so; do
-  readelf -h "$OUT/$lib" | grep -q "Machine:.*AArch64" && ! readelf -d "$OUT/$lib" | grep -q "libstdc++"
+  readelf -h "$OUT/$lib" | grep "Machine:.*AArch64" >/dev/null && ! readelf -d "$OUT/$lib" | grep "libstdc++" >/dev/null
   note $? "$lib is AArch64 and needs no shared libstdc++ (Android has none)"
 done
 

@@ -32,7 +32,7 @@ if ! ./agate install --prefix "$PREFIX" >"$WORK/install.log" 2>&1; then
 fi
 note 0 "./agate install --prefix laid out $(grep -c "^$PREFIX" "$WORK/install.log") files"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
-readelf -d "$PREFIX/lib/libagate_runtime.so.1" | grep -q 'SONAME.*\[libagate_runtime\.so\.1\]'
+readelf -d "$PREFIX/lib/libagate_runtime.so.1" | grep 'SONAME.*\[libagate_runtime\.so\.1\]' >/dev/null
 note $? "libagate_runtime.so.1 has the SONAME libagate_runtime.so.1"
 
 bazel build --noshow_progress //tools/cli:agate >/dev/null 2>&1 &&
@@ -50,18 +50,18 @@ cd "$WORK/src"
 
 gcc -std=c99 -Wall -Wextra -Werror -pedantic demo.c -o demo_shared $(pkg-config --cflags --libs agate-runtime) \
   -Wl,-rpath,"$PREFIX/lib" -lm && ./demo_shared "${ARGS[@]}" &&
-  ldd ./demo_shared | grep -q "libagate_runtime.so.1 => $PREFIX/lib/"
+  ldd ./demo_shared | grep "libagate_runtime.so.1 => $PREFIX/lib/" >/dev/null
 note $? "C program, shared library from the prefix (pkg-config agate-runtime)"
 
 static_libs="$(pkg-config --static --libs agate-runtime | sed 's/-lagate_runtime/-l:libagate_runtime.a/')"
 gcc -std=c99 -Wall -Wextra -Werror -pedantic demo.c -o demo_static $(pkg-config --cflags agate-runtime) $static_libs -lm &&
-  ./demo_static "${ARGS[@]}" && ! readelf -d ./demo_static | grep -q agate_runtime
+  ./demo_static "${ARGS[@]}" && ! readelf -d ./demo_static | grep agate_runtime >/dev/null
 note $? "C program, static library (pkg-config --static), no agate library needed at run time"
 
 sed -i "s|AGATE_CRATE_PATH|$ROOT/bindings/rust|" rust_demo/Cargo.toml
 (cd rust_demo && CARGO_TARGET_DIR="$WORK/cargo" cargo build --offline -q 2>&1 | tail -20) &&
   "$WORK/cargo/debug/agate_rust_demo" "${ARGS[@]}" &&
-  ! readelf -d "$WORK/cargo/debug/agate_rust_demo" | grep -qE "agate_runtime|RPATH|RUNPATH"
+  ! readelf -d "$WORK/cargo/debug/agate_rust_demo" | grep -E "agate_runtime|RPATH|RUNPATH" >/dev/null
 note $? "Rust program (path dependency, pkg-config, static link, no rpath)"
 
 sed -i "s|AGATE_GO_PATH|$ROOT/bindings/go|" go_demo/go.mod
