@@ -28,11 +28,12 @@ namespace {
 // The packed geometry of one product (see the header).
 struct MatMulPlan {
   const vnni::Isa* isa = nullptr;
-  int64_t lanes = 16, group = 4;   // isa's int32 lanes per vector and K elements per lane and step
+  int64_t lanes() const { return isa->lanes; }  // int32 lanes per vector
+  int64_t group() const { return isa->group; }  // K elements per lane and step
   int64_t rows = 0, k = 0, n = 0;  // folded rows (M times A's batch), K, N
   int64_t k4 = 0;                  // ceil(K / group): the group-deep K steps (K padded to k4 * group)
   int64_t mr = 1, vectors = 1;     // register tile: mr rows x vectors * lanes columns
-  int64_t nr() const { return vectors * lanes; }
+  int64_t nr() const { return vectors * lanes(); }
   int64_t padded_rows() const { return (rows + mr - 1) / mr * mr; }
   int64_t padded_n() const { return (n + nr() - 1) / nr() * nr(); }
 };
@@ -51,7 +52,7 @@ bool PickTile(MatMulPlan* p) {
   for (int64_t v = 1; v <= 4; ++v) {
     for (int64_t mr = 1; mr <= 8; ++mr) {
       if (mr * v + v + 1 > registers) continue;
-      int64_t count = (p->rows + mr - 1) / mr * ((p->n + v * p->lanes - 1) / (v * p->lanes));
+      int64_t count = (p->rows + mr - 1) / mr * ((p->n + v * p->lanes() - 1) / (v * p->lanes()));
       if (count < 2) continue;
       double tiles = static_cast<double>(count);
       double cost = tiles * (static_cast<double>(std::max<int64_t>(mr * v, 6)) + 0.5 * static_cast<double>(mr + v));
@@ -77,7 +78,7 @@ ir::Stmt LowerTile(const MatMulPlan& plan, int a_input, const std::vector<ir::Bu
   using namespace ir;  // NOLINT
   const int ai = a_input, bi = 1 - ai;
   const Buffer &ab = inputs[ai], &bb = inputs[bi];
-  const int64_t nr = plan.nr(), lanes = plan.lanes, g = plan.group;
+  const int64_t nr = plan.nr(), lanes = plan.lanes(), g = plan.group();
   vnni::RegisterTile acc("vnni_mm_acc", plan.mr, plan.vectors, lanes);
   Var k4("k4");
   std::vector<Stmt> update, store;
@@ -112,9 +113,7 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
 
   MatMulPlan p;
   p.isa = isa;
-  p.lanes = isa->lanes;
-  p.group = isa->group;
-  const int64_t g = p.group;
+  const int64_t g = p.group();
   p.rows = graph::NumElements(graph::Shape(as.begin(), as.end() - 1));
   p.k = bs[0];
   p.n = bs[1];
@@ -264,7 +263,7 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     e.reorder({io, jo, ii, ji});
     ir::IterVar tiles = FuseRange(e, {io, jo});
     if (parallel) e.parallel(tiles);
-    auto [vo, vi] = e.split(ji, I(plan.lanes));
+    auto [vo, vi] = e.split(ji, I(plan.lanes()));
     e.vectorize(vi);
     vnni::ComputeTileAt(s, accv, e, tiles, *intrin);
     for (const Tensor& out : req.outputs) {

@@ -32,10 +32,10 @@ namespace {
 // The packed geometry of one conv (see the header).
 struct VnniPlan {
   const vnni::Isa* isa = nullptr;
-  int64_t lanes = 16;  // isa->lanes: int32 lanes (pixels) per accumulator vector
-  // The packed activations' type (isa->a_type; a depthwise conv on VNNI packs uint8 too):
-  // int16 when the ISA's operands are centred, whose padding is then 0, else the zero point.
-  ir::DType packed = vnni::kU8;
+  int64_t lanes() const { return isa->lanes; }  // int32 lanes (pixels) per accumulator vector
+  // The packed activations' type (a depthwise conv packs it too): int16 when the ISA's
+  // operands are centred, whose padding is then 0, else uint8 padded with the zero point.
+  ir::DType packed() const { return isa->a_type; }
   int64_t n = 0, c = 0, c4 = 0, oc = 0, oc_padded = 0, kh = 0, kw = 0, oh = 0, ow = 0;
   // Input channels per packed group: isa->group (vpdpbusd's groups of four, vpmaddwd's
   // pairs) or, for a depthwise conv, 1 (each channel its own plane); c4 is the number of groups.
@@ -96,7 +96,7 @@ ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset
   };
   auto splat = [&](int64_t n) { return n == 1 ? pad : Broadcast::make(pad, static_cast<int>(n)); };
   auto packed = [&](const Expr& x, int64_t n) {  // loaded input values as packed
-    if (p.packed == kU8) return x;
+    if (p.packed() == kU8) return x;
     Expr zp = n == 1 ? x_zp : Broadcast::make(x_zp, static_cast<int>(n));
     return Expr(cast(DType::Int(16, static_cast<int>(n)), x) - zp);
   };
@@ -203,8 +203,6 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   VnniPlan p;
   p.isa = isa;
-  p.lanes = isa->lanes;
-  p.packed = isa->centred ? kI16 : kU8;
   p.n = xs[0];
   p.c = xs[1];
   p.depthwise = depthwise;
@@ -249,12 +247,12 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // Zen 3 VM whole-model ResNet-50 timings did not separate 4x3, 4x2, 6x2 and this rule:
   // all within 5%, as vpmaddwd issues one per cycle there, the FMA's 16 products a cycle.)
   const int64_t most_vectors = isa->registers >= 32 ? 4 : (p.one_by_one ? 1 : 2);
-  p.px_vectors = PickPixelVectors(needed, p.lanes, most_vectors);
+  p.px_vectors = PickPixelVectors(needed, p.lanes(), most_vectors);
   if (p.px_vectors == 0) return Tensor();
   // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
   int64_t knob_vectors = ctx.options().int8_pixel_vectors;
-  if (knob_vectors > 0 && needed > knob_vectors * p.lanes) p.px_vectors = knob_vectors;
-  int64_t block = p.px_vectors * p.lanes;
+  if (knob_vectors > 0 && needed > knob_vectors * p.lanes()) p.px_vectors = knob_vectors;
+  int64_t block = p.px_vectors * p.lanes();
   p.pixels = (needed + block - 1) / block * block;
   p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
   p.in_h = xs[2];
@@ -316,7 +314,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // one channel group per tile, or one image per tile when the channels are not whole
   // groups; otherwise (an input computed inside the group) it is an elementwise stage.
   Expr zp = ir::make_const(x.dtype(), static_cast<double>(x_zp));
-  Expr pad = ir::make_const(p.packed, isa->centred ? 0.0 : static_cast<double>(x_zp));
+  Expr pad = ir::make_const(p.packed(), isa->centred ? 0.0 : static_cast<double>(x_zp));
   Expr zp16 = ir::make_const(kI16, static_cast<double>(x_zp));
   std::vector<int64_t> spatial{xs[2], xs[3]};
   const int64_t gc = p.group_channels;
@@ -378,7 +376,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   }, name + "_vnni", tag::kConv2dNCHW);
 
   // The intrinsic: one register tile [1, oc_block, lanes * px_vectors] over the whole reduction.
-  Tensor xd = te::placeholder(xp.shape(), p.packed, name + "_x_tile");
+  Tensor xd = te::placeholder(xp.shape(), p.packed(), name + "_x_tile");
   Tensor wd = te::placeholder(wp.shape(), wp.dtype(), name + "_w_tile");
   std::vector<ir::IterVar> rd = reduce_axes();
   Tensor desc = te::compute(ToExprShape({1, 1, 1, p.oc_block, block}), [&](const std::vector<Var>& o) {
@@ -395,7 +393,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     using namespace ir;  // NOLINT
     const int xi = x_input, wi = 1 - xi;
     const Buffer &xb = inputs[xi], &wb = inputs[wi];
-    const int64_t lanes = plan.lanes, group = plan.group_channels;
+    const int64_t lanes = plan.lanes(), group = plan.group_channels;
     vnni::RegisterTile acc("vnni_acc", plan.oc_block, plan.px_vectors, lanes);
     auto tile_at = [&](int64_t t, int64_t v) {  // where accumulator (t, v) goes in the tile buffer
       return vnni::Lanes(out_offset + out->FlatIndex({I(0), I(0), I(0), I(t), I(v * lanes)}), lanes);
@@ -479,11 +477,11 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     // along the pixels; the register tile is computed inside it, in a local buffer.
     te::Stage e = s[tile_out];
     auto [oco, oci] = e.split(e.axis(1), I(plan.oc_block));
-    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * plan.lanes));
+    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * plan.lanes()));
     e.reorder({e.axis(0), oco, po, oci, pi});
     ir::IterVar tiles = FuseRange(e, {e.axis(0), oco, po});
     if (parallel) e.parallel(tiles);
-    auto [vo, vi] = e.split(pi, I(plan.lanes));
+    auto [vo, vi] = e.split(pi, I(plan.lanes()));
     e.vectorize(vi);
     // At the tile loop the accumulator's region is one tile: its loops are the
     // intrinsic's (the three outer ones of extent 1).
@@ -505,7 +503,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     }
     std::ostringstream text;
     if (plan.depthwise) {
-      text << "depthwise conv int8 (widened " << plan.lanes << "-pixel vectors" << (plan.isa->centred ? ", centred" : "")
+      text << "depthwise conv int8 (widened " << plan.lanes() << "-pixel vectors" << (plan.isa->centred ? ", centred" : "")
            << ")";
     } else {
       text << "conv int8 " << plan.isa->name << " (" << plan.isa->instruction << (plan.isa->centred ? ", centred int16" : "")
