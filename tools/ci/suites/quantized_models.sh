@@ -123,8 +123,15 @@ lines.append(f"vs reference interpreter max |diff| {d_ref:.3g}")
 if os.path.exists(stem + ".ort.npz"):
     ort = np.load(stem + ".ort.npz")["output"]
     d_ort = float(np.abs(got - ort).max())
-    ok &= d_ort <= tol * scale
-    lines.append(f"vs ONNX Runtime int8 max |diff| {d_ort:.3g} (ONNX Runtime vs fp32 {float(np.abs(ort - fp32).max()):.3g})")
+    ort_ref = float(np.abs(ort - ref).max())
+    note = f"(ONNX Runtime vs fp32 {float(np.abs(ort - fp32).max()):.3g}, vs the reference interpreter {ort_ref:.3g})"
+    if ort_ref <= tol * scale:
+        ok &= d_ort <= tol * scale
+        lines.append(f"vs ONNX Runtime int8 max |diff| {d_ort:.3g} {note}")
+    else:
+        # ONNX Runtime's own int8 is off the spec here: without VNNI its u8 x s8 kernels sum pairs of products in
+        # saturating int16 (vpmaddubsw), which is why its quantize_dynamic documents reduce_range for such CPUs.
+        lines.append(f"ONNX Runtime int8 not compared: it is itself off the reference on this CPU {note}")
 else:
     lines.append("ONNX Runtime's output not available (not compared)")
 d_fp32 = float(np.abs(got - fp32).max())
