@@ -44,6 +44,35 @@ TEST(VectorizeTest, LaneDependentGuardsBecomeMasks) {
   EXPECT_TRUE(Has(ToString(VectorizeLoops(with_else)), "for (j, 0, 8) vectorized"));
 }
 
+// Under a tail guard, a read of the kernel's own buffer that stays inside it needs no lane
+// mask (its inactive lanes reach only the guard's masked stores); an unmasked read is what
+// lets the code generator keep a register tile's accumulator in registers. Reads of other
+// buffers, reads past the allocation and reads with a predicate of their own keep theirs.
+TEST(VectorizeTest, InBoundsReadsOfLocalBuffersUnderAGuardAreNotMasked) {
+  Buffer acc = CreateBuffer("acc", DType::Float(32), {Expr(8)});
+  Buffer small = CreateBuffer("small", DType::Float(32), {Expr(4)});
+  Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
+  Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
+  Var j("j");
+  auto guarded = [&](const Expr& value) {
+    return For::make(j, 0, 8, ForKind::kVectorized, IfThenElse::make(j < 5, Store::make(c, value, j)));
+  };
+  auto in_allocations = [&](const Stmt& body) {
+    return Allocate::make(acc, {Expr(int64_t{8})}, 64, MemoryScope::kLocal,
+                          Allocate::make(small, {Expr(int64_t{4})}, 64, MemoryScope::kLocal, body));
+  };
+  EXPECT_EQ(ToString(VectorizeLoops(in_allocations(guarded(Load::make(acc, j) + Load::make(a, j))))),
+            "allocate acc[float32 * 8], local, align 64\n"
+            "allocate small[float32 * 4], local, align 64\n"
+            "C[ramp(0, 1, 8) if ramp(0, 1, 8) < x8(5)] = acc[ramp(0, 1, 8)] + A[ramp(0, 1, 8) if ramp(0, 1, 8) < x8(5)]\n");
+  // Eight lanes of a four-element buffer: lanes 4.. would read past it.
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(in_allocations(guarded(Load::make(small, j))))), "small[ramp(0, 1, 8) if"));
+  // A read with its own predicate (a padding select's "reads 0 when false") keeps it.
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(in_allocations(guarded(Load::make(acc, j, j > 1))))), "acc[ramp(0, 1, 8) if"));
+  // Outside its allocation the buffer's size is unknown here: masked.
+  EXPECT_TRUE(Has(ToString(VectorizeLoops(guarded(Load::make(acc, j)))), "acc[ramp(0, 1, 8) if"));
+}
+
 TEST(VectorizeTest, ReductionsOverTheLaneAndWideLoopsStayScalar) {
   Buffer a = CreateBuffer("A", DType::Float(32), {Expr(64)});
   Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
