@@ -26,8 +26,9 @@ struct ScheduleRequest;
 // The register-tiled template of matrix products (batch or not): an
 // (m_block x n_block) accumulator tile over k, the epilogue applied to the tile.
 // `lanes` 0: the target's lanes for the output's dtype (integer products pass
-// the accumulator's).
-std::string ScheduleMatVec(const ScheduleRequest& request, int lanes = 0);
+// the accumulator's). `padded_core`: the product over whole column tiles when the
+// anchor is its view without the padding (then the tile accumulates it unguarded).
+std::string ScheduleMatVec(const ScheduleRequest& request, int lanes = 0, const te::Tensor& padded_core = te::Tensor());
 
 }  // namespace ops
 }  // namespace agate
