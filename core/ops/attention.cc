@@ -27,7 +27,11 @@ struct AttentionTiles {
 };
 
 // Query blocks of up to 8 rows (the register tile of the score and P V
-// products: 8 rows x one or two vectors of keys or values). Keys: the whole
+// products: rows x one or two vectors of keys or values), as many as the
+// target's vector registers hold with the two loaded vectors and a broadcast:
+// 8 x 2 accumulators on AVX-512's 32 registers, 6 x 2 on AVX2's 16 (8 rows
+// spilled accumulators to the stack every step there: GPT-2's attention ran at
+// 13 GFLOP/s on Zen 3). Keys: the whole
 // (vector-rounded) key range as one tile up to 256 keys, else the tile of 64 to 128
 // keys that pads the range least (ties: the larger, fewer tiles). Why: each
 // key tile ends with the online-softmax combine, two exps per row and value
@@ -37,9 +41,11 @@ struct AttentionTiles {
 // a block (8 x 256 floats) stay in L1; K^T and V tiles stream from L2 either way,
 // every query block reading all of them. Sequences no tile divides are padded
 // with masked keys (Kt, Vp), so every loop is whole vectors.
-AttentionTiles ChooseAttentionTiles(int64_t sq, int64_t skv, int lanes, const LowerGroupOptions& o) {
+AttentionTiles ChooseAttentionTiles(int64_t sq, int64_t skv, int lanes, int registers, const LowerGroupOptions& o) {
   AttentionTiles t;
-  int64_t rows = o.dense_m_block > 0 ? o.dense_m_block : 8;
+  const int64_t pair = 2;  // vectors per register tile row (the widest the schedules take)
+  int64_t fit = registers > 0 ? std::max<int64_t>(4, (registers - pair - 1) / pair) : 8;
+  int64_t rows = o.dense_m_block > 0 ? o.dense_m_block : std::min<int64_t>(8, fit);
   t.query_block = DivisorAtMost(sq, rows);
   if (t.query_block < 4 && sq > rows) t.query_block = LeastWastefulTile(sq, 4, rows);
   int64_t v = std::max(1, lanes);
@@ -197,7 +203,7 @@ std::vector<Tensor> AttentionOp(const OpContext& ctx) {
   int lanes = VectorLanes(ctx.target(), dt);
 
   Stages st;
-  st.tiles = ChooseAttentionTiles(sq, skv, lanes, ctx.options());
+  st.tiles = ChooseAttentionTiles(sq, skv, lanes, ctx.target().vector_registers(), ctx.options());
   int64_t tile = st.tiles.key_tile;
   int64_t tiles = (skv + tile - 1) / tile;
   int64_t skp = tiles * tile;

@@ -165,6 +165,33 @@ TEST(AttentionTest, HeadSplitFusesIntoTheKernel) {
   EXPECT_TRUE(CheckAgainstReference(finished));
 }
 
+// The register tile (query rows x two vectors) fits the target's vector registers with the two
+// loaded vectors and a broadcast: 8 rows on AVX-512 (32 registers), at most 6 on AVX2 (16),
+// where 8 rows spilled accumulators every step. The result matches the reference either way.
+TEST(AttentionTest, QueryBlockFitsTheRegisterFile) {
+  Case c;
+  c.sq = c.skv = 48;
+  c.d = c.dv = 64;
+  c.causal = true;
+  Graph finished = AttentionGraph(c);
+  Graph fused = testing::Fuse(finished);
+  ASSERT_EQ(fused.groups.size(), 1u);
+  for (const auto& [text, most] : std::vector<std::pair<std::string, int64_t>>{
+           {"llvm -mtriple=x86_64-pc-linux-gnu -mcpu=haswell", 6}, {"llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512", 8}}) {
+    target::Target t = target::Target::Parse(text);
+    GroupKernel k = LowerGroup(fused, fused.groups[0], t, "attention");
+    const size_t at = k.schedule_summary.find("query_block=");
+    ASSERT_NE(at, std::string::npos) << k.schedule_summary;
+    int64_t rows = std::stoll(k.schedule_summary.substr(at + 12));
+    EXPECT_LE(rows, most) << text << ": " << k.schedule_summary;
+    EXPECT_GE(rows, 4) << text << ": " << k.schedule_summary;
+    if (most == 8) EXPECT_EQ(rows, 8) << text << ": " << k.schedule_summary;
+  }
+  CheckOptions o;
+  o.cpu_target = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=haswell";
+  EXPECT_TRUE(CheckAgainstReference(finished, o));
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate
