@@ -8,6 +8,7 @@
 #include "core/graph_eval/interpreter.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/ops/testing/reference_check.h"
+#include "core/target/target.h"
 
 namespace agate {
 namespace ops {
@@ -184,6 +185,30 @@ TEST(PoolTest, BlockedPoolsAfterConv) {
   for (const graph::Node& n : blocked.nodes) blocked_pools += n.op.find("Pool") != std::string::npos && n.attrs.Has("data_layout");
   EXPECT_EQ(blocked_pools, 3);
   EXPECT_TRUE(CheckAgainstReference(blocked));
+}
+
+// An average pool over blocked channels (Inception's 3x3 branch pools) sums each window a vector
+// of channels at a time: the window's reduce axes outside the channel lanes. Before, the sum ran
+// one channel at a time (4-5x slower than ONNX Runtime's pools on AVX2).
+TEST(PoolTest, BlockedAveragePoolSumsWholeChannelVectors) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 16, 9, 9}});
+  g.AddConstant("w", graph::testing::RandomTensor({16, 16, 1, 1}, 3));
+  Add(&g, "Conv", "conv", {"x", "w"}, {"c"});
+  Add(&g, "AveragePool", "avg", {"c"}, {"y"},
+      {{"kernel_shape", Attribute(Ints{3, 3})}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Graph blocked = graph::TransformLayout(Finish(g, {"y"}), 8);
+  EXPECT_TRUE(CheckAgainstReference(blocked));
+  Graph fused = testing::Fuse(blocked);
+  bool found = false;
+  for (const graph::FusedGroup& group : fused.groups) {
+    if (group.anchor < 0 || fused.nodes[group.anchor].op != "AveragePool") continue;
+    found = true;
+    GroupKernel k = LowerGroup(fused, group, target::Target::Parse("llvm -mtriple=x86_64-pc-linux-gnu -mcpu=haswell"),
+                               "avg");
+    EXPECT_NE(k.schedule_summary.find("a vector at a time"), std::string::npos) << k.schedule_summary;
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -195,7 +195,27 @@ std::string ScheduleAnchorDefault(const ScheduleRequest& r, const std::string& w
   if (!r.options->allow_parallel) knobs.min_parallel_elements = INT64_MAX;
   if (r.epilogue.defined()) {
     ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, knobs);
-    if (at.defined()) s[r.anchor].compute_at(s[r.epilogue], at);
+    if (!at.defined()) return what + ", epilogue inlined, computed at the output's outer loop";
+    te::Stage anchor = s[r.anchor];
+    anchor.compute_at(s[r.epilogue], at);
+    // The epilogue's loop `at` holds one vector of its last axis: a reduction anchor of the
+    // same shape (a pool before its division by the window size) computes that vector with
+    // its reduce axes outside the lanes, so each tap is one vector operation. Left scalar,
+    // Inception-v3's 3x3 average pools on NCHW8c ran 4-5x slower than ONNX Runtime's.
+    auto* compute = static_cast<const te::ComputeOpNode*>(r.anchor.op().get());
+    const size_t rank = compute->axis.size();
+    int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(*r.target, r.epilogue.dtype());
+    int64_t inner = rank > 0 ? ConstExtent(anchor.axis(rank - 1)) : 0;
+    if (compute->is_reduction() && r.anchor->op->num_outputs() == 1 && lanes > 1 && inner > 0 && inner % lanes == 0 &&
+        !r.epilogue.dtype().is_bool() && StaticShape(r.anchor) == StaticShape(r.epilogue)) {
+      std::vector<ir::IterVar> order;
+      for (size_t i = 0; i + 1 < rank; ++i) order.push_back(anchor.axis(i));
+      for (size_t i = 0; i < compute->reduce_axis.size(); ++i) order.push_back(anchor.reduce_axis(i));
+      order.push_back(anchor.axis(rank - 1));
+      anchor.reorder(order);
+      anchor.vectorize(anchor.axis(rank - 1));
+      return what + ", epilogue inlined, computed a vector at a time at the output's outer loop";
+    }
     return what + ", epilogue inlined, computed at the output's outer loop";
   }
   for (const te::Tensor& out : r.outputs) {
