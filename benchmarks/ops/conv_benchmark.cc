@@ -47,6 +47,11 @@ namespace {
 struct Layer {
   std::string name;
   int64_t c, h, w, oc, k, stride, pad, group;
+  // Rectangular kernels (Inception's 1x7 / 7x1): kernel width and column padding when they
+  // differ from k and pad; 0 / -1 mean "as k" / "as pad".
+  int64_t kw = 0, pad_w = -1;
+  int64_t KW() const { return kw > 0 ? kw : k; }
+  int64_t PadW() const { return pad_w >= 0 ? pad_w : pad; }
 };
 
 std::vector<Layer> Layers() {
@@ -81,6 +86,18 @@ std::vector<Layer> Layers() {
       {"inc_5b_3x3_64_96", 64, 35, 35, 96, 3, 1, 1, 1},
       {"inc_5b_3x3_96", 96, 35, 35, 96, 3, 1, 1, 1},
       {"inc_7b_3x3_448_384", 448, 8, 8, 384, 3, 1, 1, 1},
+      {"inc_6a_3x3_288_384_s2", 288, 35, 35, 384, 3, 2, 0, 1},
+      {"inc_6b_1x7_128", 128, 17, 17, 128, 1, 1, 0, 1, 7, 3},
+      {"inc_6b_7x1_128_192", 128, 17, 17, 192, 7, 1, 3, 1, 1, 0},
+      {"inc_6e_1x7_192", 192, 17, 17, 192, 1, 1, 0, 1, 7, 3},
+      {"inc_6e_1x1_768_192", 768, 17, 17, 192, 1, 1, 0, 1},
+      // One shape with more and more input channels: the register tile's weights (16 channels x
+      // IC x 7 taps) outgrow L1 past 64 input channels (32 KiB on Zen 3).
+      {"l1probe_1x7_32", 32, 17, 17, 192, 1, 1, 0, 1, 7, 3},
+      {"l1probe_1x7_64", 64, 17, 17, 192, 1, 1, 0, 1, 7, 3},
+      {"l1probe_1x7_128", 128, 17, 17, 192, 1, 1, 0, 1, 7, 3},
+      {"l1probe_1x7_256", 256, 17, 17, 192, 1, 1, 0, 1, 7, 3},
+      {"l1probe_1x7_512", 512, 17, 17, 192, 1, 1, 0, 1, 7, 3},
       // Input channels swept at one map size: where Winograd's transforms stop paying for themselves.
       {"icsweep_16_56", 16, 56, 56, 64, 3, 1, 1, 1},
       {"icsweep_32_56", 32, 56, 56, 64, 3, 1, 1, 1},
@@ -117,9 +134,10 @@ graph::Tensor RandomTensor(const graph::Shape& shape, uint32_t seed) {
   return t;
 }
 
-int64_t OutExtent(int64_t in, const Layer& l) { return (in + 2 * l.pad - l.k) / l.stride + 1; }
+int64_t OutRows(const Layer& l) { return (l.h + 2 * l.pad - l.k) / l.stride + 1; }
+int64_t OutCols(const Layer& l) { return (l.w + 2 * l.PadW() - l.KW()) / l.stride + 1; }
 double Flops(const Layer& l) {
-  return 2.0 * l.oc * OutExtent(l.h, l) * OutExtent(l.w, l) * (l.c / l.group) * l.k * l.k;
+  return 2.0 * l.oc * OutRows(l) * OutCols(l) * (l.c / l.group) * l.k * l.KW();
 }
 
 // ---------------------------------------------------------------- agate
@@ -149,7 +167,7 @@ std::unique_ptr<AgateConv> BuildAgate(const Layer& l, const graph::Tensor& x, co
   conv.inputs = {conv_input, "w", "b"};
   conv.outputs = {"y"};
   conv.attrs.Set("strides", graph::Attribute(std::vector<int64_t>{l.stride, l.stride}));
-  conv.attrs.Set("pads", graph::Attribute(std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}));
+  conv.attrs.Set("pads", graph::Attribute(std::vector<int64_t>{l.pad, l.PadW(), l.pad, l.PadW()}));
   conv.attrs.Set("group", graph::Attribute(l.group));
   g.AddNode(conv);
   g.outputs = {"y"};
@@ -218,14 +236,14 @@ std::unique_ptr<OneDnnConv> BuildOneDnn(const Layer& l, graph::Tensor& x, graph:
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   auto d = std::make_unique<OneDnnConv>();
-  int64_t oh = OutExtent(l.h, l), ow = OutExtent(l.w, l);
+  int64_t oh = OutRows(l), ow = OutCols(l);
   dnnl::memory::dims src_dims{1, l.c, l.h, l.w}, dst_dims{1, l.oc, oh, ow}, bias_dims{l.oc};
-  dnnl::memory::dims w_dims = l.group == 1 ? dnnl::memory::dims{l.oc, l.c, l.k, l.k}
-                                           : dnnl::memory::dims{l.group, l.oc / l.group, l.c / l.group, l.k, l.k};
+  dnnl::memory::dims w_dims = l.group == 1 ? dnnl::memory::dims{l.oc, l.c, l.k, l.KW()}
+                                           : dnnl::memory::dims{l.group, l.oc / l.group, l.c / l.group, l.k, l.KW()};
   auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dt::f32, tag::any); };
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
                                        any(src_dims), any(w_dims), dnnl::memory::desc(bias_dims, dt::f32, tag::x),
-                                       any(dst_dims), {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
+                                       any(dst_dims), {l.stride, l.stride}, {l.pad, l.PadW()}, {l.pad, l.PadW()});
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = dnnl::convolution_forward::primitive_desc(desc, d->engine);
@@ -271,7 +289,7 @@ double MaxDiff(const AgateConv& a, OneDnnConv& d, const Layer& l) {
   d.stream.wait();
   const float* want = static_cast<const float*>(d.dst_plain.get_data_handle());
   const float* got = a.args[a.output_arg].data<float>();
-  int64_t hw = OutExtent(l.h, l) * OutExtent(l.w, l);
+  int64_t hw = OutRows(l) * OutCols(l);
   double diff = 0;
   for (int64_t c = 0; c < l.oc; ++c)
     for (int64_t i = 0; i < hw; ++i) {
@@ -354,7 +372,7 @@ int Main(int argc, char** argv) {
   for (const Layer& l : Layers()) {
     if (!filter.empty() && l.name.find(filter) == std::string::npos) continue;
     graph::Tensor x = RandomTensor({1, l.c, l.h, l.w}, 1);
-    graph::Tensor w = RandomTensor({l.oc, l.c / l.group, l.k, l.k}, 2);
+    graph::Tensor w = RandomTensor({l.oc, l.c / l.group, l.k, l.KW()}, 2);
     graph::Tensor b = RandomTensor({l.oc}, 3);
     std::vector<std::unique_ptr<AgateConv>> variants;
     for (int oc : oc_variants) {
@@ -369,7 +387,7 @@ int Main(int argc, char** argv) {
     }
     // Side by side on Winograd-eligible layers: the last two variants are direct and Winograd.
     size_t num_default = variants.size();
-    bool side_by_side = winograd_columns && l.k == 3 && l.stride == 1 && l.group == 1;
+    bool side_by_side = winograd_columns && l.k == 3 && l.KW() == 3 && l.stride == 1 && l.group == 1;
     if (side_by_side) {
       for (int forced : {0, 1}) {
         ops::LowerGroupOptions options;

@@ -1,6 +1,9 @@
 // ONNX Runtime (onnxruntime-node 1.30, CPU) as a peer for the end-to-end model benchmark.
 // Install once: (cd benchmarks/peers && npm install --ignore-scripts onnxruntime-node@1.30.0)
 // Usage: node ort_models.js MODEL.onnx --input NAME:DTYPE:D1xD2x... [--input ...] [--threads 1 2] [--runs 20]
+//                           [--profile PREFIX]
+//   --profile: ONNX Runtime's own per-node profile of the warm-up and timed runs, written by ONNX Runtime to
+//   PREFIX_t<threads>_<date>.json: benchmarks/models/compare_profiles.py reads it.
 //   DTYPE is float32 or int64 (token ids, masks); e.g. --input input:float32:1x3x224x224
 //   --input input_ids:int64:1x128 --input attention_mask:int64:1x128
 // Inputs are deterministic: floats (i % 97) / 97, integers i % 2 (valid token ids and mask flags).
@@ -13,6 +16,8 @@ function parseArgs(argv) {
     if (argv[i] === '--threads') {
       args.threads = [];
       while (i + 1 < argv.length && /^\d+$/.test(argv[i + 1])) args.threads.push(Number(argv[++i]));
+    } else if (argv[i] === '--profile') {
+      args.profile = argv[++i];
     } else if (argv[i] === '--runs') {
       args.runs = Number(argv[++i]);
     } else if (argv[i] === '--input') {
@@ -46,8 +51,10 @@ function makeTensor({dtype, shape}) {
   const feeds = {};
   for (const input of args.inputs) feeds[input.name] = makeTensor(input);
   for (const threads of args.threads) {
-    const session = await ort.InferenceSession.create(args.model, {
-      intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential'});
+    const options = {intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+                     executionMode: 'sequential'};
+    if (args.profile) Object.assign(options, {enableProfiling: true, profileFilePrefix: `${args.profile}_t${threads}`});
+    const session = await ort.InferenceSession.create(args.model, options);
     for (let i = 0; i < args.warmup; i++) await session.run(feeds);
     const times = [];
     for (let i = 0; i < args.runs; i++) {
@@ -57,6 +64,7 @@ function makeTensor({dtype, shape}) {
     }
     times.sort((a, b) => a - b);
     const median = times.length % 2 ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+    if (args.profile) session.endProfiling();
     console.log(JSON.stringify({peer: 'onnxruntime', model: args.model, threads, median_ms: median, min_ms: times[0],
                                 max_ms: times[times.length - 1], runs: times.length, version: '1.30.0'}));
     await session.release();
