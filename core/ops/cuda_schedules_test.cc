@@ -237,13 +237,14 @@ TEST(CudaScheduleTest, ConvolutionsAsImplicitGemm) {
   EXPECT_TRUE(CheckAgainstReference(ConvGraph({1, 8, 7, 7}, {6, 4, 3, 3}, {{"group", Attribute(int64_t{2})}}), Cuda()));
 }
 
-// A 3x3 conv (pad 1) with a bias and a relu fused: one kernel.
-Graph ConvReluGraph(const graph::Shape& x, const graph::Shape& w) {
+// A conv (3x3 pad 1 unless `attrs` say otherwise) with a bias and a relu fused: one kernel.
+Graph ConvReluGraph(const graph::Shape& x, const graph::Shape& w,
+                    const Attrs& attrs = {{"pads", Attribute(Ints{1, 1, 1, 1})}}) {
   Graph g;
   g.AddInput("x", TensorType{kF32, x});
   g.AddConstant("w", RandomTensor(w, 15));
   g.AddConstant("b", RandomTensor({w[0]}, 16));
-  Add(&g, "Conv", "conv", {"x", "w", "b"}, {"c"}, {{"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Add(&g, "Conv", "conv", {"x", "w", "b"}, {"c"}, attrs);
   Add(&g, "Relu", "relu", {"c"}, {"y"});
   return Finish(g, {"y"});
 }
@@ -296,6 +297,15 @@ TEST(CudaScheduleTest, DeepConvsOnSmallGridsSplitTheirInputChannels) {
   Graph uneven = ConvReluGraph({1, 130, 7, 7}, {20, 130, 3, 3});
   EXPECT_TRUE(CheckAgainstReference(uneven, Cuda()));
   EXPECT_TRUE(Has(Summaries(uneven), "split-K: input channels in 4 slices")) << Summaries(uneven);
+  // The other deep convs of ResNet-50's last stages: stride 2 into 7x7 (layer4.0's 3x3, a wider
+  // staged window) and 1x1 over 1024 channels (the bottlenecks' first conv at 14x14).
+  Graph strided = ConvReluGraph({1, 256, 14, 14}, {16, 256, 3, 3},
+                                {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
+  EXPECT_TRUE(CheckAgainstReference(strided, Cuda()));
+  EXPECT_TRUE(Has(Summaries(strided), "split-K: input channels in 4 slices")) << Summaries(strided);
+  Graph pointwise = ConvReluGraph({1, 1024, 7, 7}, {16, 1024, 1, 1}, {});
+  EXPECT_TRUE(CheckAgainstReference(pointwise, Cuda()));
+  EXPECT_TRUE(Has(Summaries(pointwise), "split-K: input channels in 4 slices")) << Summaries(pointwise);
 }
 
 TEST(CudaScheduleTest, SplitKLeavesLargeGridsAndShallowReductionsAlone) {
