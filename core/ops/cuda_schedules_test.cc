@@ -336,6 +336,21 @@ TEST(CudaScheduleTest, TheSplitKKnobForcesTheSplitOnAndOff) {
   EXPECT_FALSE(Has(Summaries(bare), "split-K")) << Summaries(bare);
   EXPECT_TRUE(CheckAgainstReference(bare, CudaWithSplit(2)));
   EXPECT_TRUE(Has(Summaries(bare, two), "split-K: input channels in 2 slices")) << Summaries(bare, two);
+  // The residual block's tail (conv + bias + add + relu): every slice's threads read the skip
+  // input, the first slice stores.
+  Graph residual;
+  residual.AddInput("x", TensorType{kF32, {1, 16, 9, 11}});
+  residual.AddInput("skip", TensorType{kF32, {1, 20, 9, 11}});
+  residual.AddConstant("w", RandomTensor({20, 16, 3, 3}, 13));
+  residual.AddConstant("b", RandomTensor({20}, 14));
+  Add(&residual, "Conv", "conv", {"x", "w", "b"}, {"c"}, {{"pads", Attribute(Ints{1, 1, 1, 1})}});
+  Add(&residual, "Add", "add", {"c", "skip"}, {"s"});
+  Add(&residual, "Relu", "relu", {"s"}, {"y"});
+  Graph tail = Finish(residual, {"y"});
+  EXPECT_TRUE(CheckAgainstReference(tail, CudaWithSplit(2)));
+  EXPECT_TRUE(Has(Summaries(tail, two), "split-K: input channels in 2 slices") &&
+              Has(Summaries(tail, two), "epilogue fused [Conv+Add+Relu]"))
+      << Summaries(tail, two);
   // 4x4 outputs per thread (kept by a set cuda_tile), ragged along the columns.
   CheckOptions tiles = CudaWithSplit(2);
   tiles.lower.cuda_tile = 16;
