@@ -536,7 +536,7 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
   Tensor conv = ConvNCHW(x, NarrowGpuWeights(ctx, w), g, groups, ctx.has_input(2) ? name + "_conv" : name, !gpu);
   ctx.SetSchedule([conv](const ScheduleRequest& r) { return ScheduleDirectNCHW(r, conv); }, conv);
   if (groups == 1 && xs.size() == 4) {
-    ctx.SetCudaSchedule([conv](const ScheduleRequest& r) { return cuda::ScheduleConv2d(r, conv); });
+    ctx.SetCudaSchedule([conv, g](const ScheduleRequest& r) { return cuda::ScheduleConv2d(r, conv, g); });
   } else {
     ctx.SetCudaSchedule([](const ScheduleRequest& r) { return cuda::ScheduleAnchorDefault(r, "grouped_conv"); });
   }

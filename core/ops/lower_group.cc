@@ -170,6 +170,8 @@ const std::vector<Knob>& Knobs() {
       {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
       {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
       {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},
+      {"cuda_k_split", &LowerGroupOptions::cuda_k_split, 0, 8,
+       "cuda: conv input channels split across threadIdx.z: 1 off, 2, 4 or 8 (0: small grids over deep reductions)"},
   };
   return knobs;
 }
@@ -194,6 +196,9 @@ void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_
     AGATE_REQUIRE(name != "cuda_tile" || value == 0 || value == 16 || value == 32 || value == 64 || value == 128,
                   kInvalidArgument)
         << "schedule knob cuda_tile=" << value << ": 16, 32, 64 or 128 (0: auto)";
+    AGATE_REQUIRE(name != "cuda_k_split" || value == 0 || value == 1 || value == 2 || value == 4 || value == 8,
+                  kInvalidArgument)
+        << "schedule knob cuda_k_split=" << value << ": 1 (off), 2, 4 or 8 input-channel slices (0: auto)";
     options->*k.field = static_cast<int>(value);
     return;
   }

@@ -69,6 +69,9 @@ struct LowerGroupOptions {
   int cuda_threads = 0;    // threads per block of element-wise and per-output schedules (0: 256)
   int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)
   int cuda_k_step = 0;     // k (dense) or input channels (conv) per shared-memory step (0: 16 / 8)
+  // Slices of a conv's input channels across threadIdx.z, summed in shared memory (split-K
+  // inside a block): 0 derived (small grids over deep reductions), 1 off, 2/4/8 forced.
+  int cuda_k_split = 0;
   bool allow_parallel = true;
   // Not a knob: what float32 weights packed at compile time are stored as (--precision,
   // core/ops/weight_precision.h): float32, float16 or bfloat16, read back as float32.

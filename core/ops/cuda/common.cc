@@ -52,11 +52,16 @@ bool SplitAcrossThreads(int64_t reduce_total, int64_t outputs) {
   return reduce_total >= 1024 || (reduce_total >= 64 && outputs < 8192);
 }
 
-void FetchCooperatively(te::Stage st, int64_t ty, int64_t tx) {
+void FetchCooperatively(te::Stage st, int64_t ty, int64_t tx, int64_t tz) {
   std::vector<ir::IterVar> axes;
   for (size_t i = 0; i < st->op->output_shape(0).size(); ++i) axes.push_back(st.axis(i));
   ir::IterVar fused = FuseRange(st, axes);
-  auto [fo, fi] = st.split(fused, te::Expr(ty * tx));
+  auto [fo, fi] = st.split(fused, te::Expr(tz * ty * tx));
+  if (tz > 1) {
+    auto [fz, fyx] = st.split(fi, te::Expr(ty * tx));
+    st.bind(fz, "threadIdx.z");
+    fi = fyx;
+  }
   auto [fy, fx] = st.split(fi, te::Expr(tx));
   st.bind(fy, "threadIdx.y").bind(fx, "threadIdx.x");
 }

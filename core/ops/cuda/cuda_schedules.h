@@ -13,7 +13,8 @@
 //
 // Conventions: blocks of kThreads threads for element-wise work (the knob
 // cuda_threads changes it; cuda_tile and cuda_k_step size the dense and conv
-// tiles, core/ops/lower_group.h); a fused
+// tiles, cuda_k_split splits a conv's input channels across threadIdx.z,
+// core/ops/lower_group.h); a fused
 // group's epilogue is the stage that is tiled and bound, and its anchor is
 // computed per thread (or per block, with a cross-thread reduction) inside it,
 // so conv + bias + add + relu stays one kernel that writes its output once.
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/shape_rules.h"
 #include "core/ops/op_context.h"
 #include "core/schedule/schedule.h"
 #include "core/target/target.h"
@@ -49,9 +51,9 @@ ir::IterVar ScheduleInjective(te::Schedule& s, const te::Tensor& out, int64_t ma
 ir::IterVar ScheduleReduction(te::Schedule& s, const te::Tensor& out, int64_t max_threads = 0);
 
 // Cooperative fetch: the elements of a shared-memory copy stage (cache_read) split over
-// the block's ty x tx threads (threadIdx.y, threadIdx.x), consecutive threads on
-// consecutive elements so that global reads coalesce.
-void FetchCooperatively(te::Stage stage, int64_t ty, int64_t tx);
+// the block's tz x ty x tx threads (threadIdx.z, threadIdx.y, threadIdx.x), consecutive
+// threads on consecutive elements so that global reads coalesce.
+void FetchCooperatively(te::Stage stage, int64_t ty, int64_t tx, int64_t tz = 1);
 
 // True when a reduction of `reduce_total` elements per output, `outputs` outputs,
 // is split across threads.
@@ -79,8 +81,12 @@ std::string ScheduleDense(const ScheduleRequest& request);
 
 // conv2d NCHW as an implicit GEMM: output channels x output pixels tiles per
 // block (64 channels x 4x16 pixels), 4x4 per thread; the weights and the input
-// window of 8 input channels at a time staged in shared memory.
-std::string ScheduleConv2d(const ScheduleRequest& request, const te::Tensor& conv);
+// window of 8 input channels at a time staged in shared memory. A grid that stays
+// small after narrowing its tiles, over a deep reduction, splits the input
+// channels across threadIdx.z (split-K inside the block: partial tiles in
+// registers, summed through shared memory; the knob cuda_k_split). `window` is
+// the conv's geometry (strides and dilations size the staged input window).
+std::string ScheduleConv2d(const ScheduleRequest& request, const te::Tensor& conv, const graph::WindowGeometry& window);
 
 // Every compute stage still at the kernel's root without GPU-bound loops gets
 // ScheduleReduction or ScheduleInjective (stages an operator builds for itself,
