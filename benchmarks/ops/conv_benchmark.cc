@@ -91,6 +91,12 @@ std::vector<Layer> Layers() {
       {"inc_6b_7x1_128_192", 128, 17, 17, 192, 7, 1, 3, 1, 1, 0},
       {"inc_6e_1x7_192", 192, 17, 17, 192, 1, 1, 0, 1, 7, 3},
       {"inc_6e_1x1_768_192", 768, 17, 17, 192, 1, 1, 0, 1},
+      // VGG-16's 3x3 layers: Winograd's transformed input and products are tens of MB at 224x224.
+      {"vgg_3x3_64_224", 64, 224, 224, 64, 3, 1, 1, 1},
+      {"vgg_3x3_64_128_112", 64, 112, 112, 128, 3, 1, 1, 1},
+      {"vgg_3x3_128_112", 128, 112, 112, 128, 3, 1, 1, 1},
+      {"vgg_3x3_256_56", 256, 56, 56, 256, 3, 1, 1, 1},
+      {"vgg_3x3_512_28", 512, 28, 28, 512, 3, 1, 1, 1},
       // One shape with more and more input channels: the register tile's weights (16 channels x
       // IC x 7 taps) outgrow L1 past 64 input channels (32 KiB on Zen 3).
       {"l1probe_1x7_32", 32, 17, 17, 192, 1, 1, 0, 1, 7, 3},

@@ -121,9 +121,27 @@ int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, 
   return Tiles(x, g, 4) >= kMinTiles4 ? 4 : 2;
 }
 
-bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g) {
-  (void)w;
-  return Tiles(x, g, 2) >= kMinTiles2;
+// Measured on an AVX2 EPYC (Zen 3, 512 KiB L2; benchmarks/ops/conv_benchmark, caches
+// flushed before each call, 1 thread; Winograd / direct): the stages run over the
+// whole output, so V and M (alpha^2 x tiles x (IC + OC) floats) go through memory
+// when they are tens of MB, and with few channels the batched GEMM does too little
+// per byte of them to hide it (h = IC * OC / (IC + OC)):
+//   VGG-16 64 -> 64 at 224x224 (V+M 58 MB, h 32): 0.93 / 0.88x (slower)
+//   Inception-v3 32 -> 32 at 147x147 (13 MB, h 16): 0.83x; 32 -> 64 (19 MB, h 21): 0.91x
+//   48 -> 48 at 112x112 (11 MB, h 24): 1.00x
+//   64 -> 128 at 112x112 (22 MB, h 43): 1.08 / 1.03x; Inception 80 -> 192 at 71x71 (13 MB, h 56): 2.3x
+//   32 -> 64 at 56x56 (2.7 MB, h 21): 1.41x; ResNet-50's layers (<= 4 MB): 1.2-1.8x
+// So direct when V+M exceed 16 x L2 (8 MB there) and h <= 32. Blocking the stages per
+// group of tiles (V and M in cache) would keep Winograd's 2-4x fewer multiply-adds
+// for those layers too; not built yet.
+bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g, int64_t l2_bytes) {
+  if (Tiles(x, g, 2) < kMinTiles2) return false;
+  if (l2_bytes <= 0 || w.size() != 4) return true;
+  const int64_t m = Tiles(x, g, 4) >= kMinTiles4 ? 4 : 2, alpha = m + 2;
+  const double ic = static_cast<double>(w[1]), oc = static_cast<double>(w[0]);
+  const double intermediates = 4.0 * alpha * alpha * static_cast<double>(Tiles(x, g, m)) * (ic + oc);
+  const double work_per_byte = ic * oc / (ic + oc);
+  return !(intermediates > 16.0 * static_cast<double>(l2_bytes) && work_per_byte <= 32.0);
 }
 
 bool UseWinograd(const OpContext& ctx, const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w,
@@ -133,7 +151,7 @@ bool UseWinograd(const OpContext& ctx, const graph::WindowGeometry& g, const gra
   const graph::Tensor* wc = ctx.constant(1);
   if (wc == nullptr || wc->dtype() != ir::DType::Float(32)) return false;
   if (!WinogradApplies(g, x, w, groups, out_block)) return false;
-  return knob > 0 || WinogradByShape(x, w, g);
+  return knob > 0 || WinogradByShape(x, w, g, ctx.target().l2_cache_bytes());
 }
 
 namespace {

@@ -70,9 +70,13 @@ WinogradMatrices MakeWinogradMatrices(int m, int r, std::vector<double> points =
 // blocked (5-D) input, output channels divisible by the output block.
 bool WinogradApplies(const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w, int64_t groups,
                      int64_t out_block);
-// The automatic choice by shape (measured on the machine the rule was tuned on;
-// see winograd.cc): Winograd when the output has at least 16 tiles of 2x2.
-bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g);
+// The automatic choice by shape (measured on the machines the rule was tuned on;
+// see winograd.cc): Winograd when the output has at least 16 tiles of 2x2, unless
+// its transformed input and products (V and M) are large (past 16 times the L2,
+// `l2_bytes`; 0: unknown, no limit) while few channels give each of their bytes
+// little work (IC * OC / (IC + OC) <= 32).
+bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g,
+                     int64_t l2_bytes = 0);
 // The output tile m: the knob (LowerGroupOptions::winograd_tile) when it is 2 or
 // 4, else 4 when the output has at least 32 tiles of 4x4, else 2.
 int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob);

@@ -267,6 +267,31 @@ TEST(WinogradTest, AutomaticRule) {
   }
 }
 
+// Large transformed intermediates with few channels per byte stay direct (the rule's table in
+// winograd.cc): Inception-v3's 32 -> 64 conv at 147x147 and VGG-16's 64 -> 64 at 224x224 with a
+// 512 KiB L2, while ResNet-50's 64-channel 56x56 layer, Inception's 80 -> 192 at 73x73 and any
+// shape without a known L2 keep Winograd.
+TEST(WinogradTest, LargeIntermediatesWithFewChannelsStayDirect) {
+  auto padded = [](int64_t hw, int64_t pad) {
+    graph::WindowGeometry g;
+    g.kernel = {3, 3};
+    g.strides = {1, 1};
+    g.dilations = {1, 1};
+    g.pad_begin = {pad, pad};
+    g.pad_end = {pad, pad};
+    g.out = {hw + 2 * pad - 2, hw + 2 * pad - 2};
+    return g;
+  };
+  const int64_t l2 = 512 << 10;
+  EXPECT_FALSE(WinogradByShape({1, 4, 147, 147, 8}, {64, 32, 3, 3}, padded(147, 1), l2));
+  EXPECT_FALSE(WinogradByShape({1, 8, 224, 224, 8}, {64, 64, 3, 3}, padded(224, 1), l2));
+  EXPECT_TRUE(WinogradByShape({1, 8, 56, 56, 8}, {64, 64, 3, 3}, padded(56, 1), l2));
+  EXPECT_TRUE(WinogradByShape({1, 10, 73, 73, 8}, {192, 80, 3, 3}, padded(73, 0), l2));
+  EXPECT_TRUE(WinogradByShape({1, 8, 224, 224, 8}, {64, 64, 3, 3}, padded(224, 1), 0));
+  // A bigger L2 (Zen 5's 1 MiB) moves the limit: the 147x147 layer's 19 MB still exceed it.
+  EXPECT_FALSE(WinogradByShape({1, 4, 147, 147, 8}, {64, 32, 3, 3}, padded(147, 1), 1 << 20));
+}
+
 // Forcing never applies Winograd where it does not compute the conv (stride 2),
 // and 0 turns it off.
 TEST(WinogradTest, KnobAndApplicability) {
