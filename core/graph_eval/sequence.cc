@@ -1,7 +1,7 @@
-// Reference kernels of Compress, ReverseSequence, NonZero and Unique, and of their run-time
-// forms (RunTimeNonZero, RunTimeCompress, RunTimeUnique: the static result, computed from the
-// values read now, at the front of the upper-bound output and followed by its extents, as
-// RunTimeTopK's reference does).
+// Reference kernels of Compress, ReverseSequence, NonZero, Unique and NonMaxSuppression, and of
+// their run-time forms (RunTimeNonZero, RunTimeCompress, RunTimeUnique, RunTimeNonMaxSuppression:
+// the static result, computed from the values read now, at the front of the upper-bound output
+// and followed by its extents, as RunTimeTopK's reference does).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -119,6 +119,19 @@ Tensors RunTimeUnique(const KernelContext& ctx) {
   return AtFrontOfBounds(ctx, UniqueOutputs(ctx.in(0), ctx.attrs(), ctx.node.Describe()));
 }
 
+// NonMaxSuppression (value_selection.h): the selected rows, [count, 3].
+Tensor NonMaxSuppressionOf(const KernelContext& ctx) {
+  std::vector<const Tensor*> operands;
+  for (int i = 2; i < 5; ++i) operands.push_back(ctx.has(i) ? &ctx.in(i) : nullptr);
+  NmsSettings settings = NmsSettingsOf(ctx.node, operands);
+  std::vector<int64_t> rows = graph::NonMaxSuppressionOf(ctx.in(0), ctx.in(1), settings);
+  return Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(rows.size()) / 3, 3}, rows);
+}
+
+Tensors NonMaxSuppression(const KernelContext& ctx) { return {NonMaxSuppressionOf(ctx)}; }
+
+Tensors RunTimeNonMaxSuppression(const KernelContext& ctx) { return AtFrontOfBounds(ctx, {NonMaxSuppressionOf(ctx)}); }
+
 Tensors ReverseSequence(const KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   int batch = NormalizeAxis(ctx.attrs().GetInt("batch_axis", 1), x.rank(), ctx.node.Describe());
@@ -145,6 +158,8 @@ void RegisterSequenceKernels(KernelRegistry* r) {
   r->Register("RunTimeNonZero", RunTimeNonZero);
   r->Register("RunTimeCompress", RunTimeCompress);
   r->Register("RunTimeUnique", RunTimeUnique);
+  r->Register("NonMaxSuppression", NonMaxSuppression);
+  r->Register("RunTimeNonMaxSuppression", RunTimeNonMaxSuppression);
 }
 
 }  // namespace graph_eval

@@ -8,6 +8,7 @@
 #include "core/lower/lower.h"
 #include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/fused_conv_chain.h"
+#include "core/ops/non_max_suppression.h"
 #include "core/ops/op_context.h"
 #include "core/ops/recurrent.h"
 #include "core/ops/registry.h"
@@ -212,7 +213,9 @@ std::string DescribeScheduleKnobs() {
   return os.str();
 }
 
-bool HasImplementation(const std::string& op) { return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op); }
+bool HasImplementation(const std::string& op) {
+  return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op) || IsNonMaxSuppressionOp(op);
+}
 
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
                        const std::string& kernel_name, const LowerGroupOptions& options) {
@@ -220,6 +223,10 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   // A recurrence is a loop over time around a fused cell: composed in loop IR (recurrent.h).
   if (group.nodes.size() == 1 && IsRecurrentOp(graph.nodes.at(group.nodes[0]).op)) {
     return LowerRecurrentGroup(graph, group, target, kernel_name, options);
+  }
+  // So is NonMaxSuppression's greedy walk (non_max_suppression.h).
+  if (group.nodes.size() == 1 && IsNonMaxSuppressionOp(graph.nodes.at(group.nodes[0]).op)) {
+    return LowerNonMaxSuppressionGroup(graph, group, target, kernel_name);
   }
   const bool gpu = target.kind() == target::TargetKind::kCUDA;
   std::map<std::string, te::Tensor> tensors;

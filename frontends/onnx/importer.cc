@@ -9,6 +9,7 @@
 #include "core/graph/shape_rules.h"
 #include "core/graph_eval/interpreter.h"
 #include "core/graph/shape_inference.h"
+#include "core/graph/value_selection.h"
 #include "core/support/error.h"
 #include "core/support/logging.h"
 #include "core/support/parse_int.h"
@@ -597,6 +598,49 @@ bool ImportRunTimeExtents(const onnx::NodeProto& proto, int opset, Node* node, G
   return true;
 }
 
+// NonMaxSuppression (value_selection.h): constant operands (max_output_boxes_per_class,
+// iou_threshold, score_threshold: inputs 2 to 4) become attributes, run-time ones keep their
+// place, read by the kernel. Of constants it folds; otherwise RunTimeNonMaxSuppression writes the
+// selected rows compact at an upper bound, followed by their extents (Graph::run_time_extents).
+// A bound of no rows (no max_output_boxes_per_class or a constant one <= 0, or no boxes) leaves
+// the empty result, whatever the values, as a constant. Returns true when the node was imported here.
+bool ImportNonMaxSuppression(const onnx::NodeProto& proto, Node* node, Graph* result) {
+  if (proto.op_type() != "NonMaxSuppression") return false;
+  AGATE_REQUIRE(node->inputs.size() >= 2 && node->inputs.size() <= 5 && node->outputs.size() == 1, kInvalidArgument)
+      << node->Describe() << ": takes boxes, scores and up to three operands (" << node->inputs.size()
+      << " inputs given) and gives selected_indices (" << node->outputs.size() << " outputs given)";
+  node->inputs.resize(5);
+  for (int k = 0; k < 3; ++k) {
+    std::string& in = node->inputs[2 + k];
+    if (in.empty() || !result->IsConstant(in)) continue;
+    const Tensor& value = result->ConstantOf(in);
+    AGATE_REQUIRE(value.numel() <= 1, kInvalidArgument)
+        << node->Describe() << ": input " << 2 + k << " ('" << in << "', " << graph::kNmsOperands[k]
+        << ") must hold one value, got shape " << graph::ShapeToString(value.shape());
+    if (value.numel() == 1 && k == 0) node->attrs.Set(graph::kNmsOperands[k], value.GetInt(0));
+    if (value.numel() == 1 && k > 0) node->attrs.Set(graph::kNmsOperands[k], value.GetDouble(0));
+    in.clear();  // an empty operand is an absent one (ONNX's reference)
+  }
+  while (node->inputs.back().empty()) node->inputs.pop_back();
+  std::string reason = graph::UnsupportedReason(*node);
+  AGATE_REQUIRE(reason.empty(), kUnsupported) << node->Describe() << ": " << reason;
+  if (AllInputsConstant(*node, *result)) {
+    AppendNode(*node, result);
+    return true;
+  }
+  Node computed = *node;
+  computed.op = "RunTimeNonMaxSuppression";
+  computed.outputs.push_back(result->FreshName(node->outputs[0] + "_extents"));
+  std::vector<TensorType> types = graph::InferNodeTypes(computed, result->types, result->constants);
+  if (types[0].numel() == 0) {
+    result->AddConstant(node->outputs[0], Tensor(ir::DType::Int(64), {0, 3}));
+    return true;
+  }
+  AppendNode(computed, result);
+  result->run_time_extents[computed.outputs[0]] = computed.outputs[1];
+  return true;
+}
+
 // A static operand without elements is known from its type alone, wherever it comes from (a
 // model input of shape [0], as ReduceSum's empty axes often arrive): the node reads an empty
 // constant instead, and the operand resolves like any constant.
@@ -763,6 +807,7 @@ void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::s
   if (IsExpandedOp(proto.op_type())) return ExpandNode(node, opset, result);
   const std::vector<graph::StaticOperand> operands = StaticOperandsOf(node, proto, opset);
   UseEmptyOperandsAsConstants(operands, &node, result);
+  if (ImportNonMaxSuppression(proto, &node, result)) return;
   if (ImportRunTimeExtents(proto, opset, &node, result)) return;
   if (ImportDeclaredRange(proto, declared, &node, result)) return;
   const std::string run_time_operand = TakeRunTimeShapeOperand(proto, opset, declared, &node, *result);
@@ -839,6 +884,10 @@ std::string RunTimeExtentsOrigin(const std::string& value, const Graph& g) {
     if (node.op == "RunTimeCompress") {
       return "Compress '" + node.name + "' takes its condition from '" + node.inputs[1] + "' at run time" +
              FreezeHint(node.inputs[1], g);
+    }
+    if (node.op == "RunTimeNonMaxSuppression") {
+      return "NonMaxSuppression '" + node.name + "' selects boxes by the values of '" + node.inputs[0] + "' and '" +
+             node.inputs[1] + "', known only when the model runs";
     }
     if (node.op == "RunTimeNonZero" || node.op == "RunTimeUnique") {
       return node.op.substr(7) + " '" + node.name + "' selects from the values of '" + node.inputs[0] +

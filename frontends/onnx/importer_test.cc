@@ -161,11 +161,11 @@ TEST(ImporterTest, ListsEveryUnsupportedNodeAtOnce) {
   b.Node("Relu", {"x"}, {"a"}, {}, "fine");
   b.Node("Bernoulli", {"a"}, {"b"}, {}, "first_bad");
   b.Node("Relu", {"b"}, {"c"}, {{"bogus", int64_t{1}}}, "bad_attr");
-  b.Node("NonMaxSuppression", {"c"}, {"d"}, {}, "second_bad");
+  b.Node("TfIdfVectorizer", {"c"}, {"d"}, {}, "second_bad");
   b.Output("d");
   ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported,
               {"3 unsupported nodes", "'first_bad' (Bernoulli, opset 13)", "'bad_attr' (Relu, opset 13): attribute 'bogus'",
-               "'second_bad' (NonMaxSuppression, opset 13)"});
+               "'second_bad' (TfIdfVectorizer, opset 13)"});
 }
 
 TEST(ImporterTest, MalformedBytesAreCleanErrors) {
@@ -429,6 +429,71 @@ TEST(ImporterTest, NonZeroCompressAndUniqueWithRunTimeValues) {
   ExpectError([&] { ImportOnnxModel(consumed.Build()); }, StatusCode::kUnsupported,
               {"Transpose 'flip'", "'where'", "known only when the model runs", "NonZero 'nz'", "'x'",
                "only as a model output"});
+}
+
+// NonMaxSuppression: constant operands become attributes, run-time ones stay inputs 2 to 4 (read
+// by the kernel); boxes known only at run time make it RunTimeNonMaxSuppression with an upper
+// bound of B * C * min(N, max) rows; every input constant folds; a bound of no rows is the empty
+// constant; an operand of more than one value is refused naming the node and the operand.
+TEST(ImporterTest, NonMaxSuppressionOperandsAndBounds) {
+  const Tensor one_float = Tensor::FromDoubles(DType::Float(32), {1}, {0.5});
+  ModelBuilder b(11);
+  b.Input("boxes", kFloat, {2, 6, 4}).Input("scores", kFloat, {2, 3, 6}).Input("score_min", kFloat, {1});
+  b.Initializer("max", Tensor::FromInts(DType::Int(64), {1}, {4})).Initializer("iou", one_float);
+  b.Node("NonMaxSuppression", {"boxes", "scores", "max", "iou", "score_min"}, {"sel"}, {}, "nms");
+  b.Output("sel");
+  Graph g = ImportOnnxModel(b.Build());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "RunTimeNonMaxSuppression");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"boxes", "scores", "", "", "score_min"}));
+  EXPECT_EQ(g.nodes[0].attrs.GetInt("max_output_boxes_per_class"), 4);
+  EXPECT_FLOAT_EQ(g.nodes[0].attrs.GetFloat("iou_threshold"), 0.5f);
+  EXPECT_EQ(g.TypeOf("sel").shape, (Shape{2 * 3 * 4, 3}));
+  EXPECT_EQ(g.run_time_extents.count("sel"), 1u);
+
+  // A run-time max_output_boxes_per_class bounds each class by N.
+  ModelBuilder run_time_max(11);
+  run_time_max.Input("boxes", kFloat, {1, 5, 4}).Input("scores", kFloat, {1, 2, 5}).Input("max", kInt64, {1});
+  run_time_max.Node("NonMaxSuppression", {"boxes", "scores", "max"}, {"sel"}, {}, "nms");
+  run_time_max.Output("sel");
+  g = ImportOnnxModel(run_time_max.Build());
+  EXPECT_EQ(g.TypeOf("sel").shape, (Shape{1 * 2 * 5, 3}));
+
+  // Without max_output_boxes_per_class nothing is selected, whatever the boxes.
+  ModelBuilder none(11);
+  none.Input("boxes", kFloat, {1, 5, 4}).Input("scores", kFloat, {1, 2, 5});
+  none.Node("NonMaxSuppression", {"boxes", "scores"}, {"sel"}, {}, "nms");
+  none.Output("sel");
+  g = ImportOnnxModel(none.Build());
+  EXPECT_TRUE(g.nodes.empty());
+  EXPECT_EQ(g.ConstantOf("sel").shape(), (Shape{0, 3}));
+
+  // Every input constant: folded. Two overlapping boxes (IoU 0.81 > 0.5) and a disjoint one.
+  ModelBuilder folded(11);
+  folded.Input("x", kFloat, {1});
+  folded.Initializer("boxes", Tensor::FromDoubles(DType::Float(32), {1, 3, 4},
+                                                  {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 5, 1, 6}));
+  folded.Initializer("scores", Tensor::FromDoubles(DType::Float(32), {1, 1, 3}, {0.9, 0.8, 0.7}));
+  folded.Initializer("max", Tensor::FromInts(DType::Int(64), {1}, {3})).Initializer("iou", one_float);
+  folded.Node("NonMaxSuppression", {"boxes", "scores", "max", "iou"}, {"sel"}, {}, "nms");
+  folded.Output("sel");
+  g = ImportOnnxModel(folded.Build());
+  EXPECT_TRUE(g.nodes.empty());
+  EXPECT_EQ(g.ConstantOf("sel").ToInts(), (std::vector<int64_t>{0, 0, 0, 0, 0, 2}));
+
+  ModelBuilder two(11);
+  two.Input("boxes", kFloat, {1, 5, 4}).Input("scores", kFloat, {1, 2, 5});
+  two.Initializer("max", Ints({1, 2}));
+  two.Node("NonMaxSuppression", {"boxes", "scores", "max"}, {"sel"}, {}, "nms");
+  two.Output("sel");
+  ExpectError([&] { ImportOnnxModel(two.Build()); }, StatusCode::kInvalidArgument,
+              {"nms", "'max'", "max_output_boxes_per_class", "one value"});
+
+  ModelBuilder mismatched(11);
+  mismatched.Input("boxes", kFloat, {1, 5, 4}).Input("scores", kFloat, {1, 2, 6}).Input("max", kInt64, {1});
+  mismatched.Node("NonMaxSuppression", {"boxes", "scores", "max"}, {"sel"}, {}, "nms");
+  mismatched.Output("sel");
+  ExpectError([&] { ImportOnnxModel(mismatched.Build()); }, StatusCode::kInvalidArgument, {"nms", "scores", "[1,2,6]"});
 }
 
 // Operands that decide behaviour but not a shape (Trilu's k, CumSum's axis) may arrive at run
