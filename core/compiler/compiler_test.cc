@@ -441,6 +441,88 @@ TEST(CompilerTest, RunTimeScalesAreCheckedAgainstTheDeclaredShape) {
   agate_module_free(m);
 }
 
+// A detector's tail compiled: NonMaxSuppression over random boxes, its selected rows read row for
+// row (the box column, the boxes it selects, scaled; the class column as float) on their upper
+// bound. Through the C ABI each output's run-time shape is the selection's row count and its rows
+// equal the reference interpreter's, under every fusion policy.
+TEST(CompilerTest, RowsSelectedAtRunTimeFeedGathersAndArithmetic) {
+  ModelBuilder b(13);
+  const int64_t n = 40;
+  b.Input("boxes", kFloat, {1, n, 4}).Input("scores", kFloat, {1, 2, n});
+  b.Initializer("max", Tensor::FromInts(graph::DType::Int(64), {1}, {6}));
+  b.Initializer("iou", Tensor::FromDoubles(graph::DType::Float(32), {1}, {0.3}));
+  b.Initializer("box_column", Tensor::FromInts(graph::DType::Int(64), {}, {2}));
+  b.Initializer("class_column", Tensor::FromInts(graph::DType::Int(64), {}, {1}));
+  b.Initializer("first", Tensor::FromInts(graph::DType::Int(64), {1}, {0}));
+  b.Initializer("scale", Tensor::FromDoubles(graph::DType::Float(32), {4}, {2.0, 0.5, 3.0, -1.0}));
+  b.Node("NonMaxSuppression", {"boxes", "scores", "max", "iou"}, {"sel"}, {}, "nms");
+  b.Node("Gather", {"sel", "box_column"}, {"box"}, {{"axis", int64_t{1}}}, "which_box");
+  b.Node("Gather", {"sel", "class_column"}, {"class"}, {{"axis", int64_t{1}}}, "which_class");
+  b.Node("Squeeze", {"boxes", "first"}, {"all_boxes"}, {}, "drop_batch");
+  b.Node("Gather", {"all_boxes", "box"}, {"picked"}, {{"axis", int64_t{0}}}, "pick");
+  b.Node("Mul", {"picked", "scale"}, {"scaled"}, {}, "rescale");
+  b.Node("Relu", {"scaled"}, {"kept"}, {}, "clip");
+  b.Node("Cast", {"class"}, {"label"}, {{"to", int64_t{1}}}, "to_float");
+  b.Output("kept").Output("label");
+  Graph model = onnx_frontend::ImportOnnxModel(b.Build());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> corner(0.0, 10.0), side(0.5, 3.0), score(0.0, 1.0);
+  std::vector<double> boxes, scores;
+  for (int64_t i = 0; i < n; ++i) {
+    double y = corner(rng), x = corner(rng);
+    boxes.insert(boxes.end(), {y, x, y + side(rng), x + side(rng)});
+  }
+  for (int64_t i = 0; i < 2 * n; ++i) scores.push_back(score(rng));
+  std::map<std::string, Tensor> inputs = {{"boxes", Tensor::FromDoubles(graph::DType::Float(32), {1, n, 4}, boxes)},
+                                          {"scores", Tensor::FromDoubles(graph::DType::Float(32), {1, 2, n}, scores)}};
+  auto reference = graph_eval::Interpret(model, inputs);
+  const int64_t rows = reference.at(model.run_time_extents.at("kept")).GetInt(0);
+  ASSERT_GT(rows, 2);
+  ASSERT_LE(rows, 12);
+  for (auto policy : {fusion::FusionPolicy::kRule, fusion::FusionPolicy::kNone, fusion::FusionPolicy::kAll}) {
+    CompileOptions options;
+    options.fusion = policy;
+    CompileResult result = CompileGraph(model, options);
+    agate_module_t* m = nullptr;
+    ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+        << RuntimeError();
+    agate_executor_t* e = nullptr;
+    ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+    for (uint32_t i = 0; i < 2; ++i) {
+      const Tensor& tensor = inputs.at(i == 0 ? "boxes" : "scores");
+      std::vector<int64_t> shape = tensor.shape();
+      DLTensor dl;
+      std::memset(&dl, 0, sizeof(dl));
+      dl.data = const_cast<void*>(tensor.raw_data());
+      dl.device = DLDevice{kDLCPU, 0};
+      dl.ndim = static_cast<int32_t>(shape.size());
+      dl.dtype = DLDataType{kDLFloat, 32, 1};
+      dl.shape = shape.data();
+      ASSERT_EQ(agate_executor_set_input(e, i, &dl), AGATE_OK) << RuntimeError();
+    }
+    ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
+    for (uint32_t out = 0; out < 2; ++out) {
+      const std::string name = out == 0 ? "kept" : "label";
+      int64_t dims[2] = {0, 0};
+      int32_t ndim = 0;
+      ASSERT_EQ(agate_executor_output_shape(e, out, dims, 2, &ndim), AGATE_OK) << RuntimeError();
+      EXPECT_EQ(std::vector<int64_t>(dims, dims + ndim), out == 0 ? (std::vector<int64_t>{rows, 4})
+                                                                   : (std::vector<int64_t>{rows}))
+          << name;
+      DLTensor got;
+      ASSERT_EQ(agate_executor_get_output(e, out, &got), AGATE_OK) << RuntimeError();
+      const float* data = static_cast<const float*>(got.data);
+      const Tensor& want = reference.at(name);
+      for (int64_t i = 0; i < rows * (out == 0 ? 4 : 1); ++i) {
+        ASSERT_NEAR(data[i], want.GetDouble(i), 1e-6) << name << " element " << i << " (" << fusion::FusionPolicyName(policy)
+                                                      << ")";
+      }
+    }
+    agate_executor_free(e);
+    agate_module_free(m);
+  }
+}
+
 // Such an output may not feed a batch-variant module or a target without an OS.
 TEST(CompilerTest, RunTimeReshapeOutputNeedsAHostModule) {
   ModelBuilder b(14);

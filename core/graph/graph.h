@@ -12,7 +12,8 @@
 // operands that fix a shape (Reshape's shape, Slice's starts/ends, Squeeze's axes,
 // Pad's pads, ...) are attributes, never runtime inputs (see op_registry.h). The one
 // exception is a value whose extents are decided when the model runs, bounded at compile
-// time and only ever a graph output (Graph::run_time_extents, RunTimeReshape).
+// time (Graph::run_time_extents, RunTimeReshape), read only by operators that compute row for
+// row on its upper bound (RunTimeRowExtents).
 #ifndef AGATE_CORE_GRAPH_GRAPH_H_
 #define AGATE_CORE_GRAPH_GRAPH_H_
 
@@ -97,8 +98,10 @@ class Graph {
   // shape arrives at run time): value -> the int64 [rank] value that holds its extents after the
   // run. The value's type gives upper bounds (its buffer holds that many elements); its data is
   // compact row-major at the run-time extents, a prefix of the buffer. Both are graph outputs
-  // (so every pass keeps what computes them) and no node reads either: operators need static
-  // shapes. The compiler hands the extents to the runtime in the arena (module.fbs
+  // (so every pass keeps what computes them). A node may read the value only where its rows
+  // (axis 0) alone vary and the node computes row for row on the upper bound (the importer
+  // proves it: its output rows are valid as far as the input's); only RunTimeRowExtents reads
+  // the extents. The compiler hands the extents to the runtime in the arena (module.fbs
   // TensorDims.shape_slot), not as a module output.
   std::map<std::string, std::string> run_time_extents;
   std::vector<FusedGroup> groups;    // empty until the fusion pass has run

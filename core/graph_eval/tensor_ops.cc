@@ -304,6 +304,13 @@ Tensors RunTimeReshape(const KernelContext& ctx) {
   return {y, Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(extents.size())}, extents)};
 }
 
+// RunTimeRowExtents: the source's row count, then the bound shape's other extents.
+Tensors RunTimeRowExtents(const KernelContext& ctx) {
+  std::vector<int64_t> extents = ctx.attrs().GetInts("shape");
+  extents[0] = ctx.in(0).GetInt(0);
+  return {Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(extents.size())}, extents)};
+}
+
 // RunTimeSlice: the static Slice with the operands read now (so a bad one is refused by the same
 // rule, naming the node), its result at the front of the input-sized output.
 Tensors RunTimeSlice(const KernelContext& ctx) {
@@ -633,6 +640,7 @@ void RegisterTensorKernels(KernelRegistry* r) {
   r->Register("RunTimeSlice", RunTimeSlice);
   r->Register("RunTimeTopK", RunTimeTopK);
   r->Register("RunTimeSplit", RunTimeSplit);
+  r->Register("RunTimeRowExtents", RunTimeRowExtents);
   r->Register("LayoutTransform", LayoutTransform);
   r->Register("Resize", Resize);
   r->Register("Shape", ShapeKernel);

@@ -25,6 +25,7 @@ const OpTable& OpTable::Global() {
     RegisterRunTimeReshapeOps(t);
     RegisterRunTimeSliceOps(t);
     RegisterRunTimeTopKOps(t);
+    RegisterRunTimeExtentsOps(t);
     RegisterRunTimeSelectionOps(t);
     RegisterLossOps(t);
     RegisterEinsumOps(t);

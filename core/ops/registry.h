@@ -52,6 +52,7 @@ void RegisterSequenceOps(OpTable* table);
 void RegisterRunTimeReshapeOps(OpTable* table);
 void RegisterRunTimeSliceOps(OpTable* table);
 void RegisterRunTimeTopKOps(OpTable* table);
+void RegisterRunTimeExtentsOps(OpTable* table);
 void RegisterRunTimeSelectionOps(OpTable* table);
 void RegisterLossOps(OpTable* table);
 void RegisterEinsumOps(OpTable* table);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ops/op_context.h"
+#include "core/ops/registry.h"
 
 namespace agate {
 namespace ops {
@@ -30,6 +31,21 @@ std::vector<Expr> CompactIndex(Expr flat, const std::vector<Expr>& extents, cons
   }
   return index;
 }
+
+namespace {
+
+// RunTimeRowExtents (core/graph/ops_tensor.cc): the source's row count, then the bound shape's
+// other extents.
+std::vector<Tensor> RunTimeRowExtentsOp(const OpContext& ctx) {
+  std::vector<int64_t> shape = ctx.attrs().GetInts("shape");
+  std::vector<Expr> extents = {ctx.input(0)({Expr(int64_t{0})})};
+  for (size_t d = 1; d < shape.size(); ++d) extents.push_back(Expr(shape[d]));
+  return {ExtentsTensor(extents, ctx.node().outputs[0])};
+}
+
+}  // namespace
+
+void RegisterRunTimeExtentsOps(OpTable* t) { t->Register("RunTimeRowExtents", RunTimeRowExtentsOp); }
 
 }  // namespace ops
 }  // namespace agate

@@ -6,6 +6,8 @@
 //
 // Why shared: every such kernel writes its extents and walks its output the same way; one
 // definition keeps their layouts identical to what the runtime and the reference expect.
+// RunTimeRowExtents (registered here) gives the extents of a value computed row for row from
+// such an output, on its upper bound (a Gather of NonMaxSuppression's selected rows).
 #ifndef AGATE_CORE_OPS_RUN_TIME_EXTENTS_H_
 #define AGATE_CORE_OPS_RUN_TIME_EXTENTS_H_
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/graph/op_registry.h"
+#include "core/graph/passes/batch_axis_analysis.h"
 #include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/graph_eval/interpreter.h"
@@ -901,36 +902,102 @@ std::string RunTimeExtentsOrigin(const std::string& value, const Graph& g) {
   return "";
 }
 
-// Values of run-time extents may only be model outputs: no operator reads a tensor whose shape
-// it cannot know (kUnsupported naming the reader and why). An unused one is dropped; a model
-// output gets its extents value appended to the graph outputs (Graph::run_time_extents).
+// True when only the rows (axis 0) of `value`, an output of `producer` with run-time extents,
+// vary at run time: every other extent is its bound's.
+bool OnlyRowsVary(const Node& producer, const std::string& value, const Graph& g) {
+  const int rank = g.TypeOf(value).rank();
+  if (rank == 1 || producer.op == "RunTimeNonMaxSuppression") return true;  // [rows] / [rows, 3]
+  // Selections and splits along an axis: it alone varies (without one, Compress and Unique flatten).
+  const bool along_axis = producer.op == "RunTimeCompress" || producer.op == "RunTimeUnique" ||
+                          producer.op == "RunTimeTopK" || producer.op == "RunTimeSplit";
+  if (!along_axis || !producer.attrs.Has("axis")) return false;
+  const int64_t fallback = producer.op == "RunTimeTopK" ? -1 : 0;
+  return graph::NormalizeAxis(producer.attrs.GetInt("axis", fallback), rank, producer.Describe()) == 0;
+}
+
+// Values of run-time extents (Graph::run_time_extents) are model outputs, or read by operators
+// that compute row for row on their upper bound: where only their rows (axis 0) vary, a reader
+// whose outputs keep those rows on axis 0, row i from row i (graph::RowMixingReason: Gather of
+// NonMaxSuppression's selected rows, elementwise arithmetic, MatMul by a constant), computes
+// rows past the count that nobody reads, and its outputs' rows are counted by the same extents.
+// Anything else is refused naming the reader, the value, where its extents come from and why.
+// A model output computed so gets a RunTimeRowExtents node for its extents; unused extents are
+// dropped; the extents of model outputs are appended to the graph outputs.
 void FinishRunTimeExtents(Graph* result) {
+  // Values whose rows are counted at run time -> the extents value that counts them, and the
+  // value of run-time extents their rows come from (for messages).
+  std::map<std::string, std::string> counted_by, rows_of;
+  const std::map<std::string, int> producers = result->Producers();
+  for (const auto& [value, extents] : result->run_time_extents) {
+    rows_of[value] = value;
+    if (OnlyRowsVary(result->nodes.at(producers.at(value)), value, *result)) counted_by[value] = extents;
+  }
   for (const Node& node : result->nodes) {
+    std::set<std::string> rows;
+    std::string counter, first;
+    std::string why;
     for (const std::string& in : node.inputs) {
-      if (!result->run_time_extents.count(in)) continue;
-      AGATE_THROW(kUnsupported) << node.Describe() << " reads '" << in << "', whose extents are known only when the "
-                                << "model runs (" << RunTimeExtentsOrigin(in, *result) << "); agate supports such a "
-                                << "value only as a model output";
+      const bool run_time = result->run_time_extents.count(in) > 0;
+      auto it = counted_by.find(in);
+      if (!run_time && it == counted_by.end()) continue;
+      if (first.empty()) first = in;
+      if (it == counted_by.end()) {
+        why = "more of its axes than the rows (axis 0) vary";
+      } else if (node.op.rfind("RunTime", 0) == 0) {
+        why = node.op.substr(7) + " takes its inputs' extents at their bounds";
+      } else if (!counter.empty() && counter != it->second) {
+        why = "it combines rows counted by two different operators";
+      }
+      if (!why.empty()) break;
+      counter = it->second;
+      rows.insert(in);
+    }
+    if (first.empty()) continue;
+    if (why.empty()) why = graph::RowMixingReason(node, rows, result->types, result->constants);
+    const std::string& source = rows_of.at(first);
+    AGATE_REQUIRE(why.empty(), kUnsupported)
+        << node.Describe() << " reads '" << first << "', whose extents are known only when the model runs ("
+        << (source == first ? "" : "its rows are those of '" + source + "': ") << RunTimeExtentsOrigin(source, *result)
+        << "); agate supports such a value as a model output, or read row for row (its rows on axis 0: Gather, "
+        << "elementwise operators, MatMul by a constant...), but " << why;
+    for (const std::string& out : node.outputs) {
+      if (out.empty()) continue;
+      counted_by[out] = counter;
+      rows_of[out] = source;
     }
   }
   std::map<std::string, std::string> kept;
   for (const std::string& out : result->outputs) {
     auto it = result->run_time_extents.find(out);
-    if (it != result->run_time_extents.end()) kept.insert(*it);
+    if (it != result->run_time_extents.end()) {
+      kept.insert(*it);
+      continue;
+    }
+    auto counted = counted_by.find(out);
+    if (counted == counted_by.end()) continue;
+    Node extents;
+    extents.op = "RunTimeRowExtents";
+    extents.name = result->FreshName(out + "_rows");
+    extents.inputs = {counted->second};
+    extents.outputs = {result->FreshName(out + "_extents")};
+    extents.attrs.Set("shape", result->TypeOf(out).shape);
+    AppendNode(extents, result);
+    kept[out] = extents.outputs[0];
   }
   result->run_time_extents = kept;
   for (const auto& [value, extents] : kept) result->outputs.push_back(extents);
 }
 
-// Step 4: graph outputs, checked against their declared types.
+// Step 4: graph outputs, checked against their declared types (after FinishRunTimeExtents, which
+// says which outputs have run-time extents).
 void AddOutputs(const onnx::GraphProto& g, Graph* result) {
   for (const auto& output : g.output()) {
     AGATE_REQUIRE(result->HasValue(output.name()), kInvalidArgument)
         << "graph output '" << output.name() << "' is never computed";
-    CheckDeclaredOutput(output, *result);
     result->outputs.push_back(output.name());
   }
   FinishRunTimeExtents(result);
+  for (const auto& output : g.output()) CheckDeclaredOutput(output, *result);
 }
 
 // The graph's outputs and value_info whose declared shape is fully static.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 
@@ -428,7 +429,7 @@ TEST(ImporterTest, NonZeroCompressAndUniqueWithRunTimeValues) {
   consumed.Output("pairs");
   ExpectError([&] { ImportOnnxModel(consumed.Build()); }, StatusCode::kUnsupported,
               {"Transpose 'flip'", "'where'", "known only when the model runs", "NonZero 'nz'", "'x'",
-               "only as a model output"});
+               "as a model output", "more of its axes than the rows"});
 }
 
 // NonMaxSuppression: constant operands become attributes, run-time ones stay inputs 2 to 4 (read
@@ -494,6 +495,78 @@ TEST(ImporterTest, NonMaxSuppressionOperandsAndBounds) {
   mismatched.Node("NonMaxSuppression", {"boxes", "scores", "max"}, {"sel"}, {}, "nms");
   mismatched.Output("sel");
   ExpectError([&] { ImportOnnxModel(mismatched.Build()); }, StatusCode::kInvalidArgument, {"nms", "scores", "[1,2,6]"});
+}
+
+// A detector's tail: NonMaxSuppression's selected rows read row for row (the box index column,
+// the boxes it selects, scaled) compute on the rows' upper bound; the model output's extents
+// come from a RunTimeRowExtents node counting the same rows. The interpreter's rows before the
+// count are the boxes selected.
+TEST(ImporterTest, RowsCountedAtRunTimeMayBeReadRowForRow) {
+  auto detector = [](const std::function<void(ModelBuilder&)>& tail) {
+    ModelBuilder b(13);
+    b.Input("boxes", kFloat, {1, 3, 4}).Input("scores", kFloat, {1, 1, 3});
+    b.Initializer("max", Tensor::FromInts(DType::Int(64), {1}, {3}));
+    b.Initializer("iou", Tensor::FromDoubles(DType::Float(32), {1}, {0.5}));
+    b.Initializer("column", Tensor::FromInts(DType::Int(64), {}, {2}));
+    b.Initializer("first", Tensor::FromInts(DType::Int(64), {1}, {0}));
+    b.Node("NonMaxSuppression", {"boxes", "scores", "max", "iou"}, {"sel"}, {}, "nms");
+    b.Node("Gather", {"sel", "column"}, {"box"}, {{"axis", int64_t{1}}}, "which_box");
+    b.Node("Squeeze", {"boxes", "first"}, {"all_boxes"}, {}, "drop_batch");
+    b.Node("Gather", {"all_boxes", "box"}, {"picked"}, {{"axis", int64_t{0}}}, "pick");
+    tail(b);
+    return b.Build();
+  };
+  Graph g = ImportOnnxModel(detector([](ModelBuilder& b) {
+    b.Initializer("two", Tensor::FromDoubles(DType::Float(32), {}, {2.0}));
+    b.Node("Mul", {"picked", "two"}, {"scaled"}, {}, "scale");
+    b.Output("scaled").Output("sel");
+  }));
+  EXPECT_EQ(g.TypeOf("scaled").shape, (Shape{3, 4}));
+  ASSERT_EQ(g.run_time_extents.count("scaled"), 1u);
+  ASSERT_EQ(g.run_time_extents.count("sel"), 1u);
+  int row_extents = 0;
+  for (const graph::Node& node : g.nodes) {
+    if (node.op != "RunTimeRowExtents") continue;
+    ++row_extents;
+    EXPECT_EQ(node.inputs, (std::vector<std::string>{g.run_time_extents.at("sel")}));
+    EXPECT_EQ(node.outputs, (std::vector<std::string>{g.run_time_extents.at("scaled")}));
+  }
+  EXPECT_EQ(row_extents, 1);
+  // Boxes 0 and 1 overlap (IoU 0.81), box 2 does not: boxes 0 and 2 are selected.
+  std::map<std::string, Tensor> inputs = {
+      {"boxes", Tensor::FromDoubles(DType::Float(32), {1, 3, 4}, {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 5, 1, 6})},
+      {"scores", Tensor::FromDoubles(DType::Float(32), {1, 1, 3}, {0.9, 0.8, 0.7})}};
+  auto results = graph_eval::Interpret(g, inputs);
+  EXPECT_EQ(results.at(g.run_time_extents.at("scaled")).ToInts(), (std::vector<int64_t>{2, 4}));
+  std::vector<double> scaled = results.at("scaled").ToDoubles();
+  EXPECT_EQ(std::vector<double>(scaled.begin(), scaled.begin() + 8), (std::vector<double>{0, 0, 2, 2, 0, 10, 2, 12}));
+
+  // Readers that mix, reduce or move the rows are refused, naming the reader and why.
+  auto refused = [&](const std::function<void(ModelBuilder&)>& tail, const std::vector<std::string>& fragments) {
+    ExpectError([&] { ImportOnnxModel(detector(tail)); }, StatusCode::kUnsupported, fragments);
+  };
+  refused([](ModelBuilder& b) {
+    b.Node("ReduceSum", {"picked"}, {"total"}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}, "sum");
+    b.Output("total");
+  }, {"ReduceSum 'sum'", "'picked'", "NonMaxSuppression 'nms'", "reduces or drops axis 0"});
+  refused([](ModelBuilder& b) {
+    b.Node("Softmax", {"picked"}, {"p"}, {{"axis", int64_t{0}}}, "norm");
+    b.Output("p");
+  }, {"Softmax 'norm'", "combines elements along axis 0"});
+  refused([](ModelBuilder& b) {
+    b.Node("Transpose", {"picked"}, {"t"}, {}, "flip");
+    b.Output("t");
+  }, {"Transpose 'flip'", "moves or merges axis 0"});
+  refused([](ModelBuilder& b) {
+    b.Node("Add", {"picked", "all_boxes"}, {"sum"}, {}, "mix");
+    b.Output("sum");
+  }, {"Add 'mix'", "do not follow the rows"});
+  refused([](ModelBuilder& b) {
+    b.Initializer("max2", Tensor::FromInts(DType::Int(64), {1}, {3}));
+    b.Node("NonMaxSuppression", {"boxes", "scores", "max2"}, {"sel2"}, {}, "nms2");
+    b.Node("Add", {"sel", "sel2"}, {"both"}, {}, "join");
+    b.Output("both");
+  }, {"Add 'join'", "two different operators"});
 }
 
 // Operands that decide behaviour but not a shape (Trilu's k, CumSum's axis) may arrive at run

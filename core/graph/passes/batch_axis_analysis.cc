@@ -1,7 +1,9 @@
 #include "core/graph/passes/batch_axis_analysis.h"
 
 #include <map>
+#include <sstream>
 
+#include "core/graph/shape_inference.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -23,7 +25,7 @@ bool CombinesAlongAxisAttr(const std::string& op, int64_t* fallback) {
   static const std::map<std::string, int64_t> kOps = {
       {"Softmax", -1},  {"LogSoftmax", -1}, {"Hardmax", -1},           {"CumSum", 0},
       {"TopK", -1},     {"LpNormalization", -1}, {"LayerNormalization", -1}, {"ArgMax", 0},
-      {"ArgMin", 0},
+      {"ArgMin", 0},    {"DFT", 1},
   };
   auto it = kOps.find(op);
   if (it == kOps.end()) return false;
@@ -38,7 +40,74 @@ int64_t AxisAttr(const Node& node, int64_t fallback) {
   return node.attrs.GetInt("axis", fallback);
 }
 
+// Operators that keep their inputs' shape yet combine elements of axis 0 by other attributes:
+// a scale over the whole tensor, normalization over axes that include 0 (MeanVarianceNormalization's
+// default), a recurrence over time on axis 0 (the recurrent layers' layout 0, ReverseSequence's
+// time_axis), batch statistics in training mode.
+bool CombinesAlongAxis0ByOtherAttrs(const Node& node) {
+  const std::string& op = node.op;
+  if (op == "DynamicQuantizeLinear") return true;
+  if (op == "MeanVarianceNormalization") {
+    for (int64_t axis : node.attrs.GetInts("axes", {0, 2, 3}))
+      if (axis == 0) return true;
+    return false;
+  }
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return node.attrs.GetInt("layout", 0) == 0;
+  if (op == "ReverseSequence") return node.attrs.GetInt("time_axis", 0) == 0;
+  if (op == "BatchNormalization") return node.attrs.GetInt("training_mode", 0) != 0;
+  return false;
+}
+
+// True when `node`, reading rows on axis 0 of an input of rank `rank`, combines elements along
+// that axis (Softmax over axis 0, CumSum along it, ...).
+bool CombinesAlongAxis0(const Node& node, int64_t rank) {
+  if (CombinesAlongAxis0ByOtherAttrs(node)) return true;
+  int64_t fallback = 0;
+  if (!CombinesAlongAxisAttr(node.op, &fallback)) return false;
+  int64_t axis = AxisAttr(node, fallback);
+  if (axis < 0) axis += rank;
+  return axis == 0 || (node.op == "LayerNormalization" && axis <= 0);
+}
+
 }  // namespace
+
+std::string RowMixingReason(const Node& node, const std::set<std::string>& row_inputs,
+                            const std::map<std::string, TensorType>& types,
+                            const std::map<std::string, Tensor>& constants) {
+  int64_t rows = -1;
+  std::map<std::string, TensorType> longer = types;
+  for (const std::string& in : node.inputs) {
+    if (!row_inputs.count(in)) continue;
+    TensorType& type = longer.at(in);
+    if (type.shape.empty()) return "input '" + in + "' has no axis 0";
+    if (rows >= 0 && type.shape[0] != rows) {
+      return "its inputs' rows have different upper bounds (" + std::to_string(rows) + " and " +
+             std::to_string(type.shape[0]) + ")";
+    }
+    rows = type.shape[0];
+    if (CombinesAlongAxis0(node, type.rank())) return node.op + " combines elements along axis 0";
+    type.shape[0] = rows + 1;
+  }
+  if (rows < 0) return "";
+  std::vector<TensorType> at_bound, at_longer;
+  try {
+    at_bound = InferNodeTypes(node, types, constants);
+    at_longer = InferNodeTypes(node, longer, constants);
+  } catch (const Error& e) {
+    return "its output shapes do not follow the rows (" + e.message() + ")";
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i].empty()) continue;
+    if (!RowsOnAxis0(at_bound[i].shape, rows, at_longer[i].shape, rows + 1)) {
+      std::ostringstream why;
+      why << "output '" << node.outputs[i] << "' " << ShapeToString(at_bound[i].shape) << " "
+          << (at_bound[i].shape == at_longer[i].shape ? "reduces or drops axis 0" : "moves or merges axis 0")
+          << ", which carries the rows";
+      return why.str();
+    }
+  }
+  return "";
+}
 
 BatchAxes AnalyzeBatchAxes(const Graph& at_a, int64_t a, const Graph& at_b, int64_t b, const std::string& symbol,
                            const std::set<std::string>& batch_inputs) {
@@ -69,12 +138,9 @@ BatchAxes AnalyzeBatchAxes(const Graph& at_a, int64_t a, const Graph& at_b, int6
         << ": some shape computation depends on " << symbol << ", which cannot vary at run time";
     bool reads_rows = false;
     for (const std::string& in : node.inputs) reads_rows = reads_rows || rows.count(in) > 0;
-    int64_t fallback = 0;
-    if (reads_rows && CombinesAlongAxisAttr(node.op, &fallback)) {
+    if (reads_rows) {
       const int64_t rank = static_cast<int64_t>(at_a.types.at(node.inputs[0]).shape.size());
-      int64_t axis = AxisAttr(node, fallback);
-      if (axis < 0) axis += rank;
-      AGATE_REQUIRE(axis != 0 && !(node.op == "LayerNormalization" && axis <= 0), kUnsupported)
+      AGATE_REQUIRE(!CombinesAlongAxis0(node, rank), kUnsupported)
           << node.op << " '" << node.name << "' combines elements along axis 0, which carries " << symbol << ": "
           << symbol << " cannot vary at run time";
     }

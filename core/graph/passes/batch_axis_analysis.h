@@ -14,6 +14,7 @@
 #define AGATE_CORE_GRAPH_PASSES_BATCH_AXIS_ANALYSIS_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,16 @@ struct BatchAxes {
 // node, op and reason when the symbol cannot vary at run time.
 BatchAxes AnalyzeBatchAxes(const Graph& at_a, int64_t a, const Graph& at_b, int64_t b, const std::string& symbol,
                            const std::set<std::string>& batch_inputs);
+
+// Why `node` cannot compute row for row over the rows (axis 0) of the inputs named in
+// `row_inputs`, all of one extent in `types`: the same two-extent test for one node, its outputs
+// inferred again with those inputs' axis 0 one longer. Empty when it can: every output then has
+// its rows on axis 0, row i computed from row i of those inputs alone. Used for the readers of
+// a value whose rows are counted at run time (frontends/onnx/importer.cc): they compute on the
+// value's upper bound, and the rows past the count are never read.
+std::string RowMixingReason(const Node& node, const std::set<std::string>& row_inputs,
+                            const std::map<std::string, TensorType>& types,
+                            const std::map<std::string, Tensor>& constants);
 
 }  // namespace graph
 }  // namespace agate
