@@ -79,6 +79,42 @@ TEST(BatchAxisAnalysisTest, MovingTheBatchAxisIsRefused) {
   EXPECT_NE(message.find("moves or merges axis 0"), std::string::npos) << message;
 }
 
+// Operators that keep the shape yet combine rows by attributes other than an axis: a whole-tensor
+// scale, normalization over axis 0, training statistics.
+TEST(BatchAxisAnalysisTest, WholeTensorStatisticsAreRefused) {
+  EXPECT_NE(Refusal([](Graph* g) {
+              Add(g, "DynamicQuantizeLinear", "dq", {"x"}, {"q", "scale", "zero"});
+              return std::vector<std::string>{"q"};
+            }).find("DynamicQuantizeLinear 'dq' combines elements along axis 0"),
+            std::string::npos);
+  EXPECT_NE(Refusal([](Graph* g) {
+              Add(g, "MeanVarianceNormalization", "mvn", {"x"}, {"y"}, {{"axes", std::vector<int64_t>{0, 1}}});
+              return std::vector<std::string>{"y"};
+            }).find("MeanVarianceNormalization 'mvn' combines elements along axis 0"),
+            std::string::npos);
+  EXPECT_EQ(Refusal([](Graph* g) {
+              Add(g, "MeanVarianceNormalization", "mvn", {"x"}, {"y"}, {{"axes", std::vector<int64_t>{1}}});
+              return std::vector<std::string>{"y"};
+            }),
+            "");
+}
+
+// The one-node form the importer uses for rows counted at run time.
+TEST(BatchAxisAnalysisTest, RowMixingReasonForOneNode) {
+  Graph g = At(4, [](Graph* g) {
+    Add(g, "MatMul", "mm", {"x", "w"}, {"h"});
+    Add(g, "CumSum", "running", {"h"}, {"c"}, {{"axis", std::vector<int64_t>{0}}});
+    Add(g, "ReduceMax", "best", {"h"}, {"m"}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+    return std::vector<std::string>{"c", "m"};
+  });
+  EXPECT_EQ(RowMixingReason(g.nodes[0], {"x"}, g.types, g.constants), "");
+  EXPECT_EQ(RowMixingReason(g.nodes[1], {"h"}, g.types, g.constants), "CumSum combines elements along axis 0");
+  EXPECT_EQ(RowMixingReason(g.nodes[2], {"h"}, g.types, g.constants), "");
+  // The weights as the rows: MatMul contracts them away (one more row no longer multiplies).
+  EXPECT_NE(RowMixingReason(g.nodes[0], {"w"}, g.types, g.constants).find("do not follow the rows"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace graph
 }  // namespace agate
