@@ -325,7 +325,7 @@ TEST(Conv2dTest, PrimeWidthsGetTheLeastWastefulTile) {
 // per output element.
 // The default register tile per instruction set: AVX-512 two 16-channel blocks by 8 columns
 // (16 of 32 registers), AVX2 two 8-channel blocks by at most 6 (12 of 16: each broadcast
-// pixel feeds two FMAs), 32-register NEON one block by 8; an odd number of blocks stays at
+// pixel feeds two FMAs; 5 when a guarded tail is needed), 32-register NEON one block by 8; an odd number of blocks stays at
 // one; the knobs override.
 TEST(Conv2dTest, RegisterTilePerInstructionSet) {
   LowerGroupOptions none;
@@ -337,6 +337,8 @@ TEST(Conv2dTest, RegisterTilePerInstructionSet) {
   EXPECT_EQ(tile({1, 16, 56, 56, 8}, 8, 16, none), "2x4");  // 56's largest divisor <= 6
   EXPECT_EQ(tile({1, 64, 7, 7, 8}, 8, 16, none), "2x4");    // 7 columns: 4 + a guarded 3 (least waste)
   EXPECT_EQ(tile({1, 32, 28, 30, 8}, 8, 16, none), "2x6");
+  EXPECT_EQ(tile({1, 48, 17, 17, 8}, 8, 16, none), "2x5");  // 17 columns: a guarded tail of at most 5
+  EXPECT_EQ(tile({1, 8, 17, 17, 16}, 16, 32, none), "2x6");  // (AVX-512: 17's least-waste tile up to 8)
   EXPECT_EQ(tile({1, 3, 28, 28, 8}, 8, 16, none), "1x7");   // an odd number of blocks
   EXPECT_EQ(tile({1, 16, 56, 56, 4}, 4, 32, none), "1x8");  // NEON unchanged
   LowerGroupOptions knobs;
