@@ -523,6 +523,90 @@ TEST(CompilerTest, RowsSelectedAtRunTimeFeedGathersAndArithmetic) {
   }
 }
 
+// PyTorch's boolean indexing as torch 1.13 exports it: boxes[scores > t] is NonZero -> Transpose ->
+// GatherND, boxes[torch.where(scores > t)[0]] is NonZero -> Transpose -> Split -> Squeeze ->
+// Gather. NonZero's positions of a 1-D mask are [1, rows]: the rows follow an axis of extent 1,
+// so every reader computes on the bound. Through the C ABI: the selected boxes at their run-time
+// shape, equal to the reference's, for masks selecting some, none and all of the boxes.
+TEST(CompilerTest, BooleanIndexingAsPyTorchExportsIt) {
+  const int64_t n = 10;
+  auto model = [&](bool where) {
+    ModelBuilder b(13);
+    b.Input("boxes", kFloat, {n, 4}).Input("scores", kFloat, {n});
+    b.Initializer("threshold", Tensor::FromDoubles(graph::DType::Float(32), {}, {0.5}));
+    b.Initializer("two", Tensor::FromDoubles(graph::DType::Float(32), {}, {2.0}));
+    b.Node("Greater", {"scores", "threshold"}, {"keep"}, {}, "compare");
+    b.Node("NonZero", {"keep"}, {"positions"}, {}, "nonzero");
+    b.Node("Transpose", {"positions"}, {"rows"}, {{"perm", std::vector<int64_t>{1, 0}}}, "flip");
+    if (where) {
+      b.Initializer("one", Tensor::FromInts(graph::DType::Int(64), {1}, {1}));
+      b.Node("Split", {"rows", "one"}, {"column"}, {{"axis", int64_t{1}}}, "split");
+      b.Node("Squeeze", {"column", "one"}, {"index"}, {}, "squeeze");
+      b.Node("Gather", {"boxes", "index"}, {"picked"}, {{"axis", int64_t{0}}}, "gather");
+    } else {
+      b.Node("GatherND", {"boxes", "rows"}, {"picked"}, {}, "gather");
+    }
+    b.Node("Mul", {"picked", "two"}, {"out"}, {}, "scale");
+    b.Output("out");
+    return onnx_frontend::ImportOnnxModel(b.Build());
+  };
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> value(-1.0, 1.0), score(0.0, 1.0);
+  std::vector<double> boxes;
+  for (int64_t i = 0; i < 4 * n; ++i) boxes.push_back(value(rng));
+  for (bool where : {false, true}) {
+    Graph g = model(where);
+    CompileResult result = CompileGraph(g, CompileOptions{});
+    agate_module_t* m = nullptr;
+    ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+        << RuntimeError();
+    agate_executor_t* e = nullptr;
+    ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+    for (double fraction : {0.5, 2.0, -1.0}) {  // random scores, then every score above 0.5, then none
+      std::vector<double> scores;
+      for (int64_t i = 0; i < n; ++i) scores.push_back(fraction == 0.5 ? score(rng) : fraction);
+      std::map<std::string, Tensor> inputs = {{"boxes", Tensor::FromDoubles(graph::DType::Float(32), {n, 4}, boxes)},
+                                              {"scores", Tensor::FromDoubles(graph::DType::Float(32), {n}, scores)}};
+      auto reference = graph_eval::Interpret(g, inputs);
+      const int64_t rows = reference.at(g.run_time_extents.at("out")).GetInt(0);
+      EXPECT_EQ(rows, fraction == 2.0 ? n : fraction == -1.0 ? 0 : rows);
+      for (uint32_t i = 0; i < 2; ++i) {
+        const Tensor& tensor = inputs.at(i == 0 ? "boxes" : "scores");
+        std::vector<int64_t> shape = tensor.shape();
+        DLTensor dl;
+        std::memset(&dl, 0, sizeof(dl));
+        dl.data = const_cast<void*>(tensor.raw_data());
+        dl.device = DLDevice{kDLCPU, 0};
+        dl.ndim = static_cast<int32_t>(shape.size());
+        dl.dtype = DLDataType{kDLFloat, 32, 1};
+        dl.shape = shape.data();
+        ASSERT_EQ(agate_executor_set_input(e, i, &dl), AGATE_OK) << RuntimeError();
+      }
+      ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
+      int64_t dims[2] = {-1, -1};
+      int32_t ndim = 0;
+      ASSERT_EQ(agate_executor_output_shape(e, 0, dims, 2, &ndim), AGATE_OK) << RuntimeError();
+      EXPECT_EQ(std::vector<int64_t>(dims, dims + ndim), (std::vector<int64_t>{rows, 4}));
+      DLTensor got;
+      ASSERT_EQ(agate_executor_get_output(e, 0, &got), AGATE_OK) << RuntimeError();
+      const float* data = static_cast<const float*>(got.data);
+      for (int64_t i = 0; i < rows * 4; ++i) {
+        ASSERT_EQ(data[i], reference.at("out").GetDouble(i)) << (where ? "where" : "mask") << " element " << i;
+      }
+      // The reference's rows are the boxes whose score passes, doubled.
+      int64_t row = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (!(static_cast<float>(scores[i]) > 0.5f)) continue;
+        for (int c = 0; c < 4; ++c) EXPECT_EQ(data[row * 4 + c], static_cast<float>(boxes[i * 4 + c]) * 2.0f);
+        ++row;
+      }
+      EXPECT_EQ(row, rows);
+    }
+    agate_executor_free(e);
+    agate_module_free(m);
+  }
+}
+
 // Such an output may not feed a batch-variant module or a target without an OS.
 TEST(CompilerTest, RunTimeReshapeOutputNeedsAHostModule) {
   ModelBuilder b(14);

@@ -480,17 +480,23 @@ Types LayoutTransformInfer(const InferContext& ctx) {
   return {TensorType{in.dtype, {logical[0], logical[1] / dst_block, logical[2], logical[3], dst_block}}};
 }
 
-// RunTimeRowExtents: the run-time extents of a value whose rows (axis 0) come one for one from
-// the rows of a value of run-time extents (an operator computed on that value's upper bound,
+// RunTimeRowExtents: the run-time extents of a value whose rows come one for one from the rows of
+// a value of run-time extents (an operator computed on that value's upper bound,
 // frontends/onnx/importer.cc): input 0 the source's int64 extents, attribute "shape" the value's
-// upper-bound shape; the output is [source rows, shape[1], ...].
+// upper-bound shape, "axis" the axis of its rows, "source_axis" the element of input 0 that
+// counts them; the output is "shape" with the count at "axis".
 Types RunTimeRowExtentsInfer(const InferContext& ctx) {
   const TensorType& source = ctx.input(0);
-  AGATE_REQUIRE(source.dtype == DType::Int(64) && source.rank() == 1 && source.numel() >= 1, kInvalidArgument)
-      << Where(ctx) << ": input 0 ('" << ctx.node().inputs[0] << "') must be the int64 extents of a value of rank >= 1, "
-      << "got " << source.ToString();
+  AGATE_REQUIRE(source.dtype == DType::Int(64) && source.rank() == 1, kInvalidArgument)
+      << Where(ctx) << ": input 0 ('" << ctx.node().inputs[0] << "') must be the int64 extents of a value, got "
+      << source.ToString();
   const std::vector<int64_t> shape = ctx.attrs().GetInts("shape");
-  AGATE_REQUIRE(!shape.empty(), kInvalidArgument) << Where(ctx) << ": attribute 'shape' must have rank >= 1";
+  const int64_t axis = ctx.attrs().GetInt("axis", 0), source_axis = ctx.attrs().GetInt("source_axis", 0);
+  AGATE_REQUIRE(axis >= 0 && axis < static_cast<int64_t>(shape.size()) && source_axis >= 0 &&
+                    source_axis < source.numel(),
+                kInvalidArgument)
+      << Where(ctx) << ": axis " << axis << " of a rank-" << shape.size() << " value from element " << source_axis
+      << " of " << source.ToString();
   return {TensorType{DType::Int(64), {static_cast<int64_t>(shape.size())}}};
 }
 
@@ -506,7 +512,7 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("RunTimeSlice", OpKind::kOpaque, 3, 5, {}, RunTimeSliceInfer));
   r->Register(Def("RunTimeSplit", OpKind::kOpaque, 2, 2, {"axis"}, RunTimeSplitInfer));
   r->Register(Def("RunTimeTopK", OpKind::kOpaque, 2, 2, {"axis", "largest", "sorted"}, RunTimeTopKInfer));
-  r->Register(Def("RunTimeRowExtents", OpKind::kOpaque, 1, 1, {"shape"}, RunTimeRowExtentsInfer));
+  r->Register(Def("RunTimeRowExtents", OpKind::kOpaque, 1, 1, {"shape", "axis", "source_axis"}, RunTimeRowExtentsInfer));
   r->Register(Def("Transpose", kI, 1, 1, {"perm"}, TransposeInfer));
   r->Register(Def("Concat", kI, 1, -1, {"axis"}, ConcatInfer));
   r->Register(Def("Split", kI, 1, 1, {"axis", "split"}, SplitInfer, {{1, "split"}}));

@@ -304,10 +304,10 @@ Tensors RunTimeReshape(const KernelContext& ctx) {
   return {y, Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(extents.size())}, extents)};
 }
 
-// RunTimeRowExtents: the source's row count, then the bound shape's other extents.
+// RunTimeRowExtents: the bound shape with the source's row count on the rows' axis.
 Tensors RunTimeRowExtents(const KernelContext& ctx) {
   std::vector<int64_t> extents = ctx.attrs().GetInts("shape");
-  extents[0] = ctx.in(0).GetInt(0);
+  extents[ctx.attrs().GetInt("axis", 0)] = ctx.in(0).GetInt(ctx.attrs().GetInt("source_axis", 0));
   return {Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(extents.size())}, extents)};
 }
 

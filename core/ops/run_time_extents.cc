@@ -34,12 +34,16 @@ std::vector<Expr> CompactIndex(Expr flat, const std::vector<Expr>& extents, cons
 
 namespace {
 
-// RunTimeRowExtents (core/graph/ops_tensor.cc): the source's row count, then the bound shape's
-// other extents.
+// RunTimeRowExtents (core/graph/ops_tensor.cc): the bound shape with the source's row count on
+// the rows' axis.
 std::vector<Tensor> RunTimeRowExtentsOp(const OpContext& ctx) {
-  std::vector<int64_t> shape = ctx.attrs().GetInts("shape");
-  std::vector<Expr> extents = {ctx.input(0)({Expr(int64_t{0})})};
-  for (size_t d = 1; d < shape.size(); ++d) extents.push_back(Expr(shape[d]));
+  const std::vector<int64_t> shape = ctx.attrs().GetInts("shape");
+  const int64_t axis = ctx.attrs().GetInt("axis", 0);
+  std::vector<Expr> extents;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    extents.push_back(static_cast<int64_t>(d) == axis ? ctx.input(0)({Expr(ctx.attrs().GetInt("source_axis", 0))})
+                                                      : Expr(shape[d]));
+  }
   return {ExtentsTensor(extents, ctx.node().outputs[0])};
 }
 

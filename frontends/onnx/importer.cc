@@ -902,68 +902,89 @@ std::string RunTimeExtentsOrigin(const std::string& value, const Graph& g) {
   return "";
 }
 
-// True when only the rows (axis 0) of `value`, an output of `producer` with run-time extents,
-// vary at run time: every other extent is its bound's.
-bool OnlyRowsVary(const Node& producer, const std::string& value, const Graph& g) {
-  const int rank = g.TypeOf(value).rank();
-  if (rank == 1 || producer.op == "RunTimeNonMaxSuppression") return true;  // [rows] / [rows, 3]
-  // Selections and splits along an axis: it alone varies (without one, Compress and Unique flatten).
-  const bool along_axis = producer.op == "RunTimeCompress" || producer.op == "RunTimeUnique" ||
-                          producer.op == "RunTimeTopK" || producer.op == "RunTimeSplit";
-  if (!along_axis || !producer.attrs.Has("axis")) return false;
-  const int64_t fallback = producer.op == "RunTimeTopK" ? -1 : 0;
-  return graph::NormalizeAxis(producer.attrs.GetInt("axis", fallback), rank, producer.Describe()) == 0;
+// The axis of `value`, an output of `producer` with run-time extents, that alone varies at run
+// time with every axis before it of extent 1 (so its rows are a prefix of the buffer), or -1.
+int RunTimeRowsAxis(const Node& producer, const std::string& value, const Graph& g) {
+  const Shape& bound = g.TypeOf(value).shape;
+  const int rank = static_cast<int>(bound.size());
+  int axis = -1;
+  if (rank == 1 || producer.op == "RunTimeNonMaxSuppression") {
+    axis = 0;  // [rows] / [rows, 3]
+  } else if (producer.op == "RunTimeNonZero" && rank == 2 && bound[0] == 1) {
+    axis = 1;  // the positions of a rank-1 input: [1, rows]
+  } else if ((producer.op == "RunTimeCompress" || producer.op == "RunTimeUnique" || producer.op == "RunTimeTopK" ||
+              producer.op == "RunTimeSplit") &&
+             producer.attrs.Has("axis")) {
+    // Selections and splits along an axis vary on it alone (without one, Compress and Unique flatten).
+    const int64_t fallback = producer.op == "RunTimeTopK" ? -1 : 0;
+    axis = graph::NormalizeAxis(producer.attrs.GetInt("axis", fallback), rank, producer.Describe());
+  }
+  for (int d = 0; d < axis; ++d)
+    if (bound[d] != 1) return -1;
+  return axis;
 }
 
+// Where the rows of a value come from: the extents value that counts them, which of its
+// elements holds the count, and the axis of the value that holds the rows.
+struct CountedRows {
+  std::string extents;
+  int extents_axis = 0;
+  int axis = 0;
+  std::string source;  // the value of run-time extents they are the rows of (for messages)
+};
+
 // Values of run-time extents (Graph::run_time_extents) are model outputs, or read by operators
-// that compute row for row on their upper bound: where only their rows (axis 0) vary, a reader
-// whose outputs keep those rows on axis 0, row i from row i (graph::RowMixingReason: Gather of
-// NonMaxSuppression's selected rows, elementwise arithmetic, MatMul by a constant), computes
-// rows past the count that nobody reads, and its outputs' rows are counted by the same extents.
-// Anything else is refused naming the reader, the value, where its extents come from and why.
-// A model output computed so gets a RunTimeRowExtents node for its extents; unused extents are
-// dropped; the extents of model outputs are appended to the graph outputs.
+// that compute row for row on their upper bound: where one axis alone varies, every axis before
+// it of extent 1 (its rows, a prefix of the buffer), a reader whose outputs keep those rows on
+// one axis so placed, row i from row i (graph::RowMixingReason: Gather of NonMaxSuppression's
+// selected rows, the Transpose/Squeeze/GatherND of NonZero's positions of a mask, elementwise
+// arithmetic, MatMul by a constant), computes rows past the count that nobody reads, and its
+// outputs' rows are counted by the same extents. Anything else is refused naming the reader,
+// the value, where its extents come from and why. A model output computed so gets a
+// RunTimeRowExtents node for its extents; unused extents are dropped; the extents of model
+// outputs are appended to the graph outputs.
 void FinishRunTimeExtents(Graph* result) {
-  // Values whose rows are counted at run time -> the extents value that counts them, and the
-  // value of run-time extents their rows come from (for messages).
-  std::map<std::string, std::string> counted_by, rows_of;
+  std::map<std::string, CountedRows> counted;  // values whose rows are counted at run time
+  std::map<std::string, std::string> sources;  // every value of run-time extents or rows -> its source
   const std::map<std::string, int> producers = result->Producers();
   for (const auto& [value, extents] : result->run_time_extents) {
-    rows_of[value] = value;
-    if (OnlyRowsVary(result->nodes.at(producers.at(value)), value, *result)) counted_by[value] = extents;
+    sources[value] = value;
+    const int axis = RunTimeRowsAxis(result->nodes.at(producers.at(value)), value, *result);
+    if (axis >= 0) counted[value] = CountedRows{extents, axis, axis, value};
   }
   for (const Node& node : result->nodes) {
-    std::set<std::string> rows;
-    std::string counter, first;
-    std::string why;
+    std::map<std::string, int> rows;
+    const CountedRows* counter = nullptr;
+    std::string first, why;
     for (const std::string& in : node.inputs) {
-      const bool run_time = result->run_time_extents.count(in) > 0;
-      auto it = counted_by.find(in);
-      if (!run_time && it == counted_by.end()) continue;
+      if (!sources.count(in)) continue;
       if (first.empty()) first = in;
-      if (it == counted_by.end()) {
-        why = "more of its axes than the rows (axis 0) vary";
+      auto it = counted.find(in);
+      if (it == counted.end()) {
+        why = "more of its axes than the rows vary, or its rows follow an axis longer than 1";
       } else if (node.op.rfind("RunTime", 0) == 0) {
         why = node.op.substr(7) + " takes its inputs' extents at their bounds";
-      } else if (!counter.empty() && counter != it->second) {
+      } else if (counter != nullptr && counter->extents != it->second.extents) {
         why = "it combines rows counted by two different operators";
       }
       if (!why.empty()) break;
-      counter = it->second;
-      rows.insert(in);
+      counter = &it->second;
+      rows[in] = it->second.axis;
     }
     if (first.empty()) continue;
-    if (why.empty()) why = graph::RowMixingReason(node, rows, result->types, result->constants);
-    const std::string& source = rows_of.at(first);
+    std::vector<int> output_axes;
+    if (why.empty()) why = graph::RowMixingReason(node, rows, result->types, result->constants, &output_axes);
+    const std::string& source = sources.at(first);
     AGATE_REQUIRE(why.empty(), kUnsupported)
         << node.Describe() << " reads '" << first << "', whose extents are known only when the model runs ("
         << (source == first ? "" : "its rows are those of '" + source + "': ") << RunTimeExtentsOrigin(source, *result)
-        << "); agate supports such a value as a model output, or read row for row (its rows on axis 0: Gather, "
-        << "elementwise operators, MatMul by a constant...), but " << why;
-    for (const std::string& out : node.outputs) {
-      if (out.empty()) continue;
-      counted_by[out] = counter;
-      rows_of[out] = source;
+        << "); agate supports such a value as a model output, or read row for row (Gather, elementwise operators, "
+        << "MatMul by a constant...), but " << why;
+    const CountedRows from = *counter;
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;
+      counted[node.outputs[i]] = CountedRows{from.extents, from.extents_axis, output_axes[i], from.source};
+      sources[node.outputs[i]] = from.source;
     }
   }
   std::map<std::string, std::string> kept;
@@ -973,14 +994,16 @@ void FinishRunTimeExtents(Graph* result) {
       kept.insert(*it);
       continue;
     }
-    auto counted = counted_by.find(out);
-    if (counted == counted_by.end()) continue;
+    auto rows = counted.find(out);
+    if (rows == counted.end()) continue;
     Node extents;
     extents.op = "RunTimeRowExtents";
     extents.name = result->FreshName(out + "_rows");
-    extents.inputs = {counted->second};
+    extents.inputs = {rows->second.extents};
     extents.outputs = {result->FreshName(out + "_extents")};
     extents.attrs.Set("shape", result->TypeOf(out).shape);
+    extents.attrs.Set("axis", int64_t{rows->second.axis});
+    extents.attrs.Set("source_axis", int64_t{rows->second.extents_axis});
     AppendNode(extents, result);
     kept[out] = extents.outputs[0];
   }

@@ -548,7 +548,7 @@ TEST(ImporterTest, RowsCountedAtRunTimeMayBeReadRowForRow) {
   refused([](ModelBuilder& b) {
     b.Node("ReduceSum", {"picked"}, {"total"}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}, "sum");
     b.Output("total");
-  }, {"ReduceSum 'sum'", "'picked'", "NonMaxSuppression 'nms'", "reduces or drops axis 0"});
+  }, {"ReduceSum 'sum'", "'picked'", "NonMaxSuppression 'nms'", "reduces or drops the rows"});
   refused([](ModelBuilder& b) {
     b.Node("Softmax", {"picked"}, {"p"}, {{"axis", int64_t{0}}}, "norm");
     b.Output("p");
@@ -556,7 +556,7 @@ TEST(ImporterTest, RowsCountedAtRunTimeMayBeReadRowForRow) {
   refused([](ModelBuilder& b) {
     b.Node("Transpose", {"picked"}, {"t"}, {}, "flip");
     b.Output("t");
-  }, {"Transpose 'flip'", "moves or merges axis 0"});
+  }, {"Transpose 'flip'", "moves or merges the rows"});
   refused([](ModelBuilder& b) {
     b.Node("Add", {"picked", "all_boxes"}, {"sum"}, {}, "mix");
     b.Output("sum");

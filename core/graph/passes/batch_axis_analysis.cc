@@ -69,25 +69,53 @@ bool CombinesAlongAxis0(const Node& node, int64_t rank) {
   return axis == 0 || (node.op == "LayerNormalization" && axis <= 0);
 }
 
+// The one axis on which `at_longer` is `at_bound` with `rows` + 1 for `rows`, every axis before it
+// of extent 1; -1 when there is none.
+int RowsAxis(const Shape& at_bound, const Shape& at_longer, int64_t rows) {
+  if (at_bound.size() != at_longer.size()) return -1;
+  int axis = -1;
+  for (size_t d = 0; d < at_bound.size(); ++d) {
+    if (at_bound[d] == at_longer[d]) continue;
+    if (axis >= 0 || at_bound[d] != rows || at_longer[d] != rows + 1) return -1;
+    axis = static_cast<int>(d);
+  }
+  for (int d = 0; d < axis; ++d)
+    if (at_bound[d] != 1) return -1;
+  return axis;
+}
+
 }  // namespace
 
-std::string RowMixingReason(const Node& node, const std::set<std::string>& row_inputs,
+std::string RowMixingReason(const Node& node, const std::map<std::string, int>& row_axes,
                             const std::map<std::string, TensorType>& types,
-                            const std::map<std::string, Tensor>& constants) {
+                            const std::map<std::string, Tensor>& constants, std::vector<int>* output_axes) {
   int64_t rows = -1;
   std::map<std::string, TensorType> longer = types;
   for (const std::string& in : node.inputs) {
-    if (!row_inputs.count(in)) continue;
+    auto it = row_axes.find(in);
+    if (it == row_axes.end()) continue;
     TensorType& type = longer.at(in);
-    if (type.shape.empty()) return "input '" + in + "' has no axis 0";
-    if (rows >= 0 && type.shape[0] != rows) {
+    const int axis = it->second;
+    if (axis < 0 || axis >= type.rank()) return "input '" + in + "' has no axis " + std::to_string(axis);
+    if (rows >= 0 && type.shape[axis] != rows) {
       return "its inputs' rows have different upper bounds (" + std::to_string(rows) + " and " +
-             std::to_string(type.shape[0]) + ")";
+             std::to_string(type.shape[axis]) + ")";
     }
-    rows = type.shape[0];
-    if (CombinesAlongAxis0(node, type.rank())) return node.op + " combines elements along axis 0";
-    type.shape[0] = rows + 1;
+    rows = type.shape[axis];
+    // The axis-attribute rules are stated for axis 0; rows on axis k > 0 follow k axes of extent 1.
+    bool combines = axis == 0 ? CombinesAlongAxis0(node, type.rank()) : CombinesAlongAxis0ByOtherAttrs(node);
+    if (!combines && axis > 0) {
+      int64_t fallback = 0;
+      if (CombinesAlongAxisAttr(node.op, &fallback)) {
+        int64_t along = AxisAttr(node, fallback);
+        if (along < 0) along += type.rank();
+        combines = along == axis || (node.op == "LayerNormalization" && along <= axis);
+      }
+    }
+    if (combines) return node.op + " combines elements along axis " + std::to_string(axis) + ", which holds the rows";
+    type.shape[axis] = rows + 1;
   }
+  if (output_axes != nullptr) output_axes->assign(node.outputs.size(), -1);
   if (rows < 0) return "";
   std::vector<TensorType> at_bound, at_longer;
   try {
@@ -98,13 +126,16 @@ std::string RowMixingReason(const Node& node, const std::set<std::string>& row_i
   }
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i].empty()) continue;
-    if (!RowsOnAxis0(at_bound[i].shape, rows, at_longer[i].shape, rows + 1)) {
+    const int axis = RowsAxis(at_bound[i].shape, at_longer[i].shape, rows);
+    if (axis < 0) {
       std::ostringstream why;
       why << "output '" << node.outputs[i] << "' " << ShapeToString(at_bound[i].shape) << " "
-          << (at_bound[i].shape == at_longer[i].shape ? "reduces or drops axis 0" : "moves or merges axis 0")
-          << ", which carries the rows";
+          << (at_bound[i].shape == at_longer[i].shape ? "reduces or drops the rows"
+                                                      : "moves or merges the rows (or puts them after an axis longer "
+                                                        "than 1)");
       return why.str();
     }
+    if (output_axes != nullptr) (*output_axes)[i] = axis;
   }
   return "";
 }

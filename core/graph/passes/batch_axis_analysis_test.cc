@@ -107,12 +107,32 @@ TEST(BatchAxisAnalysisTest, RowMixingReasonForOneNode) {
     Add(g, "ReduceMax", "best", {"h"}, {"m"}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
     return std::vector<std::string>{"c", "m"};
   });
-  EXPECT_EQ(RowMixingReason(g.nodes[0], {"x"}, g.types, g.constants), "");
-  EXPECT_EQ(RowMixingReason(g.nodes[1], {"h"}, g.types, g.constants), "CumSum combines elements along axis 0");
-  EXPECT_EQ(RowMixingReason(g.nodes[2], {"h"}, g.types, g.constants), "");
+  EXPECT_EQ(RowMixingReason(g.nodes[0], {{"x", 0}}, g.types, g.constants), "");
+  EXPECT_EQ(RowMixingReason(g.nodes[1], {{"h", 0}}, g.types, g.constants),
+            "CumSum combines elements along axis 0, which holds the rows");
+  EXPECT_EQ(RowMixingReason(g.nodes[2], {{"h", 0}}, g.types, g.constants), "");
   // The weights as the rows: MatMul contracts them away (one more row no longer multiplies).
-  EXPECT_NE(RowMixingReason(g.nodes[0], {"w"}, g.types, g.constants).find("do not follow the rows"),
+  EXPECT_NE(RowMixingReason(g.nodes[0], {{"w", 0}}, g.types, g.constants).find("do not follow the rows"),
             std::string::npos);
+}
+
+// Rows on axis 1 after an axis of extent 1 (NonZero's positions of a mask, [1, rows]): a
+// Transpose brings them to axis 0, the same bytes; a Softmax along them combines them.
+TEST(BatchAxisAnalysisTest, RowsAfterAnAxisOfExtentOne) {
+  Graph g;
+  g.AddInput("p", TensorType{DType::Int(64), {1, 6}});
+  g.AddInput("f", TensorType{DType::Float(32), {1, 6}});
+  Add(&g, "Transpose", "flip", {"p"}, {"t"}, {{"perm", std::vector<int64_t>{1, 0}}});
+  Add(&g, "Softmax", "norm", {"f"}, {"s"}, {{"axis", int64_t{1}}});
+  Add(&g, "Softmax", "norm0", {"f"}, {"s0"}, {{"axis", int64_t{0}}});
+  g = testing::Finish(std::move(g), {"t", "s", "s0"});
+  std::vector<int> axes;
+  EXPECT_EQ(RowMixingReason(g.nodes[0], {{"p", 1}}, g.types, g.constants, &axes), "");
+  EXPECT_EQ(axes, std::vector<int>({0}));
+  EXPECT_EQ(RowMixingReason(g.nodes[1], {{"f", 1}}, g.types, g.constants),
+            "Softmax combines elements along axis 1, which holds the rows");
+  EXPECT_EQ(RowMixingReason(g.nodes[2], {{"f", 1}}, g.types, g.constants, &axes), "");
+  EXPECT_EQ(axes, std::vector<int>({1}));
 }
 
 }  // namespace
