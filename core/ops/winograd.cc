@@ -101,7 +101,7 @@ int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, int64_t m) 
 // m = 4, 1.8x for m = 2) and each element is used once per tile, so a call
 // must have enough tiles to amortize reading them; in a network they come
 // from memory, not cache (each layer's weights are evicted by the others').
-constexpr int64_t kMinTiles2 = 16;  // Winograd at all (2x2 tiles)
+constexpr int64_t kMinTiles2 = 25;  // Winograd at all (2x2 tiles): from 9x9 maps (see below)
 constexpr int64_t kMinTiles4 = 32;  // 4x4 tiles (between the measured 16: 2x2 better, and 49: 4x4 better)
 
 }  // namespace
@@ -115,6 +115,11 @@ constexpr int64_t kMinTiles4 = 32;  // 4x4 tiles (between the measured 16: 2x2 b
 //   7x7x512   (4 of 4x4, 16 of 2x2): m = 4 0.9 / 0.7x (slower), m = 2 1.15 / 1.1x
 // (with warm caches m = 4 wins more: 2.8x, 3.2x, 2.4x, 0.8x; m = 2: 1.5x, 2.0x,
 // 2.0x, 1.45x; in ResNet-50 itself the per-kernel profile agrees with --cold.)
+// Inside ResNet-50 on a 2-core Zen 3 (AVX2) the 7x7x512 layers (16 tiles of 2x2: transformed
+// weights 16.8 MB against 9.4 MB, each element used 16 times) took 4.8 ms per conv in Winograd
+// on 2 threads against 2.0-2.3 ms direct, and 3.7-3.9 ms either way on 1 thread (`agate run
+// --profile`, three interleaved runs): two threads streaming the larger weights contend for
+// memory. So 16 tiles (7x7 and 8x8 maps) stay direct; 49 (14x14) keep Winograd.
 // So: 4x4 tiles from kMinTiles4 tiles, else 2x2 tiles from kMinTiles2, else direct.
 int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob) {
   if (knob == 2 || knob == 4) return knob;

@@ -255,14 +255,14 @@ TEST(WinogradTest, FusedBiasReluAddEpilogue) {
 }
 
 // The automatic rule on the ResNet-50 3x3 stride-1 layers: Winograd with 4x4
-// tiles at 56x56 and 28x28 (and 24x24: 36 tiles), 2x2 tiles at 14x14 and 7x7;
-// direct below 16 tiles of 2x2.
+// tiles at 56x56 and 28x28 (and 24x24: 36 tiles), 2x2 tiles at 14x14 and 9x9 (25
+// tiles); direct at 8x8 and 7x7 (16 tiles of 2x2) and below.
 TEST(WinogradTest, AutomaticRule) {
-  for (int64_t hw : {56, 28, 24, 14, 7, 6}) {
+  for (int64_t hw : {56, 28, 24, 14, 9, 8, 7, 6}) {
     Graph g = graph::TransformLayout(ConvGraph({{1, 16, hw, hw}, {16, 16, 3, 3}}), 16);
     std::vector<std::string> s = ConvSummaries(g, LowerGroupOptions{});
     ASSERT_EQ(s.size(), 1u);
-    const char* want = hw >= 24 ? "conv2d_winograd F(4x4" : hw >= 7 ? "conv2d_winograd F(2x2" : "conv2d_nchwc 3x3";
+    const char* want = hw >= 24 ? "conv2d_winograd F(4x4" : hw >= 9 ? "conv2d_winograd F(2x2" : "conv2d_nchwc 3x3";
     EXPECT_NE(s[0].find(want), std::string::npos) << hw << ": " << s[0];
   }
 }
