@@ -61,6 +61,19 @@ Graph ResidualBlockModel() {
 
 std::string RuntimeError() { return agate_last_error_message(); }
 
+// Binds float32 `tensor` (host memory, its own shape) to input `index` of `e`.
+agate_status_t SetFloatInput(agate_executor_t* e, uint32_t index, const Tensor& tensor) {
+  std::vector<int64_t> shape = tensor.shape();
+  DLTensor dl;
+  std::memset(&dl, 0, sizeof(dl));
+  dl.data = const_cast<void*>(tensor.raw_data());
+  dl.device = DLDevice{kDLCPU, 0};
+  dl.ndim = static_cast<int32_t>(shape.size());
+  dl.dtype = DLDataType{kDLFloat, 32, 1};
+  dl.shape = shape.data();
+  return agate_executor_set_input(e, index, &dl);
+}
+
 // Loads `module` through the public C ABI, runs it on `inputs`, returns the outputs by name.
 std::map<std::string, std::vector<float>> RunModule(const std::vector<uint8_t>& module,
                                                     const std::map<std::string, Tensor>& inputs) {
@@ -71,15 +84,7 @@ std::map<std::string, std::vector<float>> RunModule(const std::vector<uint8_t>& 
   for (const auto& [name, tensor] : inputs) {
     uint32_t index = 0;
     EXPECT_EQ(agate_module_find_input(m, name.c_str(), &index), AGATE_OK) << RuntimeError();
-    std::vector<int64_t> shape = tensor.shape();
-    DLTensor dl;
-    std::memset(&dl, 0, sizeof(dl));
-    dl.data = const_cast<void*>(tensor.raw_data());
-    dl.device = DLDevice{kDLCPU, 0};
-    dl.ndim = static_cast<int32_t>(shape.size());
-    dl.dtype = DLDataType{kDLFloat, 32, 1};
-    dl.shape = shape.data();
-    EXPECT_EQ(agate_executor_set_input(e, index, &dl), AGATE_OK) << RuntimeError();
+    EXPECT_EQ(SetFloatInput(e, index, tensor), AGATE_OK) << RuntimeError();
   }
   EXPECT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
   std::map<std::string, std::vector<float>> outputs;
@@ -488,18 +493,8 @@ TEST(CompilerTest, RowsSelectedAtRunTimeFeedGathersAndArithmetic) {
         << RuntimeError();
     agate_executor_t* e = nullptr;
     ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
-    for (uint32_t i = 0; i < 2; ++i) {
-      const Tensor& tensor = inputs.at(i == 0 ? "boxes" : "scores");
-      std::vector<int64_t> shape = tensor.shape();
-      DLTensor dl;
-      std::memset(&dl, 0, sizeof(dl));
-      dl.data = const_cast<void*>(tensor.raw_data());
-      dl.device = DLDevice{kDLCPU, 0};
-      dl.ndim = static_cast<int32_t>(shape.size());
-      dl.dtype = DLDataType{kDLFloat, 32, 1};
-      dl.shape = shape.data();
-      ASSERT_EQ(agate_executor_set_input(e, i, &dl), AGATE_OK) << RuntimeError();
-    }
+    ASSERT_EQ(SetFloatInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(SetFloatInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
     for (uint32_t out = 0; out < 2; ++out) {
       const std::string name = out == 0 ? "kept" : "label";
@@ -570,18 +565,8 @@ TEST(CompilerTest, BooleanIndexingAsPyTorchExportsIt) {
       auto reference = graph_eval::Interpret(g, inputs);
       const int64_t rows = reference.at(g.run_time_extents.at("out")).GetInt(0);
       EXPECT_EQ(rows, fraction == 2.0 ? n : fraction == -1.0 ? 0 : rows);
-      for (uint32_t i = 0; i < 2; ++i) {
-        const Tensor& tensor = inputs.at(i == 0 ? "boxes" : "scores");
-        std::vector<int64_t> shape = tensor.shape();
-        DLTensor dl;
-        std::memset(&dl, 0, sizeof(dl));
-        dl.data = const_cast<void*>(tensor.raw_data());
-        dl.device = DLDevice{kDLCPU, 0};
-        dl.ndim = static_cast<int32_t>(shape.size());
-        dl.dtype = DLDataType{kDLFloat, 32, 1};
-        dl.shape = shape.data();
-        ASSERT_EQ(agate_executor_set_input(e, i, &dl), AGATE_OK) << RuntimeError();
-      }
+      ASSERT_EQ(SetFloatInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(SetFloatInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
       ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
       int64_t dims[2] = {-1, -1};
       int32_t ndim = 0;
