@@ -7,16 +7,17 @@
 // of its inputs, cannot say; the recurrent operators (recurrent.h) are built the same way. The
 // kernel, per batch and class, serially:
 //
-//   rank every candidate (score > score_threshold when one is given) by counting the candidates
-//     ahead of it (higher score, or the same score and a lower index; NaN after every number):
-//     its position in `order`                                          N * N comparisons
+//   gather the candidates (score > score_threshold when one is given)  N steps
+//   rank each candidate by counting the candidates ahead of it (higher score, or the same score
+//     and a lower index; NaN after every number): its position in `order`   K * K comparisons
 //   walk `order`: a box is kept unless one of the boxes kept so far overlaps it by
 //     IoU > iou_threshold (core/graph/value_selection.h, NmsSuppresses, step by step in float32);
 //     each kept box is appended to the output as [batch, class, box]   N * min(N, max) IoUs
 //   until max_output_boxes_per_class are kept; then the extents [rows, 3].
 //
-// So B * C * (N^2 + N * min(N, max)) steps, on one thread: O(N^2) per class is fine for the box
-// counts of real detectors' NMS (hundreds to a few thousand candidates per class), and the rows
+// So B * C * (N + K^2 + K * min(K, max)) steps for K candidates per class, on one thread: with
+// a detector's score threshold K is tens to hundreds of the thousands of boxes; without one K = N
+// and the quadratic ranking dominates (a sort would make it N log N; not built). The rows
 // are written in ONNX's order (batch, class, then selection) with a running count. The output
 // holds at most B * C * min(N, max) rows (its type, the upper bound), so every write is in bounds.
 // max_output_boxes_per_class, iou_threshold and score_threshold are attributes when they were
