@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -147,14 +148,54 @@ RecordFile ReadRecords(const std::string& path, const std::string& target) {
   return file;
 }
 
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 std::map<std::string, TuningRecord> BestPerTask(const std::vector<TuningRecord>& records) {
-  std::map<std::string, TuningRecord> best;
+  // task -> config -> (its first ok record, its times)
+  std::map<std::string, std::map<ops::KnobConfig, std::pair<const TuningRecord*, std::vector<double>>>> by_config;
   for (const TuningRecord& r : records) {
     if (!r.ok) continue;
-    auto it = best.find(r.task);
-    if (it == best.end() || r.ms < it->second.ms) best[r.task] = r;
+    auto& entry = by_config[r.task][r.knobs];
+    if (entry.first == nullptr) entry.first = &r;
+    entry.second.push_back(r.ms);
+  }
+  std::map<std::string, TuningRecord> best;
+  for (const auto& [task, configs] : by_config) {
+    bool any_repeated = false;
+    for (const auto& [knobs, entry] : configs) any_repeated |= entry.second.size() > 1;
+    for (const auto& [knobs, entry] : configs) {
+      if (any_repeated && entry.second.size() < 2) continue;
+      double ms = Median(entry.second);
+      auto it = best.find(task);
+      if (it != best.end() && it->second.ms <= ms) continue;
+      TuningRecord r = *entry.first;
+      r.ms = ms;
+      best[task] = r;
+    }
   }
   return best;
+}
+
+double MedianMs(const std::vector<TuningRecord>& records, const std::string& task, const ops::KnobConfig& knobs) {
+  std::vector<double> ms;
+  for (const TuningRecord& r : records)
+    if (r.ok && r.task == task && r.knobs == knobs) ms.push_back(r.ms);
+  return ms.empty() ? 0.0 : Median(ms);
+}
+
+ops::KnobConfig KnobsToApply(const TuningRecord& record) {
+  ops::KnobConfig knobs = record.knobs;
+  if (record.threads != 1) return knobs;
+  for (auto it = knobs.begin(); it != knobs.end();) it = ops::IsThreadSplitKnob(it->first) ? knobs.erase(it) : ++it;
+  return knobs;
 }
 
 }  // namespace autotune

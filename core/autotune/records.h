@@ -38,8 +38,10 @@ struct TuningRecord {
   int knob_space_version = 0;   // ops::kKnobSpaceVersion of the tuner
   int64_t time = 0;             // seconds since the epoch when measured
   int threads = 0;              // the runtime threads it was timed with (0: the runtime's default).
-                                // Informational: a module's thread count is chosen when it runs,
-                                // so compile applies the best record whatever its threads.
+                                // A module's thread count is chosen when it runs, so compile applies
+                                // the best record whatever its threads, but not the thread-split
+                                // knobs of one timed on one thread (KnobsToApply); the tuner resumes
+                                // only from records timed with its own thread count.
 };
 
 // One line (no newline). Round-trips through RecordFromJson.
@@ -77,8 +79,23 @@ struct RecordFile {
 // agate version with the same knob space apply, with one warning naming the first such line.
 RecordFile ReadRecords(const std::string& path, const std::string& target);
 
-// The fastest measured config per task.
+// Per task, the config with the lowest median time over its measured (ok) records; the
+// returned record is that config's, with ms = the median. When some configs of a task were
+// measured more than once (the tuner re-measures its finalists, TuneOptions::confirm_rounds),
+// only those compete: the minimum of one noisy measurement per config favours the luckiest
+// draw (inside ResNet-50 on this 2-core VM, "best of 48" kernel times summed to 1.30x the
+// defaults, the module ran 1.04-1.14x faster), and a config timed once cannot have been
+// re-checked.
 std::map<std::string, TuningRecord> BestPerTask(const std::vector<TuningRecord>& records);
+
+// The median of the ok records of `task` with exactly these knobs; 0 when there are none.
+double MedianMs(const std::vector<TuningRecord>& records, const std::string& task, const ops::KnobConfig& knobs);
+
+// The knobs of `record` that compile applies: all of them, except the thread-split knobs
+// (ops::IsThreadSplitKnob) of a record timed on one thread, which that measurement could not tell
+// apart (records made before the tuner stopped varying them there may hold either value); they
+// keep their defaults.
+ops::KnobConfig KnobsToApply(const TuningRecord& record);
 
 }  // namespace autotune
 }  // namespace agate

@@ -91,6 +91,33 @@ TEST(RecordsTest, WriterAppendsAndReaderReadsBack) {
   EXPECT_DOUBLE_EQ(best["b"].ms, 3.0);  // the failed record never wins
 }
 
+TEST(RecordsTest, TheBestIsTheLowestMedianOfTheConfigsMeasuredAgain) {
+  // Config 7 had one lucky time (1.0) and two ordinary ones; config 4 is steadily faster;
+  // config 2, timed once at 1.2, was never re-checked and does not compete.
+  std::vector<TuningRecord> r = {Record("a", 7, 1.0), Record("a", 4, 1.5), Record("a", 2, 1.2),
+                                 Record("a", 7, 2.0), Record("a", 4, 1.6), Record("a", 7, 2.1),
+                                 Record("a", 4, 1.4), Record("a", 4, 0)};  // a failed run does not count
+  auto best = BestPerTask(r);
+  EXPECT_EQ(best["a"].knobs.at("conv_ow_block"), 4);
+  EXPECT_DOUBLE_EQ(best["a"].ms, 1.5);
+  EXPECT_DOUBLE_EQ(MedianMs(r, "a", {{"conv_ow_block", 7}, {"parallel", 1}}), 2.0);
+  EXPECT_DOUBLE_EQ(MedianMs(r, "a", {{"conv_ow_block", 4}, {"parallel", 1}}), 1.5);
+  EXPECT_DOUBLE_EQ(MedianMs(r, "b", {{"conv_ow_block", 4}, {"parallel", 1}}), 0.0);
+  // With one time per config (no re-measurement), the fastest time wins.
+  auto single = BestPerTask({Record("a", 7, 1.0), Record("a", 4, 1.5)});
+  EXPECT_EQ(single["a"].knobs.at("conv_ow_block"), 7);
+}
+
+TEST(RecordsTest, ThreadSplitKnobsOfOneThreadRecordsAreNotApplied) {
+  TuningRecord one = Record("a", 7, 1.0);
+  one.knobs["parallel"] = 0;
+  one.threads = 1;  // on one thread parallel=0 and =1 time the same: the noise chose 0
+  EXPECT_EQ(KnobsToApply(one), (ops::KnobConfig{{"conv_ow_block", 7}}));
+  TuningRecord two = one;
+  two.threads = 2;
+  EXPECT_EQ(KnobsToApply(two), (ops::KnobConfig{{"conv_ow_block", 7}, {"parallel", 0}}));
+}
+
 TEST(RecordsTest, CorruptAndTruncatedLinesAreSkippedWithAWarning) {
   std::string path = TempPath("corrupt");
   std::string good = RecordToJson(Record("a", 4, 2.0));

@@ -120,6 +120,47 @@ TEST(SearchTest, AStopRequestEndsTheTaskAndDropsTheBatchInFlight) {
   EXPECT_EQ(r.trials, 16);
 }
 
+TEST(SearchTest, FinalistsAreMeasuredAgainAndALuckyTimeDoesNotWin) {
+  Task task{"t", "Conv", Space(), {0}, {"k0_conv"}};
+  auto timed = [](const ops::KnobConfig& c, double ms) {
+    TuningRecord r;
+    r.task = "t";
+    r.knobs = c;
+    r.ok = true;
+    r.ms = ms;
+    return r;
+  };
+  ops::KnobConfig lucky{{"a", 0}, {"b", 0}, {"c", 1}}, good{{"a", 5}, {"b", 2}, {"c", 6}},
+      fair{{"a", 4}, {"b", 2}, {"c", 7}}, slow{{"a", 1}, {"b", 1}, {"c", 1}};
+  // `lucky` (a 12.9 ms config) was timed once at 0.5 ms.
+  std::vector<TuningRecord> records = {timed(lucky, 0.5), timed(good, Cost(good)), timed(fair, Cost(fair)),
+                                       timed(slow, Cost(slow))};
+  EXPECT_EQ(BestPerTask(records)["t"].knobs, lucky);
+  TuneOptions options;  // the 3 fastest and the default, twice
+  int calls = 0;
+  std::vector<size_t> batch_sizes;
+  MeasureFn measure = [&](const std::vector<ops::KnobConfig>& configs) {
+    batch_sizes.push_back(configs.size());
+    return Synthetic(&calls)(configs);
+  };
+  RecordFn record = [&](const ops::KnobConfig& c, const MeasureResult& r) { records.push_back(timed(c, r.ms)); };
+  EXPECT_TRUE(ConfirmFinalists(task, records, options, measure, record, nullptr));
+  EXPECT_EQ(batch_sizes, (std::vector<size_t>{4, 4}));
+  auto best = BestPerTask(records);
+  EXPECT_EQ(best["t"].knobs, good);
+  EXPECT_DOUBLE_EQ(best["t"].ms, Cost(good));
+  EXPECT_DOUBLE_EQ(MedianMs(records, "t", lucky), Cost(lucky));
+  EXPECT_DOUBLE_EQ(MedianMs(records, "t", Space().Default()), Cost(Space().Default()));
+  // No rounds: nothing measured; a stop request: false, the cut batch not recorded.
+  options.confirm_rounds = 0;
+  EXPECT_TRUE(ConfirmFinalists(task, records, options, measure, record, nullptr));
+  EXPECT_EQ(batch_sizes.size(), 2u);
+  options.confirm_rounds = 2;
+  size_t before = records.size();
+  EXPECT_FALSE(ConfirmFinalists(task, records, options, measure, record, [] { return true; }));
+  EXPECT_EQ(records.size(), before);
+}
+
 }  // namespace
 }  // namespace autotune
 }  // namespace agate

@@ -52,7 +52,7 @@ void RequireMeasurableTarget(const target::Target& target) {
       << " machine; " << (why ? why : "");
 }
 
-std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target) {
+std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target, int measure_threads) {
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
   for (size_t i = 0; i < planned.groups.size(); ++i) {
@@ -67,6 +67,7 @@ std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target
       continue;
     }
     ops::KnobSpace space = ops::KnobSpaceOf(planned, group, target);
+    if (measure_threads == 1) space = ops::WithoutThreadSplitKnobs(std::move(space));
     if (space.size() <= 1) continue;
     by_key[key] = tasks.size();
     tasks.push_back(Task{key, anchor.op, std::move(space), {i}, {kernel}});
@@ -135,6 +136,36 @@ TaskReport TuneTask(SearchPolicy* policy, const MeasureFn& measure, int trials, 
   return report;
 }
 
+bool ConfirmFinalists(const Task& task, const std::vector<TuningRecord>& records, const TuneOptions& options,
+                      const MeasureFn& measure, const RecordFn& record, const StopFn& stop) {
+  if (options.confirm_rounds <= 0 || options.confirm_top <= 0) return true;
+  std::map<ops::KnobConfig, double> fastest;
+  for (const TuningRecord& r : records) {
+    if (r.task != task.key || !r.ok) continue;
+    auto it = fastest.find(r.knobs);
+    if (it == fastest.end() || r.ms < it->second) fastest[r.knobs] = r.ms;
+  }
+  std::vector<std::pair<double, ops::KnobConfig>> ranked;
+  for (const auto& [knobs, ms] : fastest) ranked.emplace_back(ms, knobs);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ops::KnobConfig> finalists;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(finalists.size()) < options.confirm_top; ++i)
+    finalists.push_back(ranked[i].second);
+  ops::KnobConfig default_config = task.space.Default();
+  if (std::find(finalists.begin(), finalists.end(), default_config) == finalists.end())
+    finalists.push_back(default_config);
+  if (finalists.size() < 2) return true;  // nothing to choose between
+  for (int round = 0; round < options.confirm_rounds; ++round) {
+    if (stop && stop()) return false;
+    std::vector<MeasureResult> results = measure(finalists);
+    AGATE_CHECK(results.size() == finalists.size()) << "measured " << results.size() << " of " << finalists.size();
+    if (stop && stop()) return false;
+    for (size_t i = 0; i < finalists.size(); ++i) record(finalists[i], results[i]);
+  }
+  return true;
+}
+
+
 std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Target& target,
                                   const std::vector<Task>& tasks, const TuneOptions& options, RecordWriter* writer,
                                   const std::vector<TuningRecord>& prior, const ProgressFn& progress,
@@ -166,7 +197,8 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
     std::vector<ops::KnobConfig> prior_configs;
     std::vector<double> prior_costs;
     for (const TuningRecord* r : prior_by_task[task.key]) {
-      if (!task.space.Contains(r->knobs)) continue;
+      // Times taken with another thread count do not compare with this run's.
+      if (r->threads != options.measure.threads || !task.space.Contains(r->knobs)) continue;
       prior_configs.push_back(r->knobs);
       prior_costs.push_back(r->ok ? r->ms : std::numeric_limits<double>::infinity());
       bool is_default = IndexOf(task.space, r->knobs) == 0;
@@ -186,9 +218,12 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
     }
     KernelMeasurer measurer(planned, group, target, options.measure);
     double default_ms = resumed.default_ms;
+    // This task's records, the resumed ones first: what the confirmation and the best read.
+    std::vector<TuningRecord> task_records;
+    for (const TuningRecord* r : prior_by_task[task.key])
+      if (r->threads == options.measure.threads && task.space.Contains(r->knobs)) task_records.push_back(*r);
     auto record = [&](const ops::KnobConfig& config, const MeasureResult& r) {
       if (r.ok && IndexOf(task.space, config) == 0) default_ms = r.ms;
-      if (!writer) return;
       TuningRecord rec;
       rec.task = task.key;
       rec.knobs = config;
@@ -200,7 +235,8 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
       rec.knob_space_version = ops::kKnobSpaceVersion;
       rec.time = static_cast<int64_t>(std::time(nullptr));
       rec.threads = options.measure.threads;
-      writer->Append(rec);
+      task_records.push_back(rec);
+      if (writer) writer->Append(rec);
     };
     auto task_progress = [&](const TaskReport& r) {
       if (!progress) return;
@@ -230,10 +266,21 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
     TaskReport report = TuneTask(
         policy.get(), [&](const std::vector<ops::KnobConfig>& configs) { return measurer.Measure(configs); },
         options.trials, static_cast<int>(prior_configs.size()), options.batch, budget, record, stop, task_progress);
+    // A resumed task that measured nothing new was confirmed by the run that measured it.
+    bool measured_now = report.trials > static_cast<int>(prior_configs.size());
+    if (!report.interrupted && measured_now) {
+      auto c0 = Clock::now();
+      auto measure = [&](const std::vector<ops::KnobConfig>& configs) { return measurer.Measure(configs); };
+      report.interrupted = !ConfirmFinalists(task, task_records, options, measure, record, stop);
+      report.elapsed_s += SecondsSince(c0);
+    }
     report.default_ms = default_ms;
-    if (resumed.best_ms > 0 && (report.best_ms == 0 || resumed.best_ms < report.best_ms)) {
-      report.best_ms = resumed.best_ms;
-      report.best = resumed.best;
+    auto best = BestPerTask(task_records);
+    if (best.count(task.key)) {
+      report.best_ms = best[task.key].ms;
+      report.best = best[task.key].knobs;
+      double d = MedianMs(task_records, task.key, task.space.Default());
+      if (d > 0) report.default_ms = d;
     }
     done_task_seconds += report.elapsed_s;
     reports.push_back(report);

@@ -38,8 +38,10 @@ struct Task {
 };
 
 // The distinct workloads of a planned graph (compiler::PlanGraph), in execution order of their
-// first kernel; kernel names as compiler::CompileGraph gives them.
-std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target);
+// first kernel; kernel names as compiler::CompileGraph gives them. `measure_threads` is the thread
+// count candidates will be timed with (resolved: never 0): on one thread the spaces leave out the
+// thread-split knobs (ops::WithoutThreadSplitKnobs), which that measurement cannot tell apart.
+std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target, int measure_threads);
 
 enum class TunerKind { kXgb, kRandom, kGrid };
 // "xgb", "random", "grid"; kInvalidArgument naming the choices otherwise.
@@ -51,6 +53,11 @@ struct TuneOptions {
   int trials = 32;            // measured configs per task, resumed records included (<= 0: no limit)
   double time_budget_s = 0;   // the whole run (<= 0: none); shared out among the tasks left
   int batch = 8;              // configs built in parallel, then measured, per step
+  // After the search, the `confirm_top` fastest configs and the default are measured again,
+  // interleaved, `confirm_rounds` times, and the task's best is the lowest median (records.h
+  // BestPerTask): one noisy time per config would crown the luckiest. 0 rounds: no re-check.
+  int confirm_top = 3;
+  int confirm_rounds = 2;
   uint64_t seed = 1;
   MeasureOptions measure;
 };
@@ -58,8 +65,8 @@ struct TuneOptions {
 struct TaskReport {
   int trials = 0;             // measured configs, resumed ones included
   int failed = 0;
-  double default_ms = 0;      // 0: not measured
-  double best_ms = 0;         // 0: nothing measured
+  double default_ms = 0;      // 0: not measured (a median when measured more than once)
+  double best_ms = 0;         // 0: nothing measured (BestPerTask's median)
   ops::KnobConfig best;
   double elapsed_s = 0;
   bool interrupted = false;
@@ -85,6 +92,13 @@ using RecordFn = std::function<void(const ops::KnobConfig&, const MeasureResult&
 TaskReport TuneTask(SearchPolicy* policy, const MeasureFn& measure, int trials, int already, int batch,
                     double deadline_s, const RecordFn& record, const StopFn& stop,
                     const std::function<void(const TaskReport&)>& progress);
+
+// Re-measures a task's finalists: its options.confirm_top configs with the fastest single ok times
+// among `records` (this task's), and the default, interleaved in one batch per round,
+// options.confirm_rounds times, each result through `record` (BestPerTask then ranks their medians).
+// False when stop() cut it short (a cut batch is dropped, as in TuneTask).
+bool ConfirmFinalists(const Task& task, const std::vector<TuningRecord>& records, const TuneOptions& options,
+                      const MeasureFn& measure, const RecordFn& record, const StopFn& stop);
 
 // Candidates are built and timed on this machine, so only its own CPU can be tuned for: a
 // CUDA, bare-metal or other-architecture target is refused (kUnsupported, naming the target)

@@ -218,6 +218,14 @@ KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group,
   return space;
 }
 
+bool IsThreadSplitKnob(const std::string& name) { return name == "parallel"; }
+
+KnobSpace WithoutThreadSplitKnobs(KnobSpace space) {
+  auto& k = space.knobs;
+  k.erase(std::remove_if(k.begin(), k.end(), [](const KnobDef& d) { return IsThreadSplitKnob(d.name); }), k.end());
+  return space;
+}
+
 std::string WorkloadOf(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target) {
   std::ostringstream os;
   os << "v" << kKnobSpaceVersion << ";" << target.ToString() << ";anchor="

@@ -66,6 +66,15 @@ std::string KnobConfigToString(const KnobConfig& config);
 // an unknown knob or an out-of-range value).
 LowerGroupOptions ApplyKnobConfig(const KnobConfig& config, const LowerGroupOptions& base = {});
 
+// Knobs that only decide whether a kernel's loops are split across the runtime's threads
+// ("parallel"; the loop order stays the same). On one thread their values run the same code
+// but for the split, so a measurement there cannot tell them apart and the noise would pick
+// one: a tuner measuring on one thread leaves them at their defaults (WithoutThreadSplitKnobs),
+// and `agate compile --tuning-records` ignores them in records timed on one thread. (Tuned on
+// one thread and run on two, such a record made 14 of ResNet-50's kernels serial: 0.78x.)
+bool IsThreadSplitKnob(const std::string& name);
+KnobSpace WithoutThreadSplitKnobs(KnobSpace space);
+
 // The knobs the schedule of `group` reads, with the values legal for its workload on `target`.
 KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target);
 

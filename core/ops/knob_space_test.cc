@@ -45,6 +45,15 @@ TEST(KnobSpaceTest, ApplySetsTheOptionsAndRefusesUnknownKnobs) {
   EXPECT_THROW(ApplyKnobConfig({{"int8_pixel_vectors", 5}}), Error);
 }
 
+TEST(KnobSpaceTest, ThreadSplitKnobsCanBeLeftOut) {
+  EXPECT_TRUE(IsThreadSplitKnob("parallel"));
+  // conv_parallel_rows also orders the loops, which one thread measures: not thread-split only.
+  EXPECT_FALSE(IsThreadSplitKnob("conv_parallel_rows"));
+  KnobSpace s = WithoutThreadSplitKnobs(Space());
+  EXPECT_EQ(s.ToString(), "conv_ow_block{0,2,7,14}");
+  EXPECT_EQ(s.size(), 4);
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate

@@ -74,7 +74,7 @@ std::map<std::string, ops::KnobConfig> LoadTuningRecords(const std::string& path
   autotune::RecordFile file = autotune::ReadRecords(path, target::Target::Parse(target).ToString());
   for (const std::string& w : file.warnings) std::cerr << "agate: warning: " << w << "\n";
   std::map<std::string, ops::KnobConfig> knobs;
-  for (const auto& [task, record] : autotune::BestPerTask(file.records)) knobs[task] = record.knobs;
+  for (const auto& [task, record] : autotune::BestPerTask(file.records)) knobs[task] = autotune::KnobsToApply(record);
   return knobs;
 }
 

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "agate/runtime.h"
 #include "core/autotune/records.h"
 #include "core/autotune/tuner.h"
 #include "core/compiler/compiler.h"
@@ -25,6 +26,13 @@
 namespace agate {
 namespace cli {
 namespace {
+
+// The thread count `agate run` would use (AGATE_NUM_THREADS or the physical cores).
+int RuntimeDefaultThreads() {
+  int32_t n = 0;
+  if (agate_runtime_num_threads(&n) != AGATE_OK || n < 1) return 1;
+  return n;
+}
 
 struct TuneFlags {
   std::string model;
@@ -40,6 +48,7 @@ struct TuneFlags {
   int threads = 0;
   int batch = 8;
   int repeats = 5;
+  int confirm_rounds = 2;
   double timeout_s = 10;
   uint64_t seed = 1;
 };
@@ -132,8 +141,10 @@ int RunTune(const TuneFlags& flags) {
   options.trials = options.time_budget_s > 0 && !flags.trials_given ? 0 : flags.trials;
   options.batch = flags.batch;
   options.seed = flags.seed;
-  options.measure.threads = flags.threads;  // recorded with each candidate (records.h)
+  // Recorded with each candidate (records.h): the count the runtime will use, not 0 for "default".
+  options.measure.threads = flags.threads > 0 ? flags.threads : RuntimeDefaultThreads();
   options.measure.repeats = flags.repeats;
+  options.confirm_rounds = flags.confirm_rounds;
   options.measure.timeout_s = flags.timeout_s;
   options.measure.cache = ParseCache(flags.cache);
 
@@ -148,14 +159,14 @@ int RunTune(const TuneFlags& flags) {
 
   graph::Graph imported = onnx_frontend::ImportOnnxFile(flags.model, import);
   graph::Graph planned = compiler::PlanGraph(imported, compile);
-  std::vector<autotune::Task> tasks = autotune::ExtractTasks(planned, target);
+  std::vector<autotune::Task> tasks = autotune::ExtractTasks(planned, target, options.measure.threads);
   size_t kernels = 0;
   for (const auto& t : tasks) kernels += t.kernels.size();
   std::cout << "tuning " << flags.model << " for " << target_text << ": " << tasks.size() << " tasks (" << kernels
             << " of " << planned.groups.size() << " kernels have knobs), tuner " << flags.tuner << ", "
             << (options.trials > 0 ? std::to_string(options.trials) + " trials per task" : std::string("no trial limit"))
             << (options.time_budget_s > 0 ? ", time budget " + Duration(options.time_budget_s) : std::string())
-            << ", threads " << (flags.threads > 0 ? std::to_string(flags.threads) : std::string("default"))
+            << ", threads " << options.measure.threads << (flags.threads > 0 ? "" : " (the runtime's default)")
             << ", caches " << autotune::CacheStateName(options.measure.cache) << "\n";
   if (!prior.empty()) std::cout << "resuming: " << prior.size() << " records in " << flags.records << "\n";
 
@@ -237,6 +248,11 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--repeats", flags->repeats, "timed runs per candidate (the median counts)")
       ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--confirm-rounds", flags->confirm_rounds,
+                  "after each task's search, its 3 fastest candidates and the default are timed again this many "
+                  "times, interleaved, and the lowest median wins (0: the fastest single time wins)")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--timeout", flags->timeout_s, "seconds before a candidate's run is killed and recorded as failed")
       ->check(CLI::PositiveNumber)
