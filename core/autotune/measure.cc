@@ -249,36 +249,92 @@ MeasureResult TimeModule(const std::string& module_bytes, const MeasureOptions& 
   return result;
 }
 
+namespace {
+
+// Times serialized module bytes in a child of their own (TimeModule there).
+MeasureResult TimeInChild(const std::string& bytes, const MeasureOptions& options) {
+  MeasureResult result;
+  ChildOutcome timed = RunInChild([&] {
+    MeasureResult r = TimeModule(bytes, options);
+    char text[96];
+    std::snprintf(text, sizeof(text), "%.17g %.17g %.17g", r.ms, r.min_ms, r.max_ms);
+    return std::string(text);
+  }, options.timeout_s);
+  if (!timed.ok) {
+    result.error = "run failed: " + timed.error;
+    return result;
+  }
+  double ms = 0, lo = 0, hi = 0;
+  if (std::sscanf(timed.output.c_str(), "%lf %lf %lf", &ms, &lo, &hi) != 3) {
+    result.error = "run failed: unreadable timing '" + timed.output + "'";
+    return result;
+  }
+  result.ok = true;
+  result.ms = ms;
+  result.min_ms = lo;
+  result.max_ms = hi;
+  return result;
+}
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 std::vector<MeasureResult> MeasureModules(const std::vector<std::function<std::string()>>& builders,
                                           const MeasureOptions& options) {
   std::vector<ChildOutcome> built = RunInChildren(builders, options.build_jobs, options.build_timeout_s);
   std::vector<MeasureResult> results(builders.size());
   for (size_t i = 0; i < builders.size(); ++i) {
-    results[i].build_ms = built[i].wall_ms;
+    double build_ms = built[i].wall_ms;
     if (!built[i].ok) {
       results[i].error = "build failed: " + built[i].error;
-      continue;
+    } else {
+      results[i] = TimeInChild(built[i].output, options);
     }
-    const std::string& bytes = built[i].output;
-    ChildOutcome timed = RunInChild([&] {
-      MeasureResult r = TimeModule(bytes, options);
-      char text[96];
-      std::snprintf(text, sizeof(text), "%.17g %.17g %.17g", r.ms, r.min_ms, r.max_ms);
-      return std::string(text);
-    }, options.timeout_s);
-    if (!timed.ok) {
-      results[i].error = "run failed: " + timed.error;
-      continue;
+    results[i].build_ms = build_ms;
+  }
+  return results;
+}
+
+std::vector<MeasureResult> MeasureModelVariants(const graph::Graph& model,
+                                                const std::vector<compiler::CompileOptions>& variants,
+                                                const MeasureOptions& options, int rounds) {
+  std::vector<std::function<std::string()>> builders;
+  for (const compiler::CompileOptions& o : variants) {
+    builders.push_back([&model, &o] {
+      compiler::CompileResult r = compiler::CompileGraph(model, o);
+      return std::string(r.module.begin(), r.module.end());
+    });
+  }
+  std::vector<ChildOutcome> built = RunInChildren(builders, options.build_jobs, options.build_timeout_s);
+  std::vector<MeasureResult> results(variants.size());
+  std::vector<std::vector<double>> medians(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    results[i].build_ms = built[i].wall_ms;
+    if (!built[i].ok) results[i].error = "build failed: " + built[i].error;
+  }
+  for (int round = 0; round < std::max(1, rounds); ++round) {
+    for (size_t k = 0; k < variants.size(); ++k) {
+      size_t i = round % 2 ? variants.size() - 1 - k : k;  // every other round in reverse order
+      if (!built[i].ok || !results[i].error.empty()) continue;
+      MeasureResult r = TimeInChild(built[i].output, options);
+      if (!r.ok) {
+        results[i].error = r.error;
+        continue;
+      }
+      medians[i].push_back(r.ms);
+      results[i].min_ms = medians[i].size() == 1 ? r.min_ms : std::min(results[i].min_ms, r.min_ms);
+      results[i].max_ms = std::max(results[i].max_ms, r.max_ms);
     }
-    double ms = 0, lo = 0, hi = 0;
-    if (std::sscanf(timed.output.c_str(), "%lf %lf %lf", &ms, &lo, &hi) != 3) {
-      results[i].error = "run failed: unreadable timing '" + timed.output + "'";
-      continue;
-    }
+  }
+  for (size_t i = 0; i < variants.size(); ++i) {
+    if (!results[i].error.empty()) continue;
     results[i].ok = true;
-    results[i].ms = ms;
-    results[i].min_ms = lo;
-    results[i].max_ms = hi;
+    results[i].ms = MedianOf(medians[i]);
   }
   return results;
 }

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler/compiler.h"
 #include "core/graph/graph.h"
 #include "core/ops/knob_space.h"
 #include "core/target/target.h"
@@ -88,6 +89,16 @@ inline ChildOutcome RunInChild(const std::function<std::string()>& fn, double ti
 // Then each built module is timed in a child of its own, one after another.
 std::vector<MeasureResult> MeasureModules(const std::vector<std::function<std::string()>>& builders,
                                           const MeasureOptions& options);
+
+// Whole models, compiled with each of `variants` (e.g. without and with tuned knobs): each
+// built once in a child (in parallel), then timed in children one after another, `rounds`
+// rounds, every other round in reverse order so that neither variant always runs first; per
+// variant the median of its rounds' medians, the fastest and slowest run. A variant whose
+// build or run fails is a failed result with the error. What a tuning run ends with (the
+// kernels are tuned one at a time; whether their gains add up is a property of the model).
+std::vector<MeasureResult> MeasureModelVariants(const graph::Graph& model,
+                                                const std::vector<compiler::CompileOptions>& variants,
+                                                const MeasureOptions& options, int rounds);
 
 // Times a serialized module in the calling process (what a timing child runs): load through
 // the C ABI, bind deterministic inputs (floats uniform in [0, 1), other types zero), warm up,

@@ -117,6 +117,45 @@ TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
   EXPECT_THROW(KernelMeasurer(planned, planned.groups.size(), target::Target::Parse(options.target), m), Error);
 }
 
+// Whole models without and with knobs, timed alternately; a variant whose build fails is a
+// failed result naming why, the others are still timed.
+TEST(MeasureModelVariantsTest, TimesEachVariantOverRoundsAndReportsAFailedBuild) {
+  compiler::CompileOptions options;
+  graph::Graph planned = PlannedConv(&options);
+  graph::Graph g;
+  g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, 16, 14, 14}});
+  g.AddConstant("w", graph::testing::RandomTensor({32, 16, 3, 3}, 3));
+  graph::testing::Add(&g, "Conv", "conv", {"x", "w"}, {"c"},
+                      {{"pads", graph::Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
+  graph::testing::Add(&g, "Relu", "relu", {"c"}, {"y"});
+  graph::Graph model = graph::testing::Finish(g, {"y"});
+  target::Target target = target::Target::Parse(options.target);
+  compiler::CompileOptions direct = options, bad = options;
+  for (const graph::FusedGroup& group : planned.groups) {
+    if (group.anchor < 0 || planned.nodes[group.anchor].op != "Conv") continue;
+    std::string key = ops::TaskKeyOf(planned, group, target);
+    direct.task_knobs[key] = {{"conv_winograd", 0}};
+    bad.task_knobs[key] = {{"conv_winograd", 1}, {"winograd_tile", 3}};
+  }
+  ASSERT_EQ(direct.task_knobs.size(), 1u);
+  MeasureOptions m;
+  m.repeats = 3;
+  m.threads = 1;
+  m.cache = CacheState::kWarm;
+  std::vector<MeasureResult> r = MeasureModelVariants(model, {options, direct, bad}, m, 3);
+  ASSERT_EQ(r.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(r[i].ok) << r[i].error;
+    EXPECT_GT(r[i].ms, 0);
+    EXPECT_LE(r[i].min_ms, r[i].ms);
+    EXPECT_GE(r[i].max_ms, r[i].ms);
+    EXPECT_GT(r[i].build_ms, 0);
+  }
+  EXPECT_FALSE(r[2].ok);
+  EXPECT_NE(r[2].error.find("build failed"), std::string::npos) << r[2].error;
+  EXPECT_NE(r[2].error.find("winograd_tile"), std::string::npos) << r[2].error;
+}
+
 }  // namespace
 }  // namespace autotune
 }  // namespace agate

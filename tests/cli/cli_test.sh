@@ -164,6 +164,7 @@ REC="$TMP/tune.jsonl"
 check "tune a few trials" 0 "$AGATE" tune "$MODEL" --records "$REC" --trials 2 --batch 2 --repeats 1 --tuner random --threads 1
 expect_in "tune reports each task" "$TMP/out.txt" "task 1/"
 expect_in "tune prints the speed-up" "$TMP/out.txt" "tuned kernels:"
+expect_in "tune times the whole model untuned and tuned" "$TMP/out.txt" "whole model: untuned"
 expect_in "records hold JSON lines" "$REC" '"knob_space":'
 check "tune again resumes" 0 "$AGATE" tune "$MODEL" --records "$REC" --trials 2 --tuner grid --threads 1
 expect_in "resumed records are not measured again" "$TMP/out.txt" "resuming:"
