@@ -78,16 +78,29 @@ TEST(MeasureModulesTest, CrashingAndHangingCandidatesAreRecordedAsFailed) {
   EXPECT_NE(r[2].error.find("run failed"), std::string::npos) << r[2].error;
 }
 
-// x [1, 16, 14, 14] -> Conv 3x3 pad 1 (32 channels) -> Relu, planned for the host.
-graph::Graph PlannedConv(compiler::CompileOptions* options) {
+// x [1, 16, 14, 14] -> Conv 3x3 pad 1 (32 channels) -> Relu.
+graph::Graph ConvRelu() {
   graph::Graph g;
   g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, 16, 14, 14}});
   g.AddConstant("w", graph::testing::RandomTensor({32, 16, 3, 3}, 3));
   graph::testing::Add(&g, "Conv", "conv", {"x", "w"}, {"c"},
                       {{"pads", graph::Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
   graph::testing::Add(&g, "Relu", "relu", {"c"}, {"y"});
+  return graph::testing::Finish(g, {"y"});
+}
+
+// A measured result: ok, a median inside its fastest and slowest run.
+void ExpectTimed(const MeasureResult& r) {
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_GT(r.ms, 0);
+  EXPECT_LE(r.min_ms, r.ms);
+  EXPECT_GE(r.max_ms, r.ms);
+}
+
+// ConvRelu planned for the host.
+graph::Graph PlannedConv(compiler::CompileOptions* options) {
   options->target = "llvm";  // the host: the candidates run here
-  return compiler::PlanGraph(graph::testing::Finish(g, {"y"}), *options);
+  return compiler::PlanGraph(ConvRelu(), *options);
 }
 
 // Real candidates of a conv group, built in parallel children and timed one by one; a knob
@@ -106,12 +119,7 @@ TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
   std::vector<MeasureResult> r =
       measurer.Measure({{}, {{"conv_ow_block", 7}, {"conv_winograd", 0}}, {{"winograd_tile", 3}}});
   ASSERT_EQ(r.size(), 3u);
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(r[i].ok) << r[i].error;
-    EXPECT_GT(r[i].ms, 0);
-    EXPECT_LE(r[i].min_ms, r[i].ms);
-    EXPECT_GE(r[i].max_ms, r[i].ms);
-  }
+  for (int i = 0; i < 2; ++i) ExpectTimed(r[i]);
   EXPECT_FALSE(r[2].ok);
   EXPECT_NE(r[2].error.find("winograd_tile"), std::string::npos) << r[2].error;
   EXPECT_THROW(KernelMeasurer(planned, planned.groups.size(), target::Target::Parse(options.target), m), Error);
@@ -122,13 +130,7 @@ TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
 TEST(MeasureModelVariantsTest, TimesEachVariantOverRoundsAndReportsAFailedBuild) {
   compiler::CompileOptions options;
   graph::Graph planned = PlannedConv(&options);
-  graph::Graph g;
-  g.AddInput("x", graph::TensorType{ir::DType::Float(32), {1, 16, 14, 14}});
-  g.AddConstant("w", graph::testing::RandomTensor({32, 16, 3, 3}, 3));
-  graph::testing::Add(&g, "Conv", "conv", {"x", "w"}, {"c"},
-                      {{"pads", graph::Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
-  graph::testing::Add(&g, "Relu", "relu", {"c"}, {"y"});
-  graph::Graph model = graph::testing::Finish(g, {"y"});
+  graph::Graph model = ConvRelu();
   target::Target target = target::Target::Parse(options.target);
   compiler::CompileOptions direct = options, bad = options;
   for (const graph::FusedGroup& group : planned.groups) {
@@ -145,10 +147,7 @@ TEST(MeasureModelVariantsTest, TimesEachVariantOverRoundsAndReportsAFailedBuild)
   std::vector<MeasureResult> r = MeasureModelVariants(model, {options, direct, bad}, m, 3);
   ASSERT_EQ(r.size(), 3u);
   for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(r[i].ok) << r[i].error;
-    EXPECT_GT(r[i].ms, 0);
-    EXPECT_LE(r[i].min_ms, r[i].ms);
-    EXPECT_GE(r[i].max_ms, r[i].ms);
+    ExpectTimed(r[i]);
     EXPECT_GT(r[i].build_ms, 0);
   }
   EXPECT_FALSE(r[2].ok);
