@@ -165,7 +165,6 @@ bool ConfirmFinalists(const Task& task, const std::vector<TuningRecord>& records
   return true;
 }
 
-
 std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Target& target,
                                   const std::vector<Task>& tasks, const TuneOptions& options, RecordWriter* writer,
                                   const std::vector<TuningRecord>& prior, const ProgressFn& progress,
@@ -263,14 +262,13 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
       }
       progress(p);
     };
-    TaskReport report = TuneTask(
-        policy.get(), [&](const std::vector<ops::KnobConfig>& configs) { return measurer.Measure(configs); },
-        options.trials, static_cast<int>(prior_configs.size()), options.batch, budget, record, stop, task_progress);
+    auto measure = [&](const std::vector<ops::KnobConfig>& configs) { return measurer.Measure(configs); };
+    TaskReport report = TuneTask(policy.get(), measure, options.trials, static_cast<int>(prior_configs.size()),
+                                 options.batch, budget, record, stop, task_progress);
     // A resumed task that measured nothing new was confirmed by the run that measured it.
     bool measured_now = report.trials > static_cast<int>(prior_configs.size());
     if (!report.interrupted && measured_now) {
       auto c0 = Clock::now();
-      auto measure = [&](const std::vector<ops::KnobConfig>& configs) { return measurer.Measure(configs); };
       report.interrupted = !ConfirmFinalists(task, task_records, options, measure, record, stop);
       report.elapsed_s += SecondsSince(c0);
     }
