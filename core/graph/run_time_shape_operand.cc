@@ -126,8 +126,13 @@ Shape ShapeFromOperandValues(const Node& node, const Shape& input, const Tensor&
       AGATE_REQUIRE(scale > 0 && std::isfinite(scale), kInvalidArgument)
           << node.Describe() << ": " << DescribeRunTimeShapeOperand(node) << " holds " << scale << " for axis " << d
           << "; scales must be positive";
-      // As ResizeOutputShape computes it from constant scales.
-      out[d] = static_cast<int64_t>(std::floor(static_cast<double>(input[d]) * scale + 1e-9));
+      // As ResizeOutputShape computes it from constant scales (and bounded before the cast).
+      double extent = std::floor(static_cast<double>(input[d]) * scale + 1e-9);
+      AGATE_REQUIRE(extent <= static_cast<double>(kMaxResizeExtent), kInvalidArgument)
+          << node.Describe() << ": " << DescribeRunTimeShapeOperand(node) << " holds " << scale << " for axis " << d
+          << ", which resizes " << input[d] << " to " << extent << " positions; agate resizes an axis to at most "
+          << kMaxResizeExtent;
+      out[d] = static_cast<int64_t>(extent);
     }
     return out;
   }

@@ -44,7 +44,9 @@ std::vector<TensorType> InferNodeTypes(const Node& node, const std::map<std::str
     for (int64_t d : t.shape) {
       AGATE_REQUIRE(d >= 0, kInvalidArgument) << node.Describe() << " computes a negative dimension in "
                                               << ShapeToString(t.shape);
-      AGATE_REQUIRE(d == 0 || n <= kMaxElements / d, kInvalidArgument)
+      // Each dimension too, not only the product: one empty axis beside an absurd one holds no
+      // element, yet a pass sizing a table by that axis would allocate without bound.
+      AGATE_REQUIRE(d <= kMaxElements && (d == 0 || n <= kMaxElements / d), kInvalidArgument)
           << node.Describe() << " computes an output of shape " << ShapeToString(t.shape) << ", too large";
       n *= d;
     }

@@ -146,7 +146,14 @@ ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t i
   double rs = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis] : 0.0;
   double re = roi.size() == static_cast<size_t>(2 * rank) ? roi[axis + rank] : 1.0;
   bool antialias = node.attrs.GetInt("antialias", 0) != 0 && mode != "nearest" && scale < 1.0;
+  // The table has a row per output coordinate, whatever the other axes hold: an output with an
+  // empty axis (no elements to compute) could otherwise ask for a table of any length.
+  AGATE_REQUIRE(out <= kMaxResizeExtent, kUnsupported)
+      << node.Describe() << ": resizing axis " << axis << " to " << out << " positions; agate's tap tables hold at most "
+      << kMaxResizeExtent << " per axis";
   ResizeAxisTaps result;
+  result.taps.reserve(out);
+  result.outside.reserve(out);
   for (int64_t o = 0; o < out; ++o) {
     double s = SourceCoordinate(ct, static_cast<double>(o), scale, in, in * scale, out, rs, re);
     std::vector<ResizeTap> t;
@@ -287,7 +294,14 @@ Shape ResizeOutputShape(const Node& node, const Shape& input) {
       << node.Describe() << ": needs scales or sizes with one value per axis (rank " << input.size() << ")";
   Shape out(input.size());
   for (size_t i = 0; i < input.size(); ++i) {
-    out[i] = static_cast<int64_t>(std::floor(static_cast<double>(input[i]) * scales[i] + 1e-9));
+    double extent = std::floor(static_cast<double>(input[i]) * scales[i] + 1e-9);
+    // Checked before the cast: a corrupt model's scale (1e30, inf, nan) must not reach int64.
+    AGATE_REQUIRE(scales[i] > 0 && std::isfinite(scales[i]), kInvalidArgument)
+        << node.Describe() << ": scale " << scales[i] << " on axis " << i << " must be positive and finite";
+    AGATE_REQUIRE(extent <= static_cast<double>(kMaxResizeExtent), kUnsupported)
+        << node.Describe() << ": scale " << scales[i] << " resizes axis " << i << " from " << input[i] << " to " << extent
+        << " positions; agate resizes an axis to at most " << kMaxResizeExtent;
+    out[i] = static_cast<int64_t>(extent);
   }
   return out;
 }

@@ -63,6 +63,11 @@ struct ResizeAxisTaps {
   std::vector<std::vector<ResizeTap>> taps;  // [out coordinate][tap]
   std::vector<bool> outside;                 // [out coordinate]
 };
+// The longest resized axis: its table (tens of bytes per row) is built at compile time, and a
+// Resize output is refused longer than this along any axis. 2^22 (4,194,304) is far beyond an
+// image or feature map and keeps the table under a few hundred MB.
+constexpr int64_t kMaxResizeExtent = int64_t{1} << 22;
+// Refuses (kUnsupported, naming the node) an `out` above kMaxResizeExtent.
 ResizeAxisTaps ComputeResizeTaps(const Node& node, int axis, int rank, int64_t in, int64_t out, double scale);
 
 // Geometry of Conv/MaxPool/AveragePool/LpPool: reads kernel_shape (or `kernel` when

@@ -2,8 +2,14 @@
 // transforms, against the reference.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <string>
+
 #include "core/graph/testing/graph_builder.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/ops/testing/reference_check.h"
+#include "core/support/error.h"
 
 namespace agate {
 namespace ops {
@@ -120,6 +126,46 @@ TEST(TransformTest, Resize) {
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_TRUE(CheckAgainstReference(OneOp("Resize", {1, 2, 6, 5}, cases[i]))) << "case " << i;
   }
+}
+
+// What a corrupt model's Resize may ask for is refused by name before anything is sized by it:
+// the compiler ABI fuzzer's input that had the operator library build a tap table with a row per
+// output coordinate of a 2e18-long axis (the output held no element: another axis was 0).
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "no error";
+}
+
+TEST(TransformTest, ResizeRefusesAbsurdExtentsBeforeSizingAnything) {
+  auto scaled = [](std::vector<double> scales) {
+    return OneOp("Resize", {1, 1, 2, 2}, {{"mode", Attribute("nearest")}, {"scales", Attribute(scales)}});
+  };
+  EXPECT_NE(ErrorOf([&] { scaled({0.9999998, 0.996, 2, 9.95e17}); }).find("agate resizes an axis to at most 4194304"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { scaled({1, 1, 1, 1e300}); }).find("at most"), std::string::npos);
+  for (double bad : {-1.0, 0.0, std::nan(""), HUGE_VAL}) {
+    EXPECT_NE(ErrorOf([&] { scaled({1, 1, 1, bad}); }).find("must be positive and finite"), std::string::npos) << bad;
+  }
+  // `sizes` give the extents directly: an empty output beside a 2^30-long axis passes shape
+  // inference (no element), and the tap tables refuse it, in the operator library and the reference.
+  Graph g = OneOp("Resize", {1, 1, 1, 1}, {{"mode", Attribute("linear")}, {"sizes", Attribute(Ints{0, 1, 1, 1 << 30})}});
+  Graph fused = testing::Fuse(g);
+  std::string lowered = ErrorOf([&] {
+    LowerGroup(fused, fused.groups[0], target::Target::Parse("llvm"), "k");
+  });
+  EXPECT_NE(lowered.find("'op'"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("resizing axis 3 to 1073741824 positions"), std::string::npos) << lowered;
+  std::string interpreted = ErrorOf([&] { graph_eval::Interpret(g, {{"x", RandomTensor({1, 1, 1, 1}, 1)}}); });
+  EXPECT_NE(interpreted.find("resizing axis 3"), std::string::npos) << interpreted;
+  // A dimension beyond 2^40 is refused even where another is 0.
+  EXPECT_NE(ErrorOf([&] {
+              OneOp("Resize", {1, 1, 1, 1}, {{"sizes", Attribute(Ints{0, 1, 1, int64_t{1} << 50})}});
+            }).find("too large"),
+            std::string::npos);
 }
 
 // reshape -> transpose -> add -> relu: one injective kernel.
