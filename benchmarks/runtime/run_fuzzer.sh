@@ -17,7 +17,7 @@ case "$name" in
   loader) package=runtime_minimal/fuzz; corpus="$package/corpus"; limit=4096 ;;
   importer) package=frontends/onnx/fuzz; corpus="$package/corpus"; limit=1024 ;;
   npz) package=tools/npz/fuzz; corpus="$package/corpus tools/npz/testdata"; limit=256 ;;
-  compiler|compiler_c) package=c_api/fuzz; corpus=frontends/onnx/fuzz/corpus; limit=2048 ;;
+  compiler|compiler_c) package=c_api/fuzz; corpus="frontends/onnx/fuzz/corpus c_api/fuzz/regressions"; limit=2048 ;;
 esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
