@@ -26,6 +26,8 @@
 //       --min_run_ms=20 --no_cli --knob=dense_m_block=8 --cpu_time]
 //   --cpu_time: 1-thread rows are timed in thread CPU time (robust on a busy machine).
 //   --baseline_cli=PATH: also time the modules another agate binary compiles (e.g. main's), column "baseline".
+//   --compile_args="ARGS": extra `agate compile` arguments for the cli column (not the baseline's), e.g.
+//       "--tuning-records FILE" with --baseline_cli set to the same binary: tuned against untuned.
 //   --dump_asm=DIR: write each problem's library kernels as assembly, DIR/<problem>.s.
 #include <dlfcn.h>
 #include <unistd.h>
@@ -466,7 +468,7 @@ int Main(int argc, char** argv) {
   double min_run_ms = 20;
   bool cli = true;
   bool cpu_time = false;
-  std::string baseline, dump_asm;
+  std::string baseline, dump_asm, compile_args;
   ops::LowerGroupOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -478,6 +480,7 @@ int Main(int argc, char** argv) {
     if (arg == "--cpu_time") cpu_time = true;
     if (arg.rfind("--baseline_cli=", 0) == 0) baseline = arg.substr(15);
     if (arg.rfind("--dump_asm=", 0) == 0) dump_asm = arg.substr(11);
+    if (arg.rfind("--compile_args=", 0) == 0) compile_args = arg.substr(15);
     if (arg.rfind("--knob=", 0) == 0) {
       std::string kv = arg.substr(7);
       size_t eq = kv.find('=');
@@ -519,10 +522,16 @@ int Main(int argc, char** argv) {
     std::string model;
     if (cli) {
       model = WriteModel(p, x, dir);
-      for (const auto& [binary, out] : {std::pair<std::string, std::string>{agate, model + ".agm"},
-                                               {baseline, model + ".baseline.agm"}}) {
+      // --compile_args (e.g. "--tuning-records FILE") go to the main module only, so a baseline
+      // of the same binary is the untuned module.
+      struct Build {
+        std::string binary, out, args;
+      };
+      for (const Build& build : {Build{agate, model + ".agm", compile_args}, Build{baseline, model + ".baseline.agm", ""}}) {
+        const std::string& binary = build.binary;
+        const std::string& out = build.out;
         if (binary.empty()) continue;
-        std::string cmd = binary + " compile " + model + " -o " + out + " > " + out + ".log 2>&1";
+        std::string cmd = binary + " compile " + model + " " + build.args + " -o " + out + " > " + out + ".log 2>&1";
         if (std::system(cmd.c_str()) != 0) {
           std::printf("%s: %s compile failed (see %s.log)\n", p.name.c_str(), binary.c_str(), out.c_str());
           return 1;

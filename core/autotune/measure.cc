@@ -14,6 +14,7 @@
 #include "agate/runtime.h"
 #include "core/compiler/compiler.h"
 #include "core/support/error.h"
+#include "core/support/statistics.h"
 
 namespace agate {
 namespace autotune {
@@ -240,12 +241,11 @@ MeasureResult TimeModule(const std::string& module_bytes, const MeasureOptions& 
     Check(agate_executor_run(h.executor), "running the candidate");
     times.push_back(MsSince(t0));
   }
-  std::sort(times.begin(), times.end());
   MeasureResult result;
   result.ok = true;
-  result.ms = times[times.size() / 2];
-  result.min_ms = times.front();
-  result.max_ms = times.back();
+  result.ms = Median(times);
+  result.min_ms = *std::min_element(times.begin(), times.end());
+  result.max_ms = *std::max_element(times.begin(), times.end());
   return result;
 }
 
@@ -274,12 +274,6 @@ MeasureResult TimeInChild(const std::string& bytes, const MeasureOptions& option
   result.min_ms = lo;
   result.max_ms = hi;
   return result;
-}
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -334,7 +328,7 @@ std::vector<MeasureResult> MeasureModelVariants(const graph::Graph& model,
   for (size_t i = 0; i < variants.size(); ++i) {
     if (!results[i].error.empty()) continue;
     results[i].ok = true;
-    results[i].ms = MedianOf(medians[i]);
+    results[i].ms = Median(medians[i]);
   }
   return results;
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/support/error.h"
+#include "core/support/statistics.h"
 #include "core/support/version.h"
 
 namespace agate {
@@ -148,15 +149,6 @@ RecordFile ReadRecords(const std::string& path, const std::string& target) {
   return file;
 }
 
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 std::map<std::string, TuningRecord> BestPerTask(const std::vector<TuningRecord>& records) {
   // task -> config -> (its first ok record, its times)

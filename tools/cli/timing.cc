@@ -8,16 +8,13 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/support/statistics.h"
+
 namespace agate {
 namespace cli {
 
 double RunStatistics::mean() const { return std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size(); }
-double RunStatistics::median() const {
-  std::vector<double> s = ms;
-  std::sort(s.begin(), s.end());
-  size_t n = s.size();
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
+double RunStatistics::median() const { return Median(ms); }
 double RunStatistics::min() const { return *std::min_element(ms.begin(), ms.end()); }
 double RunStatistics::max() const { return *std::max_element(ms.begin(), ms.end()); }
 double RunStatistics::std() const {
