@@ -61,20 +61,28 @@ def main():
     agate = a.agate
     peak_start = peak()
     load_start = open("/proc/loadavg").read().split()[:3]
-    rows = []
+    rows, failed = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models:
             onnx = os.path.join(ZOO, model + ".onnx")
             modules, kernels, compile_s = {}, {}, {}
             for policy in a.policies:
-                module = os.path.join(a.cache or tmp, f"{model}.{policy}.agm")
+                # A policy may name a file (adaptive,policy=DIR/x.policy): keep the module's name one path part.
+                module = os.path.join(a.cache or tmp, f"{model}.{re.sub(r'[^A-Za-z0-9_.=-]', '_', policy)}.agm")
                 info = module + ".json"
                 if a.cache and os.path.exists(module) and os.path.exists(info):
                     with open(info) as f:
                         kernels[policy], compile_s[policy] = json.load(f)
                 else:
                     t0 = time.time()
-                    summary = run([agate, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
+                    try:
+                        summary = run([agate, "compile", onnx, "-o", module, "--target", TARGET, "--fusion", policy])
+                    except subprocess.CalledProcessError as e:
+                        # A policy the compiler cannot lower for this model is a finding for the table, not the
+                        # end of the run.
+                        failed[(model, policy)] = e.stderr.strip().splitlines()[-1]
+                        print(f"FAILED {model} --fusion {policy}: {failed[(model, policy)]}", flush=True)
+                        continue
                     compile_s[policy] = time.time() - t0
                     kernels[policy] = int(re.search(r"^kernels: (\d+)", summary, re.M).group(1))
                     with open(info, "w") as f:
@@ -84,17 +92,18 @@ def main():
                 modules[policy] = module
             if a.compile_only:
                 continue
-            errors = {policy: reference_error(agate, model, modules[policy], tmp) for policy in a.policies}
+            policies = [p for p in a.policies if p in modules]
+            errors = {policy: reference_error(agate, model, modules[policy], tmp) for policy in policies}
             for t in a.threads:
-                rounds = {policy: [] for policy in a.policies}
+                rounds = {policy: [] for policy in policies}
                 for _ in range(a.rounds):
-                    for policy in a.policies:
+                    for policy in policies:
                         r = json.loads(run([agate, "run", modules[policy], "--json", "--repeat", str(a.runs),
                                             "--threads", str(t)]))
                         rounds[policy].append(r["median_ms"])
                 row = {"model": model, "threads": t, "ms": {}, "spread": {}, "kernels": kernels,
                        "compile_s": compile_s, "max_rel_error": errors}
-                for policy in a.policies:
+                for policy in policies:
                     row["ms"][policy] = statistics.median(rounds[policy])
                     row["spread"][policy] = [min(rounds[policy]), max(rounds[policy])]
                 rows.append(row)
@@ -103,7 +112,7 @@ def main():
         return 0
     peak_end = peak()
     load_end = open("/proc/loadavg").read().split()[:3]
-    md = report(a, rows, peak_start, peak_end, load_start, load_end)
+    md = report(a, rows, peak_start, peak_end, load_start, load_end, failed)
     print(md)
     if a.out:
         with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
@@ -124,7 +133,7 @@ def reference_error(agate, model, module, tmp):
                for k in ref.files)
 
 
-def report(a, rows, peak_start, peak_end, load_start, load_end):
+def report(a, rows, peak_start, peak_end, load_start, load_end, failed):
     lines = ["# Fusion policies end to end (`benchmarks/fusion/run.py`)", "",
              f"Machine: {os.cpu_count()} cores; FMA peak at the start {peak_start} GFLOP/s, at the end {peak_end} "
              f"(by thread count); load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end.",
@@ -137,13 +146,18 @@ def report(a, rows, peak_start, peak_end, load_start, load_end):
     for r in rows:
         cells = []
         for p in a.policies:
+            if p not in r["ms"]:
+                cells += ["compile failed", "-"]
+                continue
             lo, hi = r["spread"][p]
             cells.append(f"{r['ms'][p]:.2f} [{lo:.2f}-{hi:.2f}]")
             cells.append(f"{r['ms']['rule'] / r['ms'][p]:.3f}" if "rule" in r["ms"] else "-")
         lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(cells) + " | " +
-                     "/".join(str(r["kernels"][p]) for p in a.policies) + " | " +
-                     "/".join(f"{r['compile_s'][p]:.1f}" for p in a.policies) + " | " +
-                     f"{max(r['max_rel_error'].values()):.1e} |")
+                     "/".join(str(r["kernels"].get(p, "-")) for p in a.policies) + " | " +
+                     "/".join(f"{r['compile_s'][p]:.1f}" if p in r["compile_s"] else "-" for p in a.policies) +
+                     " | " + f"{max(r['max_rel_error'].values()):.1e} |")
+    if failed:
+        lines += ["", "Compiles that failed:"] + [f"- {m} --fusion {p}: {why}" for (m, p), why in failed.items()]
     return "\n".join(lines) + "\n"
 
 

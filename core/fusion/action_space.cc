@@ -31,9 +31,33 @@ std::vector<int> GranularityWalk::Apply(int k) {
     grouped_[chain_[i]] = true;
     group.push_back(chain_[i]);
   }
+  AbsorbHeadSplit(&group);
   std::sort(group.begin(), group.end());
   Open();
   return group;
+}
+
+void GranularityWalk::AbsorbHeadSplit(std::vector<int>* group) {
+  std::vector<bool> in_group(g_.size(), false);
+  for (int u : *group) in_group[u] = true;
+  std::vector<int> work;
+  for (int u : *group)
+    if (graph_.nodes[u].op == "Attention") work.push_back(u);
+  while (!work.empty()) {
+    int u = work.back();
+    work.pop_back();
+    for (int p : g_.producers[u]) {
+      if (grouped_[p] || g_.kinds[p] > OpKind::kInjective || g_.feeds_output[p]) continue;
+      bool only_into_group = true;
+      for (int c : g_.consumers[p]) only_into_group = only_into_group && in_group[c];
+      if (!only_into_group || ReachesAround(in_group, p)) continue;
+      sets_.Merge(p, seed_);
+      grouped_[p] = true;
+      in_group[p] = true;
+      group->push_back(p);
+      work.push_back(p);
+    }
+  }
 }
 
 void GranularityWalk::Open() {

@@ -11,7 +11,8 @@
 // ungrouped nodes, in topological order, that each read a value of the group
 // grown so far and may join it. Action k (0 <= k <= chain size) joins the first
 // k of them and closes the group. Every prefix of the chain was checked when the
-// chain was built, so every k is legal.
+// chain was built, so every k is legal. A group holding an Attention node closes
+// with the rest of the attention's head split (AbsorbHeadSplit).
 //
 // Joining node v to group G is legal when (the checks of `rule` and `all`):
 //   - no cycle: no path leaves G and reaches v through a node outside G and v
@@ -65,6 +66,11 @@ class GranularityWalk {
   const NodeGraph& nodes() const { return g_; }
 
  private:
+  // A group that took an Attention node also takes the rest of its head split (the
+  // ungrouped injective producers whose every consumer is in the group, transitively), as
+  // rule does: the walk's chain follows one of Q, K and V, and the other two left out
+  // would each be a kernel that copies its heads.
+  void AbsorbHeadSplit(std::vector<int>* group);
   bool CanJoin(const std::vector<int>& group, int v) const;
   bool ReachesAround(const std::vector<bool>& in_group, int v) const;
   void Open();

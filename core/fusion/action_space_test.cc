@@ -8,6 +8,7 @@
 
 #include "core/fusion/adaptive_fusion.h"
 #include "core/fusion/conv_chain.h"
+#include "core/graph/passes/attention_fusion.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/support/error.h"
 
@@ -146,6 +147,61 @@ TEST(ActionSpaceTest, APathThroughAnotherGroupIsMasked) {
   GranularityWalk walk(g);
   ASSERT_EQ(walk.Chain().size(), 1u);
   EXPECT_EQ(g.nodes[walk.Chain()[0]].name, "c");
+}
+
+// One projection to Q, K and V (as vit_b_16 and bert export it), the head splits, the
+// attention core fused into an Attention node: three injective chains meet at one opaque node.
+Graph FusedSelfAttention() {
+  using Ints = std::vector<int64_t>;
+  const int64_t seq = 6, heads = 2, head = 4, hidden = heads * head;
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {1, seq, hidden}});
+  g.AddConstant("w", RandomTensor({hidden, 3 * hidden}, 1, -0.3, 0.3));
+  g.AddConstant("divisor", graph::Tensor::Scalar(DType::Float(32), 2.0));
+  Add(&g, "MatMul", "qkv", {"x", "w"}, {"p"});
+  const Ints split = {1, seq, heads, head};
+  const char* names[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    std::string n = names[i];
+    Add(&g, "Slice", n + "_slice", {"p"}, {n + "_s"},
+        {{"starts", Ints{i * hidden}}, {"ends", Ints{(i + 1) * hidden}}, {"axes", Ints{2}}});
+    Add(&g, "Reshape", n + "_reshape", {n + "_s"}, {n + "4"}, {{"shape", split}});
+    Add(&g, "Transpose", n + "_t", {n + "4"}, {n + "h"}, {{"perm", n == "k" ? Ints{0, 2, 3, 1} : Ints{0, 2, 1, 3}}});
+  }
+  Add(&g, "MatMul", "scores", {"qh", "kh"}, {"s"});
+  Add(&g, "Div", "scale", {"s", "divisor"}, {"logits"});
+  Add(&g, "Softmax", "softmax", {"logits"}, {"pr"}, {{"axis", int64_t{-1}}});
+  Add(&g, "MatMul", "context", {"pr", "vh"}, {"c"});
+  Add(&g, "Transpose", "merge_t", {"c"}, {"ct"}, {{"perm", Ints{0, 2, 1, 3}}});
+  Add(&g, "Reshape", "merge", {"ct"}, {"y"}, {{"shape", Ints{1, seq, hidden}}});
+  return graph::FuseAttention(Finish(g, {"y"}));
+}
+
+TEST(GranularityWalkTest, AnAttentionGroupTakesAllOfItsHeadSplitAsRuleDoes) {
+  Graph g = FusedSelfAttention();
+  int attention = -1;
+  for (size_t v = 0; v < g.nodes.size(); ++v)
+    if (g.nodes[v].op == "Attention") attention = static_cast<int>(v);
+  ASSERT_GE(attention, 0) << "the fixture no longer fuses into an Attention node";
+  // Join as far as each chain goes: the group that reaches the Attention node must also hold
+  // the other two heads' split, so no copy kernel is left for K or V.
+  GranularityWalk walk(g);
+  std::vector<int> with_attention;
+  while (!walk.Done()) {
+    std::vector<int> closed = walk.Apply(static_cast<int>(walk.Chain().size()));
+    if (std::count(closed.begin(), closed.end(), attention)) with_attention = closed;
+  }
+  ASSERT_FALSE(with_attention.empty());
+  std::set<std::string> ops;
+  for (int v : with_attention) ops.insert(g.nodes[v].name);
+  for (const char* n : {"q_slice", "k_slice", "v_slice", "q_t", "v_t"}) EXPECT_TRUE(ops.count(n)) << n;
+  Groups rule = GroupNames(FuseOperators(g, FusionPolicy(FusionPolicy::kRule)));
+  Groups walked = GroupNames(FuseOperators(g, [&](const Graph& x) {
+    GranularityWalk w(x);
+    while (!w.Done()) w.Apply(static_cast<int>(w.Chain().size()));
+    return w.Result();
+  }));
+  EXPECT_EQ(walked, rule);
 }
 
 }  // namespace

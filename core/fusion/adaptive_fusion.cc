@@ -150,12 +150,24 @@ std::shared_ptr<const AdaptivePolicy> LoadAdaptivePolicy(const std::string& path
 }
 
 std::shared_ptr<const AdaptivePolicy> ShippedAdaptivePolicy(const target::Target& target) {
+  // Several may fit (an AVX-512 machine runs the AVX2 policy too): the one that names the most
+  // features was measured on the machine most like the target.
+  std::shared_ptr<const AdaptivePolicy> best;
   for (const ShippedPolicy& shipped : ShippedPolicies()) {
     auto policy = std::make_shared<const AdaptivePolicy>(
         ParseAdaptivePolicy(shipped.text, std::string("shipped policy ") + shipped.name));
-    if (policy->Fits(target)) return policy;
+    if (policy->Fits(target) && (!best || policy->features.size() > best->features.size())) best = policy;
   }
-  return nullptr;
+  return best;
+}
+
+std::string ShippedPolicyTargets() {
+  std::string text;
+  for (const ShippedPolicy& shipped : ShippedPolicies()) {
+    if (!text.empty()) text += ", ";
+    text += ParseAdaptivePolicy(shipped.text, std::string("shipped policy ") + shipped.name).TargetText();
+  }
+  return text;
 }
 
 std::vector<float> DecisionState(const AdaptivePolicy& policy, const std::vector<std::vector<float>>& embeddings,

@@ -57,8 +57,11 @@ struct AdaptivePolicy {
 AdaptivePolicy ParseAdaptivePolicy(const std::string& text, const std::string& source);
 // Reads and parses a policy file: kNotFound naming it when it cannot be read.
 std::shared_ptr<const AdaptivePolicy> LoadAdaptivePolicy(const std::string& path);
-// The policy shipped in the repository for `target`, or null when none fits it.
+// The policy shipped in the repository for `target`, or null when none fits it; of several that
+// fit, the one that names the most target features.
 std::shared_ptr<const AdaptivePolicy> ShippedAdaptivePolicy(const target::Target& target);
+// The shipped policies' targets, for messages: "x86_64 avx2 fma, x86_64 avx512f avx2 fma".
+std::string ShippedPolicyTargets();
 
 // The state vector of the walk's current decision (layout above); `embeddings[v]` is node v's.
 std::vector<float> DecisionState(const AdaptivePolicy& policy, const std::vector<std::vector<float>>& embeddings,

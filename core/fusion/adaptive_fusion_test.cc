@@ -129,6 +129,10 @@ TEST(AdaptiveFusionTest, BadPolicyFilesAreErrorsNamingTheFile) {
   // No shipped policy for AArch64: an error, or rule when asked for.
   std::tie(code, message) = code_of("adaptive", "llvm -mtriple=aarch64-linux-gnu");
   EXPECT_EQ(code, StatusCode::kNotFound);
+  EXPECT_NE(message.find("shipped: x86_64 avx512f avx2 fma"), std::string::npos) << message;
+  // An x86-64 machine without AVX-512 is not given the policy measured with AVX-512 code.
+  std::tie(code, message) = code_of("adaptive", "llvm -mtriple=x86_64-linux-gnu -mcpu=znver3");
+  EXPECT_EQ(code, StatusCode::kNotFound);
   EXPECT_EQ(ParseFusionPolicy("adaptive,fallback=rule", "llvm -mtriple=aarch64-linux-gnu").kind, FusionPolicy::kRule);
   EXPECT_EQ(ParseFusionPolicy("adaptive,policy=" + truncated + ",fallback=rule", kAvx512).kind, FusionPolicy::kRule);
 

@@ -42,7 +42,7 @@ FusionPolicy ParseAdaptive(const std::string& text, const std::vector<std::strin
       policy.adaptive = ShippedAdaptivePolicy(target);
       AGATE_REQUIRE(policy.adaptive != nullptr, kNotFound)
           << "no shipped adaptive fusion policy fits target '" << target
-          << "' (shipped: x86_64 avx512f; give one with adaptive,policy=FILE)";
+          << "' (shipped: " << ShippedPolicyTargets() << "; give one with adaptive,policy=FILE)";
     } else {
       policy.adaptive = LoadAdaptivePolicy(file);
       AGATE_REQUIRE(policy.adaptive->Fits(target), kVersionMismatch)

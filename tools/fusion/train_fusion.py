@@ -18,17 +18,24 @@ benchmarks/fusion evaluates):
                 against its operators run alone (shaped: summed over an episode it is minus the
                 predicted model latency plus a constant);
                 episodes run through fusion_env --interactive, so the legal actions are the
-                compiler's own.
-            Writes the policy file (encoder + Q network, text). It refuses to overwrite an existing
-            file (the shipped policy) without --force.
+                compiler's own. Learning from demonstrations (DQfD): rule's decisions on the
+                training models are replayed with a large-margin loss, so the agent starts at
+                rule's granularity and leaves it only for a predicted gain (--no-demonstrations:
+                the plain DQN, kept as the ablation). The greedy checkpoint with the lowest
+                predicted latency relative to rule on the training models is the one written.
+            Writes the policy file (encoder + Q network, text) for --target (the machine the
+            times were measured on). It refuses to overwrite an existing file (the shipped
+            policy) without --force.
+  --data may be gzip-compressed (.gz): benchmarks/fusion/data holds the shipped policy's.
 Usage:
   tools/fusion/train_fusion.py collect --models resnet18 mobilenet_v3_small convnext_ci vit_ci \
       --seeds 6 --data /tmp/fusion_data.jsonl
-  tools/fusion/train_fusion.py train --data /tmp/fusion_data.jsonl --models resnet18 ... \
-      --out core/fusion/policies/x86_64_avx512.policy --force
+  tools/fusion/train_fusion.py train --data benchmarks/fusion/data/x86_64_avx512.jsonl.gz \
+      --target "x86_64 avx2 fma" --out core/fusion/policies/x86_64_avx2.policy --force
 """
 import argparse
 import ctypes
+import gzip
 import json
 import math
 import os
@@ -86,7 +93,8 @@ def matches_reference(model, module, workdir):
 def collect(a):
     with tempfile.TemporaryDirectory() as tmp, open(a.data, "a") as out:
         for model in a.models:
-            policies = ["rule", "none", "all"] + [f"random,seed={s}" for s in range(a.seeds)]
+            policies = (["rule", "none", "all"] if a.first_seed == 0 else []) + \
+                [f"random,seed={s}" for s in range(a.first_seed, a.first_seed + a.seeds)]
             for policy in policies:
                 t0 = time.time()
                 env = env_groups(model, policy)
@@ -276,7 +284,27 @@ def state_of(emb, decision):
     return s
 
 
-def train_dqn(torch, models, encoder, cost, episodes, seed=1):
+def rule_action(group_of, decision):
+    """The granularity at this decision that follows `rule`: the longest prefix of the chain in the seed's rule group
+    (the walk offers operators in topological order, so rule's group is a prefix of the chain wherever the walk can
+    form it at all)."""
+    seed = group_of.get(decision["seed"])
+    k = 0
+    for v in decision["chain"][:MAX_JOIN]:
+        if seed is None or group_of.get(v) != seed:
+            break
+        k += 1
+    return k
+
+
+def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, checkpoint_every=20, seed=1,
+              pretrain_steps=3000, margin=0.005, demo_weight=0.5, demonstrations=True):
+    """DQN from demonstrations (Hester et al., DQfD): `rule`'s own decisions are kept in a demonstration buffer that
+    is never overwritten; the network is first trained on them alone (TD loss plus a large-margin loss that puts
+    rule's action `margin` ms above the others), then every batch mixes agent and demonstration transitions. So the
+    agent starts from rule's granularity and leaves it only where the cost model's predicted return says a different
+    granularity pays more than the margin; the first policy, without demonstrations, ended 1-5% behind rule by its own
+    cost model (TRAINING_LOG.txt)."""
     random.seed(seed)
     torch.manual_seed(seed)
     envs = [Env(m) for m in models]
@@ -290,7 +318,7 @@ def train_dqn(torch, models, encoder, cost, episodes, seed=1):
     q, target = net(), net()
     target.load_state_dict(q.state_dict())
     opt = torch.optim.Adam(q.parameters(), lr=1e-3)
-    replay, steps = [], 0
+    replay, demos, steps = [], [], 0
 
     cache = {}
 
@@ -301,15 +329,46 @@ def train_dqn(torch, models, encoder, cost, episodes, seed=1):
             cache[key] = math.exp(cost.predict(x)[0])
         return cache[key]
 
-    def run_episode(env, epsilon, learn):
+    def learn_step(batch, demo_count):
+        """One gradient step on `batch`; its last `demo_count` transitions are demonstrations."""
         nonlocal steps
+        bs = torch.tensor(np.array([b[0] for b in batch]), dtype=torch.float32)
+        ba = torch.tensor([b[1] for b in batch])
+        br = torch.tensor([b[2] for b in batch], dtype=torch.float32)
+        bs2 = torch.tensor(np.array([b[3] for b in batch]), dtype=torch.float32)
+        mask = torch.tensor([[i < b[4] for i in range(MAX_JOIN + 1)] for b in batch])
+        bd = torch.tensor([b[5] for b in batch], dtype=torch.float32)
+        with torch.no_grad():
+            online = q(bs2).masked_fill(~mask, -1e9).argmax(1)  # double DQN: online picks, target values
+            next_q = target(bs2).gather(1, online[:, None])[:, 0]
+            y = br + (1 - bd) * next_q
+        values = q(bs)
+        pred = values.gather(1, ba[:, None])[:, 0]
+        loss = torch.nn.functional.smooth_l1_loss(pred, y)
+        if demo_count:
+            d0 = len(batch) - demo_count
+            legal_now = torch.tensor([[i < b[6] for i in range(MAX_JOIN + 1)] for b in batch[d0:]])
+            dv = values[d0:]
+            bonus = torch.full_like(dv, margin).scatter(1, ba[d0:, None], 0.0)
+            best = (dv + bonus).masked_fill(~legal_now, -1e9).max(1).values
+            loss = loss + demo_weight * (best - pred[d0:]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        steps += 1
+        if steps % 200 == 0:
+            target.load_state_dict(q.state_dict())
+
+    def run_episode(env, epsilon, learn, demonstrate=False):
         emb = embs[env.model]
         d = env.reset()
         total, groups = 0.0, 0
         while not d.get("done"):
             s = state_of(emb, d)
             legal = len(d["chain"]) + 1
-            if random.random() < epsilon:
+            if demonstrate:
+                k = rule_action(rule_groups[env.model], d)
+            elif random.random() < epsilon:
                 k = random.randrange(legal)
             else:
                 with torch.no_grad():
@@ -326,32 +385,41 @@ def train_dqn(torch, models, encoder, cost, episodes, seed=1):
             done = bool(nd.get("done"))
             s2 = state_of(emb, nd) if not done else np.zeros_like(s)
             legal2 = len(nd["chain"]) + 1 if not done else 1
-            replay.append((s, k, alone - ms, s2, legal2, done))
-            if len(replay) > 50000:
-                replay.pop(0)
+            transition = (s, k, alone - ms, s2, legal2, done, legal)
+            if demonstrate:
+                demos.append(transition)
+            else:
+                replay.append(transition)
+                if len(replay) > 50000:
+                    replay.pop(0)
             if learn and len(replay) >= 256:
-                batch = random.sample(replay, 64)
-                bs = torch.tensor(np.array([b[0] for b in batch]), dtype=torch.float32)
-                ba = torch.tensor([b[1] for b in batch])
-                br = torch.tensor([b[2] for b in batch], dtype=torch.float32)
-                bs2 = torch.tensor(np.array([b[3] for b in batch]), dtype=torch.float32)
-                mask = torch.tensor([[i < b[4] for i in range(MAX_JOIN + 1)] for b in batch])
-                bd = torch.tensor([b[5] for b in batch], dtype=torch.float32)
-                with torch.no_grad():
-                    online = q(bs2).masked_fill(~mask, -1e9).argmax(1)  # double DQN: online picks, target values
-                    next_q = target(bs2).gather(1, online[:, None])[:, 0]
-                    y = br + (1 - bd) * next_q
-                pred = q(bs).gather(1, ba[:, None])[:, 0]
-                loss = torch.nn.functional.smooth_l1_loss(pred, y)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                steps += 1
-                if steps % 200 == 0:
-                    target.load_state_dict(q.state_dict())
+                learn_step(random.sample(replay, 48) + random.sample(demos, min(16, len(demos))),
+                           min(16, len(demos)))
             d = nd
         return total, groups
 
+    def evaluate():
+        """The greedy policy on every training model: geometric mean of predicted(policy) / predicted(rule)."""
+        greedy = {env.model: run_episode(env, 0.0, False) for env in envs}
+        ratio = math.exp(np.mean([math.log(greedy[m][0] / rule_ms[m]) for m in greedy]))
+        return ratio, greedy
+
+    # The Q network kept is the greedy checkpoint whose predicted latency on the training models, relative to
+    # rule's groups under the same cost model, is lowest: DQN's greedy policy oscillates between checkpoints
+    # (TRAINING_LOG.txt of the first policy), and the last one is not the best. Only training models take part.
+    if not demonstrations:  # the ablation: plain double DQN from an untrained network
+        pretrain_steps = 0
+    for env in envs if demonstrations else []:
+        total, groups = run_episode(env, 0.0, False, demonstrate=True)
+        print(f"  demonstration on {env.model}: {groups} groups, predicted {total:.2f} ms (rule's own groups: "
+              f"{rule_ms[env.model]:.2f} ms)", flush=True)
+    print(f"  {len(demos)} demonstration transitions from rule's groups", flush=True)
+    for _ in range(pretrain_steps):
+        learn_step(random.sample(demos, min(64, len(demos))), min(64, len(demos)))
+    best = (float("inf"), None, None, -1)
+    ratio, greedy = evaluate()
+    print(f"  after pretraining on the demonstrations: greedy predicted / rule predicted {ratio:.4f}", flush=True)
+    best = (ratio, {k: v.clone() for k, v in q.state_dict().items()}, greedy, -1)
     for ep in range(episodes):
         epsilon = max(0.05, 1.0 - ep / (0.7 * episodes))
         env = envs[ep % len(envs)]
@@ -359,17 +427,23 @@ def train_dqn(torch, models, encoder, cost, episodes, seed=1):
         if ep % 20 == 0 or ep == episodes - 1:
             print(f"  episode {ep}: {env.model} epsilon {epsilon:.2f} predicted {total:.2f} ms in {groups} groups",
                   flush=True)
-    greedy = {}
+        if (ep + 1) % checkpoint_every == 0 or ep == episodes - 1:
+            ratio, greedy = evaluate()
+            print(f"  checkpoint after episode {ep}: greedy predicted / rule predicted {ratio:.4f} (geometric mean)",
+                  flush=True)
+            if ratio < best[0]:
+                best = (ratio, {k: v.clone() for k, v in q.state_dict().items()}, greedy, ep)
     for env in envs:
-        greedy[env.model] = run_episode(env, 0.0, False)
         env.close()
+    print(f"kept the checkpoint after episode {best[3]}: predicted {best[0]:.4f} x rule on the training models")
+    q.load_state_dict(best[1])
     layers = [(l.weight.detach().numpy(), l.bias.detach().numpy(), act)
               for l, act in [(q[0], "relu"), (q[2], "relu"), (q[4], "linear")]]
-    return layers, greedy
+    return layers, best[2]
 
 
-def write_policy(path, encoder, qnet, n_features):
-    lines = ["agate-fusion-policy 1", "target x86_64 avx512f", f"max_join {MAX_JOIN}", f"features {n_features}"]
+def write_policy(path, encoder, qnet, n_features, target):
+    lines = ["agate-fusion-policy 1", f"target {target}", f"max_join {MAX_JOIN}", f"features {n_features}"]
     for name, layers in [("encoder", encoder), ("q", qnet)]:
         for w, b, act in layers:
             lines.append(f"dense {name} {w.shape[1]} {w.shape[0]} {act}")
@@ -384,7 +458,7 @@ def write_policy(path, encoder, qnet, n_features):
 def train(a):
     import torch
     torch.set_num_threads(1)
-    with open(a.data) as f:
+    with (gzip.open(a.data, "rt") if a.data.endswith(".gz") else open(a.data)) as f:
         records = [json.loads(line) for line in f]
     records = [r for r in records if r["model"] in a.models]
     assert records, f"no records for {a.models} in {a.data}"
@@ -398,15 +472,22 @@ def train(a):
     _, no_terms = train_cost_model(records, encoder, use_terms=False, quiet=True)
     print(f"cost model ablation (held-out pairwise ranking accuracy): without embeddings {no_emb:.3f}, "
           f"without explicit terms {no_terms:.3f}")
-    qnet, greedy = train_dqn(torch, a.models, encoder, cost, a.episodes)
-    for model, (total, groups) in greedy.items():
+    rule_ms, rule_records = {}, {}
+    for model in a.models:
         rule = [r for r in records if r["model"] == model and r["policy"] == "rule"]
+        assert rule, f"no rule record for {model} in {a.data}"
         emb = forward(encoder, np.array(rule[0]["features"]))
-        rule_pred = sum(math.exp(cost.predict(group_features(emb, g["nodes"], g["terms"])[None, :])[0])
-                        for g in rule[0]["groups"])
+        rule_ms[model] = sum(math.exp(cost.predict(group_features(emb, g["nodes"], g["terms"])[None, :])[0])
+                             for g in rule[0]["groups"])
+        rule_records[model] = rule[0]
+    rule_groups = {m: {v: i for i, g in enumerate(rule_records[m]["groups"]) for v in g["nodes"]} for m in a.models}
+    qnet, greedy = train_dqn(torch, a.models, encoder, cost, a.episodes, rule_ms, rule_groups, margin=a.demo_margin,
+                             demonstrations=a.demonstrations)
+    for model, (total, groups) in greedy.items():
+        rule = rule_records[model]
         print(f"trained policy on {model}: predicted {total:.2f} ms in {groups} groups; rule predicted "
-              f"{rule_pred:.2f} ms (measured {sum(rule[0]['ms']):.2f} ms) in {len(rule[0]['groups'])} groups")
-    write_policy(a.out, encoder, qnet, len(features[0]))
+              f"{rule_ms[model]:.2f} ms (measured {sum(rule['ms']):.2f} ms) in {len(rule['groups'])} groups")
+    write_policy(a.out, encoder, qnet, len(features[0]), a.target)
     print(f"wrote {a.out}")
 
 
@@ -415,7 +496,10 @@ def main():
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect")
     c.add_argument("--models", nargs="+", default=TRAIN_MODELS)
-    c.add_argument("--seeds", type=int, default=6)
+    c.add_argument("--seeds", type=int, default=6, help="random legal groupings per model")
+    c.add_argument("--first-seed", type=int, default=0,
+                   help="the first random grouping's seed; above 0 (adding to a data file), rule/none/all are not "
+                        "collected again")
     c.add_argument("--repeat", type=int, default=10)
     c.add_argument("--data", required=True)
     c.add_argument("--no-check", dest="check", action="store_false")
@@ -425,6 +509,13 @@ def main():
     t.add_argument("--episodes", type=int, default=200)
     t.add_argument("--out", required=True)
     t.add_argument("--force", action="store_true", help="overwrite an existing policy file")
+    t.add_argument("--demo-margin", type=float, default=0.001,
+                   help="ms by which the large-margin loss puts rule's action above the others (DQfD)")
+    t.add_argument("--no-demonstrations", dest="demonstrations", action="store_false",
+                   help="the ablation: no demonstrations of rule's decisions (plain double DQN)")
+    t.add_argument("--target", required=True,
+                   help="the policy's target line: the architecture and the LLVM features of the machine the "
+                        "collected times were measured on (core/fusion/adaptive_fusion.h)")
     a = p.parse_args()
     collect(a) if a.command == "collect" else train(a)
 
