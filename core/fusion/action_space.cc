@@ -31,23 +31,44 @@ std::vector<int> GranularityWalk::Apply(int k) {
     grouped_[chain_[i]] = true;
     group.push_back(chain_[i]);
   }
-  AbsorbHeadSplit(&group);
+  AbsorbProducers(&group);
   std::sort(group.begin(), group.end());
   Open();
   return group;
 }
 
-void GranularityWalk::AbsorbHeadSplit(std::vector<int>* group) {
+void GranularityWalk::AbsorbProducers(std::vector<int>* group) {
   std::vector<bool> in_group(g_.size(), false);
   for (int u : *group) in_group[u] = true;
-  std::vector<int> work;
-  for (int u : *group)
-    if (graph_.nodes[u].op == "Attention") work.push_back(u);
+  bool attention = false, injective = true;
+  for (int u : *group) {
+    attention = attention || graph_.nodes[u].op == "Attention";
+    injective = injective && g_.kinds[u] <= OpKind::kInjective;
+  }
+  // Only into a group without an anchor: before a conv or a product an inlined producer would be
+  // recomputed per window position or column (CanJoin's rule).
+  if (!attention && !injective) return;
+  std::vector<int> work = *group;
   while (!work.empty()) {
     int u = work.back();
     work.pop_back();
     for (int p : g_.producers[u]) {
-      if (grouped_[p] || g_.kinds[p] > OpKind::kInjective || g_.feeds_output[p]) continue;
+      if (in_group[p]) continue;
+      if (grouped_[p]) {
+        // Closed before this group was reached (a chain longer than the walk's, as GPT-2's
+        // Split + 3 Reshape + 3 Transpose before its attention): the whole earlier group joins
+        // when it is only injective producers of this one.
+        std::vector<int> earlier = ClosedGroupOf(p);
+        if (IsHeadSplitOf(earlier, &in_group)) {
+          for (int v : earlier) {
+            sets_.Merge(v, seed_);
+            group->push_back(v);
+            work.push_back(v);
+          }
+        }
+        continue;
+      }
+      if (g_.kinds[p] > OpKind::kInjective || g_.feeds_output[p]) continue;
       bool only_into_group = true;
       for (int c : g_.consumers[p]) only_into_group = only_into_group && in_group[c];
       if (!only_into_group || ReachesAround(in_group, p)) continue;
@@ -77,6 +98,29 @@ void GranularityWalk::Open() {
     chain_.push_back(u);
     tentative.push_back(u);
   }
+}
+
+std::vector<int> GranularityWalk::ClosedGroupOf(int v) {
+  std::vector<int> members;
+  int root = sets_.Find(v);
+  for (int u = 0; u < g_.size(); ++u)
+    if (grouped_[u] && sets_.Find(u) == root) members.push_back(u);
+  return members;
+}
+
+bool GranularityWalk::IsHeadSplitOf(const std::vector<int>& earlier, std::vector<bool>* in_group) const {
+  std::vector<bool> joined = *in_group;
+  for (int v : earlier) {
+    if (g_.kinds[v] > OpKind::kInjective || g_.feeds_output[v]) return false;
+    joined[v] = true;
+  }
+  for (int v : earlier)
+    for (int c : g_.consumers[v])
+      if (!joined[c]) return false;
+  for (int v : earlier)
+    if (ReachesAround(joined, v)) return false;
+  *in_group = joined;
+  return true;
 }
 
 bool GranularityWalk::CanJoin(const std::vector<int>& group, int v) const {

@@ -12,7 +12,8 @@
 // grown so far and may join it. Action k (0 <= k <= chain size) joins the first
 // k of them and closes the group. Every prefix of the chain was checked when the
 // chain was built, so every k is legal. A group holding an Attention node closes
-// with the rest of the attention's head split (AbsorbHeadSplit).
+// with the rest of the attention's head split, and an injective group with its
+// injective producers that feed only it (AbsorbProducers).
 //
 // Joining node v to group G is legal when (the checks of `rule` and `all`):
 //   - no cycle: no path leaves G and reaches v through a node outside G and v
@@ -66,11 +67,20 @@ class GranularityWalk {
   const NodeGraph& nodes() const { return g_; }
 
  private:
-  // A group that took an Attention node also takes the rest of its head split (the
-  // ungrouped injective producers whose every consumer is in the group, transitively), as
-  // rule does: the walk's chain follows one of Q, K and V, and the other two left out
-  // would each be a kernel that copies its heads.
-  void AbsorbHeadSplit(std::vector<int>* group);
+  // A closing group without an anchor (injective ops only, or an Attention node and its
+  // head split) also takes its ungrouped injective producers whose every consumer is in
+  // the group, transitively, as rule does, and earlier closed groups that are all such
+  // producers (so an injective chain is never split). Why: the walk's chain only offers nodes that read
+  // the group, so a Concat's other operand (Swin's cyclic shift: Slice, Slice, Concat) or
+  // the K and V branches of an attention's head split could never join it, and a split
+  // longer than the chain (GPT-2's Split + 3 Reshape + 3 Transpose) closes before the
+  // attention is reached; left out, each is a kernel that copies its data.
+  void AbsorbProducers(std::vector<int>* group);
+  // The members of the closed group holding node v.
+  std::vector<int> ClosedGroupOf(int v);
+  // Whether `earlier` (a closed group) is only injective ops whose every consumer is in it
+  // or in `in_group`, joinable without a cycle; if so, marks its nodes in `in_group`.
+  bool IsHeadSplitOf(const std::vector<int>& earlier, std::vector<bool>* in_group) const;
   bool CanJoin(const std::vector<int>& group, int v) const;
   bool ReachesAround(const std::vector<bool>& in_group, int v) const;
   void Open();

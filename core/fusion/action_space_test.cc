@@ -151,7 +151,9 @@ TEST(ActionSpaceTest, APathThroughAnotherGroupIsMasked) {
 
 // One projection to Q, K and V (as vit_b_16 and bert export it), the head splits, the
 // attention core fused into an Attention node: three injective chains meet at one opaque node.
-Graph FusedSelfAttention() {
+// With `split_op`, one Split node makes Q, K and V (as GPT-2 exports it): 7 injective nodes
+// before the attention, one more than the walk's chain holds.
+Graph FusedSelfAttention(bool split_op = false) {
   using Ints = std::vector<int64_t>;
   const int64_t seq = 6, heads = 2, head = 4, hidden = heads * head;
   Graph g;
@@ -161,10 +163,13 @@ Graph FusedSelfAttention() {
   Add(&g, "MatMul", "qkv", {"x", "w"}, {"p"});
   const Ints split = {1, seq, heads, head};
   const char* names[3] = {"q", "k", "v"};
+  if (split_op) Add(&g, "Split", "qkv_split", {"p"}, {"q_s", "k_s", "v_s"}, {{"axis", int64_t{2}}});
   for (int i = 0; i < 3; ++i) {
     std::string n = names[i];
-    Add(&g, "Slice", n + "_slice", {"p"}, {n + "_s"},
-        {{"starts", Ints{i * hidden}}, {"ends", Ints{(i + 1) * hidden}}, {"axes", Ints{2}}});
+    if (!split_op) {
+      Add(&g, "Slice", n + "_slice", {"p"}, {n + "_s"},
+          {{"starts", Ints{i * hidden}}, {"ends", Ints{(i + 1) * hidden}}, {"axes", Ints{2}}});
+    }
     Add(&g, "Reshape", n + "_reshape", {n + "_s"}, {n + "4"}, {{"shape", split}});
     Add(&g, "Transpose", n + "_t", {n + "4"}, {n + "h"}, {{"perm", n == "k" ? Ints{0, 2, 3, 1} : Ints{0, 2, 1, 3}}});
   }
@@ -177,8 +182,11 @@ Graph FusedSelfAttention() {
   return graph::FuseAttention(Finish(g, {"y"}));
 }
 
-TEST(GranularityWalkTest, AnAttentionGroupTakesAllOfItsHeadSplitAsRuleDoes) {
-  Graph g = FusedSelfAttention();
+class HeadSplitTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(HeadSplitTest, AnAttentionGroupTakesAllOfItsHeadSplitAsRuleDoes) {
+  bool split_op = GetParam();
+  Graph g = FusedSelfAttention(split_op);
   int attention = -1;
   for (size_t v = 0; v < g.nodes.size(); ++v)
     if (g.nodes[v].op == "Attention") attention = static_cast<int>(v);
@@ -194,7 +202,10 @@ TEST(GranularityWalkTest, AnAttentionGroupTakesAllOfItsHeadSplitAsRuleDoes) {
   ASSERT_FALSE(with_attention.empty());
   std::set<std::string> ops;
   for (int v : with_attention) ops.insert(g.nodes[v].name);
-  for (const char* n : {"q_slice", "k_slice", "v_slice", "q_t", "v_t"}) EXPECT_TRUE(ops.count(n)) << n;
+  std::vector<std::string> split = split_op ? std::vector<std::string>{"qkv_split"}
+                                             : std::vector<std::string>{"q_slice", "k_slice", "v_slice"};
+  for (const char* n : {"q_reshape", "k_reshape", "v_reshape", "q_t", "v_t"}) split.push_back(n);
+  for (const std::string& n : split) EXPECT_TRUE(ops.count(n)) << n;
   Groups rule = GroupNames(FuseOperators(g, FusionPolicy(FusionPolicy::kRule)));
   Groups walked = GroupNames(FuseOperators(g, [&](const Graph& x) {
     GranularityWalk w(x);
@@ -202,6 +213,33 @@ TEST(GranularityWalkTest, AnAttentionGroupTakesAllOfItsHeadSplitAsRuleDoes) {
     return w.Result();
   }));
   EXPECT_EQ(walked, rule);
+}
+
+INSTANTIATE_TEST_SUITE_P(SlicesAndSplit, HeadSplitTest, ::testing::Bool());
+
+TEST(GranularityWalkTest, AnInjectiveChainIsNeverSplit) {
+  // torch.roll as Swin exports it (Slice, Slice, Concat), then a window Reshape and a Relu: the
+  // second Slice reads the input, not the group, so the chain never offers it; at any actions
+  // the walk ends with rule's one copy kernel, not three.
+  using Ints = std::vector<int64_t>;
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {1, 8, 6}});
+  Add(&g, "Slice", "tail", {"x"}, {"a"}, {{"starts", Ints{5}}, {"ends", Ints{8}}, {"axes", Ints{1}}});
+  Add(&g, "Slice", "head", {"x"}, {"b"}, {{"starts", Ints{0}}, {"ends", Ints{5}}, {"axes", Ints{1}}});
+  Add(&g, "Concat", "roll", {"a", "b"}, {"r"}, {{"axis", int64_t{1}}});
+  Add(&g, "Reshape", "windows", {"r"}, {"w"}, {{"shape", Ints{1, 2, 4, 6}}});
+  Add(&g, "Relu", "relu", {"w"}, {"y"});
+  g = Finish(g, {"y"});
+  Groups rule = GroupNames(FuseOperators(g, FusionPolicy(FusionPolicy::kRule)));
+  ASSERT_EQ(rule.size(), 1u);
+  for (int action : {0, 1, GranularityWalk::kMaxJoin}) {
+    Groups walked = GroupNames(FuseOperators(g, [&](const Graph& x) {
+      GranularityWalk w(x);
+      while (!w.Done()) w.Apply(std::min<int>(action, static_cast<int>(w.Chain().size())));
+      return w.Result();
+    }));
+    EXPECT_EQ(walked, rule) << "action " << action;
+  }
 }
 
 }  // namespace

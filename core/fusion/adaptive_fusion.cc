@@ -1,5 +1,6 @@
 #include "core/fusion/adaptive_fusion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -108,7 +109,16 @@ AdaptivePolicy ParseAdaptivePolicy(const std::string& text, const std::string& s
   policy.max_join = r.Int("max_join", 1, 64);
   if (policy.max_join != GranularityWalk::kMaxJoin)
     POLICY_FAIL(r) << "max_join " << policy.max_join << " (this compiler's walk offers " << GranularityWalk::kMaxJoin << ")";
-  r.Expect("features");
+  std::string next = r.Word("features or hint");
+  if (next == "hint") {
+    std::string hint = r.Word("hint");
+    if (hint != "rule") POLICY_FAIL(r) << "unknown hint '" << hint << "' (this compiler knows 'rule')";
+    policy.rule_hint = true;
+    policy.rule_bonus = r.Float("rule bonus");
+    if (policy.rule_bonus < 0) POLICY_FAIL(r) << "negative rule bonus " << policy.rule_bonus;
+    next = r.Word("features");
+  }
+  if (next != "features") POLICY_FAIL(r) << "expected 'features', found '" << next << "'";
   int features = r.Int("feature count", 1, kMaxLayerWidth);
   if (features != OperatorFeatureCount())
     POLICY_FAIL(r) << "trained on " << features << " operator features; this compiler computes " << OperatorFeatureCount();
@@ -120,7 +130,7 @@ AdaptivePolicy ParseAdaptivePolicy(const std::string& text, const std::string& s
     if (name == "q" && !in_q) {
       if (policy.encoder.layers.empty()) POLICY_FAIL(r) << "no encoder layer before the q network";
       in_q = true;
-      width = policy.embedding_width() * (1 + policy.max_join) + 1 + policy.max_join;
+      width = policy.state_width();
     } else if (name != (in_q ? "q" : "encoder")) {
       POLICY_FAIL(r) << "layer '" << name << "' out of order (encoder layers, then q layers)";
     }
@@ -170,8 +180,17 @@ std::string ShippedPolicyTargets() {
   return text;
 }
 
+int RuleAction(const std::vector<int>& rule_group, const GranularityWalk& walk) {
+  int k = 0;
+  for (int v : walk.Chain()) {
+    if (rule_group[v] != rule_group[walk.Seed()]) break;
+    ++k;
+  }
+  return k;
+}
+
 std::vector<float> DecisionState(const AdaptivePolicy& policy, const std::vector<std::vector<float>>& embeddings,
-                                 const GranularityWalk& walk) {
+                                 const GranularityWalk& walk, int rule_action) {
   int e = policy.embedding_width();
   int k = policy.max_join;
   std::vector<float> state(policy.state_width(), 0.0f);
@@ -181,11 +200,17 @@ std::vector<float> DecisionState(const AdaptivePolicy& policy, const std::vector
     std::copy(embeddings[chain[i]].begin(), embeddings[chain[i]].end(), state.begin() + e * (1 + i));
   state[e * (1 + k)] = static_cast<float>(chain.size()) / static_cast<float>(k);
   for (size_t i = 0; i < chain.size() && static_cast<int>(i) < k; ++i) state[e * (1 + k) + 1 + i] = 1.0f;
+  if (policy.rule_hint) state[e * (1 + k) + 1 + k + std::min(std::max(rule_action, 0), k)] = 1.0f;
   return state;
 }
 
 int ChooseAction(const AdaptivePolicy& policy, const std::vector<float>& state, int legal_actions) {
   std::vector<float> q = policy.q.Evaluate(state);
+  if (policy.rule_hint) {
+    int hinted_at = policy.embedding_width() * (1 + policy.max_join) + 1 + policy.max_join;
+    for (int a = 0; a <= policy.max_join && a < static_cast<int>(q.size()); ++a)
+      if (state[hinted_at + a] > 0.5f) q[a] += policy.rule_bonus;
+  }
   int best = 0;
   for (int a = 1; a < legal_actions && a < static_cast<int>(q.size()); ++a)
     if (q[a] > q[best]) best = a;
@@ -197,9 +222,16 @@ Partition PartitionAdaptive(const graph::Graph& graph, const AdaptivePolicy& pol
   std::vector<std::vector<float>> embeddings;
   for (int v = 0; v < walk.nodes().size(); ++v)
     embeddings.push_back(policy.encoder.Evaluate(OperatorFeatures(graph, walk.nodes(), v)));
+  std::vector<int> rule_group(walk.nodes().size(), -1);
+  if (policy.rule_hint) {
+    Partition rule = PartitionRule(graph);
+    for (size_t i = 0; i < rule.size(); ++i)
+      for (int v : rule[i]) rule_group[v] = static_cast<int>(i);
+  }
   while (!walk.Done()) {
     int legal = static_cast<int>(walk.Chain().size()) + 1;
-    walk.Apply(ChooseAction(policy, DecisionState(policy, embeddings, walk), legal));
+    int hint = policy.rule_hint ? RuleAction(rule_group, walk) : 0;
+    walk.Apply(ChooseAction(policy, DecisionState(policy, embeddings, walk, hint), legal));
   }
   return walk.Result();
 }

@@ -20,8 +20,10 @@ benchmarks/fusion evaluates):
                 episodes run through fusion_env --interactive, so the legal actions are the
                 compiler's own. Learning from demonstrations (DQfD): rule's decisions on the
                 training models are replayed with a large-margin loss, so the agent starts at
-                rule's granularity and leaves it only for a predicted gain (--no-demonstrations:
-                the plain DQN, kept as the ablation). The greedy checkpoint with the lowest
+                rule's granularity and leaves it only for a predicted gain; the state also carries
+                rule's action as a one-hot hint, and the compiler adds --rule-bonus ms to its value
+                (adaptive_fusion.h says why) (--no-demonstrations: the plain DQN without hint,
+                kept as the ablation). The greedy checkpoint with the lowest
                 predicted latency relative to rule on the training models is the one written.
             Writes the policy file (encoder + Q network, text) for --target (the machine the
             times were measured on). It refuses to overwrite an existing file (the shipped
@@ -271,10 +273,12 @@ class Env:
             self.proc.wait()
 
 
-def state_of(emb, decision):
-    """adaptive_fusion.h's state layout."""
+def state_of(emb, decision, rule_k=None):
+    """adaptive_fusion.h's state layout; with `rule_k` (the rule hint) the one-hot of rule's action follows."""
     e = emb.shape[1]
-    s = np.zeros(e * (1 + MAX_JOIN) + 1 + MAX_JOIN)
+    s = np.zeros(e * (1 + MAX_JOIN) + 1 + MAX_JOIN + (MAX_JOIN + 1 if rule_k is not None else 0))
+    if rule_k is not None:
+        s[e * (1 + MAX_JOIN) + 1 + MAX_JOIN + min(max(rule_k, 0), MAX_JOIN)] = 1
     s[:e] = emb[decision["seed"]]
     chain = decision["chain"]
     for i, v in enumerate(chain[:MAX_JOIN]):
@@ -310,7 +314,11 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
     envs = [Env(m) for m in models]
     embs = {env.model: forward(encoder, env.features) for env in envs}
     e = encoder[-1][0].shape[0]
-    width = e * (1 + MAX_JOIN) + 1 + MAX_JOIN
+    hint = demonstrations  # the rule hint goes with the demonstrations (adaptive_fusion.h says why)
+    width = e * (1 + MAX_JOIN) + 1 + MAX_JOIN + (MAX_JOIN + 1 if hint else 0)
+
+    def state(model, decision):
+        return state_of(embs[model], decision, rule_action(rule_groups[model], decision) if hint else None)
 
     def net():
         return torch.nn.Sequential(torch.nn.Linear(width, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64),
@@ -364,7 +372,7 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
         d = env.reset()
         total, groups = 0.0, 0
         while not d.get("done"):
-            s = state_of(emb, d)
+            s = state(env.model, d)
             legal = len(d["chain"]) + 1
             if demonstrate:
                 k = rule_action(rule_groups[env.model], d)
@@ -383,7 +391,7 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
             total += ms
             groups += 1
             done = bool(nd.get("done"))
-            s2 = state_of(emb, nd) if not done else np.zeros_like(s)
+            s2 = state(env.model, nd) if not done else np.zeros_like(s)
             legal2 = len(nd["chain"]) + 1 if not done else 1
             transition = (s, k, alone - ms, s2, legal2, done, legal)
             if demonstrate:
@@ -439,11 +447,12 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
     q.load_state_dict(best[1])
     layers = [(l.weight.detach().numpy(), l.bias.detach().numpy(), act)
               for l, act in [(q[0], "relu"), (q[2], "relu"), (q[4], "linear")]]
-    return layers, best[2]
+    return layers, best[2], hint
 
 
-def write_policy(path, encoder, qnet, n_features, target):
-    lines = ["agate-fusion-policy 1", f"target {target}", f"max_join {MAX_JOIN}", f"features {n_features}"]
+def write_policy(path, encoder, qnet, n_features, target, hint=False, rule_bonus=0.0):
+    lines = ["agate-fusion-policy 1", f"target {target}", f"max_join {MAX_JOIN}"] + \
+        ([f"hint rule {rule_bonus:.7g}"] if hint else []) + [f"features {n_features}"]
     for name, layers in [("encoder", encoder), ("q", qnet)]:
         for w, b, act in layers:
             lines.append(f"dense {name} {w.shape[1]} {w.shape[0]} {act}")
@@ -481,13 +490,13 @@ def train(a):
                              for g in rule[0]["groups"])
         rule_records[model] = rule[0]
     rule_groups = {m: {v: i for i, g in enumerate(rule_records[m]["groups"]) for v in g["nodes"]} for m in a.models}
-    qnet, greedy = train_dqn(torch, a.models, encoder, cost, a.episodes, rule_ms, rule_groups, margin=a.demo_margin,
+    qnet, greedy, hint = train_dqn(torch, a.models, encoder, cost, a.episodes, rule_ms, rule_groups, margin=a.demo_margin,
                              demonstrations=a.demonstrations)
     for model, (total, groups) in greedy.items():
         rule = rule_records[model]
         print(f"trained policy on {model}: predicted {total:.2f} ms in {groups} groups; rule predicted "
               f"{rule_ms[model]:.2f} ms (measured {sum(rule['ms']):.2f} ms) in {len(rule['groups'])} groups")
-    write_policy(a.out, encoder, qnet, len(features[0]), a.target)
+    write_policy(a.out, encoder, qnet, len(features[0]), a.target, hint, a.rule_bonus)
     print(f"wrote {a.out}")
 
 
@@ -511,6 +520,8 @@ def main():
     t.add_argument("--force", action="store_true", help="overwrite an existing policy file")
     t.add_argument("--demo-margin", type=float, default=0.001,
                    help="ms by which the large-margin loss puts rule's action above the others (DQfD)")
+    t.add_argument("--rule-bonus", type=float, default=0.05,
+                   help="ms the compiler adds to the value of rule's action (the trust margin, adaptive_fusion.h)")
     t.add_argument("--no-demonstrations", dest="demonstrations", action="store_false",
                    help="the ablation: no demonstrations of rule's decisions (plain double DQN)")
     t.add_argument("--target", required=True,

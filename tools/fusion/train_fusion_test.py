@@ -84,6 +84,21 @@ class PolicyFileTest(unittest.TestCase):
         self.assertAlmostEqual(s[2 * (1 + k)], 2 / k)
         np.testing.assert_array_equal(s[2 * (1 + k) + 1:], [1, 1] + [0] * (k - 2))
 
+    def test_rule_hint_follows_the_compiler(self):
+        # adaptive_fusion.h: with the hint, the state ends with the one-hot of rule's action, the
+        # longest chain prefix inside the seed's rule group (RuleAction).
+        group_of = {1: 0, 3: 0, 4: 1, 5: 0}
+        decision = {"seed": 1, "chain": [3, 4, 5]}
+        self.assertEqual(train_fusion.rule_action(group_of, decision), 1)  # 4 is in another group: stop there
+        self.assertEqual(train_fusion.rule_action(group_of, {"seed": 4, "chain": [5]}), 0)
+        emb = np.zeros((6, 2))
+        k = train_fusion.MAX_JOIN
+        s = train_fusion.state_of(emb, decision, rule_k=1)
+        self.assertEqual(len(s), 2 * (1 + k) + 1 + k + k + 1)
+        hint = s[2 * (1 + k) + 1 + k:]
+        np.testing.assert_array_equal(hint, [0, 1] + [0] * (k - 1))
+        self.assertEqual(len(train_fusion.state_of(emb, decision)), 2 * (1 + k) + 1 + k)
+
 
 if __name__ == "__main__":
     unittest.main()
