@@ -1,5 +1,6 @@
 #include "core/ops/transform.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/graph/run_time_shape_operand.h"
@@ -137,10 +138,21 @@ std::vector<Tensor> GatherOp(const OpContext& ctx) {
   graph::Shape ds = StaticShape(data);
   int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", 0), static_cast<int>(ds.size()), ctx.Describe());
   size_t q = indices.ndim();
+  // A constant scalar index (Q, K and V picked from one [3, ...] tensor, as Swin and ViT export
+  // them) is resolved now: the kernel reads no index tensor, and an epilogue that takes the
+  // Gather (fusion `all`) has no extra buffer to bind.
+  const graph::Tensor* constant_index = ctx.constant(1);
+  bool fixed = q == 0 && constant_index != nullptr && constant_index->numel() == 1;
+  int64_t fixed_index = 0;
+  if (fixed) {
+    fixed_index = constant_index->GetInt(0);
+    if (fixed_index < 0) fixed_index += ds[axis];
+    fixed_index = std::min(std::max<int64_t>(fixed_index, 0), ds[axis] - 1);  // as WrapIndex clamps
+  }
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     std::vector<Expr> ii(o.begin() + axis, o.begin() + axis + q);
     std::vector<Expr> idx(o.begin(), o.begin() + axis);
-    idx.push_back(WrapIndex(indices(ii), ds[axis]));
+    idx.push_back(fixed ? I(fixed_index) : WrapIndex(indices(ii), ds[axis]));
     for (size_t d = axis + q; d < o.size(); ++d) idx.push_back(o[d]);
     return data(idx);
   })};

@@ -115,6 +115,29 @@ TEST(TransformTest, Gathers) {
   EXPECT_TRUE(CheckAgainstReference(Finish(n, {"y"})));
 }
 
+TEST(TransformTest, GathersOfAConstantScalarIndexInAProductsEpilogue) {
+  // Q, K and V picked from one projection with Gather(axis 0, constant scalar), as Swin exports
+  // its attention; in one kernel with the product (fusion `all`) the index was an unbound read.
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 6, 8}});
+  g.AddConstant("w", RandomTensor({8, 24}, 3));
+  Add(&g, "MatMul", "qkv", {"x", "w"}, {"p"});
+  Add(&g, "Reshape", "split", {"p"}, {"r"}, {{"shape", Attribute(Ints{1, 6, 3, 2, 4})}});
+  Add(&g, "Transpose", "heads", {"r"}, {"t"}, {{"perm", Attribute(Ints{2, 0, 3, 1, 4})}});
+  std::vector<std::string> outputs;
+  for (int64_t i : {0, 1, -1}) {
+    std::string n = "pick" + std::to_string(i + 1);
+    g.AddConstant(n + "_index", graph::Tensor::FromInts(ir::DType::Int(64), {}, {i}));
+    Add(&g, "Gather", n, {"t", n + "_index"}, {n + "_out"}, {{"axis", Attribute(int64_t{0})}});
+    outputs.push_back(n + "_out");
+  }
+  Graph model = Finish(g, outputs);
+  EXPECT_TRUE(CheckAgainstReference(model));
+  testing::CheckOptions one_kernel;
+  one_kernel.one_group = true;
+  EXPECT_TRUE(CheckAgainstReference(model, one_kernel));
+}
+
 TEST(TransformTest, Resize) {
   std::vector<Attrs> cases = {
       {{"mode", Attribute("nearest")}, {"scales", Attribute(std::vector<double>{1, 1, 2, 1.5})}},
