@@ -59,7 +59,7 @@ void GranularityWalk::AbsorbProducers(std::vector<int>* group) {
         // Split + 3 Reshape + 3 Transpose before its attention): the whole earlier group joins
         // when it is only injective producers of this one.
         std::vector<int> earlier = ClosedGroupOf(p);
-        if (IsHeadSplitOf(earlier, &in_group)) {
+        if (OnlyFeedsGroup(earlier, &in_group)) {
           for (int v : earlier) {
             sets_.Merge(v, seed_);
             group->push_back(v);
@@ -108,7 +108,7 @@ std::vector<int> GranularityWalk::ClosedGroupOf(int v) {
   return members;
 }
 
-bool GranularityWalk::IsHeadSplitOf(const std::vector<int>& earlier, std::vector<bool>* in_group) const {
+bool GranularityWalk::OnlyFeedsGroup(const std::vector<int>& earlier, std::vector<bool>* in_group) const {
   std::vector<bool> joined = *in_group;
   for (int v : earlier) {
     if (g_.kinds[v] > OpKind::kInjective || g_.feeds_output[v]) return false;

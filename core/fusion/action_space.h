@@ -80,7 +80,7 @@ class GranularityWalk {
   std::vector<int> ClosedGroupOf(int v);
   // Whether `earlier` (a closed group) is only injective ops whose every consumer is in it
   // or in `in_group`, joinable without a cycle; if so, marks its nodes in `in_group`.
-  bool IsHeadSplitOf(const std::vector<int>& earlier, std::vector<bool>* in_group) const;
+  bool OnlyFeedsGroup(const std::vector<int>& earlier, std::vector<bool>* in_group) const;
   bool CanJoin(const std::vector<int>& group, int v) const;
   bool ReachesAround(const std::vector<bool>& in_group, int v) const;
   void Open();
