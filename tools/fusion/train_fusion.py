@@ -33,7 +33,7 @@ Usage:
   tools/fusion/train_fusion.py collect --models resnet18 mobilenet_v3_small convnext_ci vit_ci \
       --seeds 6 --data /tmp/fusion_data.jsonl
   tools/fusion/train_fusion.py train --data benchmarks/fusion/data/x86_64_avx512.jsonl.gz \
-      --target "x86_64 avx2 fma" --out core/fusion/policies/x86_64_avx2.policy --force
+      --episodes 480 --target "x86_64 avx512f avx2 fma" --out core/fusion/policies/x86_64_avx512.policy --force
 """
 import argparse
 import ctypes
@@ -307,8 +307,8 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
     is never overwritten; the network is first trained on them alone (TD loss plus a large-margin loss that puts
     rule's action `margin` ms above the others), then every batch mixes agent and demonstration transitions. So the
     agent starts from rule's granularity and leaves it only where the cost model's predicted return says a different
-    granularity pays more than the margin; the first policy, without demonstrations, ended 1-5% behind rule by its own
-    cost model (TRAINING_LOG.txt)."""
+    granularity pays more than the margin; without demonstrations the greedy checkpoints ended 1-7% behind rule by
+    their own cost model (benchmarks/fusion/TRAINING_LOG_no_demonstrations.txt)."""
     random.seed(seed)
     torch.manual_seed(seed)
     envs = [Env(m) for m in models]
@@ -368,7 +368,6 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
             target.load_state_dict(q.state_dict())
 
     def run_episode(env, epsilon, learn, demonstrate=False):
-        emb = embs[env.model]
         d = env.reset()
         total, groups = 0.0, 0
         while not d.get("done"):
@@ -414,7 +413,7 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
 
     # The Q network kept is the greedy checkpoint whose predicted latency on the training models, relative to
     # rule's groups under the same cost model, is lowest: DQN's greedy policy oscillates between checkpoints
-    # (TRAINING_LOG.txt of the first policy), and the last one is not the best. Only training models take part.
+    # (TRAINING_LOG_no_demonstrations.txt), and the last one is not the best. Only training models take part.
     if not demonstrations:  # the ablation: plain double DQN from an untrained network
         pretrain_steps = 0
     for env in envs if demonstrations else []:
@@ -424,7 +423,6 @@ def train_dqn(torch, models, encoder, cost, episodes, rule_ms, rule_groups, chec
     print(f"  {len(demos)} demonstration transitions from rule's groups", flush=True)
     for _ in range(pretrain_steps):
         learn_step(random.sample(demos, min(64, len(demos))), min(64, len(demos)))
-    best = (float("inf"), None, None, -1)
     ratio, greedy = evaluate()
     print(f"  after pretraining on the demonstrations: greedy predicted / rule predicted {ratio:.4f}", flush=True)
     best = (ratio, {k: v.clone() for k, v in q.state_dict().items()}, greedy, -1)
