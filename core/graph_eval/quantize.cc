@@ -127,8 +127,9 @@ Tensors MatMulInteger(const KernelContext& ctx) {
 
 // The requantisation of the QLinear operators, in the one form the compiled
 // kernels use too (core/ops/qlinear.h), so integer outputs agree bit for bit:
-// y = saturate(nearbyint(acc * M[c]) + y_zero_point), M[c] = x_scale * w_scale[c] / y_scale,
-// every step in double. `acc` holds the exact integer accumulators (bias included);
+// y = saturate(nearbyint(float(acc) * float(M[c])) + y_zero_point), M[c] = x_scale *
+// w_scale[c] / y_scale computed in double and rounded to float32 once, the product and
+// its rounding in float32. `acc` holds the exact integer accumulators (bias included);
 // `channel(i)` is the index into w_scale of output element i.
 template <typename ChannelFn>
 Tensor Requantize(const KernelContext& ctx, const Tensor& acc, int w_scale_input, ChannelFn channel) {
@@ -136,8 +137,9 @@ Tensor Requantize(const KernelContext& ctx, const Tensor& acc, int w_scale_input
   double x_scale = ctx.in(1).GetDouble(0), y_scale = ctx.in(6).GetDouble(0), y_zero = ctx.in(7).GetDouble(0);
   const Tensor& w_scale = ctx.in(w_scale_input);
   for (int64_t i = 0; i < out.numel(); ++i) {
-    double m = x_scale * w_scale.GetDouble(w_scale.numel() == 1 ? 0 : channel(i)) / y_scale;
-    out.SetDouble(i, Saturate(std::nearbyint(acc.GetDouble(i) * m) + y_zero, out.dtype()));
+    float m = static_cast<float>(x_scale * w_scale.GetDouble(w_scale.numel() == 1 ? 0 : channel(i)) / y_scale);
+    float product = static_cast<float>(acc.GetDouble(i)) * m;
+    out.SetDouble(i, Saturate(static_cast<double>(std::nearbyint(product)) + y_zero, out.dtype()));
   }
   return out;
 }

@@ -309,8 +309,10 @@ std::vector<Tensor> QLinearMatMulOp(const OpContext& ctx) {
 
 Expr Requantize(const Expr& acc, const Expr& multiplier, const Expr& zero_point, ir::DType out) {
   double lo = out == ir::DType::Int(8) ? -128 : 0, hi = out == ir::DType::Int(8) ? 127 : 255;
-  Expr v = ir::round(ir::cast(kF64, acc) * multiplier) + ir::cast(kF64, zero_point);
-  v = ir::min(ir::max(v, ir::make_const(kF64, lo)), ir::make_const(kF64, hi));
+  const ir::DType f32 = ir::DType::Float(32);
+  Expr m = multiplier.dtype() == f32 ? multiplier : ir::cast(f32, multiplier);
+  Expr v = ir::round(ir::cast(f32, acc) * m) + ir::cast(f32, zero_point);
+  v = ir::min(ir::max(v, ir::make_const(f32, lo)), ir::make_const(f32, hi));
   return ir::cast(out, v);
 }
 

@@ -64,13 +64,37 @@ struct VnniPlan {
   bool one_by_one = false;
 };
 
-// Pixel vectors per tile (1..most): the most vectors whose padded pixels stay within 1/16
-// of the fewest (wider tiles reuse each weight broadcast and stream fewer activation
-// rows per output pixel); 0 when `needed` (the pixels the output reads) fits one
-// vector of `lanes` pixels. More than one tile must be read, so that bound inference sees
-// the consumer cover whole tiles.
-int64_t PickPixelVectors(int64_t needed, int64_t lanes, int64_t most) {
+// The default channels per register tile for `vectors` pixel vectors: 24-28 of 32
+// registers hold accumulators; with 16, 8 to 12 (6 channels x 2 vectors, 8 x 1).
+int64_t DefaultChannelBlock(const vnni::Isa& isa, int64_t vectors, int64_t oc) {
+  if (isa.registers >= 32) return vectors >= 4 ? (oc % 6 == 0 ? 6 : 4) : 8;
+  return vectors >= 2 ? 6 : 8;
+}
+
+// Pixel vectors per tile: 0 when `needed` (the pixels the output reads) fits one vector
+// of `lanes` pixels (more than one tile must be read, so that bound inference sees the
+// consumer cover whole tiles).
+//  * 16 registers, and depthwise convs (1..most): the most vectors whose padded pixels stay within 1/16 of the
+//    fewest (wider tiles reuse each weight broadcast).
+//  * 32 registers (1, 2 or 4): the least estimated time, padded pixels x the instructions
+//    per vpdpbusd of one reduction step, (b*v products + b weight broadcasts + v pixel
+//    loads) / (b*v) for v vectors and b channels. The padding rule alone kept ResNet-50's
+//    14x14 and 7x7 layers at one vector (8 broadcasts per 8 products): two vectors ran
+//    their 1x1 convs 1.25-1.35x and the 7x7 3x3 ones 1.2x faster, four lost on 7x7
+//    (4 x 16 pixels for 63); on 56x56 and 28x28 four stay best (three lost there).
+int64_t PickPixelVectors(const vnni::Isa& isa, bool depthwise, int64_t needed, int64_t lanes, int64_t most, int64_t oc) {
   auto total = [&](int64_t v) { return (needed + v * lanes - 1) / (v * lanes) * (v * lanes); };
+  if (isa.registers >= 32 && !depthwise) {
+    int64_t best = 0;
+    double best_cost = 0;
+    for (int64_t v : {1, 2, 4}) {
+      if (v > most || needed <= v * lanes) continue;
+      double b = static_cast<double>(std::min(oc, DefaultChannelBlock(isa, v, oc)));
+      double cost = static_cast<double>(total(v)) * (b * v + b + v) / (b * v);
+      if (best == 0 || cost < best_cost) best = v, best_cost = cost;
+    }
+    return best;
+  }
   int64_t fewest = INT64_MAX;
   for (int64_t v = 1; v <= most; ++v)
     if (needed > v * lanes) fewest = std::min(fewest, total(v));
@@ -247,7 +271,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // Zen 3 VM whole-model ResNet-50 timings did not separate 4x3, 4x2, 6x2 and this rule:
   // all within 5%, as vpmaddwd issues one per cycle there, the FMA's 16 products a cycle.)
   const int64_t most_vectors = isa->registers >= 32 ? 4 : (p.one_by_one ? 1 : 2);
-  p.px_vectors = PickPixelVectors(needed, p.lanes(), most_vectors);
+  p.px_vectors = PickPixelVectors(*isa, p.depthwise, needed, p.lanes(), most_vectors, p.oc);
   if (p.px_vectors == 0) return Tensor();
   // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
   int64_t knob_vectors = ctx.options().int8_pixel_vectors;
@@ -262,9 +286,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   p.pad_row = g.pad_begin[0];
   p.pad_col = g.pad_begin[1];
   p.valid_rows = p.one_by_one ? p.oh : hs;
-  // 24-28 of 32 registers hold accumulators; with 16, 8 to 12 (6 channels x 2 vectors, 8 x 1).
-  int64_t default_block = isa->registers >= 32 ? (p.px_vectors >= 4 ? (p.oc % 6 == 0 ? 6 : 4) : 8)
-                                               : (p.px_vectors >= 2 ? 6 : 8);
+  int64_t default_block = DefaultChannelBlock(*isa, p.px_vectors, p.oc);
   int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block : default_block;
   p.oc_block = std::min<int64_t>(p.oc, oc_block);  // one tile: all channels
   if (depthwise) {

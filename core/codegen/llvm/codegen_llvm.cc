@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -158,6 +159,59 @@ bool ReadsOnlyAt(const Expr& e, const ir::VarNode* data, const Expr& index) {
     }
   });
   return ok;
+}
+
+// `e` as (what varies, constant): x + c and x - c split off their integer constant,
+// a constant is (undefined, c), anything else (e, 0).
+std::pair<Expr, int64_t> SplitConstant(const Expr& e) {
+  int64_t c = 0;
+  if (ir::is_const_int(e, &c)) return {Expr(), c};
+  if (const auto* add = e.as<ir::Add>()) {
+    if (ir::is_const_int(add->b, &c)) return {add->a, c};
+  }
+  if (const auto* sub = e.as<ir::Sub>()) {
+    if (ir::is_const_int(sub->b, &c)) return {sub->a, -c};
+  }
+  return {e, 0};
+}
+
+// How many statements from stmts[first] form an interleaved store group: `stride`
+// unpredicated stores of one buffer, each of the same power-of-two number of lanes
+// at Ramp(base + k, stride) for k = 0, 1, ..., stride - 1, whose values read
+// nothing of that buffer; together they write stride * lanes consecutive elements.
+// 1 when there is no such group. (A template that packs channels into groups, e.g.
+// the int8 conv's four channels per vpdpbusd lane, writes one channel per store.)
+size_t InterleavedStoreGroup(const std::vector<Stmt>& stmts, size_t first) {
+  const auto* s0 = stmts[first].as<ir::Store>();
+  if (s0 == nullptr || s0->predicate.defined()) return 1;
+  const auto* r0 = s0->index.as<ir::Ramp>();
+  int64_t stride = 0;
+  DType t = s0->value.dtype();
+  const int lanes = t.lanes();
+  if (r0 == nullptr || !ir::is_const_int(r0->stride, &stride) || stride < 2 || stride > 16 ||
+      (stride & (stride - 1)) != 0 || (lanes & (lanes - 1)) != 0 || t.is_bool() ||
+      first + static_cast<size_t>(stride) > stmts.size()) {
+    return 1;
+  }
+  const ir::VarNode* data = s0->buffer->data.get();
+  const auto [varying, c0] = SplitConstant(r0->base);
+  for (int64_t k = 0; k < stride; ++k) {
+    const auto* s = stmts[first + k].as<ir::Store>();
+    if (s == nullptr || s->predicate.defined() || s->buffer->data.get() != data || s->value.dtype() != t) return 1;
+    const auto* r = s->index.as<ir::Ramp>();
+    int64_t sk = 0;
+    if (r == nullptr || !ir::is_const_int(r->stride, &sk) || sk != stride) return 1;
+    auto [v, c] = SplitConstant(r->base);
+    bool same = v.defined() ? varying.defined() && ir::StructuralEqual(v, varying) : !varying.defined();
+    if (!same || c != c0 + k) return 1;
+    bool reads = false;
+    ir::PostOrderVisit(s->value, [&](const Expr* x, const Stmt*) {
+      if (x == nullptr) return;
+      if (const auto* load = x->as<ir::Load>()) reads = reads || load->buffer->data.get() == data;
+    });
+    if (reads) return 1;
+  }
+  return static_cast<size_t>(stride);
 }
 
 class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::StmtFunctor<void(const Stmt&)> {
@@ -1139,7 +1193,47 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
   }
 
   void VisitStmt_(const ir::Seq* op, const Stmt&) override {
-    for (const Stmt& s : op->stmts) VisitStmt(s);
+    for (size_t i = 0; i < op->stmts.size();) {
+      size_t group = InterleavedStoreGroup(op->stmts, i);
+      if (group > 1) {
+        EmitInterleavedStores(op->stmts, i, group);
+      } else {
+        VisitStmt(op->stmts[i]);
+      }
+      i += group;
+    }
+  }
+
+  // An interleaved store group (InterleavedStoreGroup) as one contiguous vector store
+  // of its values interleaved lane by lane (shufflevector): x86 has no byte scatter, so
+  // the stores one by one write an element at a time (a 16-lane uint8 store with
+  // stride 4 is 16 extracts and byte stores; this is four loads' worth of shuffles
+  // and one 64-byte store).
+  void EmitInterleavedStores(const std::vector<Stmt>& stmts, size_t first, size_t count) {
+    const auto* s0 = stmts[first].as<ir::Store>();
+    DType t = s0->value.dtype();
+    const int lanes = t.lanes();
+    std::vector<Value*> parts;
+    for (size_t k = 0; k < count; ++k) parts.push_back(VisitExpr(stmts[first + k].as<ir::Store>()->value));
+    for (int n = lanes; parts.size() > 1; n *= 2) {  // concatenate pairwise (count is a power of two)
+      std::vector<int> concat(2 * n);
+      std::iota(concat.begin(), concat.end(), 0);
+      std::vector<Value*> next;
+      for (size_t j = 0; j < parts.size(); j += 2) next.push_back(builder_.CreateShuffleVector(parts[j], parts[j + 1], concat));
+      parts.swap(next);
+    }
+    std::vector<int> interleave(lanes * count);
+    for (int j = 0; j < lanes; ++j) {
+      for (size_t k = 0; k < count; ++k) interleave[j * count + k] = static_cast<int>(k) * lanes + j;
+    }
+    Value* value = builder_.CreateShuffleVector(parts[0], interleave);
+    const auto* ramp = s0->index.as<ir::Ramp>();
+    DType element = t.element_of();
+    Value* base = VisitExpr(ramp->base);
+    llvm::Align align(AccessAlignment(s0->buffer, ramp->base, element));
+    Value* ptr = builder_.CreateBitCast(ElementPointer(s0->buffer, base, MemoryType(element)),
+                                        llvm::PointerType::getUnqual(value->getType()));
+    AnnotateAccess(builder_.CreateAlignedStore(value, ptr, align), s0->buffer->data.get());
   }
   void VisitStmt_(const ir::Evaluate* op, const Stmt&) override { VisitExpr(op->value); }
   void VisitStmt_(const ir::Provide* op, const Stmt&) override {

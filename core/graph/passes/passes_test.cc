@@ -95,6 +95,24 @@ TEST(SimplificationTest, RemovesNoOpDropoutPadAndSlice) {
   EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({1, 4, 6}, 3)}}), 0.0);
 }
 
+// PyTorch's QDQ exports put a Cast to uint8 after every QuantizeLinear (whose output is
+// uint8 already): gone, as is one to a graph output's own type (its producer writes the
+// output); a Cast that changes the type stays.
+TEST(SimplificationTest, RemovesCastsToTheSameType) {
+  Graph g;
+  g.AddInput("x", F32({2, 3}));
+  Add(&g, "Cast", "same", {"x"}, {"a"}, {{"to", std::string("float32")}});
+  Add(&g, "Relu", "relu", {"a"}, {"b"});
+  Add(&g, "Cast", "to_int", {"b"}, {"c"}, {{"to", std::string("int64")}});
+  Add(&g, "Cast", "same_int", {"c"}, {"y"}, {{"to", std::string("int64")}});
+  g = Finish(g, {"y"});
+  Graph s = Simplify(g);
+  EXPECT_EQ(Ops(s), (std::vector<std::string>{"Relu", "Cast"})) << PrintGraph(s);
+  EXPECT_EQ(s.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(s.nodes[1].outputs, (std::vector<std::string>{"y"}));
+  EXPECT_EQ(Difference(g, s, {{"x", RandomTensor({2, 3}, 5)}}), 0.0);
+}
+
 // PyTorch exports avg_pool2d(padding=1) as Pad + AveragePool: the zero pad folds
 // into the pool (counting the padding) and into a conv; a pad with a non-zero
 // value, of the channel axis, or with a second reader stays.

@@ -28,7 +28,9 @@ bool IsNoOp(const Node& node, const Graph& g, const std::set<std::string>& unuse
     bool training = node.attrs.GetInt("training_mode", 0) != 0 && node.attrs.GetFloat("ratio", 0.5) != 0.0;
     return !training && (node.outputs.size() == 1 || node.outputs[1].empty() || unused.count(node.outputs[1]));
   }
-  if (IsReshapeLike(node.op)) return g.TypeOf(node.inputs[0]) == g.TypeOf(node.outputs[0]);
+  // A Cast to the type it reads (PyTorch's QDQ exports cast every QuantizeLinear's uint8
+  // output to uint8 before its DequantizeLinear): a copy kernel or an epilogue step.
+  if (IsReshapeLike(node.op) || node.op == "Cast") return g.TypeOf(node.inputs[0]) == g.TypeOf(node.outputs[0]);
   // A Pad of nothing, a Slice of everything (unit steps, so the same extents mean the same elements).
   if (node.op == "Pad" && (node.inputs.size() < 2 || node.inputs[1].empty())) {
     for (int64_t p : node.attrs.GetInts("pads", {}))

@@ -1,5 +1,5 @@
-// Algebraic simplification of the graph: removes Identity and inference-mode
-// Dropout, collapses chains of reshapes (Reshape/Flatten/Squeeze/Unsqueeze
+// Algebraic simplification of the graph: removes Identity, inference-mode
+// Dropout and Casts to the type they read, collapses chains of reshapes (Reshape/Flatten/Squeeze/Unsqueeze
 // followed by Reshape) into one Reshape, drops reshapes to the same shape, and
 // merges consecutive Transposes (removing both when they cancel), and folds a
 // zero Pad of the spatial axes into the Conv or AveragePool it feeds.
