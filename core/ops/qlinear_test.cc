@@ -174,6 +174,9 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       {{1, 3, 15, 15}, {8, 3, 7, 7}, {{"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{3, 3, 3, 3})}}},
       {{1, 4, 8, 9}, {4, 4, 3, 2},
        {{"strides", Attribute(Ints{1, 2})}, {"pads", Attribute(Ints{0, 1, 1, 0})}, {"dilations", Attribute(Ints{2, 1})}}},
+      // small maps where tap planes replace the wide rows: strided, dilated, uneven padding
+      {{1, 12, 13, 7}, {20, 12, 3, 3}, {{"strides", Attribute(Ints{2, 1})}, {"pads", Attribute(Ints{1, 1, 2, 1})}}},
+      {{1, 8, 7, 7}, {8, 8, 3, 3}, {{"dilations", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{2, 2, 2, 2})}}},
   };
   int index = 0;
   for (const VnniCase& c : cases) {
@@ -209,6 +212,10 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
     EXPECT_EQ(without.schedule_summary.find("conv int8"), std::string::npos) << without.schedule_summary;
     EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
     EXPECT_EQ(ir::ToString(without.func).find("dot2_i16("), std::string::npos);
+    if (index == 5 || index >= 9) {  // 7x7 maps with 32 registers: a packed plane per tap (64 pixels for 49, not 96)
+      GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kEveryIsa[0].target), "taps");
+      EXPECT_NE(k.schedule_summary.find("tap_planes=9"), std::string::npos) << k.schedule_summary;
+    }
     if (index == 3) {  // the tuner's knobs set the register tile
       CheckOptions tuned = Exact(inputs);
       tuned.lower.int8_oc_block = 4;

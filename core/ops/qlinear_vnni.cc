@@ -45,18 +45,30 @@ struct VnniPlan {
   int64_t pixels = 0;      // OH * Wp, rounded up to the pixel block
   int64_t plane = 0;       // packed input pixels per channel group (q extent)
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // phase strides (the conv's, 1 for 1x1 convs) and dilations
-  int64_t phases = 1;      // sh * sw packed planes (input pixels by row and column phase)
+  int64_t phases = 1;      // sh * sw packed planes (input pixels by row and column phase), or kh * kw
+  // One plane per kernel tap (im2col; see ChooseTapPlanes): plane kh * KW + kw holds, at
+  // q = oh * OW + ow, the input pixel tap (kh, kw) of output pixel (oh, ow) reads, so no
+  // junk columns are computed (small maps, where the wide rows' extra columns and the
+  // rounding to whole tiles cost more than packing every tap).
+  bool tap_planes = false;
 
   // Kernel tap (kh, kw) reads plane Phase(kh, kw) at q = p + TapOffset(kh, kw).
   Expr Phase(const Expr& kh, const Expr& kw) const {
+    if (tap_planes) return kh * this->kw + kw;
     return ir::floormod(kh * dh, I(sh)) * sw + ir::floormod(kw * dw, I(sw));
   }
   Expr TapOffset(const Expr& kh, const Expr& kw) const {
+    if (tap_planes) return I(0);
     return ir::floordiv(kh * dh, I(sh)) * wide + ir::floordiv(kw * dw, I(sw));
   }
-  // Packed pixel q of phase ph reads input row floordiv(q, wide) * row_step + ph / sw - pad_row and
-  // column floormod(q, wide) * col_step + ph % sw - pad_col (the conv's strides for a 1x1
-  // conv, whose phase is 0); rows at or past valid_rows hold the zero point.
+  // The input row and column offsets of plane ph (a stride phase, or a tap's dilated offset).
+  int64_t RowPhase(int64_t ph) const { return tap_planes ? ph / kw * dh : ph / sw; }
+  int64_t ColPhase(int64_t ph) const { return tap_planes ? ph % kw * dw : ph % sw; }
+  Expr RowPhase(const Expr& ph) const { return tap_planes ? ir::floordiv(ph, I(kw)) * dh : ir::floordiv(ph, I(sw)); }
+  Expr ColPhase(const Expr& ph) const { return tap_planes ? ir::floormod(ph, I(kw)) * dw : ir::floormod(ph, I(sw)); }
+  // Packed pixel q of phase ph reads input row floordiv(q, wide) * row_step + RowPhase(ph) - pad_row
+  // and column floormod(q, wide) * col_step + ColPhase(ph) - pad_col (the conv's strides for a
+  // 1x1 conv, whose phase is 0, and for tap planes); rows at or past valid_rows hold the zero point.
   int64_t in_h = 0, in_w = 0, row_step = 1, col_step = 1, pad_row = 0, pad_col = 0, valid_rows = 0;
   int64_t oc_block = 0;    // output channels per register tile
   int64_t px_vectors = 0;  // lanes-pixel vectors per register tile
@@ -126,7 +138,7 @@ ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset
   };
   std::vector<Stmt> phases;
   for (int64_t ph = 0; ph < p.phases; ++ph) {
-    int64_t row_phase = ph / p.sw, col_phase = ph % p.sw;
+    int64_t row_phase = p.RowPhase(ph), col_phase = p.ColPhase(ph);
     auto src_col = [&](int64_t c) { return c * p.col_step + col_phase - p.pad_col; };
     int64_t left = 0, right = 0;  // columns [left, right) read the image
     while (left < p.wide && src_col(left) < 0) ++left;
@@ -252,16 +264,23 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   p.wide = p.one_by_one ? p.ow : (wpad + p.sw - 1) / p.sw;
   // The epilogue's column tile (see the schedule): its whole tiles reach column Wp - 1,
   // so the rows it reads are contiguous in the wide plane and cover whole pixel tiles.
-  p.col_tile = p.wide;
-  int64_t overhang = INT64_MAX;
-  for (int64_t f : {int64_t{16}, int64_t{8}}) {
-    int64_t reach = (p.ow + f - 1) / f * f;
-    if (reach >= p.wide && reach - p.wide < overhang) {
-      p.col_tile = f;
-      overhang = reach - p.wide;
+  auto column_tile = [&](int64_t wide) {
+    int64_t tile = wide, overhang = INT64_MAX;
+    for (int64_t f : {int64_t{16}, int64_t{8}}) {
+      int64_t reach = (p.ow + f - 1) / f * f;
+      if (reach >= wide && reach - wide < overhang) {
+        tile = f;
+        overhang = reach - wide;
+      }
     }
-  }
-  int64_t needed = std::max((p.oh - 1) * p.wide + (p.ow + p.col_tile - 1) / p.col_tile * p.col_tile, p.oh * p.wide);
+    return tile;
+  };
+  // The pixels the output reads from rows of `wide` pixels.
+  auto needed_pixels = [&](int64_t wide, int64_t tile) {
+    return std::max((p.oh - 1) * wide + (p.ow + tile - 1) / tile * tile, p.oh * wide);
+  };
+  p.col_tile = column_tile(p.wide);
+  int64_t needed = needed_pixels(p.wide, p.col_tile);
   // Accumulators, pixel vectors and the weight broadcast within the registers: up to 4
   // pixel vectors with 32 registers. With 16 (AVX2), vpmaddwd's product needs a register
   // of its own before vpaddd adds it: 12 accumulators + 3 pixel vectors + the broadcast +
@@ -276,8 +295,10 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
   int64_t knob_vectors = ctx.options().int8_pixel_vectors;
   if (knob_vectors > 0 && needed > knob_vectors * p.lanes()) p.px_vectors = knob_vectors;
-  int64_t block = p.px_vectors * p.lanes();
-  p.pixels = (needed + block - 1) / block * block;
+  auto round_up = [&](int64_t pixels, int64_t vectors) {
+    return (pixels + vectors * p.lanes() - 1) / (vectors * p.lanes()) * (vectors * p.lanes());
+  };
+  p.pixels = round_up(needed, p.px_vectors);
   p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
   p.in_h = xs[2];
   p.in_w = xs[3];
@@ -286,6 +307,32 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   p.pad_row = g.pad_begin[0];
   p.pad_col = g.pad_begin[1];
   p.valid_rows = p.one_by_one ? p.oh : hs;
+  // Tap planes (im2col) instead of wide rows where they compute at least a fifth fewer
+  // pixels and the packed taps fit 1 MiB (the L2 they are read from): on small maps the
+  // wide rows' padding columns and the rounding to whole tiles dominate (ResNet-50's 7x7
+  // 3x3 convs: rows of 9 for 7 columns, 96 pixels computed for 49; tap planes compute 64).
+  // Only with 32 registers (where the cost model of PickPixelVectors applies) and not
+  // for depthwise convs (their planes are per channel).
+  if (!p.one_by_one && !depthwise && isa->registers >= 32) {
+    int64_t tile = column_tile(p.ow), tap_needed = needed_pixels(p.ow, tile);
+    int64_t v = PickPixelVectors(*isa, false, tap_needed, p.lanes(), most_vectors, p.oc);
+    if (knob_vectors > 0 && tap_needed > knob_vectors * p.lanes()) v = knob_vectors;
+    int64_t tap_pixels = v == 0 ? 0 : round_up(tap_needed, v);
+    int64_t bytes = p.c4 * p.group_channels * p.kh * p.kw * tap_pixels * p.packed().bytes();
+    if (v > 0 && tap_pixels * 5 <= p.pixels * 4 && bytes <= (int64_t{1} << 20)) {
+      p.tap_planes = true;
+      p.phases = p.kh * p.kw;
+      p.wide = p.ow;
+      p.col_tile = tile;
+      p.px_vectors = v;
+      p.pixels = tap_pixels;
+      p.plane = tap_pixels;
+      p.row_step = g.strides[0];
+      p.col_step = g.strides[1];
+      p.valid_rows = p.oh;
+    }
+  }
+  int64_t block = p.px_vectors * p.lanes();
   int64_t default_block = DefaultChannelBlock(*isa, p.px_vectors, p.oc);
   int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block : default_block;
   p.oc_block = std::min<int64_t>(p.oc, oc_block);  // one tile: all channels
@@ -344,8 +391,8 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   bool all_groups = p.c % gc != 0;  // one packing tile per image, the ragged group's missing channels zp
   auto pack_body = [&](const Tensor& xt, const std::vector<Var>& i) {
     Expr c = i[1] * gc + i[4];
-    Expr row = ir::floordiv(i[3], I(p.wide)) * p.row_step + ir::floordiv(i[2], I(p.sw)) - p.pad_row;
-    Expr col = ir::floormod(i[3], I(p.wide)) * p.col_step + ir::floormod(i[2], I(p.sw)) - p.pad_col;
+    Expr row = ir::floordiv(i[3], I(p.wide)) * p.row_step + p.RowPhase(i[2]) - p.pad_row;
+    Expr col = ir::floormod(i[3], I(p.wide)) * p.col_step + p.ColPhase(i[2]) - p.pad_col;
     Expr valid = i[3] < p.valid_rows * p.wide;
     if (all_groups) valid = c < p.c && valid;
     Expr read = PaddedRead(xt, {i[0], all_groups ? ir::min(c, I(p.c - 1)) : c, row, col}, 2, spatial, zp);
@@ -532,7 +579,8 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
            << ")";
     }
     text << " oc_block=" << plan.oc_block << " pixel_vectors=" << plan.px_vectors
-         << " wide_row=" << plan.wide << (pack_intrin ? ", packed by rows" : "") << ", epilogue at the register tile";
+         << (plan.tap_planes ? " tap_planes=" : " wide_row=") << (plan.tap_planes ? plan.phases : plan.wide)
+         << (pack_intrin ? ", packed by rows" : "") << ", epilogue at the register tile";
     return text.str();
   }, accv);
   return out;
