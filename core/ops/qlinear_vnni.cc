@@ -74,6 +74,7 @@ struct VnniPlan {
   int64_t px_vectors = 0;  // lanes-pixel vectors per register tile
   int64_t col_tile = 0;    // output columns per epilogue tile
   bool one_by_one = false;
+  bool flat_rows = false;  // the output's rows back to back in the planes, written 16 pixels per vector
 };
 
 // The default channels per register tile for `vectors` pixel vectors: 24-28 of 32
@@ -275,8 +276,12 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     }
     return tile;
   };
+  // Planes without junk columns (wide == OW) whose rows are not whole 16-pixel vectors but
+  // whose pixels are: the output is written 16 pixels per vector across rows (see the schedule).
+  auto flat_rows = [&](int64_t wide) { return wide == p.ow && p.ow % 16 != 0 && p.oh * p.ow % 16 == 0; };
   // The pixels the output reads from rows of `wide` pixels.
   auto needed_pixels = [&](int64_t wide, int64_t tile) {
+    if (flat_rows(wide)) return p.oh * p.ow;
     return std::max((p.oh - 1) * wide + (p.ow + tile - 1) / tile * tile, p.oh * wide);
   };
   p.col_tile = column_tile(p.wide);
@@ -332,6 +337,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
       p.valid_rows = p.oh;
     }
   }
+  p.flat_rows = flat_rows(p.wide);
   int64_t block = p.px_vectors * p.lanes();
   int64_t default_block = DefaultChannelBlock(*isa, p.px_vectors, p.oc);
   int64_t oc_block = ctx.options().int8_oc_block > 0 ? ctx.options().int8_oc_block : default_block;
@@ -565,6 +571,17 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
         continue;
       }
       te::Stage c = s[out];
+      if (plan.flat_rows) {
+        // Planes without junk columns (1x1 convs, tap planes) hold the output's rows back
+        // to back: 16 pixels per vector across rows, where rows of 56 took 8-lane vectors
+        // (and rows of 28, two 16-lane vectors for 28 pixels) for the fused consumers
+        // (a residual block's dequantize, add, relu and quantize).
+        auto [po, pi] = c.split(FuseRange(c, {c.axis(2), c.axis(3)}), I(16));
+        ir::IterVar outer = FuseRange(c, {c.axis(0), c.axis(1)});
+        if (parallel) c.parallel(outer);
+        c.vectorize(pi);
+        continue;
+      }
       auto [wo, wi] = c.split(c.axis(3), I(plan.col_tile));
       ir::IterVar outer = FuseRange(c, {c.axis(0), c.axis(1)});
       if (parallel) c.parallel(outer);
