@@ -157,6 +157,51 @@ TEST(FusionTest, RuleFusesAWideningDequantizeIntoThePoolItFeeds) {
             (Groups{{"conv", "relu"}, {"pool"}}));
 }
 
+// A ResNet int8 downsampling block's join: two convs, each quantized and dequantized, meet in an
+// Add. The Add joins one conv's group; the other conv's DequantizeLinear (uint8 -> float32) moves
+// to that group too, so its conv stores uint8 (not float32) and the Add's group widens it as it
+// reads. A same-width tail (Relu) stays with its conv, and so does a widening node the consuming
+// group also feeds (moving it would make the groups depend on each other).
+TEST(FusionTest, RuleMovesAWideningTailToTheGroupThatReadsIt) {
+  auto block = [](bool widen, bool cyclic) {
+    Graph g;
+    g.AddInput("x", TensorType{DType::Float(32), {1, 4, 6, 6}});
+    g.AddConstant("w1", RandomTensor({4, 4, 3, 3}, 21));
+    g.AddConstant("w2", RandomTensor({4, 4, 1, 1}, 22));
+    g.AddConstant("s", graph::Tensor::FromDoubles(DType::Float(32), {}, {0.05}));
+    g.AddConstant("z", graph::Tensor::FromInts(DType::UInt(8), {}, {3}));
+    Add(&g, "Conv", "shortcut", {"x", "w2"}, {"c2"});
+    Add(&g, "QuantizeLinear", "q2", {"c2", "s", "z"}, {"q2o"});
+    Add(&g, "DequantizeLinear", "d2", {"q2o", "s", "z"}, {"d2o"});
+    Add(&g, "Conv", "main", {cyclic ? "d2o" : "x", "w1"}, {"c1"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    if (widen) {
+      Add(&g, "QuantizeLinear", "q1", {"c1", "s", "z"}, {"q1o"});
+      Add(&g, "DequantizeLinear", "d1", {"q1o", "s", "z"}, {"d1o"});
+    } else {
+      Add(&g, "Relu", "d1", {"c1"}, {"d1o"});
+    }
+    Add(&g, "Add", "add", {"d1o", "d2o"}, {"y"});
+    return Finish(g, {"y"});
+  };
+  Graph graph = block(true, false);
+  Graph fused = FuseOperators(graph, FusionPolicy::kRule);
+  EXPECT_EQ(GroupNames(fused), (Groups{{"main", "q1"}, {"shortcut", "q2", "d2", "d1", "add"}}));
+  EXPECT_EQ(fused.groups[0].outputs, (std::vector<std::string>{"q1o"}));
+  std::map<std::string, graph::Tensor> inputs{{"x", RandomTensor({1, 4, 6, 6}, 23)}};
+  auto plain = graph_eval::Interpret(graph, inputs), grouped = graph_eval::Interpret(fused, inputs);
+  EXPECT_EQ(graph::testing::MaxAbsDiff(plain.at("y"), grouped.at("y")), 0.0);
+  EXPECT_EQ(GroupNames(FuseOperators(block(false, false), FusionPolicy::kRule)),
+            (Groups{{"main", "d1"}, {"shortcut", "q2", "d2", "add"}}));
+  // The shortcut's group feeds the main conv (through d2), so d1 stays: it would need the main conv's
+  // output inside a group the main conv reads from.
+  Graph cyclic = FuseOperators(block(true, true), FusionPolicy::kRule);
+  for (const auto& names : GroupNames(cyclic)) {
+    if (std::find(names.begin(), names.end(), "main") != names.end()) {
+      EXPECT_NE(std::find(names.begin(), names.end(), "d1"), names.end());
+    }
+  }
+}
+
 // Two plain convolutions never share a kernel, even under `all` (only a blocked depthwise conv into a
 // 1x1 conv may: conv_chain_test.cc).
 TEST(FusionTest, AllKeepsOneAnchorPerGroup) {
