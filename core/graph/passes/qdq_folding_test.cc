@@ -153,9 +153,58 @@ TEST(QDQFoldingTest, MatMulAndGemmFold) {
       g.per_channel = per_channel;
       g.bias = per_channel ? "int32" : "float";
       g.activation = "Relu";
-      ExpectFolded(g, "QLinearConv");
+      ExpectFolded(g, "MatMulInteger");
     }
   }
+}
+
+// A Gemm folds into MatMulInteger (the int8 matrix-product template) and the requantisation
+// as graph operators; its result equals, bit for bit, the 1x1 QLinearConv over one pixel that
+// carries the same bias and scales (what Gemm folded into before): both requantise in float32.
+TEST(QDQFoldingTest, GemmRequantisesAsQLinearConvDoes) {
+  for (DType act : {kU8, kS8})
+    for (bool per_channel : {false, true})
+      for (bool trans_b : {false, true}) {
+        Spec s;
+        s.op = "Gemm";
+        s.act = act;
+        s.trans_b = trans_b;
+        s.per_channel = per_channel;
+        s.bias = per_channel ? "int32" : "float";
+        s.activation = "Relu";
+        Graph folded = FoldQDQ(QDQGraph(s));
+        ASSERT_EQ(CountOps(folded, "MatMulInteger"), 1);
+        // The same product as QLinearConv, built from the folded graph's own constants.
+        const Node* mm = nullptr;
+        for (const Node& n : folded.nodes)
+          if (n.op == "MatMulInteger") mm = &n;
+        Graph conv = folded;
+        conv.nodes.clear();
+        for (const Node& n : folded.nodes)
+          if (n.name == "qx") conv.nodes.push_back(n);
+        const Tensor& b = folded.ConstantOf(mm->inputs[1]);
+        int64_t k = b.shape()[0], n_out = b.shape()[1];
+        Tensor oihw(b.dtype(), {n_out, k, 1, 1});
+        for (int64_t o = 0; o < n_out; ++o)
+          for (int64_t i = 0; i < k; ++i) oihw.SetInt(o * k + i, b.GetInt(i * n_out + o));
+        conv.AddConstant("w_oihw", oihw);
+        Shape xs = folded.TypeOf(mm->inputs[0]).shape;
+        Add(&conv, "Reshape", "to_nchw", {mm->inputs[0]}, {"x4"}, {{"shape", Shape{xs[0], xs[1], 1, 1}}});
+        std::vector<double> w_scale;  // QDQGraph's
+        for (int64_t c = 0; c < (per_channel ? n_out : 1); ++c) w_scale.push_back(0.002 + 0.0003 * c);
+        conv.AddConstant("w_scale", Tensor::FromDoubles(DType::Float(32), per_channel ? Shape{n_out} : Shape{}, w_scale));
+        std::vector<std::string> in{"x4", "xs", mm->inputs[2], "w_oihw", "w_scale", mm->inputs[3], "ys", "yz"};
+        for (const Node& n : folded.nodes)
+          if (n.op == "Add" && folded.TypeOf(n.outputs[0]).dtype == DType::Int(32)) in.push_back(n.inputs[1]);
+        ASSERT_EQ(in.size(), 9u);
+        Add(&conv, "QLinearConv", "qconv", in, {"y4"});
+        Add(&conv, "Reshape", "to_2d", {"y4"}, {"y2"}, {{"shape", Shape{xs[0], n_out}}});
+        Add(&conv, "Max", "relu_bound", {"y2", "yz"}, {"yq"});
+        for (const Node& n : folded.nodes)
+          if (n.name == "dqy") conv.nodes.push_back(n);
+        conv = Finish(conv, folded.outputs);
+        for (uint32_t seed : {1u, 2u, 3u}) EXPECT_EQ(OutputDifference(folded, conv, seed), 0.0) << act.ToString() << per_channel << trans_b;
+      }
 }
 
 TEST(QDQFoldingTest, UnfoldablePatternsStayFloatWithAWarningNamingTheNode) {
