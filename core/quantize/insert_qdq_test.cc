@@ -176,7 +176,7 @@ TEST(InsertQDQ, MatMulAndGemm) {
   Add(&gemm, "Gemm", "fc", {"x", "w", "b"}, {"y"}, {{"transB", int64_t{1}}});
   gemm = Finish(gemm, {"y"});
   folded = QuantizeAndFold(gemm, {}, &report);
-  EXPECT_EQ(CountOps(folded, "QLinearConv"), 1);  // the folding's 1x1 convolution form of Gemm
+  EXPECT_EQ(CountOps(folded, "MatMulInteger"), 1);  // the folding's integer-product form of Gemm
   EXPECT_EQ(CountOps(folded, "Gemm"), 0);
 }
 

@@ -12,8 +12,11 @@
 //   [bias]               ──┘
 //
 // into QLinearConv(x_q, W_q, int32 bias) [+ Max/Min on the 8-bit result], and the
-// same around MatMul (QLinearMatMul) and Gemm (a 1x1 QLinearConv between two
-// Reshapes, which carries the bias). The integer operator computes the
+// same around MatMul (QLinearMatMul) and Gemm (MatMulInteger, the int32 bias added,
+// and QLinearConv's float32 requantisation spelled as Cast, Mul, Round, Add,
+// Max/Min, Cast: bit for bit a QLinearConv's result, on the integer matrix-product
+// template; a classifier's 1x1 QLinearConv over one pixel took the generic conv
+// template). The integer operator computes the
 // accumulators exactly and requantises once (core/ops/qlinear.h); the float graph
 // it replaces computes the same sums in float and quantizes them, so results agree
 // up to float rounding (a unit of the output's last place at a rounding tie).
