@@ -2,8 +2,7 @@
 # QDQ int8 models (issue 17): ResNet-18 and MobileNetV2 quantized with PyTorch's static PTQ and exported
 # in QDQ form (tools/zoo/export_qdq_models.py), compiled with ./agate (the QDQ pass folds every conv into
 # QLinearConv and the classifier into MatMulInteger and its requantisation), run in the minimal runtime and
-# compared with the reference
-# interpreter over the same graph passes (tools/zoo:interpret): equal bit for bit. The difference from the
+# compared with the reference interpreter over the same graph passes (tools/zoo:interpret): equal bit for bit. The difference from the
 # float model before quantization is printed, and bounded loosely (a quarter of the largest float logit, or
 # 1.25x PyTorch's own int8 model's distance from it when that is larger) to catch a wrong scale, not to
 # grade the quantization. Then a float ResNet-18 quantized by agate
