@@ -159,16 +159,24 @@ std::shared_ptr<const AdaptivePolicy> LoadAdaptivePolicy(const std::string& path
       ParseAdaptivePolicy(std::string(bytes.begin(), bytes.end()), path));
 }
 
-std::shared_ptr<const AdaptivePolicy> ShippedAdaptivePolicy(const target::Target& target) {
+std::shared_ptr<const AdaptivePolicy> MostSpecificPolicy(
+    const std::vector<std::shared_ptr<const AdaptivePolicy>>& candidates, const target::Target& target) {
   // Several may fit (an AVX-512 machine runs the AVX2 policy too): the one that names the most
   // features was measured on the machine most like the target.
   std::shared_ptr<const AdaptivePolicy> best;
-  for (const ShippedPolicy& shipped : ShippedPolicies()) {
-    auto policy = std::make_shared<const AdaptivePolicy>(
-        ParseAdaptivePolicy(shipped.text, std::string("shipped policy ") + shipped.name));
+  for (const auto& policy : candidates) {
     if (policy->Fits(target) && (!best || policy->features.size() > best->features.size())) best = policy;
   }
   return best;
+}
+
+std::shared_ptr<const AdaptivePolicy> ShippedAdaptivePolicy(const target::Target& target) {
+  std::vector<std::shared_ptr<const AdaptivePolicy>> shipped;
+  for (const ShippedPolicy& policy : ShippedPolicies()) {
+    shipped.push_back(std::make_shared<const AdaptivePolicy>(
+        ParseAdaptivePolicy(policy.text, std::string("shipped policy ") + policy.name)));
+  }
+  return MostSpecificPolicy(shipped, target);
 }
 
 std::string ShippedPolicyTargets() {

@@ -75,8 +75,11 @@ struct AdaptivePolicy {
 AdaptivePolicy ParseAdaptivePolicy(const std::string& text, const std::string& source);
 // Reads and parses a policy file: kNotFound naming it when it cannot be read.
 std::shared_ptr<const AdaptivePolicy> LoadAdaptivePolicy(const std::string& path);
-// The policy shipped in the repository for `target`, or null when none fits it; of several that
-// fit, the one that names the most target features.
+// Of `candidates`, the one for `target`: null when none fits it; of several that fit, the one
+// that names the most target features (the first of equals).
+std::shared_ptr<const AdaptivePolicy> MostSpecificPolicy(
+    const std::vector<std::shared_ptr<const AdaptivePolicy>>& candidates, const target::Target& target);
+// The policy shipped in the repository for `target` (MostSpecificPolicy of the shipped ones).
 std::shared_ptr<const AdaptivePolicy> ShippedAdaptivePolicy(const target::Target& target);
 // The shipped policies' targets, for messages: "x86_64 avx2 fma, x86_64 avx512f avx2 fma".
 std::string ShippedPolicyTargets();

@@ -89,6 +89,29 @@ TEST(AdaptiveFusionTest, TheShippedPolicyIsDeterministic) {
   }
 }
 
+// Of several policies that fit a target, the one naming the most of its features is used (an
+// AVX-512 machine also runs an AVX2 policy); one naming a feature the target lacks never is.
+TEST(AdaptiveFusionTest, TheMostSpecificFittingPolicyIsChosen) {
+  auto parse = [](const std::string& target, const std::string& name) {
+    return std::make_shared<const AdaptivePolicy>(ParseAdaptivePolicy(ConstantPolicy(0, target), name));
+  };
+  auto avx2 = parse("x86_64 avx2 fma", "avx2");
+  auto avx512 = parse("x86_64 avx512f avx2 fma", "avx512");
+  auto vnni = parse("x86_64 avx512f avx512vnni avx2 fma", "vnni");
+  auto arm = parse("aarch64 neon", "arm");
+  const target::Target skylake = target::Target::Parse(kAvx512);
+  const target::Target haswell = target::Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
+  const target::Target cascadelake = target::Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=cascadelake");
+  for (const auto& order : {std::vector<std::shared_ptr<const AdaptivePolicy>>{avx2, avx512, vnni, arm},
+                            std::vector<std::shared_ptr<const AdaptivePolicy>>{arm, vnni, avx512, avx2}}) {
+    EXPECT_EQ(MostSpecificPolicy(order, skylake)->source, "avx512");  // no VNNI on Skylake-SP
+    EXPECT_EQ(MostSpecificPolicy(order, haswell)->source, "avx2");
+    EXPECT_EQ(MostSpecificPolicy(order, cascadelake)->source, "vnni");
+  }
+  EXPECT_EQ(MostSpecificPolicy({avx512, vnni, arm}, haswell), nullptr);
+  EXPECT_EQ(MostSpecificPolicy({avx2}, target::Target::Parse("c")), nullptr);
+}
+
 TEST(AdaptiveFusionTest, BadPolicyFilesAreErrorsNamingTheFile) {
   auto code_of = [](const std::string& text, const std::string& target) {
     try {
