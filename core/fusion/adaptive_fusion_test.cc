@@ -76,6 +76,29 @@ TEST(AdaptiveFusionTest, ThePolicyChoosesTheGranularity) {
             (Groups{{"conv1", "relu1"}, {"sig1"}, {"conv2", "relu2"}}));
 }
 
+// A quantized graph (integer products after QDQ folding) is outside the policies' training data:
+// it gets rule's groups, whatever the policy would choose (here: every operator alone).
+TEST(AdaptiveFusionTest, QuantizedGraphsArePartitionedByRule) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::UInt(8), {1, 8, 6, 6}});
+  g.AddConstant("xs", graph::Tensor::FromDoubles(DType::Float(32), {}, {0.02}));
+  g.AddConstant("xz", graph::Tensor::FromInts(DType::UInt(8), {}, {128}));
+  g.AddConstant("w", graph::Tensor::FromInts(DType::Int(8), {8, 8, 1, 1}, std::vector<int64_t>(64, 3)));
+  g.AddConstant("ws", graph::Tensor::FromDoubles(DType::Float(32), {}, {0.01}));
+  g.AddConstant("wz", graph::Tensor::FromInts(DType::Int(8), {}, {0}));
+  g.AddConstant("ys", graph::Tensor::FromDoubles(DType::Float(32), {}, {0.05}));
+  g.AddConstant("yz", graph::Tensor::FromInts(DType::UInt(8), {}, {10}));
+  Add(&g, "QLinearConv", "qconv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"q"});
+  Add(&g, "DequantizeLinear", "dq", {"q", "ys", "yz"}, {"d"});
+  Add(&g, "Relu", "relu", {"d"}, {"r"});
+  Add(&g, "QuantizeLinear", "qout", {"r", "ys", "yz"}, {"y"});
+  g = Finish(g, {"y"});
+  AdaptivePolicy single = ParseAdaptivePolicy(ConstantPolicy(0), "single");
+  EXPECT_EQ(GroupNames(FuseOperators(g, [&](const Graph& x) { return PartitionAdaptive(x, single); })),
+            GroupNames(FuseOperators(g, FusionPolicy::kRule)));
+  EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kRule)), (Groups{{"qconv", "dq", "relu", "qout"}}));
+}
+
 TEST(AdaptiveFusionTest, TheShippedPolicyIsDeterministic) {
   FusionPolicy policy = ParseFusionPolicy("adaptive", kAvx512);
   ASSERT_EQ(policy.kind, FusionPolicy::kAdaptive);
