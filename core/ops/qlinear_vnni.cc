@@ -46,7 +46,7 @@ struct VnniPlan {
   int64_t plane = 0;       // packed input pixels per channel group (q extent)
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // phase strides (the conv's, 1 for 1x1 convs) and dilations
   int64_t phases = 1;      // sh * sw packed planes (input pixels by row and column phase), or kh * kw
-  // One plane per kernel tap (im2col; see ChooseTapPlanes): plane kh * KW + kw holds, at
+  // One plane per kernel tap (im2col; chosen in VnniIntegerConv): plane kh * KW + kw holds, at
   // q = oh * OW + ow, the input pixel tap (kh, kw) of output pixel (oh, ow) reads, so no
   // junk columns are computed (small maps, where the wide rows' extra columns and the
   // rounding to whole tiles cost more than packing every tap).
@@ -284,8 +284,6 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     if (flat_rows(wide)) return p.oh * p.ow;
     return std::max((p.oh - 1) * wide + (p.ow + tile - 1) / tile * tile, p.oh * wide);
   };
-  p.col_tile = column_tile(p.wide);
-  int64_t needed = needed_pixels(p.wide, p.col_tile);
   // Accumulators, pixel vectors and the weight broadcast within the registers: up to 4
   // pixel vectors with 32 registers. With 16 (AVX2), vpmaddwd's product needs a register
   // of its own before vpaddd adds it: 12 accumulators + 3 pixel vectors + the broadcast +
@@ -295,15 +293,30 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // Zen 3 VM whole-model ResNet-50 timings did not separate 4x3, 4x2, 6x2 and this rule:
   // all within 5%, as vpmaddwd issues one per cycle there, the FMA's 16 products a cycle.)
   const int64_t most_vectors = isa->registers >= 32 ? 4 : (p.one_by_one ? 1 : 2);
-  p.px_vectors = PickPixelVectors(*isa, p.depthwise, needed, p.lanes(), most_vectors, p.oc);
-  if (p.px_vectors == 0) return Tensor();
   // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
-  int64_t knob_vectors = ctx.options().int8_pixel_vectors;
-  if (knob_vectors > 0 && needed > knob_vectors * p.lanes()) p.px_vectors = knob_vectors;
-  auto round_up = [&](int64_t pixels, int64_t vectors) {
-    return (pixels + vectors * p.lanes() - 1) / (vectors * p.lanes()) * (vectors * p.lanes());
+  const int64_t knob_vectors = ctx.options().int8_pixel_vectors;
+  // The epilogue's column tile, the pixel vectors per register tile and the pixels computed
+  // (a whole number of tiles) for planes of rows of `wide` pixels; no vectors when the
+  // output fits one vector.
+  struct PixelLayout {
+    int64_t col_tile = 0, vectors = 0, pixels = 0;
   };
-  p.pixels = round_up(needed, p.px_vectors);
+  auto layout_for = [&](int64_t wide) {
+    PixelLayout l;
+    l.col_tile = column_tile(wide);
+    int64_t needed = needed_pixels(wide, l.col_tile);
+    l.vectors = PickPixelVectors(*isa, p.depthwise, needed, p.lanes(), most_vectors, p.oc);
+    if (l.vectors == 0) return l;
+    if (knob_vectors > 0 && needed > knob_vectors * p.lanes()) l.vectors = knob_vectors;
+    int64_t block = l.vectors * p.lanes();
+    l.pixels = (needed + block - 1) / block * block;
+    return l;
+  };
+  const PixelLayout rows = layout_for(p.wide);
+  if (rows.vectors == 0) return Tensor();
+  p.col_tile = rows.col_tile;
+  p.px_vectors = rows.vectors;
+  p.pixels = rows.pixels;
   p.plane = p.pixels + (p.kh - 1) * p.dh / p.sh * p.wide + (p.kw - 1) * p.dw / p.sw;
   p.in_h = xs[2];
   p.in_w = xs[3];
@@ -319,19 +332,16 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // Only with 32 registers (where the cost model of PickPixelVectors applies) and not
   // for depthwise convs (their planes are per channel).
   if (!p.one_by_one && !depthwise && isa->registers >= 32) {
-    int64_t tile = column_tile(p.ow), tap_needed = needed_pixels(p.ow, tile);
-    int64_t v = PickPixelVectors(*isa, false, tap_needed, p.lanes(), most_vectors, p.oc);
-    if (knob_vectors > 0 && tap_needed > knob_vectors * p.lanes()) v = knob_vectors;
-    int64_t tap_pixels = v == 0 ? 0 : round_up(tap_needed, v);
-    int64_t bytes = p.c4 * p.group_channels * p.kh * p.kw * tap_pixels * p.packed().bytes();
-    if (v > 0 && tap_pixels * 5 <= p.pixels * 4 && bytes <= (int64_t{1} << 20)) {
+    const PixelLayout taps = layout_for(p.ow);
+    int64_t bytes = p.c4 * p.group_channels * p.kh * p.kw * taps.pixels * p.packed().bytes();
+    if (taps.vectors > 0 && taps.pixels * 5 <= p.pixels * 4 && bytes <= (int64_t{1} << 20)) {
       p.tap_planes = true;
       p.phases = p.kh * p.kw;
       p.wide = p.ow;
-      p.col_tile = tile;
-      p.px_vectors = v;
-      p.pixels = tap_pixels;
-      p.plane = tap_pixels;
+      p.col_tile = taps.col_tile;
+      p.px_vectors = taps.vectors;
+      p.pixels = taps.pixels;
+      p.plane = taps.pixels;
       p.row_step = g.strides[0];
       p.col_step = g.strides[1];
       p.valid_rows = p.oh;
