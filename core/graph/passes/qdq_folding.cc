@@ -285,37 +285,34 @@ class Folder {
     why = ActivationBounds(act, y, &lo_q, &hi_q);
     if (!why.empty()) return why;
 
-    // The integer node, then the reshape (Gemm) and the activation bounds, the last writing q's output.
+    // The integer node and the activation's bounds, or the Gemm chain; the last writes q's output.
     auto range = *QuantRange(y.type);
     std::vector<Node> chain;
-    Node integer;
-    integer.outputs = {rewriter_.FreshName(q->outputs[0] + "_int")};
     std::string x_q = x_dq->inputs[0];
     if (gemm) {
       GemmChain(node, w_dq->inputs[0], *w, trans_b, channels, x_q, x, wp, y, has_bias ? bias : "", lo_q, hi_q, &chain);
-    } else if (matmul) {
-      integer.op = "QLinearMatMul";
-      integer.inputs = {x_q, x.scale, x.zero_point, w_dq->inputs[0], wp.scale, wp.zero_point, y.scale, y.zero_point};
     } else {
-      std::string w_q = w_dq->inputs[0];
-      integer.op = "QLinearConv";
-      integer.attrs = node.attrs;
-      integer.inputs = {x_q, x.scale, x.zero_point, w_q, wp.scale, wp.zero_point, y.scale, y.zero_point};
-      if (has_bias) integer.inputs.push_back(bias);
-    }
-    if (!gemm) {
+      Node integer;
       integer.name = node.name + "_quantized";
+      integer.outputs = {rewriter_.FreshName(q->outputs[0] + "_int")};
+      integer.op = matmul ? "QLinearMatMul" : "QLinearConv";
+      integer.inputs = {x_q, x.scale, x.zero_point, w_dq->inputs[0], wp.scale, wp.zero_point, y.scale, y.zero_point};
+      if (!matmul) {
+        integer.attrs = node.attrs;
+        if (has_bias) integer.inputs.push_back(bias);
+      }
       chain.push_back(integer);
-    }
-    std::string v = chain.back().outputs[0];
-    for (auto [op, bound, limit] : {std::make_tuple("Max", lo_q, range.first), std::make_tuple("Min", hi_q, range.second)}) {
-      if (bound == limit || gemm) continue;  // the Gemm chain clamps to the bounds in float
-      Node clamp;
-      clamp.op = op;
-      clamp.inputs = {v, rewriter_.AddConstant(q->outputs[0] + "_" + op, Tensor::FromInts(y.type, {}, {int64_t(bound)}))};
-      clamp.outputs = {rewriter_.FreshName(v + "_" + op)};
-      chain.push_back(clamp);
-      v = clamp.outputs[0];
+      // The activation's bounds on the 8-bit result (the Gemm chain clamps in float).
+      std::string v = integer.outputs[0];
+      for (auto [op, bound, limit] : {std::make_tuple("Max", lo_q, range.first), std::make_tuple("Min", hi_q, range.second)}) {
+        if (bound == limit) continue;
+        Node clamp;
+        clamp.op = op;
+        clamp.inputs = {v, rewriter_.AddConstant(q->outputs[0] + "_" + op, Tensor::FromInts(y.type, {}, {int64_t(bound)}))};
+        clamp.outputs = {rewriter_.FreshName(v + "_" + op)};
+        chain.push_back(clamp);
+        v = clamp.outputs[0];
+      }
     }
     // The last node writes the QuantizeLinear's output; the others go before it.
     chain.back().outputs = q->outputs;
