@@ -144,11 +144,8 @@ class RuleFuser {
       if (op.size() < 4 || op.compare(op.size() - 4, 4, "Pool") != 0) continue;
       for (int p : g_.producers[i]) {
         const graph::Node& producer = graph_.nodes[p];
-        if (g_.kinds[p] != OpKind::kElemWise || g_.feeds_output[p] || g_.consumers[p].size() != 1) continue;
-        if (producer.inputs.empty() || producer.outputs[0] != graph_.nodes[i].inputs[0] || Find(p) != p) continue;
-        int in_bits = graph_.TypeOf(producer.inputs[0]).dtype.bits();
-        int out_bits = graph_.TypeOf(producer.outputs[0]).dtype.bits();
-        if (out_bits <= in_bits) continue;
+        if (!IsWidening(p) || g_.feeds_output[p] || g_.consumers[p].size() != 1) continue;
+        if (producer.outputs[0] != graph_.nodes[i].inputs[0] || Find(p) != p) continue;
         sets_.Merge(p, i);
         pattern_[Find(i)] = std::max(pattern_[Find(i)], g_.kinds[i]);
       }
@@ -167,10 +164,7 @@ class RuleFuser {
     for (size_t k = 0; k < parts.size(); ++k)
       for (int v : parts[k]) group_of[v] = static_cast<int>(k);
     for (int d = 0; d < g_.size(); ++d) {
-      const graph::Node& node = graph_.nodes[d];
-      if (g_.kinds[d] != OpKind::kElemWise || g_.feeds_output[d] || g_.consumers[d].empty()) continue;
-      if (g_.producers[d].size() != 1 || node.inputs.empty() || node.outputs.size() != 1) continue;
-      if (graph_.TypeOf(node.outputs[0]).dtype.bits() <= graph_.TypeOf(node.inputs[0]).dtype.bits()) continue;
+      if (!IsWidening(d) || g_.feeds_output[d] || g_.consumers[d].empty() || g_.producers[d].size() != 1) continue;
       int from = group_of[d], producer = g_.producers[d][0], to = group_of[g_.consumers[d][0]];
       if (parts[from].size() < 2 || group_of[producer] != from || to == from) continue;
       bool one_group = true;
@@ -181,6 +175,14 @@ class RuleFuser {
       group_of[d] = to;
     }
     return parts;
+  }
+
+  // An elementwise node whose output elements are wider than its first input's
+  // (DequantizeLinear of 8-bit data, a Cast to float).
+  bool IsWidening(int v) const {
+    const graph::Node& node = graph_.nodes[v];
+    if (g_.kinds[v] != OpKind::kElemWise || node.inputs.empty() || node.outputs.size() != 1) return false;
+    return graph_.TypeOf(node.outputs[0]).dtype.bits() > graph_.TypeOf(node.inputs[0]).dtype.bits();
   }
 
   // True when a path of consumers leads from a node of `nodes` to `target`.

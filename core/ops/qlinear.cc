@@ -25,6 +25,7 @@ namespace {
 
 const ir::DType kI32 = ir::DType::Int(32);
 const ir::DType kF64 = ir::DType::Float(64);
+const ir::DType kF32 = ir::DType::Float(32);
 
 Expr I(int64_t v) { return Expr(v); }
 
@@ -96,8 +97,9 @@ Tensor Centered(const OpContext& ctx, int data, int zero_point, int axis, const 
 }
 
 // The requantisation multiplier M[c] = x_scale * w_scale[c] / y_scale (see the
-// header), read at output channel `channel`: an immediate or a constant table
-// when the scales are constants, else computed from the scale inputs.
+// header), read at output channel `channel` as float32: an immediate or a constant
+// table when the scales are constants (computed in double, rounded once), else
+// computed from the scale inputs in double and rounded.
 struct Multiplier {
   Tensor table;       // per channel, constant
   double value = 0;   // per tensor, constant
@@ -107,10 +109,10 @@ struct Multiplier {
 
   Expr At(const Expr& channel) const {
     if (table.defined()) return table(channel);
-    if (constant) return ir::make_const(kF64, value);
+    if (constant) return ir::make_const(kF32, static_cast<double>(static_cast<float>(value)));
     const Tensor& ws = ctx->input(w_scale);
-    return ir::cast(kF64, ParamAt(ctx->input(x_scale), I(0))) * ir::cast(kF64, ParamAt(ws, channel)) /
-           ir::cast(kF64, ParamAt(ctx->input(y_scale), I(0)));
+    return ir::cast(kF32, ir::cast(kF64, ParamAt(ctx->input(x_scale), I(0))) * ir::cast(kF64, ParamAt(ws, channel)) /
+                              ir::cast(kF64, ParamAt(ctx->input(y_scale), I(0))));
   }
 };
 
@@ -147,8 +149,8 @@ Multiplier MakeMultiplier(const OpContext& ctx, int x_scale, int w_scale, int y_
     m.value = value(0);
     return m;
   }
-  graph::Tensor table(kF64, {channels});
-  for (int64_t c = 0; c < channels; ++c) table.mutable_data<double>()[c] = value(c);
+  graph::Tensor table(kF32, {channels});
+  for (int64_t c = 0; c < channels; ++c) table.mutable_data<float>()[c] = static_cast<float>(value(c));
   m.table = ctx.AddConstant(name, table);
   return m;
 }
@@ -309,10 +311,9 @@ std::vector<Tensor> QLinearMatMulOp(const OpContext& ctx) {
 
 Expr Requantize(const Expr& acc, const Expr& multiplier, const Expr& zero_point, ir::DType out) {
   double lo = out == ir::DType::Int(8) ? -128 : 0, hi = out == ir::DType::Int(8) ? 127 : 255;
-  const ir::DType f32 = ir::DType::Float(32);
-  Expr m = multiplier.dtype() == f32 ? multiplier : ir::cast(f32, multiplier);
-  Expr v = ir::round(ir::cast(f32, acc) * m) + ir::cast(f32, zero_point);
-  v = ir::min(ir::max(v, ir::make_const(f32, lo)), ir::make_const(f32, hi));
+  Expr m = multiplier.dtype() == kF32 ? multiplier : ir::cast(kF32, multiplier);
+  Expr v = ir::round(ir::cast(kF32, acc) * m) + ir::cast(kF32, zero_point);
+  v = ir::min(ir::max(v, ir::make_const(kF32, lo)), ir::make_const(kF32, hi));
   return ir::cast(out, v);
 }
 
