@@ -155,8 +155,8 @@ TEST(CodeGenLLVMTest, InterleavedStoresAreOneContiguousStore) {
     for (int64_t q = 0; q < pixels; ++q) {
       for (int64_t c = 0; c < channels; ++c) {
         int64_t at = n == "pack_shuffled" ? (c + 1) % channels : c;
-        // Channel 2's value adds what channel 0's store just wrote at the same pixel (1 + channel 0's byte
-        // would be the unmerged order's result only if channel 0 came first: it does).
+        // Channel 2's value adds the byte channel 0's store wrote just before it; had the stores been
+        // merged (values computed first), it would add the 1 the buffer was filled with.
         uint8_t want = xv[c * pixels + q];
         if (n == "pack_reading_output" && c == 2) want = static_cast<uint8_t>(want + xv[q]);
         EXPECT_EQ(yv[q * channels + at], want) << name << " pixel " << q << " channel " << c;
