@@ -280,21 +280,82 @@ Types GatherInfer(const InferContext& ctx) {
   return {TensorType{data.dtype, out}};
 }
 
+// GatherElements and ScatterElements: indices of the data's rank, no longer than the data
+// along every axis but `axis` (their positions there address the data directly: a longer
+// one would read or write past it). Returns the normalised axis.
+int CheckElementIndices(const InferContext& ctx, const TensorType& data, const TensorType& indices) {
+  AGATE_REQUIRE(indices.dtype.is_integer(), kInvalidArgument) << Where(ctx) << ": indices must be integers";
+  AGATE_REQUIRE(indices.rank() == data.rank(), kInvalidArgument)
+      << Where(ctx) << ": indices " << ShapeToString(indices.shape) << " must have the rank of the data "
+      << ShapeToString(data.shape);
+  int axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), data.rank(), Where(ctx));
+  for (int d = 0; d < data.rank(); ++d) {
+    AGATE_REQUIRE(d == axis || indices.shape[d] <= data.shape[d], kInvalidArgument)
+        << Where(ctx) << ": indices " << ShapeToString(indices.shape) << " are longer than the data "
+        << ShapeToString(data.shape) << " along axis " << d << " (only axis " << axis << " may differ)";
+  }
+  return axis;
+}
+
 Types GatherElementsInfer(const InferContext& ctx) {
-  AGATE_REQUIRE(ctx.input(1).rank() == ctx.input(0).rank(), kInvalidArgument) << Where(ctx) << ": rank mismatch";
-  NormalizeAxis(ctx.attrs().GetInt("axis", 0), ctx.input(0).rank(), Where(ctx));
+  CheckElementIndices(ctx, ctx.input(0), ctx.input(1));
   return {TensorType{ctx.input(0).dtype, ctx.input(1).shape}};
+}
+
+Types ScatterElementsInfer(const InferContext& ctx) {
+  const TensorType& data = ctx.input(0);
+  const TensorType& indices = ctx.input(1);
+  CheckElementIndices(ctx, data, indices);
+  AGATE_REQUIRE(ctx.input(2).shape == indices.shape && ctx.input(2).dtype == data.dtype, kInvalidArgument)
+      << Where(ctx) << ": updates " << ctx.input(2).dtype.ToString() << ShapeToString(ctx.input(2).shape)
+      << " must have the indices' shape " << ShapeToString(indices.shape) << " and the data's type "
+      << data.dtype.ToString();
+  return {data};
+}
+
+// GatherND and ScatterND: index tuples along the indices' last axis, each of 1 to
+// rank - batch_dims coordinates. Returns the tuple length.
+int64_t CheckIndexTuples(const InferContext& ctx, const TensorType& data, const TensorType& indices, int64_t batch) {
+  AGATE_REQUIRE(indices.dtype.is_integer(), kInvalidArgument) << Where(ctx) << ": indices must be integers";
+  AGATE_REQUIRE(data.rank() >= 1 && indices.rank() >= 1, kInvalidArgument)
+      << Where(ctx) << ": data " << ShapeToString(data.shape) << " and indices " << ShapeToString(indices.shape)
+      << " must both have rank >= 1";
+  AGATE_REQUIRE(batch >= 0 && batch < std::min(data.rank(), indices.rank()), kInvalidArgument)
+      << Where(ctx) << ": batch_dims " << batch << " must be below both ranks (data " << ShapeToString(data.shape)
+      << ", indices " << ShapeToString(indices.shape) << ")";
+  for (int64_t d = 0; d < batch; ++d) {
+    AGATE_REQUIRE(data.shape[d] == indices.shape[d], kInvalidArgument)
+        << Where(ctx) << ": batch axis " << d << " differs between data " << ShapeToString(data.shape)
+        << " and indices " << ShapeToString(indices.shape);
+  }
+  int64_t last = indices.shape.back();
+  AGATE_REQUIRE(last >= 1 && last <= data.rank() - batch, kInvalidArgument)
+      << Where(ctx) << ": index tuples of " << last << " coordinates (indices " << ShapeToString(indices.shape)
+      << ") into data " << ShapeToString(data.shape) << " must have 1 to " << data.rank() - batch;
+  return last;
 }
 
 Types GatherNDInfer(const InferContext& ctx) {
   const TensorType& data = ctx.input(0);
   const TensorType& indices = ctx.input(1);
   int64_t batch = ctx.attrs().GetInt("batch_dims", 0);
-  int64_t last = indices.shape.back();
-  AGATE_REQUIRE(batch + last <= data.rank(), kInvalidArgument) << Where(ctx) << ": index tuples too long";
+  int64_t last = CheckIndexTuples(ctx, data, indices, batch);
   Shape out(indices.shape.begin(), indices.shape.end() - 1);
   out.insert(out.end(), data.shape.begin() + batch + last, data.shape.end());
   return {TensorType{data.dtype, out}};
+}
+
+Types ScatterNDInfer(const InferContext& ctx) {
+  const TensorType& data = ctx.input(0);
+  const TensorType& indices = ctx.input(1);
+  int64_t last = CheckIndexTuples(ctx, data, indices, 0);
+  Shape updates(indices.shape.begin(), indices.shape.end() - 1);
+  updates.insert(updates.end(), data.shape.begin() + last, data.shape.end());
+  AGATE_REQUIRE(ctx.input(2).shape == updates && ctx.input(2).dtype == data.dtype, kInvalidArgument)
+      << Where(ctx) << ": updates " << ctx.input(2).dtype.ToString() << ShapeToString(ctx.input(2).shape)
+      << " must be " << data.dtype.ToString() << ShapeToString(updates) << " (the indices' tuples by the data's "
+      << "remaining axes)";
+  return {data};
 }
 
 Types ExpandInfer(const InferContext& ctx) {
@@ -559,9 +620,8 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("TopK", OpKind::kOpaque, 1, 1, {"axis", "largest", "sorted", "k"}, TopKInfer, {{1, "k"}}));
   r->Register(Def("CumSum", OpKind::kOpaque, 1, 2, {"exclusive", "reverse", "axis"}, CumSumInfer,
                   {{1, "axis", false, false, true, true}}));
-  OpDef scatter = Def("ScatterElements", OpKind::kOpaque, 3, 3, {"axis", "reduction"}, SameAsFirst);
-  r->Register(scatter);
-  r->Register(Def("ScatterND", OpKind::kOpaque, 3, 3, {"reduction"}, SameAsFirst));
+  r->Register(Def("ScatterElements", OpKind::kOpaque, 3, 3, {"axis", "reduction"}, ScatterElementsInfer));
+  r->Register(Def("ScatterND", OpKind::kOpaque, 3, 3, {"reduction"}, ScatterNDInfer));
 }
 
 }  // namespace graph

@@ -23,8 +23,10 @@ Shape BroadcastShapes(const Shape& a, const Shape& b, const std::string& where) 
 }
 
 int NormalizeAxis(int64_t axis, int rank, const std::string& where) {
-  AGATE_REQUIRE(axis >= -rank && axis < std::max(rank, 1), kInvalidArgument)
-      << where << ": axis " << axis << " is out of range for rank " << rank;
+  // A scalar has no axis: ONNX's range [-r, r - 1] is empty for r = 0 (the compiler-ABI
+  // fuzzer's ArgMax of a scalar passed here with axis 0 and its kernel read shape[0]).
+  AGATE_REQUIRE(axis >= -rank && axis < rank, kInvalidArgument)
+      << where << ": axis " << axis << " is out of range for rank " << rank << (rank == 0 ? " (a scalar has no axis)" : "");
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 

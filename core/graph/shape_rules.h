@@ -20,7 +20,8 @@ namespace graph {
 // Numpy broadcasting of two shapes; throws kInvalidArgument naming `where` on a mismatch.
 Shape BroadcastShapes(const Shape& a, const Shape& b, const std::string& where);
 
-// Maps a possibly negative axis into [0, rank); throws kInvalidArgument naming `where`.
+// Maps a possibly negative axis into [0, rank); throws kInvalidArgument naming `where`
+// (always for rank 0).
 int NormalizeAxis(int64_t axis, int rank, const std::string& where);
 std::vector<int> NormalizeAxes(const std::vector<int64_t>& axes, int rank, const std::string& where);
 

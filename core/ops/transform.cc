@@ -278,6 +278,9 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
     t.push_back(te::reduce_axis({I(0), I(is[d])}, "t" + std::to_string(d)));
     position = position * I(is[d]) + Expr(t.back());
   }
+  // One tuple (1-D indices): a reduction over one candidate, since a reduction needs an axis.
+  std::vector<ir::IterVar> candidates = t;
+  if (candidates.empty()) candidates.push_back(te::reduce_axis({I(0), I(1)}, "t_one"));
   auto tuple_at = [&](int64_t j) {
     std::vector<Expr> at(t.begin(), t.end());
     at.push_back(I(j));
@@ -300,14 +303,14 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
   if (reduction != "none") {
     Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
       std::vector<Expr> tuple(t.begin(), t.end());
-      return ScatterFold(reduction, data(Exprs(o)), matches(o), update_at(o, tuple), t);
+      return ScatterFold(reduction, data(Exprs(o)), matches(o), update_at(o, tuple), candidates);
     }, name, tag::kReduce);
     SetDefaultSchedules(ctx, "scatter_nd", out);
     return {out};
   }
   std::vector<Tensor> last = te::compute_multi(data.shape(), [&](const std::vector<Var>& o) {
-    Expr p = ir::cast(ir::DType::Int(64), position);
-    return te::argmax(p, p, t, matches(o));
+    Expr p = ir::cast(ir::DType::Int(64), t.empty() ? Expr(candidates[0]) : position);
+    return te::argmax(p, p, candidates, matches(o));
   }, name + "_last", tag::kReduce);
   Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
     Expr p = last[0](Exprs(o));

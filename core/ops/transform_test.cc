@@ -238,6 +238,59 @@ TEST(TransformTest, ScatterElementsAndScatterND) {
     g.AddConstant("idx", graph::Tensor::FromInts(kI64, {2, 2, 2}, Ints{0, 1, 3, 2, 0, 1, -1, 0}));
     Add(&g, "ScatterND", "s", {"data", "idx", "upd"}, {"y"}, {{"reduction", Attribute(std::string(reduction))}});
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}))) << "ScatterND " << reduction;
+    // One index tuple (1-D indices): a row replaced or folded, nothing to search among
+    // (the compiler-ABI fuzzer's internal error: a reduction with no axis).
+    Graph one;
+    one.AddInput("data", TensorType{kF32, {4, 3}});
+    one.AddInput("upd", TensorType{kF32, {3}});
+    one.AddConstant("idx", graph::Tensor::FromInts(kI64, {1}, Ints{-2}));
+    Add(&one, "ScatterND", "s", {"data", "idx", "upd"}, {"y"}, {{"reduction", Attribute(std::string(reduction))}});
+    EXPECT_TRUE(CheckAgainstReference(Finish(one, {"y"}))) << "ScatterND of one tuple " << reduction;
+  }
+}
+
+// Index shapes ONNX does not define are refused by name at shape inference, never read
+// past the data (the compiler-ABI fuzzer's crashes: scalar indices, tuples longer than the
+// data's rank, indices longer than the data along an axis other than `axis`).
+TEST(TransformTest, BadIndexShapesAreRefused) {
+  const ir::DType kI64 = ir::DType::Int(64);
+  struct Case {
+    const char* op;
+    graph::Shape data, indices, updates;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"GatherND", {2, 4}, {}, {}, "must both have rank >= 1"},
+      {"GatherND", {2, 4}, {3, 3}, {}, "index tuples of 3 coordinates"},
+      {"GatherND", {2, 4}, {3, 0}, {}, "index tuples of 0 coordinates"},
+      {"ScatterND", {2, 4}, {2, 3}, {2}, "index tuples of 3 coordinates"},
+      {"ScatterND", {2, 4}, {1}, {3}, "updates float32[3] must be float32[4]"},
+      {"ScatterElements", {2, 4}, {}, {}, "must have the rank of the data"},
+      {"ScatterElements", {2, 4}, {1, 5}, {1, 5}, "longer than the data [2,4] along axis 1"},
+      {"ScatterElements", {2, 4}, {1, 3}, {1, 2}, "must have the indices' shape"},
+      {"GatherElements", {2, 4}, {3, 5}, {}, "longer than the data [2,4] along axis 1"},
+      {"ArgMax", {}, {}, {}, "a scalar has no axis"},
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    g.AddInput("data", TensorType{kF32, c.data});
+    std::vector<std::string> inputs{"data"};
+    if (std::string(c.op) != "ArgMax") {
+      g.AddInput("idx", TensorType{kI64, c.indices});
+      inputs.push_back("idx");
+    }
+    if (std::string(c.op).rfind("Scatter", 0) == 0) {
+      g.AddInput("upd", TensorType{kF32, c.updates});
+      inputs.push_back("upd");
+    }
+    try {
+      Add(&g, c.op, "bad", inputs, {"y"});
+      Finish(g, {"y"});
+      ADD_FAILURE() << c.op << " of " << graph::ShapeToString(c.indices) << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.op << ": " << e.what();
+    }
   }
 }
 
