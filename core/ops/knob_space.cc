@@ -202,6 +202,7 @@ KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group,
       std::set<int64_t> vectors{1, 2, 3};
       if (isa->registers >= 32) vectors.insert(4);
       space.knobs.push_back(MakeKnob("int8_pixel_vectors", 0, vectors));
+      space.knobs.push_back(MakeKnob("int8_tile_order", -1, {0, 1}));
     }
   } else if (group.anchor >= 0 && (anchor.op == "MatMul" || anchor.op == "Gemm")) {
     DenseKnobs(graph, anchor, target, &space);

@@ -43,6 +43,8 @@ TEST(KnobSpaceTest, ApplySetsTheOptionsAndRefusesUnknownKnobs) {
   EXPECT_EQ(q.int8_oc_block, 6);
   EXPECT_EQ(q.int8_pixel_vectors, 4);
   EXPECT_THROW(ApplyKnobConfig({{"int8_pixel_vectors", 5}}), Error);
+  EXPECT_EQ(ApplyKnobConfig({{"int8_tile_order", 0}}).int8_tile_order, 0);
+  EXPECT_THROW(ApplyKnobConfig({{"int8_tile_order", 2}}), Error);
 }
 
 TEST(KnobSpaceTest, ThreadSplitKnobsCanBeLeftOut) {

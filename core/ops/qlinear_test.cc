@@ -218,6 +218,14 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kEveryIsa[0].target), "taps");
       EXPECT_NE(k.schedule_summary.find("tap_planes=9"), std::string::npos) << k.schedule_summary;
     }
+    if (index == 4) {  // wide rows (a 3x3 conv): channel blocks outermost unless the knob says otherwise
+      GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kEveryIsa[0].target), "rows");
+      EXPECT_NE(k.schedule_summary.find("wide_row="), std::string::npos) << k.schedule_summary;
+      EXPECT_EQ(k.schedule_summary.find("pixel tiles outer"), std::string::npos) << k.schedule_summary;
+      CheckOptions pixels_outer = Exact(inputs);
+      pixels_outer.lower.int8_tile_order = 1;
+      EXPECT_TRUE(CheckOnEveryIsa(finished, pixels_outer));
+    }
     if (index == 3) {  // the tuner's knobs set the register tile
       CheckOptions tuned = Exact(inputs);
       tuned.lower.int8_oc_block = 4;
@@ -226,9 +234,15 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "tuned",
                                  tuned.lower);
       EXPECT_NE(k.schedule_summary.find("oc_block=4 pixel_vectors=3"), std::string::npos) << k.schedule_summary;
+      // Either tile order computes the same result; a 1x1 conv takes pixel tiles outermost by default.
+      EXPECT_NE(k.schedule_summary.find("pixel tiles outer"), std::string::npos) << k.schedule_summary;
+      tuned.lower.int8_tile_order = 0;
+      EXPECT_TRUE(CheckOnEveryIsa(finished, tuned));
+      k = LowerGroup(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake"), "tuned", tuned.lower);
+      EXPECT_EQ(k.schedule_summary.find("pixel tiles outer"), std::string::npos) << k.schedule_summary;
       // The tile is declared to the tuner where the template applies.
       EXPECT_NE(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse("llvm -mcpu=cascadelake")).ToString().find(
-                    "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3,4}"),
+                    "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3,4} int8_tile_order{-1,0,1}"),
                 std::string::npos);
       EXPECT_NE(KnobSpaceOf(fused, fused.groups.back(), target::Target::Parse(kAvx2PairsIsa.target)).ToString().find(
                     "int8_oc_block{0,4,6,8} int8_pixel_vectors{0,1,2,3}"),
@@ -361,6 +375,12 @@ TEST(QLinearTest, VnniDepthwiseConvsMatchTheReference) {
       GroupKernel with = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kVnniIsa.target), "dw");
       EXPECT_NE(with.schedule_summary.find("depthwise conv int8 (widened 16-pixel vectors)"), std::string::npos)
           << with.schedule_summary;
+      EXPECT_EQ(with.schedule_summary.find("pixel tiles outer"), std::string::npos) << with.schedule_summary;
+      if (index == 0) {  // the other tile order, when the tuner asks for it
+        CheckOptions pixels_outer = options;
+        pixels_outer.lower.int8_tile_order = 1;
+        EXPECT_TRUE(CheckOnEveryIsa(finished, pixels_outer));
+      }
       GroupKernel avx2 = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kAvx2PairsIsa.target), "dw");
       EXPECT_NE(avx2.schedule_summary.find("depthwise conv int8 (widened 8-pixel vectors, centred)"), std::string::npos)
           << avx2.schedule_summary;
