@@ -78,8 +78,9 @@ def main():
     p.add_argument("--module", help="an agate module of the model to profile instead of compiling one")
     a = p.parse_args()
     onnx = os.path.join(model_table.ZOO, a.model + ".onnx")
-    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), a.model], check=True,
-                   capture_output=True)
+    if not os.path.exists(onnx):  # the quantized models (resnet50_qdq...) come from benchmarks/quantized/run.py
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), a.model], check=True,
+                       capture_output=True)
     with tempfile.TemporaryDirectory() as tmp:
         module = a.module or os.path.join(tmp, a.model + ".agm")
         summary = subprocess.run([model_table.AGATE, "compile", onnx, "-o", module if not a.module else os.path.join(

@@ -59,6 +59,13 @@ def model_inputs(model):
     sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
     import export_models  # noqa: E402
     import torch  # noqa: E402
+    if model not in export_models.MODELS:  # a model exported elsewhere (resnet50_qdq...): its file says
+        import onnx  # noqa: E402
+        graph = onnx.load(os.path.join(ZOO, model + ".onnx"), load_external_data=False).graph
+        dtypes = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT64: "int64"}
+        constants = {i.name for i in graph.initializer}
+        return [(i.name, dtypes[i.type.tensor_type.elem_type], [d.dim_value for d in i.type.tensor_type.shape.dim])
+                for i in graph.input if i.name not in constants]
     xs = export_models.MODELS[model][1](torch.Generator().manual_seed(1))
     return [(k, str(v.dtype).replace("torch.", ""), list(v.shape)) for k, v in xs.items()]
 
