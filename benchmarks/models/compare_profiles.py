@@ -95,8 +95,10 @@ def main():
                 theirs[n] = min(ms, theirs.get(n, ms))
     matched, unmatched = defaultdict(float), 0.0
     for node, ms in theirs.items():
-        name = re.sub(r"(_output_\d+)?(_nchwc)?$", "", node)
-        hit = next((k for k, (nodes, _) in kernels.items() if name + " (" in nodes), None)
+        # ONNX Runtime's QDQ rewrite names a quantized node <node>_token_<n>; agate's fold, <node>_quantized.
+        name = re.sub(r"(_output_\d+)?(_nchwc)?(_token_\d+)?$", "", node)
+        hit = next((k for k, (nodes, _) in kernels.items() if name + " (" in nodes or name + "_quantized (" in nodes),
+                   None)
         if hit:
             matched[hit] += ms
         else:
