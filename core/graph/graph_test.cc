@@ -64,6 +64,17 @@ TEST(GraphTest, BroadcastingAndMatMulShapes) {
   g = Finish(g, {"y", "dot"});
   EXPECT_EQ(g.TypeOf("y").shape, (Shape{2, 5, 3, 6}));
   EXPECT_EQ(g.TypeOf("dot").shape, (Shape{}));
+  // Float and integer products share the rule, scalars refused by name (MatMulInteger of a
+  // scalar once read its inner extent past the shape).
+  for (const char* op : {"MatMul", "MatMulInteger"}) {
+    Graph s;
+    DType t = std::string(op) == "MatMul" ? DType::Float(32) : DType::UInt(8);
+    s.AddInput("v", TensorType{t, {3}});
+    s.AddInput("scalar", TensorType{t, {}});
+    Add(&s, op, "bad", {"v", "scalar"}, {"y"});
+    EXPECT_NE(ErrorOf([&] { Finish(s, {"y"}); }).find("operands [3] and [] must not be scalars"), std::string::npos)
+        << op;
+  }
 }
 
 TEST(GraphTest, ConvGeometry) {

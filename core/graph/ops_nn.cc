@@ -95,20 +95,8 @@ Types GemmInfer(const InferContext& ctx) {
 }
 
 Types MatMulInfer(const InferContext& ctx) {
-  Shape a = ctx.input(0).shape, b = ctx.input(1).shape;
-  AGATE_REQUIRE(!a.empty() && !b.empty(), kInvalidArgument) << Where(ctx) << ": operands must not be scalars";
   AGATE_REQUIRE(ctx.input(0).dtype == ctx.input(1).dtype, kInvalidArgument) << Where(ctx) << ": dtypes differ";
-  bool a_vector = a.size() == 1, b_vector = b.size() == 1;
-  if (a_vector) a.insert(a.begin(), 1);
-  if (b_vector) b.push_back(1);
-  AGATE_REQUIRE(a.back() == b[b.size() - 2], kInvalidArgument)
-      << Where(ctx) << ": inner dimensions of " << ShapeToString(ctx.input(0).shape) << " and "
-      << ShapeToString(ctx.input(1).shape) << " differ";
-  Shape batch = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), Where(ctx));
-  Shape out = batch;
-  if (!a_vector) out.push_back(a[a.size() - 2]);
-  if (!b_vector) out.push_back(b.back());
-  return {TensorType{ctx.input(0).dtype, out}};
+  return {TensorType{ctx.input(0).dtype, MatMulShape(ctx.input(0).shape, ctx.input(1).shape, Where(ctx))}};
 }
 
 Types BatchNormInfer(const InferContext& ctx) {

@@ -75,16 +75,10 @@ Types IntegerConvInfer(const InferContext& ctx, int w_input, DType dtype) {
   return {TensorType{dtype, out}};
 }
 
-Types MatMulShape(const InferContext& ctx, int a_input, int b_input, DType dtype) {
-  Shape a = ctx.input(a_input).shape, b = ctx.input(b_input).shape;
-  bool a_vector = a.size() == 1, b_vector = b.size() == 1;
-  if (a_vector) a.insert(a.begin(), 1);
-  if (b_vector) b.push_back(1);
-  AGATE_REQUIRE(a.back() == b[b.size() - 2], kInvalidArgument) << Where(ctx) << ": inner dimensions differ";
-  Shape out = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), Where(ctx));
-  if (!a_vector) out.push_back(a[a.size() - 2]);
-  if (!b_vector) out.push_back(b.back());
-  return {TensorType{dtype, out}};
+// The integer matrix products: numpy.matmul's shape (MatMulShape), a scalar operand refused (the
+// compiler-ABI probe's crash: a rank-0 operand's inner extent was read past its shape).
+Types IntegerMatMulInfer(const InferContext& ctx, int a_input, int b_input, DType dtype) {
+  return {TensorType{dtype, MatMulShape(ctx.input(a_input).shape, ctx.input(b_input).shape, Where(ctx))}};
 }
 
 }  // namespace
@@ -101,10 +95,10 @@ void RegisterQuantizeOps(OpRegistry* r) {
     return IntegerConvInfer(ctx, 3, ctx.input(7).dtype);
   }));
   r->Register(Def("MatMulInteger", OpKind::kOutEWiseFusable, 2, 4, {}, [](const InferContext& ctx) {
-    return MatMulShape(ctx, 0, 1, DType::Int(32));
+    return IntegerMatMulInfer(ctx, 0, 1, DType::Int(32));
   }));
   r->Register(Def("QLinearMatMul", OpKind::kOutEWiseFusable, 8, 8, {}, [](const InferContext& ctx) {
-    return MatMulShape(ctx, 0, 3, ctx.input(7).dtype);
+    return IntegerMatMulInfer(ctx, 0, 3, ctx.input(7).dtype);
   }));
 }
 

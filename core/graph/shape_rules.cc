@@ -22,6 +22,22 @@ Shape BroadcastShapes(const Shape& a, const Shape& b, const std::string& where) 
   return out;
 }
 
+Shape MatMulShape(const Shape& a_shape, const Shape& b_shape, const std::string& where) {
+  AGATE_REQUIRE(!a_shape.empty() && !b_shape.empty(), kInvalidArgument)
+      << where << ": operands " << ShapeToString(a_shape) << " and " << ShapeToString(b_shape)
+      << " must not be scalars";
+  Shape a = a_shape, b = b_shape;
+  bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), 1);
+  if (b_vector) b.push_back(1);
+  AGATE_REQUIRE(a.back() == b[b.size() - 2], kInvalidArgument)
+      << where << ": inner dimensions of " << ShapeToString(a_shape) << " and " << ShapeToString(b_shape) << " differ";
+  Shape out = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), where);
+  if (!a_vector) out.push_back(a[a.size() - 2]);
+  if (!b_vector) out.push_back(b.back());
+  return out;
+}
+
 int NormalizeAxis(int64_t axis, int rank, const std::string& where) {
   // A scalar has no axis: ONNX's range [-r, r - 1] is empty for r = 0 (the compiler-ABI
   // fuzzer's ArgMax of a scalar passed here with axis 0 and its kernel read shape[0]).

@@ -20,6 +20,10 @@ namespace graph {
 // Numpy broadcasting of two shapes; throws kInvalidArgument naming `where` on a mismatch.
 Shape BroadcastShapes(const Shape& a, const Shape& b, const std::string& where);
 
+// numpy.matmul's result shape (1-D operands promoted and their axis dropped, batch axes
+// broadcast); throws kInvalidArgument naming `where` for a scalar or unequal inner extents.
+Shape MatMulShape(const Shape& a, const Shape& b, const std::string& where);
+
 // Maps a possibly negative axis into [0, rank); throws kInvalidArgument naming `where`
 // (always for rank 0).
 int NormalizeAxis(int64_t axis, int rank, const std::string& where);
