@@ -10,7 +10,10 @@ importer, shape inference, graph passes, lowering and C code generation all run)
 the expected answer for most; a crash, a timeout, an internal error or a C++ library message leaking out
 (std::, vector::) is a bug, printed with the model's path, and the exit status is 1.
 
-Usage: c_api/fuzz/probe_operators.py [--agate PATH] [--keep DIR] [--ops ArgMax Gather ...]
+With --run, each model is compiled for this machine (LLVM) instead and, when it compiles, run once on random
+inputs (`agate run`): the kernels' handling of empty and scalar tensors is probed too (about 5x slower).
+
+Usage: c_api/fuzz/probe_operators.py [--agate PATH] [--keep DIR] [--ops ArgMax Gather ...] [--run]
 The models of the failing cases are kept in DIR (default: a temporary folder, printed); a fixed one belongs in
 c_api/fuzz/regressions/ so the fuzzers' smoke runs replay it.
 """
@@ -75,6 +78,7 @@ def main():
     p.add_argument("--agate", default=os.path.join(ROOT, "bazel-bin", "tools", "cli", "agate"))
     p.add_argument("--keep", help="folder for the models of failing cases")
     p.add_argument("--ops", nargs="+", help="only these operators")
+    p.add_argument("--run", action="store_true", help="compile for the host and run each module that compiles")
     a = p.parse_args()
     keep = a.keep or tempfile.mkdtemp(prefix="agate-probe-")
     os.makedirs(keep, exist_ok=True)
@@ -89,14 +93,22 @@ def main():
                 path = os.path.join(tmp, "probe.onnx")
                 onnx.save(model, path)
                 runs += 1
-                try:
-                    r = subprocess.run([a.agate, "compile", path, "--target", "c", "-o", os.path.join(tmp, "probe.agm")],
-                                       capture_output=True, text=True, timeout=120)
-                    last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
-                    bad = r.returncode < 0 or r.returncode >= 128 or any(s in last for s in LEAKS)
-                    why = f"exit {r.returncode}: {last[:200]}"
-                except subprocess.TimeoutExpired:
-                    bad, why = True, "timed out after 120 s"
+                module = os.path.join(tmp, "probe.agm")
+                target = [] if a.run else ["--target", "c"]
+                commands = [[a.agate, "compile", path, *target, "-o", module]]
+                if a.run:
+                    commands.append([a.agate, "run", module, "--seed", "1"])
+                bad, why = False, ""
+                for command in commands:
+                    try:
+                        r = subprocess.run(command, capture_output=True, text=True, timeout=120)
+                        last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+                        bad = r.returncode < 0 or r.returncode >= 128 or any(s in last for s in LEAKS)
+                        why = f"{command[1]}: exit {r.returncode}: {last[:200]}"
+                    except subprocess.TimeoutExpired:
+                        bad, why = True, f"{command[1]}: timed out after 120 s"
+                    if bad or r.returncode != 0:
+                        break
                 if bad:
                     failures += 1
                     kept = os.path.join(keep, f"{schema.name}_{failures}.onnx")

@@ -169,7 +169,7 @@ const std::vector<Knob>& Knobs() {
       {"int8_pixel_vectors", &LowerGroupOptions::int8_pixel_vectors, 0, 4,
        "int8 VNNI conv: 16-pixel vectors per register tile (0: auto)"},
       {"int8_tile_order", &LowerGroupOptions::int8_tile_order, -1, 1,
-       "int8 conv tile loop: 0 channel blocks outermost, 1 pixel tiles outermost (-1: 1 for 1x1 convs and tap planes)"},
+       "int8 conv tile loop: 0 channel blocks outermost, 1 pixel tiles outermost (-1: 1 for 1x1 convs)"},
       {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
       {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
       {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},

@@ -65,7 +65,7 @@ struct LowerGroupOptions {
   // int8 VNNI convs (core/ops/qlinear_vnni.h): the vpdpbusd register tile.
   int int8_oc_block = 0;       // output channels per tile (0: 4 or 6 with 4 pixel vectors, 6 with 2 on AVX2, else 8)
   int int8_pixel_vectors = 0;  // pixel vectors (16 or 8 lanes) per tile (0: the fewest padded pixels)
-  int int8_tile_order = -1;    // tile loop: 0 channel blocks outer, 1 pixel tiles outer (-1: 1 for 1x1 convs and tap planes)
+  int int8_tile_order = -1;    // tile loop: 0 channel blocks outer, 1 pixel tiles outer (-1: 1 for 1x1 convs)
   // cuda targets (core/ops/cuda/cuda_schedules.h):
   int cuda_threads = 0;    // threads per block of element-wise and per-output schedules (0: 256)
   int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)

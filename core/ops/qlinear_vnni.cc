@@ -84,17 +84,16 @@ struct VnniPlan {
 // activations (pixels x K, past L1) are read once per block from L2; with the pixel tiles
 // outermost, the weights (channels x K) once per pixel tile, while the tile's own
 // activations (px_vectors x 16 pixels x K) stay in L1. A pixel tile is 2-8x wider than a
-// channel block, so the second reads 2-8x fewer bytes where every tap has a plane of its
-// own (1x1 convs and tap planes, a plain GEMM): ResNet-50 int8's 1x1 convs ran 1.05-1.6x
-// faster so (the 7x7 and 14x14 ones the most; tap planes alike, within 2%). Wide rows
-// (KxK convs whose taps read one plane at shifted pixels) reuse each activation line for
-// all taps while the block's weights (9x a 1x1's) stay in L1: ResNet-50's ran 5-12% slower
-// with the pixel tiles outermost. A depthwise conv shares nothing across its channel
-// blocks and walks each plane in order with the channels outermost (MobileNetV2's ran
-// 5-7% slower the other way).
-bool PixelTilesOuter(int knob, bool depthwise, bool plane_per_tap) {
+// channel block, so the second reads 2-8x fewer bytes for a 1x1 conv (a plain GEMM):
+// ResNet-50 int8's ran 1.05-1.6x faster so (the 7x7 and 14x14 ones the most). KxK convs
+// keep the channel blocks outermost: on wide rows each activation line serves every tap
+// while the block's weights (9x a 1x1's) stay in L1, and ResNet-50's ran 5-12% slower the
+// other way; on tap planes (7x7 maps, 2.4 MB of weights past L2 either way) it ran within
+// 2% on 1 thread and 4-7% slower on 2. A depthwise conv shares nothing across its channel
+// blocks and walks each plane in order (MobileNetV2's ran 5-7% slower the other way).
+bool PixelTilesOuter(int knob, bool one_by_one, bool depthwise) {
   if (knob >= 0) return knob == 1;
-  return plane_per_tap && !depthwise;
+  return one_by_one && !depthwise;
 }
 
 // The default channels per register tile for `vectors` pixel vectors: 24-28 of 32
@@ -378,7 +377,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     if (ctx.options().int8_oc_block <= 0 || p.oc % p.oc_block != 0) p.oc_block = p.oc % 4 == 0 ? 4 : p.oc % 2 == 0 ? 2 : 1;
   }
   p.oc_padded = (p.oc + p.oc_block - 1) / p.oc_block * p.oc_block;
-  p.pixels_outer = PixelTilesOuter(ctx.options().int8_tile_order, depthwise, p.one_by_one || p.tap_planes);
+  p.pixels_outer = PixelTilesOuter(ctx.options().int8_tile_order, p.one_by_one, depthwise);
 
   // Weights: wp[oc][kh][kw][c/g][c%g] (g the group: 4 int8 for VNNI, 2 int16 minus the
   // zero point when centred), zero where oc or c is padding (depthwise: wp[oc][kh][kw],
