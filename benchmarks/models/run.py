@@ -64,8 +64,12 @@ def model_inputs(model):
         graph = onnx.load(os.path.join(ZOO, model + ".onnx"), load_external_data=False).graph
         dtypes = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT64: "int64"}
         constants = {i.name for i in graph.initializer}
+        inputs = [i for i in graph.input if i.name not in constants]
+        for i in inputs:  # the peers' drivers take these two (ort_models.js: float32 and int64)
+            if i.type.tensor_type.elem_type not in dtypes:
+                sys.exit(f"{model}: input '{i.name}' is neither float32 nor int64, which the benchmark drivers take")
         return [(i.name, dtypes[i.type.tensor_type.elem_type], [d.dim_value for d in i.type.tensor_type.shape.dim])
-                for i in graph.input if i.name not in constants]
+                for i in inputs]
     xs = export_models.MODELS[model][1](torch.Generator().manual_seed(1))
     return [(k, str(v.dtype).replace("torch.", ""), list(v.shape)) for k, v in xs.items()]
 

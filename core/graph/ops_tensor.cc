@@ -282,8 +282,8 @@ Types GatherInfer(const InferContext& ctx) {
 
 // GatherElements and ScatterElements: indices of the data's rank, no longer than the data
 // along every axis but `axis` (their positions there address the data directly: a longer
-// one would read or write past it). Returns the normalised axis.
-int CheckElementIndices(const InferContext& ctx, const TensorType& data, const TensorType& indices) {
+// one would read or write past it).
+void CheckElementIndices(const InferContext& ctx, const TensorType& data, const TensorType& indices) {
   AGATE_REQUIRE(indices.dtype.is_integer(), kInvalidArgument) << Where(ctx) << ": indices must be integers";
   AGATE_REQUIRE(indices.rank() == data.rank(), kInvalidArgument)
       << Where(ctx) << ": indices " << ShapeToString(indices.shape) << " must have the rank of the data "
@@ -294,7 +294,6 @@ int CheckElementIndices(const InferContext& ctx, const TensorType& data, const T
         << Where(ctx) << ": indices " << ShapeToString(indices.shape) << " are longer than the data "
         << ShapeToString(data.shape) << " along axis " << d << " (only axis " << axis << " may differ)";
   }
-  return axis;
 }
 
 Types GatherElementsInfer(const InferContext& ctx) {

@@ -309,7 +309,7 @@ std::vector<Tensor> ScatterNDOp(const OpContext& ctx) {
     return {out};
   }
   std::vector<Tensor> last = te::compute_multi(data.shape(), [&](const std::vector<Var>& o) {
-    Expr p = ir::cast(ir::DType::Int(64), t.empty() ? Expr(candidates[0]) : position);
+    Expr p = ir::cast(ir::DType::Int(64), position);
     return te::argmax(p, p, candidates, matches(o));
   }, name + "_last", tag::kReduce);
   Tensor out = te::compute(data.shape(), [&](const std::vector<Var>& o) {
