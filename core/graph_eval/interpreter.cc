@@ -1,5 +1,7 @@
 #include "core/graph_eval/interpreter.h"
 
+#include <algorithm>
+
 #include "core/graph_eval/kernel.h"
 #include "core/graph/shape_inference.h"
 #include "core/support/error.h"
@@ -11,9 +13,12 @@ using namespace graph;  // the graph IR is what this layer runs
 
 bool HasKernel(const std::string& op) { return KernelRegistry::Global().Find(op) != nullptr; }
 
-std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tensor*>& inputs) {
-  const KernelFn* kernel = KernelRegistry::Global().Find(node.op);
-  AGATE_REQUIRE(kernel != nullptr, kUnsupported) << node.Describe() << ": no reference kernel for " << node.op;
+namespace {
+
+// The output types of `node` on `inputs`, after checking that it can be evaluated at all.
+std::vector<TensorType> OutputTypes(const Node& node, const std::vector<const Tensor*>& inputs) {
+  AGATE_REQUIRE(KernelRegistry::Global().Find(node.op) != nullptr, kUnsupported)
+      << node.Describe() << ": no reference kernel for " << node.op;
   AGATE_REQUIRE(!node.outputs.empty(), kInvalidArgument) << node.Describe() << " has no outputs";
   AGATE_CHECK(inputs.size() == node.inputs.size()) << node.Describe() << ": " << inputs.size() << " tensors for "
                                                    << node.inputs.size() << " inputs";
@@ -24,7 +29,13 @@ std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tenso
     types[node.inputs[i]] = TensorType{inputs[i]->dtype(), inputs[i]->shape()};
     constants[node.inputs[i]] = *inputs[i];
   }
-  KernelContext ctx{node, inputs, InferNodeTypes(node, types, constants)};
+  return InferNodeTypes(node, types, constants);
+}
+
+std::vector<Tensor> RunKernel(const Node& node, const std::vector<const Tensor*>& inputs,
+                              std::vector<TensorType> output_types) {
+  const KernelFn* kernel = KernelRegistry::Global().Find(node.op);
+  KernelContext ctx{node, inputs, std::move(output_types)};
   std::vector<Tensor> outputs;
   try {
     outputs = (*kernel)(ctx);
@@ -40,6 +51,27 @@ std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tenso
         << ", inferred " << ctx.outputs[i].ToString();
   }
   return outputs;
+}
+
+}  // namespace
+
+std::vector<Tensor> EvaluateNode(const Node& node, const std::vector<const Tensor*>& inputs) {
+  return RunKernel(node, inputs, OutputTypes(node, inputs));
+}
+
+bool FoldingIsBounded(int64_t largest_input_elements, const std::vector<TensorType>& outputs) {
+  for (const TensorType& out : outputs)
+    if (out.numel() > std::max(largest_input_elements, kMaxFoldedElementsFromSmallInputs)) return false;
+  return true;
+}
+
+std::optional<std::vector<Tensor>> FoldNode(const Node& node, const std::vector<const Tensor*>& inputs) {
+  std::vector<TensorType> types = OutputTypes(node, inputs);
+  int64_t largest_input = 0;
+  for (const Tensor* in : inputs)
+    if (in != nullptr) largest_input = std::max(largest_input, in->numel());
+  if (!FoldingIsBounded(largest_input, types)) return std::nullopt;
+  return RunKernel(node, inputs, std::move(types));
 }
 
 std::map<std::string, Tensor> Interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs) {

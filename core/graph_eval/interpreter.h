@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,24 @@ namespace graph_eval {
 // its output types from the inputs, then runs its kernel. Throws kUnsupported
 // when the operator has no reference kernel.
 std::vector<graph::Tensor> EvaluateNode(const graph::Node& node, const std::vector<const graph::Tensor*>& inputs);
+
+// Constant folding's bound. Folding runs a node at compile time and stores its outputs in
+// the module, so an operator that creates data from a few numbers (ConstantOfShape, Expand,
+// Tile, OneHot, Range, Pad...) could turn a model of a few hundred bytes into gigabytes of
+// compiler memory and module. A node folds only when no output has more elements than its
+// largest input or than this bound; elements then never multiply along a chain of folds,
+// while a model's own large weights (Transpose or Cast of an initializer) still fold. A node
+// that does not fold stays in the graph and runs in the module like any other.
+constexpr int64_t kMaxFoldedElementsFromSmallInputs = int64_t{1} << 24;
+
+// True when a node whose largest input has `largest_input_elements` (0 with no inputs)
+// and whose outputs have these types is within the bound above.
+bool FoldingIsBounded(int64_t largest_input_elements, const std::vector<graph::TensorType>& outputs);
+
+// EvaluateNode for constant folding: the outputs, or std::nullopt when folding the node
+// is not bounded (FoldingIsBounded); nothing is allocated for outputs then.
+std::optional<std::vector<graph::Tensor>> FoldNode(const graph::Node& node,
+                                                   const std::vector<const graph::Tensor*>& inputs);
 
 // True when the operator has a reference kernel.
 bool HasKernel(const std::string& op);

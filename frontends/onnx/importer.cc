@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <sstream>
 
 #include "core/graph/op_registry.h"
@@ -327,12 +328,16 @@ bool AllInputsConstant(const Node& node, const Graph& g) {
   return true;
 }
 
-void FoldNode(const Node& node, Graph* g) {
+// Folds a node of constant inputs into constants; false (nothing changed) when folding it is
+// not bounded (graph_eval::FoldingIsBounded) and it must run in the module instead.
+bool TryFoldNode(const Node& node, Graph* g) {
   std::vector<const Tensor*> args;
   for (const std::string& in : node.inputs) args.push_back(in.empty() ? nullptr : &g->ConstantOf(in));
-  std::vector<Tensor> outs = graph_eval::EvaluateNode(node, args);
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (!node.outputs[i].empty()) g->AddConstant(node.outputs[i], outs[i]);
+  std::optional<std::vector<Tensor>> outs = graph_eval::FoldNode(node, args);
+  if (!outs) return false;
+  for (size_t i = 0; i < outs->size(); ++i)
+    if (!node.outputs[i].empty()) g->AddConstant(node.outputs[i], (*outs)[i]);
+  return true;
 }
 
 // Shape and Size of a value whose type is static: no need to know its contents.
@@ -537,12 +542,10 @@ std::vector<Node> TranslateAll(const onnx::GraphProto& g, int opset, const std::
 // folding turns it into floats there when it does not fold into an integer operator.
 bool KeepForQDQFolding(const Node& node) { return node.op == "DequantizeLinear"; }
 
-// Appends a graph-IR node: folded when its inputs are constants, else shape-inferred.
+// Appends a graph-IR node: folded when its inputs are constants (and folding it is
+// bounded), else shape-inferred.
 void AppendNode(Node node, Graph* result) {
-  if (AllInputsConstant(node, *result) && !KeepForQDQFolding(node)) {
-    FoldNode(node, result);
-    return;
-  }
+  if (AllInputsConstant(node, *result) && !KeepForQDQFolding(node) && TryFoldNode(node, result)) return;
   std::vector<TensorType> types = graph::InferNodeTypes(node, result->types, result->constants);
   for (size_t i = 0; i < node.outputs.size(); ++i)
     if (!node.outputs[i].empty()) result->types[node.outputs[i]] = types[i];

@@ -350,6 +350,26 @@ TEST(ImporterTest, RawDataShapeIsCheckedBeforeAllocating) {
   EXPECT_TRUE(outcome.threw_agate_error && outcome.code == StatusCode::kCorrupt) << outcome.description;
 }
 
+// The compiler-ABI fuzzer's out-of-memory report: a OneHot of initializers with depth 2^28 was
+// folded at import into a 2.75 GB constant. It stays a node, computed when the module runs;
+// the import allocates nothing of its size (under a 512 MiB cap).
+TEST(ImporterTest, ConstantNodesThatCreateHugeDataStayNodes) {
+  ModelBuilder b(13);
+  b.Initializer("indices", Ints({3, 1, 2}));
+  b.Initializer("depth", Ints({int64_t{1} << 28}));
+  b.Initializer("values", Floats({2}));
+  b.Node("OneHot", {"indices", "depth", "values"}, {"y"});
+  b.Output("y");
+  onnx::ModelProto model = b.Build();
+  std::string ops;
+  agate::testing::CappedOutcome outcome = agate::testing::RunWithMemoryCap([&] {
+    Graph g = ImportOnnxModel(model);
+    AGATE_REQUIRE(g.nodes.size() == 1 && g.nodes[0].op == "OneHot" && !g.IsConstant("y"), kInternal)
+        << graph::PrintGraph(g);
+  });
+  EXPECT_EQ(outcome.description, "no exception");
+}
+
 // A value whose extents are known only at run time may only be a model output: an operator
 // reading it is refused, naming the reader, the value, the reshape and how to freeze its shape.
 TEST(ImporterTest, RunTimeExtentsFeedingAnOperatorAreRefused) {

@@ -1,5 +1,7 @@
 #include "core/graph/passes/constant_folding.h"
 
+#include <optional>
+
 #include "core/graph/passes/rewrite.h"
 #include "core/graph_eval/interpreter.h"
 
@@ -20,13 +22,14 @@ Graph FoldConstants(const Graph& graph) {
         foldable = false;
       }
     }
-    if (!foldable) {
+    std::optional<std::vector<Tensor>> outs;
+    if (foldable) outs = graph_eval::FoldNode(node, args);
+    if (!outs) {
       result.nodes.push_back(node);
       continue;
     }
-    std::vector<Tensor> outs = graph_eval::EvaluateNode(node, args);
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (!node.outputs[i].empty()) result.AddConstant(node.outputs[i], outs[i]);
+    for (size_t i = 0; i < outs->size(); ++i)
+      if (!node.outputs[i].empty()) result.AddConstant(node.outputs[i], (*outs)[i]);
   }
   DropUnusedValues(&result);
   return result;

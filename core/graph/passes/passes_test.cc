@@ -59,6 +59,31 @@ TEST(ConstantFoldingTest, EvaluatesConstantSubgraphs) {
   EXPECT_EQ(Difference(g, folded, {{"x", RandomTensor({2, 3}, 2)}}), 0.0);
 }
 
+// The compiler-ABI fuzzer's out-of-memory report: a OneHot of constant operands with depth
+// 2^28 was folded into a 2.75 GB constant. Nodes that create far more data than they read stay.
+TEST(ConstantFoldingTest, LeavesNodesWhoseOutputsDwarfTheirInputs) {
+  Graph g;
+  g.AddInput("x", F32({4, 4}));
+  Add(&g, "ConstantOfShape", "small", {}, {"s"}, {{"shape", std::vector<int64_t>{4, 4}}});
+  Add(&g, "ConstantOfShape", "huge", {}, {"h"}, {{"shape", std::vector<int64_t>{4096, 8192}}});
+  Add(&g, "Add", "use_small", {"x", "s"}, {"y"});
+  Add(&g, "ReduceMax", "use_huge", {"h"}, {"z"}, {{"keepdims", int64_t{0}}});
+  g = Finish(g, {"y", "z"});
+  Graph folded = FoldConstants(g);
+  EXPECT_TRUE(folded.IsConstant("s"));
+  EXPECT_FALSE(folded.IsConstant("h"));
+  EXPECT_EQ(Ops(folded), (std::vector<std::string>{"ConstantOfShape", "Add", "ReduceMax"})) << PrintGraph(folded);
+
+  // The bound: no more elements than the largest input, or than 2^24 from small inputs.
+  const int64_t bound = graph_eval::kMaxFoldedElementsFromSmallInputs;
+  EXPECT_TRUE(graph_eval::FoldingIsBounded(0, {F32({bound})}));
+  EXPECT_FALSE(graph_eval::FoldingIsBounded(0, {F32({bound + 1})}));
+  EXPECT_FALSE(graph_eval::FoldingIsBounded(16, {F32({4, 4}), F32({2, bound})}));
+  // A model's own large weight (a Transpose or Cast of an initializer) still folds.
+  EXPECT_TRUE(graph_eval::FoldingIsBounded(4 * bound, {F32({2 * bound, 2})}));
+  EXPECT_FALSE(graph_eval::FoldingIsBounded(4 * bound, {F32({4 * bound + 1})}));
+}
+
 TEST(SimplificationTest, RemovesIdentityDropoutAndCancellingTransposes) {
   Graph g;
   g.AddInput("x", F32({2, 3, 4}));
