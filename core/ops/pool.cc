@@ -1,7 +1,10 @@
 #include "core/ops/pool.h"
 
 #include <limits>
+#include <memory>
 
+#include "core/ops/cuda/cuda_schedules.h"
+#include "core/ops/max_pool_plane.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -158,6 +161,44 @@ std::vector<Tensor> MaxPoolIndicesOp(const OpContext& ctx) {
   return {outs.values, outs.indices};
 }
 
+// A 2-D max pool in NCHW whose input is the kernel's input (core/ops/max_pool_plane.h): each
+// (n, c) plane one tensorized call, the planes in parallel. A group that computes something
+// after the pool (an epilogue) keeps the generic schedule, which computes the pool at the
+// epilogue's loops.
+void SetMaxPoolPlaneSchedules(const OpContext& ctx, const Tensor& x, const graph::WindowGeometry& g,
+                              const Tensor& acc, const std::string& name) {
+  graph::Shape xs = StaticShape(x);
+  ir::DType dt = x.dtype();
+  Tensor plane = te::placeholder(ToExprShape({1, 1, xs[2], xs[3]}), dt, name + "_plane_in");
+  auto intrin = std::make_shared<te::TensorIntrin>();
+  intrin->name = "max_pool_plane";
+  intrin->desc = Pool(plane, g, PoolType::kMax, false, 2, name + "_plane");
+  int lanes = VectorLanes(ctx.target(), dt);
+  Expr empty = MaxStart(dt);
+  intrin->lower = [g, lanes, empty](const std::vector<ir::Buffer>& inputs, const std::vector<Expr>& offsets,
+                                    const ir::Buffer& out, const Expr& out_offset) {
+    return LowerMaxPoolPlane(g, inputs[0], offsets[0], out, out_offset, empty, lanes);
+  };
+  int64_t work = xs[0] * xs[1] * g.out[0] * g.out[1] * g.kernel[0] * g.kernel[1];
+  ctx.SetSchedule(
+      [intrin, acc, work](const ScheduleRequest& r) {
+        if (r.epilogue.defined() || r.outputs.size() != 1 || !r.outputs[0].same_as(acc))
+          return ScheduleAnchorDefault(r, "pool");
+        te::Stage stage = r.schedule[acc];
+        auto [n_outer, n_inner] = stage.split(stage.axis(0), Expr(int64_t{1}));
+        auto [c_outer, c_inner] = stage.split(stage.axis(1), Expr(int64_t{1}));
+        stage.reorder({n_outer, c_outer, n_inner, c_inner, stage.axis(2), stage.axis(3), stage.reduce_axis(0),
+                       stage.reduce_axis(1)});
+        ir::IterVar planes = FuseRange(stage, {n_outer, c_outer});
+        if (ParallelAllowed(*r.target) && r.options->allow_parallel && work >= InjectiveKnobs().min_parallel_elements)
+          stage.parallel(planes);
+        stage.tensorize(n_inner, *intrin);
+        return std::string("pool, one plane per call of the max_pool_plane intrinsic");
+      },
+      acc);
+  ctx.SetCudaSchedule([](const ScheduleRequest& r) { return cuda::ScheduleAnchorDefault(r, "pool"); }, acc);
+}
+
 std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
   bool wants_indices = ctx.num_outputs() > 1 && !ctx.node().outputs[1].empty();
   if (type == PoolType::kMax && wants_indices) return MaxPoolIndicesOp(ctx);
@@ -192,7 +233,11 @@ std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
       return v / ir::cast(dt, count);
     }, name, tag::kElemwise);
   }
-  SetDefaultSchedules(ctx, "pool", acc);
+  if (type == PoolType::kMax && block == 0 && x.op()->kind == te::OpKind::kPlaceholder && MaxPoolPlaneApplies(g)) {
+    SetMaxPoolPlaneSchedules(ctx, x, g, acc, name);
+  } else {
+    SetDefaultSchedules(ctx, "pool", acc);
+  }
   if (ctx.num_outputs() > 1) return {out, Tensor()};  // an unnamed (absent) Indices output
   return {out};
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
 
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph_eval/interpreter.h"
@@ -138,6 +139,50 @@ TEST(PoolTest, IntegerMaxPools) {
         {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}});
     Add(&g, "GlobalMaxPool", "gmp", {"x"}, {"y"});
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"p", "y"}))) << dt;
+  }
+}
+
+// 2-D max pools in NCHW of a kernel input run as vector planes (core/ops/max_pool_plane.h)
+// with the borders resolved at compile time: every geometry below against the reference, over
+// 8-bit data's whole range and floats, the interior as whole vectors with an overlapping last
+// one (ResNet's 56-wide rows), border rows and columns with taps dropped, dilations, ceil_mode,
+// asymmetric pads, rows narrower than a vector; and a window of more border positions than the
+// plane code unrolls keeps the generic schedule.
+TEST(PoolTest, NchwMaxPoolsRunAsVectorPlanes) {
+  struct Case {
+    graph::Shape x;
+    Attrs attrs;
+    bool plane;  // expected to take the plane code
+  };
+  std::vector<Case> cases = {
+      {{1, 2, 112, 112}, {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}, true},
+      {{2, 3, 9, 16}, {{"kernel_shape", Attribute(Ints{2, 3})}, {"dilations", Attribute(Ints{2, 1})}, {"pads", Attribute(Ints{0, 1, 1, 0})}}, true},
+      {{1, 2, 13, 13}, {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"ceil_mode", Attribute(int64_t{1})}}, true},
+      {{1, 3, 7, 7}, {{"kernel_shape", Attribute(Ints{3, 3})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}, true},
+      {{1, 2, 17, 41}, {{"kernel_shape", Attribute(Ints{5, 2})}, {"strides", Attribute(Ints{3, 1})}, {"pads", Attribute(Ints{2, 0, 2, 1})}}, true},
+      {{1, 2, 20, 150}, {{"kernel_shape", Attribute(Ints{2, 4})}, {"strides", Attribute(Ints{2, 4})}}, true},
+      {{1, 1, 4, 4}, {{"kernel_shape", Attribute(Ints{20, 20})}, {"pads", Attribute(Ints{19, 19, 19, 19})}}, false},
+  };
+  std::mt19937 rng(7);
+  for (ir::DType dt : {ir::DType::UInt(8), ir::DType::Int(8), kF32}) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Graph g;
+      g.AddInput("x", TensorType{dt, cases[i].x});
+      Add(&g, "MaxPool", "pool", {"x"}, {"y"}, cases[i].attrs);
+      g = Finish(g, {"y"});
+      graph::Tensor x(dt, cases[i].x);
+      for (int64_t e = 0; e < x.numel(); ++e) {
+        if (dt.is_float()) x.SetDouble(e, std::uniform_real_distribution<double>(-100, 100)(rng));
+        else x.SetInt(e, static_cast<int64_t>(rng() % 256) - (dt.is_uint() ? 0 : 128));
+      }
+      testing::CheckOptions options;
+      options.inputs = {{"x", x}};
+      EXPECT_TRUE(CheckAgainstReference(g, options)) << dt << " case " << i;
+      std::vector<std::string> summaries;
+      testing::RunGroups(testing::Fuse(g), {{"x", x}}, testing::Backend::kLLVM, target::Target::Host(), {}, &summaries);
+      ASSERT_EQ(summaries.size(), 1u);
+      EXPECT_EQ(summaries[0].find("max_pool_plane") != std::string::npos, cases[i].plane) << summaries[0];
+    }
   }
 }
 
