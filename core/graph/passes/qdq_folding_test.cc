@@ -207,6 +207,49 @@ TEST(QDQFoldingTest, GemmRequantisesAsQLinearConvDoes) {
       }
 }
 
+// x -> Q -> DQ -> op -> Q -> DQ -> y, the two quantizations with the given scales and zero points.
+Graph OrderPreservingGraph(const std::string& op, std::vector<std::pair<std::string, Attribute>> attrs, DType type,
+                           double out_scale, int64_t out_zero) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 3, 9, 10}});
+  g.AddConstant("xs", Scalar(2.0 / 255));
+  g.AddConstant("xz", Zero(type, type == kU8 ? 128 : 0));
+  g.AddConstant("ys", Scalar(out_scale));
+  g.AddConstant("yz", Zero(type, out_zero));
+  Add(&g, "QuantizeLinear", "qx", {"x", "xs", "xz"}, {"xq"});
+  Add(&g, "DequantizeLinear", "dqx", {"xq", "xs", "xz"}, {"xf"});
+  Add(&g, op, "op", {"xf"}, {"h"}, attrs);
+  Add(&g, "QuantizeLinear", "qy", {"h", "ys", "yz"}, {"yq"});
+  Add(&g, "DequantizeLinear", "dqy", {"yq", "ys", "yz"}, {"y"});
+  return Finish(g, {"y"});
+}
+
+// MaxPool and the operators that only move elements, between a dequantization and a
+// quantization of the same parameters, run on the 8-bit values themselves: exactly the float
+// graph's result (the padding of a max pool included). With other output parameters they stay
+// float.
+TEST(QDQFoldingTest, MaxPoolAndDataMovementRunOnTheQuantizedValues) {
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, Attribute>>>> cases = {
+      {"MaxPool", {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}},
+      {"Transpose", {{"perm", Attribute(Ints{0, 2, 3, 1})}}},
+      {"Reshape", {{"shape", Attribute(Ints{1, 27, 10})}}},
+      {"Flatten", {}},
+      {"Unsqueeze", {{"axes", Attribute(Ints{0})}}},
+  };
+  for (DType type : {kU8, kS8}) {
+    for (const auto& [op, attrs] : cases) {
+      Graph before = OrderPreservingGraph(op, attrs, type, 2.0 / 255, type == kU8 ? 128 : 0);
+      Graph after = FoldQDQ(before);
+      EXPECT_EQ(CountOps(after, "QuantizeLinear"), 1) << op;  // the input's
+      EXPECT_EQ(CountOps(after, "DequantizeLinear"), 1) << op;  // the output's
+      EXPECT_EQ(CountOps(after, op), 1) << op;
+      for (uint32_t seed : {1u, 2u}) EXPECT_EQ(OutputDifference(before, after, seed), 0.0) << op << " " << type;
+      Graph other = OrderPreservingGraph(op, attrs, type, 3.0 / 255, type == kU8 ? 128 : 0);
+      EXPECT_EQ(CountOps(FoldQDQ(other), "QuantizeLinear"), 2) << op;
+    }
+  }
+}
+
 TEST(QDQFoldingTest, UnfoldablePatternsStayFloatWithAWarningNamingTheNode) {
   // The weight comes from a graph input (not a constant).
   Graph g = QDQGraph(Spec{});
