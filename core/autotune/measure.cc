@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "agate/runtime.h"
@@ -197,6 +198,37 @@ std::vector<ChildOutcome> RunInChildren(const std::vector<std::function<std::str
   return outcomes;
 }
 
+namespace {
+
+// Each kernel's time in one run (its calls summed), the median over `repeats` profiled runs
+// under options.cache.
+std::map<std::string, double> TimeKernels(const ModuleHandle& h, const MeasureOptions& options) {
+  uint32_t calls = 0;
+  Check(agate_module_num_calls(h.module, &calls), "module plan length");
+  std::vector<std::string> names(calls);
+  for (uint32_t c = 0; c < calls; ++c) {
+    const char* name = nullptr;
+    Check(agate_module_call_kernel_name(h.module, c, &name), "kernel of a plan call");
+    names[c] = name;
+  }
+  std::vector<uint8_t> flush;
+  if (options.cache != CacheState::kWarm) flush.assign(FlushBytes(), 0);
+  std::vector<uint64_t> ns(calls);
+  std::map<std::string, std::vector<double>> runs;
+  for (int r = 0; r < std::max(1, options.repeats); ++r) {
+    if (options.cache != CacheState::kWarm) FlushCaches(&flush);
+    Check(agate_executor_run_profiled(h.executor, ns.data(), calls), "a profiled run of the candidate");
+    std::map<std::string, double> run;
+    for (uint32_t c = 0; c < calls; ++c) run[names[c]] += static_cast<double>(ns[c]) * 1e-6;
+    for (const auto& [name, ms] : run) runs[name].push_back(ms);
+  }
+  std::map<std::string, double> medians;
+  for (const auto& [name, times] : runs) medians[name] = Median(times);
+  return medians;
+}
+
+}  // namespace
+
 MeasureResult TimeModule(const std::string& module_bytes, const MeasureOptions& options) {
   if (options.threads > 0) Check(agate_runtime_set_num_threads(options.threads), "setting the thread count");
   ModuleHandle h;
@@ -246,6 +278,7 @@ MeasureResult TimeModule(const std::string& module_bytes, const MeasureOptions& 
   result.ms = Median(times);
   result.min_ms = *std::min_element(times.begin(), times.end());
   result.max_ms = *std::max_element(times.begin(), times.end());
+  if (options.kernel_times) result.kernel_ms = TimeKernels(h, options);
   return result;
 }
 
@@ -258,16 +291,34 @@ MeasureResult TimeInChild(const std::string& bytes, const MeasureOptions& option
     MeasureResult r = TimeModule(bytes, options);
     char text[96];
     std::snprintf(text, sizeof(text), "%.17g %.17g %.17g", r.ms, r.min_ms, r.max_ms);
-    return std::string(text);
+    std::string out = text;
+    for (const auto& [name, ms] : r.kernel_ms) {  // kernel names are identifiers: no spaces
+      std::snprintf(text, sizeof(text), " %.17g", ms);
+      out += "\n" + name + text;
+    }
+    return out;
   }, options.timeout_s);
   if (!timed.ok) {
     result.error = "run failed: " + timed.error;
     return result;
   }
   double ms = 0, lo = 0, hi = 0;
-  if (std::sscanf(timed.output.c_str(), "%lf %lf %lf", &ms, &lo, &hi) != 3) {
+  std::istringstream lines(timed.output);
+  std::string line;
+  std::getline(lines, line);
+  if (std::sscanf(line.c_str(), "%lf %lf %lf", &ms, &lo, &hi) != 3) {
     result.error = "run failed: unreadable timing '" + timed.output + "'";
     return result;
+  }
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    double kernel = 0;
+    if (!(fields >> name >> kernel)) {
+      result.error = "run failed: unreadable kernel time '" + line + "'";
+      return result;
+    }
+    result.kernel_ms[name] = kernel;
   }
   result.ok = true;
   result.ms = ms;
@@ -307,6 +358,7 @@ std::vector<MeasureResult> MeasureModelVariants(const graph::Graph& model,
   std::vector<ChildOutcome> built = RunInChildren(builders, options.build_jobs, options.build_timeout_s);
   std::vector<MeasureResult> results(variants.size());
   std::vector<std::vector<double>> medians(variants.size());
+  std::vector<std::map<std::string, std::vector<double>>> kernel_rounds(variants.size());
   for (size_t i = 0; i < variants.size(); ++i) {
     results[i].build_ms = built[i].wall_ms;
     if (!built[i].ok) results[i].error = "build failed: " + built[i].error;
@@ -321,6 +373,7 @@ std::vector<MeasureResult> MeasureModelVariants(const graph::Graph& model,
         continue;
       }
       medians[i].push_back(r.ms);
+      for (const auto& [name, ms] : r.kernel_ms) kernel_rounds[i][name].push_back(ms);
       results[i].min_ms = medians[i].size() == 1 ? r.min_ms : std::min(results[i].min_ms, r.min_ms);
       results[i].max_ms = std::max(results[i].max_ms, r.max_ms);
     }
@@ -329,6 +382,7 @@ std::vector<MeasureResult> MeasureModelVariants(const graph::Graph& model,
     if (!results[i].error.empty()) continue;
     results[i].ok = true;
     results[i].ms = Median(medians[i]);
+    for (const auto& [name, rounds_ms] : kernel_rounds[i]) results[i].kernel_ms[name] = Median(rounds_ms);
   }
   return results;
 }

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct MeasureOptions {
   int threads = 0;              // the runtime's thread pool size (0: its default, physical cores)
   int build_jobs = 0;           // builder children at once (0: the online CPUs)
   CacheState cache = CacheState::kNetwork;
+  // Also time each kernel of the module inside its runs (after the timed runs, `repeats`
+  // profiled runs): MeasureResult::kernel_ms.
+  bool kernel_times = false;
 };
 
 struct MeasureResult {
@@ -67,6 +71,9 @@ struct MeasureResult {
   double min_ms = 0, max_ms = 0;
   double build_ms = 0;   // wall time of the build
   std::string error;     // why it failed (build error, crash, timeout), empty when ok
+  // With MeasureOptions::kernel_times: per kernel name ("k3_conv"), the median over the profiled
+  // runs of the time of its calls in one run (MeasureModelVariants: the median over rounds).
+  std::map<std::string, double> kernel_ms;
 };
 
 // What a child did: ok with its output, or failed with the reason.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/autotune/tuner.h"
 #include "core/compiler/compiler.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/support/error.h"
@@ -153,6 +154,33 @@ TEST(MeasureModelVariantsTest, TimesEachVariantOverRoundsAndReportsAFailedBuild)
   EXPECT_FALSE(r[2].ok);
   EXPECT_NE(r[2].error.find("build failed"), std::string::npos) << r[2].error;
   EXPECT_NE(r[2].error.find("winograd_tile"), std::string::npos) << r[2].error;
+  EXPECT_TRUE(r[0].kernel_ms.empty());  // not asked for
+}
+
+// With kernel_times, each kernel's time inside the runs: every kernel of the tasks is there,
+// and the kernels' times add up to no more than a whole run's (the profile's clock reads aside).
+TEST(MeasureModelVariantsTest, KernelTimesCoverEveryKernelOfTheModel) {
+  compiler::CompileOptions options;
+  graph::Graph planned = PlannedConv(&options);
+  MeasureOptions m;
+  m.repeats = 5;
+  m.threads = 1;
+  m.cache = CacheState::kWarm;
+  m.kernel_times = true;
+  std::vector<MeasureResult> r = MeasureModelVariants(ConvRelu(), {options}, m, 2);
+  ASSERT_EQ(r.size(), 1u);
+  ExpectTimed(r[0]);
+  std::vector<Task> tasks = ExtractTasks(planned, target::Target::Parse(options.target), 1);
+  ASSERT_FALSE(tasks.empty());
+  double sum = 0;
+  for (const auto& [name, ms] : r[0].kernel_ms) {
+    EXPECT_GT(ms, 0) << name;
+    sum += ms;
+  }
+  for (const Task& t : tasks)
+    for (const std::string& k : t.kernels) EXPECT_EQ(r[0].kernel_ms.count(k), 1u) << k;
+  EXPECT_EQ(r[0].kernel_ms.size(), planned.groups.size());
+  EXPECT_LE(sum, r[0].max_ms * 1.5);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -37,6 +38,7 @@ std::string RecordToJson(const TuningRecord& r) {
   j["knob_space"] = r.knob_space_version;
   j["time"] = r.time;
   j["threads"] = r.threads;
+  if (r.in_model) j["in_model"] = true;
   return j.dump();
 }
 
@@ -71,6 +73,10 @@ TuningRecord RecordFromJson(const std::string& line) {
   if (auto threads = j.find("threads"); threads != j.end()) {  // optional
     AGATE_REQUIRE(threads->is_number_integer(), kInvalidArgument) << "\"threads\" is not an integer";
     r.threads = threads->get<int>();
+  }
+  if (auto in_model = j.find("in_model"); in_model != j.end()) {  // optional
+    AGATE_REQUIRE(in_model->is_boolean(), kInvalidArgument) << "\"in_model\" is not a boolean";
+    r.in_model = in_model->get<bool>();
   }
   return r;
 }
@@ -153,8 +159,11 @@ RecordFile ReadRecords(const std::string& path, const std::string& target) {
 std::map<std::string, TuningRecord> BestPerTask(const std::vector<TuningRecord>& records) {
   // task -> config -> (its first ok record, its times)
   std::map<std::string, std::map<ops::KnobConfig, std::pair<const TuningRecord*, std::vector<double>>>> by_config;
+  std::set<std::string> timed_in_model;
+  for (const TuningRecord& r : records)
+    if (r.ok && r.in_model) timed_in_model.insert(r.task);
   for (const TuningRecord& r : records) {
-    if (!r.ok) continue;
+    if (!r.ok || r.in_model != (timed_in_model.count(r.task) > 0)) continue;
     auto& entry = by_config[r.task][r.knobs];
     if (entry.first == nullptr) entry.first = &r;
     entry.second.push_back(r.ms);

@@ -14,6 +14,7 @@
 // Example line:
 //   {"task":"conv_8c1d...","knobs":{"conv_ow_block":7},"ms":0.412,"error":"","target":"llvm -mcpu=znver4 ...",
 //    "agate":"0.1.0","knob_space":1,"time":1764000000,"threads":2}
+// ("in_model":true, only when set: a time measured inside the whole model.)
 #ifndef AGATE_CORE_AUTOTUNE_RECORDS_H_
 #define AGATE_CORE_AUTOTUNE_RECORDS_H_
 
@@ -42,6 +43,8 @@ struct TuningRecord {
                                 // the best record whatever its threads, but not the thread-split
                                 // knobs of one timed on one thread (KnobsToApply); the tuner resumes
                                 // only from records timed with its own thread count.
+  bool in_model = false;        // timed inside the whole model (the tuner's last check: the task's
+                                // kernels' share of whole runs), not alone; see BestPerTask.
 };
 
 // One line (no newline). Round-trips through RecordFromJson.
@@ -85,7 +88,9 @@ RecordFile ReadRecords(const std::string& path, const std::string& target);
 // only those compete: the minimum of one noisy measurement per config favours the luckiest
 // draw (inside ResNet-50 on this 2-core VM, "best of 48" kernel times summed to 1.30x the
 // defaults, the module ran 1.04-1.14x faster), and a config timed once cannot have been
-// re-checked.
+// re-checked. A task with records timed inside the whole model (in_model) is decided by those
+// alone: kernels tuned one at a time can run slower in the model than their defaults (other
+// kernels' data in the caches, another thread count's split), and the model is what runs.
 std::map<std::string, TuningRecord> BestPerTask(const std::vector<TuningRecord>& records);
 
 // The median of the ok records of `task` with exactly these knobs; 0 when there are none.

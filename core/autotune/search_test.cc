@@ -161,6 +161,63 @@ TEST(SearchTest, FinalistsAreMeasuredAgainAndALuckyTimeDoesNotWin) {
   EXPECT_EQ(records.size(), before);
 }
 
+// The tuning run's last check: per task, its kernels' share of whole-model runs without and with
+// the tuned configs becomes in-model records, which decide the task from then on: a task whose
+// tuned kernels ran slower in the model falls back to its defaults, one that ran faster keeps its
+// config, and later kernel-alone records no longer outrank the model.
+TEST(SearchTest, TasksThatLoseInTheModelFallBackToTheirDefaults) {
+  ops::KnobConfig defaults = Space().Default(), tuned_a{{"a", 5}, {"b", 2}, {"c", 7}}, tuned_b{{"a", 4}, {"b", 2}, {"c", 7}};
+  std::vector<Task> tasks = {{"A", "Conv", Space(), {0, 2}, {"k0_conv", "k2_conv"}},
+                             {"B", "Conv", Space(), {1}, {"k1_conv"}},
+                             {"C", "Conv", Space(), {3}, {"k3_conv"}},
+                             {"D", "Conv", Space(), {4}, {"k4_conv"}}};
+  std::vector<TaskReport> reports(4);
+  reports[0].best = tuned_a;  // won alone, loses in the model
+  reports[0].best_ms = 0.8;
+  reports[1].best = tuned_b;  // won alone and in the model
+  reports[1].best_ms = 0.5;
+  reports[2].best = defaults;  // nothing better found: no records
+  reports[2].best_ms = 1.0;
+  reports[3].best = tuned_a;  // its kernel missing from the profile: no records
+  reports[3].best_ms = 1.0;
+  MeasureResult untuned, tuned;
+  untuned.ok = tuned.ok = true;
+  untuned.kernel_ms = {{"k0_conv", 1.0}, {"k1_conv", 0.9}, {"k2_conv", 1.2}, {"k3_conv", 0.3}};
+  tuned.kernel_ms = {{"k0_conv", 1.1}, {"k1_conv", 0.6}, {"k2_conv", 1.3}, {"k3_conv", 0.3}};
+  std::vector<TuningRecord> in_model = InModelRecords(tasks, reports, untuned, tuned, "llvm", 2);
+  ASSERT_EQ(in_model.size(), 4u);
+  for (const TuningRecord& r : in_model) {
+    EXPECT_TRUE(r.ok && r.in_model && r.threads == 2 && r.target == "llvm");
+    EXPECT_EQ(RecordFromJson(RecordToJson(r)).in_model, true);
+  }
+  EXPECT_EQ(in_model[0].task, "A");
+  EXPECT_EQ(in_model[0].knobs, defaults);
+  EXPECT_DOUBLE_EQ(in_model[0].ms, 1.1);  // per call: (1.0 + 1.2) / 2
+  EXPECT_EQ(in_model[1].knobs, tuned_a);
+  EXPECT_DOUBLE_EQ(in_model[1].ms, 1.2);
+  EXPECT_EQ(in_model[3].knobs, tuned_b);
+
+  // The kernel-alone records said A's tuned config wins; with the in-model ones, the defaults do.
+  auto alone = [](const std::string& task, const ops::KnobConfig& c, double ms) {
+    TuningRecord r;
+    r.task = task;
+    r.knobs = c;
+    r.ok = true;
+    r.ms = ms;
+    return r;
+  };
+  std::vector<TuningRecord> records = {alone("A", defaults, 1.0), alone("A", tuned_a, 0.8), alone("B", defaults, 0.9),
+                                       alone("B", tuned_b, 0.5)};
+  EXPECT_EQ(BestPerTask(records)["A"].knobs, tuned_a);
+  records.insert(records.end(), in_model.begin(), in_model.end());
+  records.push_back(alone("A", tuned_a, 0.1));  // a later kernel-alone time does not outrank the model
+  auto best = BestPerTask(records);
+  EXPECT_EQ(best["A"].knobs, defaults);
+  EXPECT_DOUBLE_EQ(best["A"].ms, 1.1);
+  EXPECT_EQ(best["B"].knobs, tuned_b);
+  EXPECT_TRUE(InModelRecords(tasks, reports, MeasureResult(), tuned, "llvm", 2).empty());  // a failed check
+}
+
 }  // namespace
 }  // namespace autotune
 }  // namespace agate

@@ -174,7 +174,10 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
   auto t0 = Clock::now();
   std::unique_ptr<CostModel> model = options.tuner == TunerKind::kXgb ? MakeXgbCostModel(options.seed) : nullptr;
   std::map<std::string, std::vector<const TuningRecord*>> prior_by_task;
-  for (const TuningRecord& r : prior) prior_by_task[r.task].push_back(&r);
+  // In-model records (a last check's, InModelRecords) are not times of the kernel alone: the
+  // search, its finalists and this run's reports compare the latter only.
+  for (const TuningRecord& r : prior)
+    if (!r.in_model) prior_by_task[r.task].push_back(&r);
   std::string target_text = target.ToString();
   double done_task_seconds = 0;
 
@@ -285,6 +288,46 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
     if (report.interrupted) break;
   }
   return reports;
+}
+
+std::vector<TuningRecord> InModelRecords(const std::vector<Task>& tasks, const std::vector<TaskReport>& reports,
+                                         const MeasureResult& untuned, const MeasureResult& tuned,
+                                         const std::string& target_text, int threads) {
+  std::vector<TuningRecord> records;
+  if (!untuned.ok || !tuned.ok) return records;
+  // A task's share of one run per kernel (records are per call, as the tuner's); 0 when one of
+  // its kernels was not timed (then no record).
+  auto share = [](const Task& task, const MeasureResult& r) {
+    double ms = 0;
+    for (const std::string& kernel : task.kernels) {
+      auto it = r.kernel_ms.find(kernel);
+      if (it == r.kernel_ms.end()) return 0.0;
+      ms += it->second;
+    }
+    return task.kernels.empty() ? 0.0 : ms / static_cast<double>(task.kernels.size());
+  };
+  for (size_t i = 0; i < tasks.size() && i < reports.size(); ++i) {
+    const Task& task = tasks[i];
+    ops::KnobConfig defaults = task.space.Default();
+    if (reports[i].best_ms <= 0 || reports[i].best == defaults) continue;
+    double before = share(task, untuned), after = share(task, tuned);
+    if (before <= 0 || after <= 0) continue;
+    for (const auto& [knobs, ms] : {std::make_pair(defaults, before), std::make_pair(reports[i].best, after)}) {
+      TuningRecord rec;
+      rec.task = task.key;
+      rec.knobs = knobs;
+      rec.ok = true;
+      rec.ms = ms;
+      rec.target = target_text;
+      rec.agate_version = AGATE_VERSION_STRING;
+      rec.knob_space_version = ops::kKnobSpaceVersion;
+      rec.time = static_cast<int64_t>(std::time(nullptr));
+      rec.threads = threads;
+      rec.in_model = true;
+      records.push_back(rec);
+    }
+  }
+  return records;
 }
 
 }  // namespace autotune

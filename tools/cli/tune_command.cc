@@ -57,12 +57,16 @@ struct TuneFlags {
 };
 
 // The tuning run's last step: the model compiled without and with the tuned knobs, timed
-// alternately as `agate run` times it (warm caches, back to back). The kernels were tuned one at a
-// time with the caches flushed around them, so the sum of their gains can promise more than the
-// model delivers (Inception-v3 on a 2-core Zen 3: 1.15x estimated, 0.99-1.06x measured).
+// alternately as `agate run` times it (warm caches, back to back), each kernel's time in the runs
+// too. The kernels were tuned one at a time with the caches flushed around them, so the sum of
+// their gains can promise more than the model delivers (Inception-v3 on a 2-core Zen 3: 1.15x
+// estimated, 0.99-1.06x measured), and a single kernel can lose in the model what it won alone.
+// Per task, the kernels' times in the model become in-model records (autotune::InModelRecords):
+// a task whose tuned kernels ran slower there falls back to its defaults in every later compile.
 void CheckWholeModel(const graph::Graph& imported, const compiler::CompileOptions& untuned,
                      const std::vector<autotune::Task>& tasks, const std::vector<autotune::TaskReport>& reports,
-                     autotune::MeasureOptions measure, const TuneFlags& flags) {
+                     autotune::MeasureOptions measure, const TuneFlags& flags, const std::string& target_text,
+                     autotune::RecordWriter* writer) {
   compiler::CompileOptions tuned = untuned;
   for (size_t i = 0; i < reports.size() && i < tasks.size(); ++i)
     if (reports[i].best_ms > 0) tuned.task_knobs[tasks[i].key] = reports[i].best;
@@ -70,6 +74,7 @@ void CheckWholeModel(const graph::Graph& imported, const compiler::CompileOption
   measure.cache = autotune::CacheState::kWarm;
   measure.repeats = std::max(measure.repeats, 10);
   measure.timeout_s = std::max(measure.timeout_s, 120.0);
+  measure.kernel_times = true;
   std::cout << "whole model: timing it untuned and tuned, " << flags.model_check_rounds << " rounds alternately ("
             << measure.threads << " threads, warm caches; --model-check-rounds 0 skips this)\n"
             << std::flush;
@@ -81,6 +86,37 @@ void CheckWholeModel(const graph::Graph& imported, const compiler::CompileOption
   }
   std::printf("whole model: untuned %.3f ms (runs %.3f-%.3f), tuned %.3f ms (runs %.3f-%.3f): %.2fx\n", r[0].ms,
               r[0].min_ms, r[0].max_ms, r[1].ms, r[1].min_ms, r[1].max_ms, r[0].ms / r[1].ms);
+
+  // Per task: its kernels' share of the runs, recorded; the tasks that lost fall back.
+  std::vector<autotune::TuningRecord> in_model =
+      autotune::InModelRecords(tasks, reports, r[0], r[1], target_text, measure.threads);
+  compiler::CompileOptions kept = tuned;
+  std::vector<std::string> fallen;
+  for (size_t i = 0; i + 1 < in_model.size(); i += 2) {  // pairs: the default's, then the tuned config's
+    writer->Append(in_model[i]);
+    writer->Append(in_model[i + 1]);
+    if (in_model[i + 1].ms < in_model[i].ms) continue;
+    kept.task_knobs.erase(in_model[i].task);
+    char line[256];
+    std::snprintf(line, sizeof(line), "  %s: %.4f ms per call in the model tuned, %.4f with its defaults\n",
+                  in_model[i].task.c_str(), in_model[i + 1].ms, in_model[i].ms);
+    fallen.push_back(line);
+  }
+  if (!fallen.empty()) {
+    std::cout << "tasks whose tuned kernels ran slower in the model than their defaults (they fall back to the "
+                 "defaults; in-model records written):\n";
+    for (const std::string& line : fallen) std::cout << line;
+    std::cout << "whole model: timing it untuned and with the fallbacks, " << flags.model_check_rounds
+              << " rounds alternately\n" << std::flush;
+    measure.kernel_times = false;
+    r = autotune::MeasureModelVariants(imported, {untuned, kept}, measure, flags.model_check_rounds);
+    if (!r[0].ok || !r[1].ok) {
+      std::cout << "whole model: not measured: " << (r[0].ok ? r[1].error : r[0].error) << "\n";
+      return;
+    }
+    std::printf("whole model: untuned %.3f ms (runs %.3f-%.3f), tuned with fallbacks %.3f ms (runs %.3f-%.3f): "
+                "%.2fx\n", r[0].ms, r[0].min_ms, r[0].max_ms, r[1].ms, r[1].min_ms, r[1].max_ms, r[0].ms / r[1].ms);
+  }
   // Only beyond the noise: even the tuned module's fastest run was slower than the untuned median.
   if (r[1].min_ms > r[0].ms) {
     std::cout << "agate: warning: with the tuned kernels this model ran slower here than with the defaults (gains "
@@ -254,7 +290,8 @@ int RunTune(const TuneFlags& flags) {
               << "; run the same command again to resume\n";
     return 130;
   }
-  if (flags.model_check_rounds > 0) CheckWholeModel(imported, compile, tasks, reports, options.measure, flags);
+  if (flags.model_check_rounds > 0)
+    CheckWholeModel(imported, compile, tasks, reports, options.measure, flags, target_text, &writer);
   std::cout << "records: " << flags.records << " (apply with: agate compile " << flags.model
             << " --tuning-records " << flags.records << ")\n";
   return 0;
@@ -292,8 +329,9 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--model-check-rounds", flags->model_check_rounds,
-                  "at the end, time the whole model untuned and tuned alternately this many rounds and print both "
-                  "(0: skip)")
+                  "at the end, time the whole model untuned and tuned alternately this many rounds and print both; "
+                  "each kernel's time in those runs is recorded, and a kernel whose tuned config ran slower there "
+                  "falls back to its defaults (0: skip)")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--timeout", flags->timeout_s, "seconds before a candidate's run is killed and recorded as failed")
