@@ -181,8 +181,12 @@ ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset
       int64_t l = std::min(left, columns), rt = std::min(right, columns);
       fill(0, l, &copy);
       fill(std::max(rt, l), columns, &copy);
-      for (int64_t c0 = l; c0 < rt; c0 += kCopyPixels) {
-        int64_t n = std::min<int64_t>(kCopyPixels, rt - c0);
+      for (int64_t c0 = l, n = 0; c0 < rt; c0 += n) {
+        // Power-of-two pieces (14 pixels: 8 + 4 + 2): the LLVM backend writes a piece's
+        // group_channels strided stores as one interleaved store only then; other widths
+        // were stored byte by byte (14x14 maps: a quarter of a 1x1 conv's time was packing).
+        n = std::min<int64_t>(kCopyPixels, rt - c0);
+        while (n & (n - 1)) n &= n - 1;
         for (int64_t ci = 0; ci < gc; ++ci) {
           Expr src = x_offset + (ci * p.in_h + src_row) * p.in_w + src_col(c0);
           Expr value = ci < channels ? packed(Load::make(xb, lanes(src, p.col_step, n)), n) : splat(n);
