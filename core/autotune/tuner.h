@@ -116,10 +116,11 @@ std::vector<TaskReport> TuneModel(const graph::Graph& planned, const target::Tar
 // alone can run slower inside the model (other kernels' data in the caches, the model's thread
 // split). `untuned` and `tuned` are the whole model without and with every task's best config,
 // timed with MeasureOptions::kernel_times: each task's share of a run is the sum of its kernels'
-// times. Returns, for each task whose best config is not its default, two in-model records (the
-// default's share and the tuned config's, records.h), which from then on decide the task's best
-// config (BestPerTask): a task whose tuned kernels ran slower in the model falls back to its
-// defaults. `threads` and `target_text` are stamped on the records as the tuner's own.
+// times, per kernel. Returns, for each task whose best config is not its default, two in-model
+// records in this order: the default's share, then the tuned config's (records.h). From then on
+// they decide the task's best config (BestPerTask): a task whose tuned kernels ran slower in the
+// model falls back to its defaults. `threads` and `target_text` are stamped on the records as
+// the tuner's own.
 std::vector<TuningRecord> InModelRecords(const std::vector<Task>& tasks, const std::vector<TaskReport>& reports,
                                          const MeasureResult& untuned, const MeasureResult& tuned,
                                          const std::string& target_text, int threads);
