@@ -179,6 +179,8 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       {{1, 8, 7, 7}, {8, 8, 3, 3}, {{"dilations", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{2, 2, 2, 2})}}},
       // rows of 12 back to back: the output written 16 pixels per vector across rows
       {{1, 8, 4, 12}, {20, 8, 1, 1}, {}},
+      // pixels in whole tiles, channels in whole blocks: the tile loop writes the output in place
+      {{1, 16, 8, 16}, {24, 16, 1, 1}, {}},
   };
   int index = 0;
   for (const VnniCase& c : cases) {

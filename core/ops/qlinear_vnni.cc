@@ -560,16 +560,28 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // the caller's epilogue, as planes tile_out[n][oc][p] over the wide pixels (computed
   // tile by tile, see the schedule), so that the output's rows are contiguous in it;
   // padded channels read the last channel's parameters (their values are never read).
-  Tensor tile_out = te::compute(ToExprShape({p.n, p.oc_padded, p.pixels}), [&](const std::vector<Var>& o) {
-    Expr channel = ir::min(o[1], I(p.oc - 1));
-    Expr v = accv(o[0], ir::floordiv(o[1], I(p.oc_block)), ir::floordiv(o[2], I(block)),
-                  ir::floormod(o[1], I(p.oc_block)), ir::floormod(o[2], I(block)));
+  auto tile_body = [&](const Expr& n, const Expr& oc, const Expr& px) {
+    Expr channel = ir::min(oc, I(p.oc - 1));
+    Expr v = accv(n, ir::floordiv(oc, I(p.oc_block)), ir::floordiv(px, I(block)), ir::floormod(oc, I(p.oc_block)),
+                  ir::floormod(px, I(block)));
     if (comp.defined()) v = v - comp(channel);
     return epilogue ? epilogue(v, channel) : v;
-  }, name + "_tile_out", tag::kOpaque);
+  };
+  // When the planes hold exactly the output (no padded channels, no junk columns, pixels in
+  // whole tiles: 1x1 convs of 56x56 or 112x112 maps), the tile loop writes the output itself in
+  // NCHW; otherwise the output is a copy of the planes' valid pixels. The copy was a second pass
+  // over the output: MobileNetV2 int8's 112x112 1x1 conv wrote 1.2 MB twice and read it once.
+  const bool in_place = p.oc_padded == p.oc && p.wide == p.ow && p.pixels == p.oh * p.ow;
+  Tensor tile_out =
+      in_place ? te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}),
+                             [&](const std::vector<Var>& o) { return tile_body(o[0], o[1], o[2] * p.ow + o[3]); },
+                             name, tag::kOpaque)
+               : te::compute(ToExprShape({p.n, p.oc_padded, p.pixels}),
+                             [&](const std::vector<Var>& o) { return tile_body(o[0], o[1], o[2]); }, name + "_tile_out",
+                             tag::kOpaque);
 
   // The output: the planes' valid pixels in NCHW.
-  Tensor out = te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}), [&](const std::vector<Var>& o) {
+  Tensor out = in_place ? tile_out : te::compute(ToExprShape({p.n, p.oc, p.oh, p.ow}), [&](const std::vector<Var>& o) {
     return tile_out(o[0], o[1], o[2] * p.wide + o[3]);
   }, name, tag::kInjective);
 
@@ -599,8 +611,9 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     // The epilogue over tiles: one (n, oc block, pixel block) per iteration, vectorized
     // along the pixels; the register tile is computed inside it, in a local buffer.
     te::Stage e = s[tile_out];
+    ir::IterVar pixels = tile_out.ndim() == 4 ? FuseRange(e, {e.axis(2), e.axis(3)}) : e.axis(2);  // in place: rows
     auto [oco, oci] = e.split(e.axis(1), I(plan.oc_block));
-    auto [po, pi] = e.split(e.axis(2), I(plan.px_vectors * plan.lanes()));
+    auto [po, pi] = e.split(pixels, I(plan.px_vectors * plan.lanes()));
     ir::IterVar first = plan.pixels_outer ? po : oco, second = plan.pixels_outer ? oco : po;
     std::vector<ir::IterVar> tile_loops{e.axis(0), first, second};
     if (int64_t parts = ChannelParts(plan); parts > 1) {
