@@ -161,6 +161,7 @@ TEST(PoolTest, NchwMaxPoolsRunAsVectorPlanes) {
       {{1, 3, 7, 7}, {{"kernel_shape", Attribute(Ints{3, 3})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}, true},
       {{1, 2, 17, 41}, {{"kernel_shape", Attribute(Ints{5, 2})}, {"strides", Attribute(Ints{3, 1})}, {"pads", Attribute(Ints{2, 0, 2, 1})}}, true},
       {{1, 2, 20, 150}, {{"kernel_shape", Attribute(Ints{2, 4})}, {"strides", Attribute(Ints{2, 4})}}, true},
+      {{1, 1, 9, 9}, {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}, true},  // one plane
       {{1, 1, 4, 4}, {{"kernel_shape", Attribute(Ints{20, 20})}, {"pads", Attribute(Ints{19, 19, 19, 19})}}, false},
   };
   std::mt19937 rng(7);
