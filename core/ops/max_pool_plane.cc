@@ -26,6 +26,11 @@ struct WindowAxis {
       if (Inside(o, k)) taps.push_back(k);
     return taps;
   }
+  std::vector<int64_t> AllTaps() const {
+    std::vector<int64_t> taps(kernel);
+    for (int64_t k = 0; k < kernel; ++k) taps[k] = k;
+    return taps;
+  }
   bool Interior(int64_t o) const { return Inside(o, 0) && Inside(o, kernel - 1); }
   // The positions whose every tap reads inside: [first, last), contiguous since both tests are
   // monotone in o (empty: first == last).
@@ -61,9 +66,7 @@ class PlaneEmitter {
     for (int64_t oh = 0; oh < first; ++oh) body.push_back(Row(Index(oh), rows_.TapsInside(oh)));
     if (last > first) {
       Var oh("oh", DType::Index());
-      std::vector<int64_t> all(rows_.kernel);
-      for (int64_t k = 0; k < rows_.kernel; ++k) all[k] = k;
-      body.push_back(For::make(oh, Index(first), Index(last - first), ForKind::kSerial, Row(oh, all)));
+      body.push_back(For::make(oh, Index(first), Index(last - first), ForKind::kSerial, Row(oh, rows_.AllTaps())));
     }
     for (int64_t oh = std::max(first, last); oh < rows_.out; ++oh) body.push_back(Row(Index(oh), rows_.TapsInside(oh)));
     return Seq::make(body);
@@ -77,8 +80,7 @@ class PlaneEmitter {
     std::vector<Stmt> row;
     for (int64_t ow = 0; ow < first; ++ow) row.push_back(Piece(oh, row_taps, Index(ow), 1, cols_.TapsInside(ow)));
     if (last > first) {
-      std::vector<int64_t> all(cols_.kernel);
-      for (int64_t k = 0; k < cols_.kernel; ++k) all[k] = k;
+      const std::vector<int64_t> all = cols_.AllTaps();
       int64_t span = last - first, lanes = 1;
       while (lanes * 2 <= std::min<int64_t>(span, max_lanes_)) lanes *= 2;
       int64_t whole = span / lanes;

@@ -3,7 +3,6 @@
 #include <limits>
 #include <memory>
 
-#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/max_pool_plane.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
@@ -165,7 +164,7 @@ std::vector<Tensor> MaxPoolIndicesOp(const OpContext& ctx) {
 // (n, c) plane one tensorized call, the planes in parallel. A group that computes something
 // after the pool (an epilogue) keeps the generic schedule, which computes the pool at the
 // epilogue's loops.
-void SetMaxPoolPlaneSchedules(const OpContext& ctx, const Tensor& x, const graph::WindowGeometry& g,
+void SetMaxPoolPlaneSchedule(const OpContext& ctx, const Tensor& x, const graph::WindowGeometry& g,
                               const Tensor& acc, const std::string& name) {
   graph::Shape xs = StaticShape(x);
   ir::DType dt = x.dtype();
@@ -200,7 +199,6 @@ void SetMaxPoolPlaneSchedules(const OpContext& ctx, const Tensor& x, const graph
         return std::string("pool, one plane per call of the max_pool_plane intrinsic");
       },
       acc);
-  ctx.SetCudaSchedule([](const ScheduleRequest& r) { return cuda::ScheduleAnchorDefault(r, "pool"); }, acc);
 }
 
 std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
@@ -237,11 +235,9 @@ std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
       return v / ir::cast(dt, count);
     }, name, tag::kElemwise);
   }
-  if (type == PoolType::kMax && block == 0 && x.op()->kind == te::OpKind::kPlaceholder && MaxPoolPlaneApplies(g)) {
-    SetMaxPoolPlaneSchedules(ctx, x, g, acc, name);
-  } else {
-    SetDefaultSchedules(ctx, "pool", acc);
-  }
+  SetDefaultSchedules(ctx, "pool", acc);
+  if (type == PoolType::kMax && block == 0 && x.op()->kind == te::OpKind::kPlaceholder && MaxPoolPlaneApplies(g))
+    SetMaxPoolPlaneSchedule(ctx, x, g, acc, name);  // the CPU schedule only
   if (ctx.num_outputs() > 1) return {out, Tensor()};  // an unnamed (absent) Indices output
   return {out};
 }
