@@ -372,6 +372,22 @@ TEST(Tensorize, MatchingBlockIsReplacedByTheIntrinsic) {
   EXPECT_FALSE(Has(text, "for (i.inner")) << text;
 }
 
+// Loops of extent 1 around the call: Simplify drops them, substituting their minimum,
+// before storage flattening lowers the call, so the call's block offsets must take the
+// same substitution (they once kept the dropped loop's variable: "used outside its
+// definition").
+TEST(Tensorize, LoopsOfExtentOneAroundTheCall) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{2, 4}, {2, 12}, {6, 4}}) {
+    Problem p(m, n, 8);
+    Schedule s = create_schedule({p.c});
+    Stage c = s[p.c];
+    auto t = c.tile(c.axis(0), c.axis(1), 2, 4);
+    c.tensorize(t[2], MatmulIntrin(8));
+    std::string text = p.Run(s);
+    EXPECT_TRUE(Has(text, "// attr tensorize mm2x4")) << text;
+  }
+}
+
 TEST(Tensorize, MismatchesAreRejected) {
   Problem p(6, 12, 8);
   {

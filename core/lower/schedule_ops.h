@@ -43,15 +43,30 @@ struct StageStorageInfo {
 };
 
 // A block of a stage computed by a tensor intrinsic. The loop IR holds a marker
-// AttrStmt(attr::kTensorize, intrin name, IntImm(index into tensorize_calls));
-// storage flattening replaces it by intrin->lower(...) on the real buffers.
+//   AttrStmt(attr::kTensorize, intrin name, IntImm(index into tensorize_calls),
+//            Seq(Evaluate(offset) for every input offset in order, then the output's))
+// and storage flattening replaces it by intrin->lower(...) on the real buffers.
+// Why the offsets are in the IR and not only here: they are expressions in the loop
+// variables around the call, and the passes between scheduling and flattening rewrite
+// those (Simplify drops a loop of extent 1 by substituting its minimum, shape bindings
+// substitute symbolic extents). Offsets kept outside the IR missed those rewrites and
+// named variables no loop defined any more; in the marker, every pass sees them.
 struct TensorizeCall {
   std::shared_ptr<const te::TensorIntrin> intrin;
   std::vector<te::Tensor> inputs;                 // real tensor bound to each intrinsic input, in desc input order
-  std::vector<std::vector<ir::Expr>> input_offsets;  // block origin in each input (tensor coordinates)
+  std::vector<std::vector<ir::Expr>> input_offsets;  // block origin in each input (tensor coordinates), as scheduled
   te::Tensor output;
-  std::vector<ir::Expr> output_offset;
+  std::vector<ir::Expr> output_offset;            // as scheduled
 };
+
+// The marker's body for `call`: its offsets, input by input then the output's, one
+// Evaluate each (Evaluate(0) when there are none).
+ir::Stmt TensorizeOffsetsStmt(const TensorizeCall& call);
+
+// The offsets a marker's body holds now (after the passes that rewrote them), in the
+// order TensorizeOffsetsStmt wrote them. Throws (internal) when their number does not
+// match `call`'s.
+std::vector<ir::Expr> TensorizeOffsetsOf(const ir::Stmt& marker_body, const TensorizeCall& call);
 
 struct ScheduleOpsResult {
   ir::Stmt body;

@@ -67,15 +67,23 @@ class Flattener : public IRMutator {
     if (op->key != attr::kTensorize || !is_const_int(op->value, &id)) return IRMutator::VisitStmt_(op, self);
     AGATE_CHECK(id >= 0 && id < static_cast<int64_t>(calls_.size())) << "unknown tensorize marker " << id;
     const TensorizeCall& call = calls_[id];
+    // The offsets as the marker holds them now: the passes since scheduling rewrote them.
+    std::vector<Expr> block = TensorizeOffsetsOf(op->body, call);
+    auto next = block.begin();
+    auto take = [&](size_t n) {
+      std::vector<Expr> part(next, next + static_cast<std::ptrdiff_t>(n));
+      next += static_cast<std::ptrdiff_t>(n);
+      return part;
+    };
     std::vector<Buffer> inputs;
     std::vector<Expr> offsets;
     const auto& desc_inputs = call.intrin->desc.op()->InputTensors();
     for (size_t i = 0; i < call.inputs.size(); ++i) {
       inputs.push_back(View(call.inputs[i], desc_inputs[i]));
-      offsets.push_back(BlockOffset(call.inputs[i], call.input_offsets[i]));
+      offsets.push_back(BlockOffset(call.inputs[i], take(call.input_offsets[i].size())));
     }
     Buffer out = View(call.output, call.intrin->desc);
-    Expr out_offset = BlockOffset(call.output, call.output_offset);
+    Expr out_offset = BlockOffset(call.output, take(call.output_offset.size()));
     Stmt body = call.intrin->lower(inputs, offsets, out, out_offset);
     AGATE_REQUIRE(body.defined(), kInvalidArgument) << "tensor intrinsic " << call.intrin->name << " lowered to nothing";
     return AttrStmt::make(attr::kTensorize, call.intrin->name, Expr(), body);

@@ -146,7 +146,7 @@ Stmt ScheduleLowerer::MakeTensorizedNest(StageState* s, int level, const std::sh
   }
   int64_t id = static_cast<int64_t>(tensorize_calls_.size());
   tensorize_calls_.push_back(call);
-  Stmt body = AttrStmt::make(attr::kTensorize, intrin->name, Expr(id), Evaluate::make(Expr(0)));
+  Stmt body = AttrStmt::make(attr::kTensorize, intrin->name, Expr(id), TensorizeOffsetsStmt(call));
   for (int l = level - 1; l >= 0; --l) body = WrapLevel(s, l, body, false);
   return WrapLevel(s, -1, body, false);
 }

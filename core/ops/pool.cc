@@ -178,16 +178,12 @@ void SetMaxPoolPlaneSchedule(const OpContext& ctx, const Tensor& x, const graph:
                                     const ir::Buffer& out, const Expr& out_offset) {
     return LowerMaxPoolPlane(g, inputs[0], offsets[0], out, out_offset, empty, lanes);
   };
-  int64_t planes = xs[0] * xs[1], work = planes * g.out[0] * g.out[1] * g.kernel[0] * g.kernel[1];
+  int64_t work = xs[0] * xs[1] * g.out[0] * g.out[1] * g.kernel[0] * g.kernel[1];
   ctx.SetSchedule(
-      [intrin, acc, planes, work](const ScheduleRequest& r) {
+      [intrin, acc, work](const ScheduleRequest& r) {
         if (r.epilogue.defined() || r.outputs.size() != 1 || !r.outputs[0].same_as(acc))
           return ScheduleAnchorDefault(r, "pool");
         te::Stage stage = r.schedule[acc];
-        if (planes == 1) {  // one plane: no loop around the call (a loop of extent 1 would be dropped under it)
-          stage.tensorize(stage.axis(0), *intrin);
-          return std::string("pool, one call of the max_pool_plane intrinsic");
-        }
         auto [n_outer, n_inner] = stage.split(stage.axis(0), Expr(int64_t{1}));
         auto [c_outer, c_inner] = stage.split(stage.axis(1), Expr(int64_t{1}));
         stage.reorder({n_outer, c_outer, n_inner, c_inner, stage.axis(2), stage.axis(3), stage.reduce_axis(0),

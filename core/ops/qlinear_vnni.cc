@@ -590,9 +590,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     auto [knobs, parallel] = vnni::ScheduleFlags(req);
     s[xp].compute_root();
     bool tile_per_image = plan.c % plan.group_channels != 0;
-    if (pack_intrin && plan.n * (tile_per_image ? 1 : plan.c4) == 1) {
-      s[xp].tensorize(s[xp].axis(0), *pack_intrin);  // one tile, no loop around it
-    } else if (pack_intrin && tile_per_image) {
+    if (pack_intrin && tile_per_image) {
       te::Stage pk = s[xp];
       auto [pno, pni] = pk.split(pk.axis(0), I(1));
       if (parallel) pk.parallel(pno);
