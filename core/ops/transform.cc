@@ -365,7 +365,8 @@ std::vector<Tensor> TopKOp(const OpContext& ctx) {
   int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis", -1), static_cast<int>(xs.size()), ctx.Describe());
   bool largest = ctx.attrs().GetInt("largest", 1) != 0;
   std::string name = ctx.node().outputs[0];
-  Tensor indices = TopKIndices(x, axis, largest, ctx.output_type(1).shape[axis],
+  // k from the values' type: the indices output may be unnamed (unused), and then has no type.
+  Tensor indices = TopKIndices(x, axis, largest, ctx.output_type(0).shape[axis],
                                ctx.node().outputs.size() > 1 && !ctx.node().outputs[1].empty() ? ctx.node().outputs[1]
                                                                                                 : name + "_indices");
   Tensor values = te::compute(ToExprShape(ctx.output_type(0).shape), [&](const std::vector<Var>& o) {

@@ -310,6 +310,16 @@ TEST(TransformTest, TopK) {
   }
 }
 
+// Only the values used: the indices output is unnamed (ONNX's "" for an unused optional
+// output) and has no type, so k comes from the values' shape (it once read the missing type's
+// empty shape: a crash the compiler-ABI fuzzer found).
+TEST(TransformTest, TopKWithUnnamedIndices) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {2, 5}});
+  Add(&g, "TopK", "k", {"x"}, {"values", ""}, {{"k", Attribute(std::vector<int64_t>{3})}, {"axis", Attribute(int64_t{1})}});
+  EXPECT_TRUE(CheckAgainstReference(Finish(g, {"values"})));
+}
+
 TEST(TransformTest, ReblockBetweenBlockSizes) {
   Graph g;
   g.AddInput("x", TensorType{kF32, {1, 24, 3, 5}});
