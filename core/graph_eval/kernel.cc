@@ -14,6 +14,12 @@ const Tensor& KernelContext::in(int i) const {
   return *inputs[i];
 }
 
+Tensor KernelContext::NewOutput(int i) const {
+  AGATE_CHECK(i >= 0 && i < static_cast<int>(outputs.size()))
+      << node.Describe() << ": output " << i << " of " << outputs.size() << " typed";
+  return Tensor(outputs[i].dtype, outputs[i].shape);
+}
+
 const KernelRegistry& KernelRegistry::Global() {
   static const KernelRegistry* registry = [] {
     auto* r = new KernelRegistry();

@@ -28,8 +28,9 @@ struct KernelContext {
   bool has(int i) const { return i < static_cast<int>(inputs.size()) && inputs[i] != nullptr; }
   const graph::Tensor& in(int i) const;
   const graph::Attributes& attrs() const { return node.attrs; }
-  // A zero-filled tensor of output i's type.
-  graph::Tensor NewOutput(int i) const { return graph::Tensor(outputs[i].dtype, outputs[i].shape); }
+  // A zero-filled tensor of output i's type. Only the outputs the node names have types: a kernel
+  // that builds more (for a node that leaves optional ones out) types them itself.
+  graph::Tensor NewOutput(int i) const;
 };
 
 using KernelFn = std::function<std::vector<graph::Tensor>(const KernelContext&)>;

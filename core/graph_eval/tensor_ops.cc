@@ -475,7 +475,7 @@ Tensors TopK(const KernelContext& ctx) {
   int64_t k = ctx.outputs[0].shape[axis];
   int64_t n = x.shape()[axis];
   std::vector<int64_t> offsets(ctx.outputs[0].numel());
-  Tensor indices = ctx.NewOutput(1);
+  Tensor indices(DType::Int(64), ctx.outputs[0].shape);  // the node may leave its indices out
   Shape out_shape = ctx.outputs[0].shape;
   std::vector<int64_t> out_strides = RowMajorStrides(out_shape);
   std::vector<int64_t> in_strides = RowMajorStrides(x.shape());

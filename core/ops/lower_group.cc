@@ -280,8 +280,11 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
       if (e.message().find(node.name) != std::string::npos) throw;
       throw Error(e.code(), e.message() + " (in " + node.Describe() + ", inputs " + DescribeTypes(graph, node) + ")");
     }
-    AGATE_CHECK(outs.size() == node.outputs.size()) << node.Describe() << ": built " << outs.size() << " outputs";
-    for (size_t i = 0; i < outs.size(); ++i) {
+    // An operator builds every output it defines; a node may leave trailing ones out (ONNX's
+    // optional outputs, or a model that names fewer): those stay intermediates of the others.
+    AGATE_CHECK(outs.size() >= node.outputs.size())
+        << node.Describe() << ": built " << outs.size() << " outputs for " << node.outputs.size();
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i].empty()) continue;
       AGATE_CHECK(outs[i].defined()) << node.Describe() << ": output " << i << " '" << node.outputs[i]
                                      << "' was not built";
