@@ -74,6 +74,19 @@ agate_status_t SetFloatInput(agate_executor_t* e, uint32_t index, const Tensor& 
   return agate_executor_set_input(e, index, &dl);
 }
 
+// Binds int64 `tensor` to input `index` of `e`.
+agate_status_t SetInt64Input(agate_executor_t* e, uint32_t index, const Tensor& tensor) {
+  std::vector<int64_t> shape = tensor.shape();
+  DLTensor dl;
+  std::memset(&dl, 0, sizeof(dl));
+  dl.data = const_cast<void*>(tensor.raw_data());
+  dl.device = DLDevice{kDLCPU, 0};
+  dl.ndim = static_cast<int32_t>(shape.size());
+  dl.dtype = DLDataType{kDLInt, 64, 1};
+  dl.shape = shape.data();
+  return agate_executor_set_input(e, index, &dl);
+}
+
 // Loads `module` through the public C ABI, runs it on `inputs`, returns the outputs by name.
 std::map<std::string, std::vector<float>> RunModule(const std::vector<uint8_t>& module,
                                                     const std::map<std::string, Tensor>& inputs) {
@@ -590,6 +603,133 @@ TEST(CompilerTest, BooleanIndexingAsPyTorchExportsIt) {
     agate_executor_free(e);
     agate_module_free(m);
   }
+}
+
+// features[mask] with a 2-D mask, as torch exports it (NonZero -> Transpose -> GatherND): the
+// positions, [2, rows], have their rows after an axis longer than 1, so the readers read them in
+// the bound layout, and a model output computed from them with the rows still on axis 1 (the
+// positions plus one) is packed again. Through the C ABI under every fusion policy: both outputs
+// at their run-time shapes equal the reference's, and the gathered rows are the features whose
+// mask is set, in row-major order, for masks selecting some, none and all positions.
+TEST(CompilerTest, BooleanIndexingWithA2DMask) {
+  const int64_t b = 3, n = 5, f = 4;
+  ModelBuilder mb(13);
+  mb.Input("features", kFloat, {b, n, f}).Input("scores", kFloat, {b, n});
+  mb.Initializer("threshold", Tensor::FromDoubles(graph::DType::Float(32), {}, {0.5}));
+  mb.Initializer("two", Tensor::FromDoubles(graph::DType::Float(32), {}, {2.0}));
+  mb.Initializer("one", Tensor::FromInts(graph::DType::Int(64), {}, {1}));
+  mb.Node("Greater", {"scores", "threshold"}, {"keep"}, {}, "compare");
+  mb.Node("NonZero", {"keep"}, {"positions"}, {}, "nonzero");
+  mb.Node("Transpose", {"positions"}, {"rows"}, {{"perm", std::vector<int64_t>{1, 0}}}, "flip");
+  mb.Node("GatherND", {"features", "rows"}, {"picked"}, {}, "gather");
+  mb.Node("Mul", {"picked", "two"}, {"out"}, {}, "scale");
+  mb.Node("Add", {"positions", "one"}, {"coords"}, {}, "shift");
+  mb.Output("out").Output("coords");
+  Graph g = onnx_frontend::ImportOnnxModel(mb.Build());
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> value(-1.0, 1.0), score(0.0, 1.0);
+  std::vector<double> features;
+  for (int64_t i = 0; i < b * n * f; ++i) features.push_back(value(rng));
+  for (auto policy : {fusion::FusionPolicy::kRule, fusion::FusionPolicy::kNone, fusion::FusionPolicy::kAll}) {
+    CompileOptions options;
+    options.fusion = policy;
+    CompileResult result = CompileGraph(g, options);
+    agate_module_t* m = nullptr;
+    ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+        << RuntimeError();
+    agate_executor_t* e = nullptr;
+    ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+    for (double fill : {0.5, 2.0, -1.0}) {  // random scores, then every score above 0.5, then none
+      std::vector<double> scores;
+      for (int64_t i = 0; i < b * n; ++i) scores.push_back(fill == 0.5 ? score(rng) : fill);
+      std::map<std::string, Tensor> inputs = {
+          {"features", Tensor::FromDoubles(graph::DType::Float(32), {b, n, f}, features)},
+          {"scores", Tensor::FromDoubles(graph::DType::Float(32), {b, n}, scores)}};
+      auto reference = graph_eval::Interpret(g, inputs);
+      int64_t rows = 0;
+      for (double sc : scores) rows += static_cast<float>(sc) > 0.5f ? 1 : 0;
+      ASSERT_EQ(SetFloatInput(e, 0, inputs.at("features")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(SetFloatInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
+      const std::string how = std::string(fusion::FusionPolicyName(policy)) + ", fill " + std::to_string(fill);
+      int64_t dims[2] = {-1, -1};
+      int32_t ndim = 0;
+      ASSERT_EQ(agate_executor_output_shape(e, 0, dims, 2, &ndim), AGATE_OK) << RuntimeError();
+      EXPECT_EQ(std::vector<int64_t>(dims, dims + ndim), (std::vector<int64_t>{rows, f})) << how;
+      ASSERT_EQ(agate_executor_output_shape(e, 1, dims, 2, &ndim), AGATE_OK) << RuntimeError();
+      EXPECT_EQ(std::vector<int64_t>(dims, dims + ndim), (std::vector<int64_t>{2, rows})) << how;
+      DLTensor out, coords;
+      ASSERT_EQ(agate_executor_get_output(e, 0, &out), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(agate_executor_get_output(e, 1, &coords), AGATE_OK) << RuntimeError();
+      const float* picked = static_cast<const float*>(out.data);
+      const int64_t* shifted = static_cast<const int64_t*>(coords.data);
+      int64_t row = 0;
+      for (int64_t i = 0; i < b * n; ++i) {
+        if (!(static_cast<float>(scores[i]) > 0.5f)) continue;
+        for (int64_t c = 0; c < f; ++c) {
+          ASSERT_EQ(picked[row * f + c], static_cast<float>(features[i * f + c]) * 2.0f) << how << " row " << row;
+          ASSERT_EQ(picked[row * f + c], reference.at("out").GetDouble(row * f + c)) << how;
+        }
+        EXPECT_EQ(shifted[row], i / n + 1) << how << " row " << row;
+        EXPECT_EQ(shifted[rows + row], i % n + 1) << how << " row " << row;
+        EXPECT_EQ(shifted[rows + row], reference.at("coords").GetInt(rows + row)) << how;
+        ++row;
+      }
+    }
+    agate_executor_free(e);
+    agate_module_free(m);
+  }
+}
+
+// TopK along the last axis of [3, 7] with k given at run time: its rows (the k columns) follow an
+// axis longer than 1, so the readers read values and indices in the bound layout, both counted by
+// one count (values - indices combines them), and the output is packed at [3, k]. Through the C
+// ABI for k = 1, 4 and 7: the output's shape and every element against a sort done here.
+TEST(CompilerTest, RunTimeTopKAlongTheLastAxisFeedsArithmetic) {
+  ModelBuilder mb(13);
+  mb.Input("x", kFloat, {3, 7}).Input("k", 7 /* INT64 */, {1});
+  mb.Node("TopK", {"x", "k"}, {"values", "indices"}, {{"axis", int64_t{1}}}, "top");
+  mb.Node("Cast", {"indices"}, {"where"}, {{"to", int64_t{1}}}, "to_float");
+  mb.Node("Sub", {"values", "where"}, {"y"}, {}, "combine");
+  mb.Output("y");
+  Graph g = onnx_frontend::ImportOnnxModel(mb.Build());
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<double> x;
+  for (int i = 0; i < 21; ++i) x.push_back(value(rng));
+  CompileResult result = CompileGraph(g, CompileOptions{});
+  agate_module_t* m = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
+      << RuntimeError();
+  agate_executor_t* e = nullptr;
+  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  Tensor xt = Tensor::FromDoubles(graph::DType::Float(32), {3, 7}, x);
+  for (int64_t k : {1, 4, 7}) {
+    Tensor kt = Tensor::FromInts(graph::DType::Int(64), {1}, {k});
+    ASSERT_EQ(SetFloatInput(e, 0, xt), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(SetInt64Input(e, 1, kt), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
+    int64_t dims[2] = {-1, -1};
+    int32_t ndim = 0;
+    ASSERT_EQ(agate_executor_output_shape(e, 0, dims, 2, &ndim), AGATE_OK) << RuntimeError();
+    EXPECT_EQ(std::vector<int64_t>(dims, dims + ndim), (std::vector<int64_t>{3, k}));
+    DLTensor out;
+    ASSERT_EQ(agate_executor_get_output(e, 0, &out), AGATE_OK) << RuntimeError();
+    const float* y = static_cast<const float*>(out.data);
+    for (int r = 0; r < 3; ++r) {
+      std::vector<int> order(7);
+      for (int c = 0; c < 7; ++c) order[c] = c;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return static_cast<float>(x[r * 7 + a]) > static_cast<float>(x[r * 7 + b]);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        EXPECT_EQ(y[r * k + j], static_cast<float>(x[r * 7 + order[j]]) - static_cast<float>(order[j]))
+            << "k " << k << " row " << r << " column " << j;
+      }
+    }
+  }
+  agate_executor_free(e);
+  agate_module_free(m);
 }
 
 // Such an output may not feed a batch-variant module or a target without an OS.

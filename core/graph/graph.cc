@@ -136,10 +136,12 @@ void Graph::Verify() const {
         << "run-time extents '" << extents << "' of '" << value << "' must be int64[" << TypeOf(value).rank()
         << "], not " << e.ToString();
     // A reader of the value computes on its upper bound, row for row (the importer checks that);
-    // only RunTimeRowExtents reads the extents.
+    // only the operators that count its rows or change its layout read the extents.
     for (const Node& node : nodes) {
       for (const std::string& in : node.inputs) {
-        AGATE_REQUIRE(in != extents || node.op == "RunTimeRowExtents", kInvalidArgument)
+        AGATE_REQUIRE(in != extents || node.op == "RunTimeRowExtents" || node.op == "RunTimeToBoundLayout" ||
+                          node.op == "RunTimeToCompactLayout",
+                      kInvalidArgument)
             << node.Describe() << " reads '" << in << "', which holds the extents of '" << value
             << "', known only after a run";
       }

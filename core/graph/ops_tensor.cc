@@ -560,6 +560,23 @@ Types RunTimeRowExtentsInfer(const InferContext& ctx) {
   return {TensorType{DType::Int(64), {static_cast<int64_t>(shape.size())}}};
 }
 
+// RunTimeToBoundLayout and RunTimeToCompactLayout: a value of run-time extents (input 0, typed
+// with its upper bounds) between its two layouts, input 1 its int64 extents. Compact (what the
+// run-time operators write and a model output holds): row-major over the actual extents, at the
+// front of the buffer. Bound layout: each element at its coordinates in the upper-bound shape.
+// Where the one varying axis follows only axes of extent 1 the two are the same bytes; elsewhere
+// (NonZero's [rank, count] positions of a mask of rank 2 or more) operators that compute row for
+// row on the upper bound need the bound layout, and a model output so computed the compact one
+// (frontends/onnx/importer.cc). The output has the input's type.
+Types RunTimeLayoutInfer(const InferContext& ctx) {
+  const TensorType& data = ctx.input(0);
+  const TensorType& extents = ctx.input(1);
+  AGATE_REQUIRE(extents.dtype == DType::Int(64) && extents.shape == Shape{data.rank()}, kInvalidArgument)
+      << Where(ctx) << ": input 1 ('" << ctx.node().inputs[1] << "') must be the int64[" << data.rank()
+      << "] extents of input 0 " << data.ToString() << ", got " << extents.ToString();
+  return {data};
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry* r) {
@@ -573,6 +590,8 @@ void RegisterTensorOps(OpRegistry* r) {
   r->Register(Def("RunTimeSplit", OpKind::kOpaque, 2, 2, {"axis"}, RunTimeSplitInfer));
   r->Register(Def("RunTimeTopK", OpKind::kOpaque, 2, 2, {"axis", "largest", "sorted"}, RunTimeTopKInfer));
   r->Register(Def("RunTimeRowExtents", OpKind::kOpaque, 1, 1, {"shape", "axis", "source_axis"}, RunTimeRowExtentsInfer));
+  r->Register(Def("RunTimeToBoundLayout", OpKind::kOpaque, 2, 2, {}, RunTimeLayoutInfer));
+  r->Register(Def("RunTimeToCompactLayout", OpKind::kOpaque, 2, 2, {}, RunTimeLayoutInfer));
   r->Register(Def("Transpose", kI, 1, 1, {"perm"}, TransposeInfer));
   r->Register(Def("Concat", kI, 1, -1, {"axis"}, ConcatInfer));
   r->Register(Def("Split", kI, 1, 1, {"axis", "split"}, SplitInfer, {{1, "split"}}));

@@ -311,6 +311,53 @@ Tensors RunTimeRowExtents(const KernelContext& ctx) {
   return {Tensor::FromInts(DType::Int(64), {static_cast<int64_t>(extents.size())}, extents)};
 }
 
+// The element offsets, in a buffer of shape `bounds`, of every coordinate inside `extents`,
+// row-major: element k of a compact value lies at offset k, in the bound layout at offsets[k].
+std::vector<int64_t> OffsetsInBounds(const Tensor& extents_tensor, const Shape& bounds, const Node& node) {
+  const std::vector<int64_t> extents = extents_tensor.ToInts();
+  AGATE_CHECK(extents.size() == bounds.size()) << node.Describe() << ": " << extents.size() << " extents for bounds "
+                                               << ShapeToString(bounds);
+  for (size_t d = 0; d < extents.size(); ++d) {
+    AGATE_CHECK(extents[d] >= 0 && extents[d] <= bounds[d])
+        << node.Describe() << ": extents " << ShapeToString(extents) << " past the bounds " << ShapeToString(bounds);
+  }
+  std::vector<int64_t> offsets;
+  if (NumElements(extents) == 0) return offsets;
+  std::vector<int64_t> at(extents.size(), 0);
+  while (true) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < at.size(); ++d) offset = offset * bounds[d] + at[d];
+    offsets.push_back(offset);
+    int d = static_cast<int>(at.size()) - 1;
+    while (d >= 0 && ++at[d] == extents[d]) at[d--] = 0;
+    if (d < 0) return offsets;
+  }
+}
+
+// RunTimeToBoundLayout / RunTimeToCompactLayout (core/graph/ops_tensor.cc): the elements inside
+// the extents moved between the compact layout and the bound layout; the rest are zeros.
+Tensors RunTimeToBoundLayout(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const size_t bytes = x.dtype().element_bytes();
+  Tensor y = ctx.NewOutput(0);
+  std::vector<int64_t> offsets = OffsetsInBounds(ctx.in(1), x.shape(), ctx.node);
+  for (size_t k = 0; k < offsets.size(); ++k)
+    std::memcpy(static_cast<char*>(y.mutable_raw_data()) + offsets[k] * bytes,
+                static_cast<const char*>(x.raw_data()) + k * bytes, bytes);
+  return {y};
+}
+
+Tensors RunTimeToCompactLayout(const KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const size_t bytes = x.dtype().element_bytes();
+  Tensor y = ctx.NewOutput(0);
+  std::vector<int64_t> offsets = OffsetsInBounds(ctx.in(1), x.shape(), ctx.node);
+  for (size_t k = 0; k < offsets.size(); ++k)
+    std::memcpy(static_cast<char*>(y.mutable_raw_data()) + k * bytes,
+                static_cast<const char*>(x.raw_data()) + offsets[k] * bytes, bytes);
+  return {y};
+}
+
 // RunTimeSlice: the static Slice with the operands read now (so a bad one is refused by the same
 // rule, naming the node), its result at the front of the input-sized output.
 Tensors RunTimeSlice(const KernelContext& ctx) {
@@ -641,6 +688,8 @@ void RegisterTensorKernels(KernelRegistry* r) {
   r->Register("RunTimeTopK", RunTimeTopK);
   r->Register("RunTimeSplit", RunTimeSplit);
   r->Register("RunTimeRowExtents", RunTimeRowExtents);
+  r->Register("RunTimeToBoundLayout", RunTimeToBoundLayout);
+  r->Register("RunTimeToCompactLayout", RunTimeToCompactLayout);
   r->Register("LayoutTransform", LayoutTransform);
   r->Register("Resize", Resize);
   r->Register("Shape", ShapeKernel);

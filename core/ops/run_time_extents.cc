@@ -47,9 +47,57 @@ std::vector<Tensor> RunTimeRowExtentsOp(const OpContext& ctx) {
   return {ExtentsTensor(extents, ctx.node().outputs[0])};
 }
 
+// Coordinates in `bounds` of the row-major offset `flat` (in [0, numel)).
+std::vector<Expr> CoordinatesOf(Expr flat, const graph::Shape& bounds) {
+  std::vector<Expr> index(bounds.size());
+  for (int d = static_cast<int>(bounds.size()) - 1; d >= 0; --d) {
+    index[d] = d == 0 ? flat : ir::floormod(flat, Expr(bounds[d]));
+    if (d > 0) flat = ir::floordiv(flat, Expr(bounds[d]));
+  }
+  return index;
+}
+
+std::vector<Expr> ExtentsOf(const Tensor& extents, size_t rank) {
+  std::vector<Expr> out;
+  for (size_t d = 0; d < rank; ++d) out.push_back(ir::cast(ir::DType::Index(), extents({Expr(static_cast<int64_t>(d))})));
+  return out;
+}
+
+// RunTimeToBoundLayout (core/graph/ops_tensor.cc): element o of the bound layout is element
+// sum_d o_d * (product of the extents after d) of the compact input. Coordinates past the
+// extents read some element in bounds (they are never read downstream).
+std::vector<Tensor> RunTimeToBoundLayoutOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const graph::Shape bounds = StaticShape(x);
+  const std::vector<Expr> extents = ExtentsOf(ctx.input(1), bounds.size());
+  const int64_t last = std::max<int64_t>(graph::NumElements(bounds) - 1, 0);
+  return {te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    Expr flat = Expr(int64_t{0});
+    for (size_t d = 0; d < bounds.size(); ++d) flat = flat * extents[d] + Expr(o[d]);
+    return x(CoordinatesOf(ir::max(ir::min(flat, Expr(last)), Expr(int64_t{0})), bounds));
+  }, ctx.node().outputs[0], tag::kInjective)};
+}
+
+// RunTimeToCompactLayout: element k of the compact output (row-major over the extents) is the
+// bound-layout input at its coordinates.
+std::vector<Tensor> RunTimeToCompactLayoutOp(const OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const graph::Shape bounds = StaticShape(x);
+  const std::vector<Expr> extents = ExtentsOf(ctx.input(1), bounds.size());
+  return {te::compute(x.shape(), [&](const std::vector<Var>& o) {
+    Expr flat = Expr(int64_t{0});
+    for (size_t d = 0; d < bounds.size(); ++d) flat = flat * Expr(bounds[d]) + Expr(o[d]);
+    return x(CompactIndex(flat, extents, bounds));
+  }, ctx.node().outputs[0], tag::kInjective)};
+}
+
 }  // namespace
 
-void RegisterRunTimeExtentsOps(OpTable* t) { t->Register("RunTimeRowExtents", RunTimeRowExtentsOp); }
+void RegisterRunTimeExtentsOps(OpTable* t) {
+  t->Register("RunTimeRowExtents", RunTimeRowExtentsOp);
+  t->Register("RunTimeToBoundLayout", RunTimeToBoundLayoutOp);
+  t->Register("RunTimeToCompactLayout", RunTimeToCompactLayoutOp);
+}
 
 }  // namespace ops
 }  // namespace agate

@@ -7,7 +7,10 @@
 // Why shared: every such kernel writes its extents and walks its output the same way; one
 // definition keeps their layouts identical to what the runtime and the reference expect.
 // RunTimeRowExtents (registered here) gives the extents of a value computed row for row from
-// such an output, on its upper bound (a Gather of NonMaxSuppression's selected rows).
+// such an output, on its upper bound (a Gather of NonMaxSuppression's selected rows);
+// RunTimeToBoundLayout and RunTimeToCompactLayout (also here) move such a value between the
+// compact layout and the bound layout (each element at its coordinates in the upper-bound
+// shape), for rows that follow an axis longer than 1 (core/graph/ops_tensor.cc).
 #ifndef AGATE_CORE_OPS_RUN_TIME_EXTENTS_H_
 #define AGATE_CORE_OPS_RUN_TIME_EXTENTS_H_
 

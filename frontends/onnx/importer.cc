@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/graph/op_registry.h"
@@ -906,25 +907,27 @@ std::string RunTimeExtentsOrigin(const std::string& value, const Graph& g) {
 }
 
 // The axis of `value`, an output of `producer` with run-time extents, that alone varies at run
-// time with every axis before it of extent 1 (so its rows are a prefix of the buffer), or -1.
+// time (the others are their bounds), or -1.
 int RunTimeRowsAxis(const Node& producer, const std::string& value, const Graph& g) {
-  const Shape& bound = g.TypeOf(value).shape;
-  const int rank = static_cast<int>(bound.size());
-  int axis = -1;
-  if (rank == 1 || producer.op == "RunTimeNonMaxSuppression") {
-    axis = 0;  // [rows] / [rows, 3]
-  } else if (producer.op == "RunTimeNonZero" && rank == 2 && bound[0] == 1) {
-    axis = 1;  // the positions of a rank-1 input: [1, rows]
-  } else if ((producer.op == "RunTimeCompress" || producer.op == "RunTimeUnique" || producer.op == "RunTimeTopK" ||
-              producer.op == "RunTimeSplit") &&
-             producer.attrs.Has("axis")) {
+  const int rank = g.TypeOf(value).rank();
+  if (rank == 1 || producer.op == "RunTimeNonMaxSuppression") return 0;  // [rows] / [rows, 3]
+  if (producer.op == "RunTimeNonZero") return 1;                         // the positions: [input rank, rows]
+  if ((producer.op == "RunTimeCompress" || producer.op == "RunTimeUnique" || producer.op == "RunTimeTopK" ||
+       producer.op == "RunTimeSplit") &&
+      producer.attrs.Has("axis")) {
     // Selections and splits along an axis vary on it alone (without one, Compress and Unique flatten).
     const int64_t fallback = producer.op == "RunTimeTopK" ? -1 : 0;
-    axis = graph::NormalizeAxis(producer.attrs.GetInt("axis", fallback), rank, producer.Describe());
+    return graph::NormalizeAxis(producer.attrs.GetInt("axis", fallback), rank, producer.Describe());
   }
+  return -1;
+}
+
+// True when rows on `axis` of a value of upper bounds `bound` are a prefix of its buffer (every
+// axis before it of extent 1): its compact layout and its bound layout are then the same bytes.
+bool RowsArePrefix(const Shape& bound, int axis) {
   for (int d = 0; d < axis; ++d)
-    if (bound[d] != 1) return -1;
-  return axis;
+    if (bound[d] != 1) return false;
+  return true;
 }
 
 // Where the rows of a value come from: the extents value that counts them, which of its
@@ -936,26 +939,88 @@ struct CountedRows {
   std::string source;  // the value of run-time extents they are the rows of (for messages)
 };
 
+// The readers of a value of run-time extents whose rows follow an axis longer than 1 (NonZero's
+// positions of a mask of rank 2 or more, [rank, rows]; TopK along the last axis of [B, N]) read a
+// copy in the bound layout (RunTimeToBoundLayout, placed right after the producer): computed row
+// for row on the upper bound, element i of a row must sit where the bound shape puts it, not
+// where the run-time extents pack it. Returns value -> its copy.
+std::map<std::string, std::string> ReadInBoundLayout(Graph* result) {
+  std::set<std::string> read;
+  for (const Node& node : result->nodes) read.insert(node.inputs.begin(), node.inputs.end());
+  const std::map<std::string, int> producers = result->Producers();
+  std::map<std::string, std::string> copies;
+  for (const auto& [value, extents] : result->run_time_extents) {
+    const int axis = RunTimeRowsAxis(result->nodes.at(producers.at(value)), value, *result);
+    if (axis < 0 || RowsArePrefix(result->TypeOf(value).shape, axis) || !read.count(value)) continue;
+    copies[value] = result->FreshName(value + "_bound_layout");
+  }
+  if (copies.empty()) return copies;
+  std::vector<Node> nodes;
+  for (Node node : result->nodes) {
+    for (std::string& in : node.inputs)
+      if (copies.count(in)) in = copies.at(in);
+    std::vector<std::string> outputs = node.outputs;
+    nodes.push_back(std::move(node));
+    for (const std::string& out : outputs) {
+      if (!copies.count(out)) continue;
+      Node copy;
+      copy.op = "RunTimeToBoundLayout";
+      copy.name = result->FreshName(out + "_to_bound_layout");
+      copy.inputs = {out, result->run_time_extents.at(out)};
+      copy.outputs = {copies.at(out)};
+      result->types[copies.at(out)] = result->TypeOf(out);
+      nodes.push_back(copy);
+    }
+  }
+  result->nodes = std::move(nodes);
+  return copies;
+}
+
+// Every use of value `from` (node outputs and inputs) becomes `to`, of the same type.
+void RenameValue(const std::string& from, const std::string& to, Graph* result) {
+  for (Node& node : result->nodes) {
+    for (std::string& in : node.inputs)
+      if (in == from) in = to;
+    for (std::string& out : node.outputs)
+      if (out == from) out = to;
+  }
+  result->types[to] = result->TypeOf(from);
+}
+
 // Values of run-time extents (Graph::run_time_extents) are model outputs, or read by operators
-// that compute row for row on their upper bound: where one axis alone varies, every axis before
-// it of extent 1 (its rows, a prefix of the buffer), a reader whose outputs keep those rows on
-// one axis so placed, row i from row i (graph::RowMixingReason: Gather of NonMaxSuppression's
-// selected rows, the Transpose/Squeeze/GatherND of NonZero's positions of a mask, elementwise
-// arithmetic, MatMul by a constant), computes rows past the count that nobody reads, and its
-// outputs' rows are counted by the same extents. Anything else is refused naming the reader,
-// the value, where its extents come from and why. A model output computed so gets a
-// RunTimeRowExtents node for its extents; unused extents are dropped; the extents of model
-// outputs are appended to the graph outputs.
+// that compute row for row on their upper bound, in the bound layout (ReadInBoundLayout): where
+// one axis alone varies, a reader whose outputs keep those rows on one axis, row i from row i
+// (graph::RowMixingReason: Gather of NonMaxSuppression's selected rows, the Transpose/Squeeze/
+// GatherND of NonZero's positions of a mask, elementwise arithmetic, MatMul by a constant),
+// computes rows past the count that nobody reads, and its outputs' rows are counted by the same
+// extents. Anything else is refused naming the reader, the value, where its extents come from and
+// why. A model output computed so gets a RunTimeRowExtents node for its extents and, where its
+// rows follow an axis longer than 1, a RunTimeToCompactLayout node that packs it as every output
+// of run-time extents is packed; unused extents are dropped; the extents of model outputs are
+// appended to the graph outputs.
 void FinishRunTimeExtents(Graph* result) {
+  const std::map<std::string, std::string> copies = ReadInBoundLayout(result);
   std::map<std::string, CountedRows> counted;  // values whose rows are counted at run time
   std::map<std::string, std::string> sources;  // every value of run-time extents or rows -> its source
   const std::map<std::string, int> producers = result->Producers();
   for (const auto& [value, extents] : result->run_time_extents) {
     sources[value] = value;
-    const int axis = RunTimeRowsAxis(result->nodes.at(producers.at(value)), value, *result);
-    if (axis >= 0) counted[value] = CountedRows{extents, axis, axis, value};
+    const Node& producer = result->nodes.at(producers.at(value));
+    const int axis = RunTimeRowsAxis(producer, value, *result);
+    if (axis < 0) continue;
+    // TopK's values and indices have one count: both are counted by the values' extents, so a
+    // reader may combine them (values - indices).
+    const std::string& counter = producer.op == "RunTimeTopK" ? producer.outputs[1] : extents;
+    auto copy = copies.find(value);
+    if (copy == copies.end()) {
+      counted[value] = CountedRows{counter, axis, axis, value};
+    } else {
+      counted[copy->second] = CountedRows{counter, axis, axis, value};
+      sources[copy->second] = value;
+    }
   }
   for (const Node& node : result->nodes) {
+    if (node.op == "RunTimeToBoundLayout") continue;  // ReadInBoundLayout's copies, counted above
     std::map<std::string, int> rows;
     const CountedRows* counter = nullptr;
     std::string first, why;
@@ -964,7 +1029,7 @@ void FinishRunTimeExtents(Graph* result) {
       if (first.empty()) first = in;
       auto it = counted.find(in);
       if (it == counted.end()) {
-        why = "more of its axes than the rows vary, or its rows follow an axis longer than 1";
+        why = "more than one of its axes varies";
       } else if (node.op.rfind("RunTime", 0) == 0) {
         why = node.op.substr(7) + " takes its inputs' extents at their bounds";
       } else if (counter != nullptr && counter->extents != it->second.extents) {
@@ -998,7 +1063,7 @@ void FinishRunTimeExtents(Graph* result) {
       continue;
     }
     auto rows = counted.find(out);
-    if (rows == counted.end()) continue;
+    if (rows == counted.end() || kept.count(out)) continue;
     Node extents;
     extents.op = "RunTimeRowExtents";
     extents.name = result->FreshName(out + "_rows");
@@ -1009,6 +1074,16 @@ void FinishRunTimeExtents(Graph* result) {
     extents.attrs.Set("source_axis", int64_t{rows->second.extents_axis});
     AppendNode(extents, result);
     kept[out] = extents.outputs[0];
+    if (RowsArePrefix(result->TypeOf(out).shape, rows->second.axis)) continue;
+    // Computed in the bound layout; the output is packed like every output of run-time extents.
+    const std::string bound = result->FreshName(out + "_bound_layout");
+    RenameValue(out, bound, result);
+    Node compact;
+    compact.op = "RunTimeToCompactLayout";
+    compact.name = result->FreshName(out + "_to_compact_layout");
+    compact.inputs = {bound, extents.outputs[0]};
+    compact.outputs = {out};
+    AppendNode(compact, result);
   }
   result->run_time_extents = kept;
   for (const auto& [value, extents] : kept) result->outputs.push_back(extents);

@@ -413,7 +413,7 @@ TEST(ImporterTest, SliceSplitAndTopKWithRunTimeOperands) {
 
 // NonZero and Unique of a run-time value and Compress with a run-time condition: outputs typed
 // with upper bounds (every element selected), each followed by its extents; of a constant they
-// fold; a consumer of such an output is refused naming it and the selection.
+// fold; a consumer that reduces the rows is refused naming it and the selection.
 TEST(ImporterTest, NonZeroCompressAndUniqueWithRunTimeValues) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {3, 4}).Input("keep", onnx::TensorProto::BOOL, {3});
@@ -445,11 +445,43 @@ TEST(ImporterTest, NonZeroCompressAndUniqueWithRunTimeValues) {
   ModelBuilder consumed(13);
   consumed.Input("x", kFloat, {3, 4});
   consumed.Node("NonZero", {"x"}, {"where"}, {}, "nz");
-  consumed.Node("Transpose", {"where"}, {"pairs"}, {}, "flip");
-  consumed.Output("pairs");
+  consumed.Initializer("axes", Ints({1}));  // along the positions (over axis 0, the coordinates, it would be row for row)
+  consumed.Node("ReduceMax", {"where", "axes"}, {"largest"}, {{"keepdims", int64_t{0}}}, "reduce");
+  consumed.Output("largest");
   ExpectError([&] { ImportOnnxModel(consumed.Build()); }, StatusCode::kUnsupported,
-              {"Transpose 'flip'", "'where'", "known only when the model runs", "NonZero 'nz'", "'x'",
-               "as a model output", "more of its axes than the rows"});
+              {"ReduceMax 'reduce'", "'where'", "known only when the model runs", "NonZero 'nz'", "'x'",
+               "as a model output", "reduces or drops the rows"});
+}
+
+// The positions of a 2-D mask, [2, count], have their rows after an axis longer than 1: the
+// readers (here PyTorch's torch.nonzero, NonZero -> Transpose) read a copy in the bound layout;
+// a model output so computed whose rows follow a longer axis is packed again (Neg's [2, count]).
+TEST(ImporterTest, PositionsOfA2DMaskAreReadInTheBoundLayout) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {3, 4});
+  b.Node("NonZero", {"x"}, {"where"}, {}, "nz");
+  b.Node("Transpose", {"where"}, {"pairs"}, {}, "flip");
+  b.Node("Neg", {"where"}, {"negated"}, {}, "negate");
+  b.Output("pairs").Output("negated").Output("where");
+  Graph g = ImportOnnxModel(b.Build());
+  std::vector<std::string> ops;
+  for (const graph::Node& node : g.nodes) ops.push_back(node.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"RunTimeNonZero", "RunTimeToBoundLayout", "Transpose", "Neg",
+                                           "RunTimeRowExtents", "RunTimeRowExtents", "RunTimeToCompactLayout"}));
+  EXPECT_EQ(g.VisibleOutputs(), (std::vector<std::string>{"pairs", "negated", "where"}));
+  EXPECT_EQ(g.TypeOf("pairs").shape, (Shape{12, 2}));
+  std::vector<double> x(12, 0.0);
+  x[1] = x[4] = x[6] = x[11] = 1.0;  // (0, 1), (1, 0), (1, 2), (2, 3)
+  auto results = graph_eval::Interpret(g, {{"x", Tensor::FromDoubles(DType::Float(32), {3, 4}, x)}});
+  auto front = [&](const std::string& value, size_t n) {
+    std::vector<int64_t> all = results.at(value).ToInts();
+    return std::vector<int64_t>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  EXPECT_EQ(results.at(g.run_time_extents.at("pairs")).ToInts(), (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(front("pairs", 8), (std::vector<int64_t>{0, 1, 1, 0, 1, 2, 2, 3}));
+  EXPECT_EQ(results.at(g.run_time_extents.at("negated")).ToInts(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(front("negated", 8), (std::vector<int64_t>{0, -1, -1, -2, -1, 0, -2, -3}));
+  EXPECT_EQ(front("where", 8), (std::vector<int64_t>{0, 1, 1, 2, 1, 0, 2, 3}));
 }
 
 // NonMaxSuppression: constant operands become attributes, run-time ones stay inputs 2 to 4 (read
@@ -574,9 +606,9 @@ TEST(ImporterTest, RowsCountedAtRunTimeMayBeReadRowForRow) {
     b.Output("p");
   }, {"Softmax 'norm'", "combines elements along axis 0"});
   refused([](ModelBuilder& b) {
-    b.Node("Transpose", {"picked"}, {"t"}, {}, "flip");
-    b.Output("t");
-  }, {"Transpose 'flip'", "moves or merges the rows"});
+    b.Node("Flatten", {"picked"}, {"flat"}, {{"axis", int64_t{0}}}, "flatten");
+    b.Output("flat");
+  }, {"Flatten 'flatten'", "merges the rows with another axis"});
   refused([](ModelBuilder& b) {
     b.Node("Add", {"picked", "all_boxes"}, {"sum"}, {}, "mix");
     b.Output("sum");

@@ -7,6 +7,9 @@
   mask_select:  boxes[scores > 0.5] * 2 (NonZero -> Transpose -> GatherND).
   where_linear: Linear(4, 3) of boxes[torch.where(scores > 0.5)[0]] (NonZero -> Transpose -> Split ->
                 Squeeze -> Gather -> MatMul + Add): a product row for row on the selected rows.
+  grid_select:  features[scores > 0.5] * 2 with a 2-D mask over [batch, slots] and
+                torch.nonzero(scores > 0.5) (NonZero -> Transpose -> GatherND; NonZero -> Transpose):
+                positions [2, rows] whose rows follow an axis longer than 1.
 
 Each model gets three input sets: random scores, and for the masks every score above and none above
 the threshold (for NMS: boxes that all overlap and boxes that never do). Beside `<name>.onnx` go
@@ -44,6 +47,12 @@ class WhereLinear(torch.nn.Module):
         return self.linear(boxes[torch.where(scores > 0.5)[0]])
 
 
+class GridSelect(torch.nn.Module):
+    def forward(self, features, scores):
+        mask = scores > 0.5
+        return features[mask] * 2.0, torch.nonzero(mask)
+
+
 def random_boxes(generator, n, side):
     corner = torch.rand(n, 2, generator=generator) * 10
     size = torch.rand(n, 2, generator=generator) * side + 0.5
@@ -68,10 +77,19 @@ def mask_inputs(generator):
             "none": {"boxes": boxes, "scores": torch.full((n,), 0.1)}}
 
 
+def grid_inputs(generator):
+    batch, slots, width = 3, 6, 4
+    features = torch.rand(batch, slots, width, generator=generator) * 2 - 1
+    return {"random": {"features": features, "scores": torch.rand(batch, slots, generator=generator)},
+            "all": {"features": features, "scores": torch.full((batch, slots), 0.9)},
+            "none": {"features": features, "scores": torch.full((batch, slots), 0.1)}}
+
+
 MODELS = {
     "nms_select": (NmsSelect, nms_inputs, ["kept_boxes", "kept_scores"]),
     "mask_select": (MaskSelect, mask_inputs, ["selected"]),
     "where_linear": (WhereLinear, mask_inputs, ["projected"]),
+    "grid_select": (GridSelect, grid_inputs, ["selected", "positions"]),
 }
 
 

@@ -40,37 +40,38 @@ int64_t AxisAttr(const Node& node, int64_t fallback) {
   return node.attrs.GetInt("axis", fallback);
 }
 
-// Operators that keep their inputs' shape yet combine elements of axis 0 by other attributes:
-// a scale over the whole tensor, normalization over axes that include 0 (MeanVarianceNormalization's
-// default), a recurrence over time on axis 0 (the recurrent layers' layout 0, ReverseSequence's
-// time_axis), batch statistics in training mode.
-bool CombinesAlongAxis0ByOtherAttrs(const Node& node) {
+// Operators that keep their inputs' shape yet combine elements along axes their attributes name
+// other than by one `axis`: a scale over the whole tensor, normalization over `axes`
+// (MeanVarianceNormalization's default {0, 2, 3}), a recurrence over the time axis (the recurrent
+// layers' axis 0 in layout 0, axis 1 in layout 1; ReverseSequence's time_axis), batch statistics
+// in training mode (every axis but the channels).
+bool CombinesAlongByOtherAttrs(const Node& node, int axis, int64_t rank) {
   const std::string& op = node.op;
+  auto normalized = [rank](int64_t a) { return a < 0 ? a + rank : a; };
   if (op == "DynamicQuantizeLinear") return true;
   if (op == "MeanVarianceNormalization") {
-    for (int64_t axis : node.attrs.GetInts("axes", {0, 2, 3}))
-      if (axis == 0) return true;
+    for (int64_t a : node.attrs.GetInts("axes", {0, 2, 3}))
+      if (normalized(a) == axis) return true;
     return false;
   }
-  if (op == "LSTM" || op == "GRU" || op == "RNN") return node.attrs.GetInt("layout", 0) == 0;
-  if (op == "ReverseSequence") return node.attrs.GetInt("time_axis", 0) == 0;
-  if (op == "BatchNormalization") return node.attrs.GetInt("training_mode", 0) != 0;
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return axis == (node.attrs.GetInt("layout", 0) == 0 ? 0 : 1);
+  if (op == "ReverseSequence") return normalized(node.attrs.GetInt("time_axis", 0)) == axis;
+  if (op == "BatchNormalization") return node.attrs.GetInt("training_mode", 0) != 0 && axis != 1;
   return false;
 }
 
-// True when `node`, reading rows on axis 0 of an input of rank `rank`, combines elements along
-// that axis (Softmax over axis 0, CumSum along it, ...).
-bool CombinesAlongAxis0(const Node& node, int64_t rank) {
-  if (CombinesAlongAxis0ByOtherAttrs(node)) return true;
+// True when `node`, reading rows on `axis` of an input of rank `rank`, combines elements along
+// that axis (Softmax over it, CumSum along it, ...).
+bool CombinesAlong(const Node& node, int axis, int64_t rank) {
+  if (CombinesAlongByOtherAttrs(node, axis, rank)) return true;
   int64_t fallback = 0;
   if (!CombinesAlongAxisAttr(node.op, &fallback)) return false;
-  int64_t axis = AxisAttr(node, fallback);
-  if (axis < 0) axis += rank;
-  return axis == 0 || (node.op == "LayerNormalization" && axis <= 0);
+  int64_t along = AxisAttr(node, fallback);
+  if (along < 0) along += rank;
+  return along == axis || (node.op == "LayerNormalization" && along <= axis);
 }
 
-// The one axis on which `at_longer` is `at_bound` with `rows` + 1 for `rows`, every axis before it
-// of extent 1; -1 when there is none.
+// The one axis on which `at_longer` is `at_bound` with `rows` + 1 for `rows`; -1 when there is none.
 int RowsAxis(const Shape& at_bound, const Shape& at_longer, int64_t rows) {
   if (at_bound.size() != at_longer.size()) return -1;
   int axis = -1;
@@ -79,8 +80,6 @@ int RowsAxis(const Shape& at_bound, const Shape& at_longer, int64_t rows) {
     if (axis >= 0 || at_bound[d] != rows || at_longer[d] != rows + 1) return -1;
     axis = static_cast<int>(d);
   }
-  for (int d = 0; d < axis; ++d)
-    if (at_bound[d] != 1) return -1;
   return axis;
 }
 
@@ -102,17 +101,8 @@ std::string RowMixingReason(const Node& node, const std::map<std::string, int>& 
              std::to_string(type.shape[axis]) + ")";
     }
     rows = type.shape[axis];
-    // The axis-attribute rules are stated for axis 0; rows on axis k > 0 follow k axes of extent 1.
-    bool combines = axis == 0 ? CombinesAlongAxis0(node, type.rank()) : CombinesAlongAxis0ByOtherAttrs(node);
-    if (!combines && axis > 0) {
-      int64_t fallback = 0;
-      if (CombinesAlongAxisAttr(node.op, &fallback)) {
-        int64_t along = AxisAttr(node, fallback);
-        if (along < 0) along += type.rank();
-        combines = along == axis || (node.op == "LayerNormalization" && along <= axis);
-      }
-    }
-    if (combines) return node.op + " combines elements along axis " + std::to_string(axis) + ", which holds the rows";
+    if (CombinesAlong(node, axis, type.rank()))
+      return node.op + " combines elements along axis " + std::to_string(axis) + ", which holds the rows";
     type.shape[axis] = rows + 1;
   }
   if (output_axes != nullptr) output_axes->assign(node.outputs.size(), -1);
@@ -130,9 +120,7 @@ std::string RowMixingReason(const Node& node, const std::map<std::string, int>& 
     if (axis < 0) {
       std::ostringstream why;
       why << "output '" << node.outputs[i] << "' " << ShapeToString(at_bound[i].shape) << " "
-          << (at_bound[i].shape == at_longer[i].shape ? "reduces or drops the rows"
-                                                      : "moves or merges the rows (or puts them after an axis longer "
-                                                        "than 1)");
+          << (at_bound[i].shape == at_longer[i].shape ? "reduces or drops the rows" : "merges the rows with another axis");
       return why.str();
     }
     if (output_axes != nullptr) (*output_axes)[i] = axis;
@@ -171,7 +159,7 @@ BatchAxes AnalyzeBatchAxes(const Graph& at_a, int64_t a, const Graph& at_b, int6
     for (const std::string& in : node.inputs) reads_rows = reads_rows || rows.count(in) > 0;
     if (reads_rows) {
       const int64_t rank = static_cast<int64_t>(at_a.types.at(node.inputs[0]).shape.size());
-      AGATE_REQUIRE(!CombinesAlongAxis0(node, rank), kUnsupported)
+      AGATE_REQUIRE(!CombinesAlong(node, 0, rank), kUnsupported)
           << node.op << " '" << node.name << "' combines elements along axis 0, which carries " << symbol << ": "
           << symbol << " cannot vary at run time";
     }

@@ -36,13 +36,14 @@ BatchAxes AnalyzeBatchAxes(const Graph& at_a, int64_t a, const Graph& at_b, int6
                            const std::set<std::string>& batch_inputs);
 
 // Why `node` cannot compute row for row over the rows of the inputs in `row_axes` (input ->
-// the axis holding its rows; every axis before it has extent 1, so the rows are a prefix of the
-// buffer), all of one extent in `types`: the same two-extent test for one node, its outputs
-// inferred again with those axes one longer. Empty when it can: every output then has its rows
-// on one axis, every axis before it of extent 1, row i computed from row i of those inputs
-// alone; `output_axes` (if given) receives that axis per output (-1 for an unnamed one). Used
-// for the readers of a value whose rows are counted at run time (frontends/onnx/importer.cc):
-// they compute on the value's upper bound, and the rows past the count are never read.
+// the axis holding its rows), all of one extent in `types`: the same two-extent test for one
+// node, its outputs inferred again with those axes one longer, plus the rules for operators that
+// keep the shape but combine elements along the rows' axis. Empty when it can: every output then
+// has its rows on one axis, row i computed from row i of those inputs alone; `output_axes` (if
+// given) receives that axis per output (-1 for an unnamed one). Used for the readers of a value
+// whose rows are counted at run time (frontends/onnx/importer.cc): they compute on the value's
+// upper bound in the bound layout (each element at its coordinates), and the rows past the count
+// are never read.
 std::string RowMixingReason(const Node& node, const std::map<std::string, int>& row_axes,
                             const std::map<std::string, TensorType>& types,
                             const std::map<std::string, Tensor>& constants, std::vector<int>* output_axes = nullptr);

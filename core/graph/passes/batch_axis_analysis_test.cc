@@ -135,6 +135,49 @@ TEST(BatchAxisAnalysisTest, RowsAfterAnAxisOfExtentOne) {
   EXPECT_EQ(axes, std::vector<int>({1}));
 }
 
+// Rows after an axis longer than 1 (NonZero's positions of a 2-D mask, [2, rows]; read in the
+// bound layout): a Transpose moves them to axis 0, elementwise operators keep them on axis 1.
+// Operators that combine elements along the rows' axis by attributes other than `axis` are
+// refused on that axis and allowed on the others: normalization over `axes`, the recurrent
+// layers' time axis (axis 1 in layout 1), ReverseSequence's time_axis.
+TEST(BatchAxisAnalysisTest, RowsAfterAnAxisLongerThanOne) {
+  Graph g;
+  g.AddInput("p", TensorType{DType::Int(64), {2, 6}});
+  g.AddInput("f", TensorType{DType::Float(32), {3, 6, 4}});
+  Add(&g, "Transpose", "flip", {"p"}, {"t"}, {{"perm", std::vector<int64_t>{1, 0}}});
+  Add(&g, "Neg", "negate", {"p"}, {"n"});
+  Add(&g, "MeanVarianceNormalization", "mvn1", {"f"}, {"m1"}, {{"axes", std::vector<int64_t>{1}}});
+  Add(&g, "MeanVarianceNormalization", "mvn2", {"f"}, {"m2"}, {{"axes", std::vector<int64_t>{-1}}});
+  Add(&g, "ReverseSequence", "reverse", {"f", "lens"}, {"r"}, {{"time_axis", int64_t{1}}, {"batch_axis", int64_t{0}}});
+  g.AddInput("lens", TensorType{DType::Int(64), {3}});
+  g = testing::Finish(std::move(g), {"t", "n", "m1", "m2", "r"});
+  std::vector<int> axes;
+  EXPECT_EQ(RowMixingReason(g.nodes[0], {{"p", 1}}, g.types, g.constants, &axes), "");
+  EXPECT_EQ(axes, std::vector<int>({0}));
+  EXPECT_EQ(RowMixingReason(g.nodes[1], {{"p", 1}}, g.types, g.constants, &axes), "");
+  EXPECT_EQ(axes, std::vector<int>({1}));
+  EXPECT_EQ(RowMixingReason(g.nodes[2], {{"f", 1}}, g.types, g.constants),
+            "MeanVarianceNormalization combines elements along axis 1, which holds the rows");
+  EXPECT_EQ(RowMixingReason(g.nodes[3], {{"f", 1}}, g.types, g.constants, &axes), "");
+  EXPECT_EQ(axes, std::vector<int>({1}));
+  EXPECT_EQ(RowMixingReason(g.nodes[4], {{"f", 1}}, g.types, g.constants),
+            "ReverseSequence combines elements along axis 1, which holds the rows");
+}
+
+// A recurrent layer in layout 1 ([batch, time, features]) runs along axis 1: rows there are
+// time steps and mix; rows on the batch axis do not (layout 0 is the other way round).
+TEST(BatchAxisAnalysisTest, RecurrentLayersMixRowsAlongTheirTimeAxis) {
+  Graph g;
+  g.AddInput("x", TensorType{DType::Float(32), {2, 5, 3}});
+  g.AddConstant("w", Tensor(DType::Float(32), {1, 16, 3}));
+  g.AddConstant("r", Tensor(DType::Float(32), {1, 16, 4}));
+  Add(&g, "LSTM", "lstm", {"x", "w", "r"}, {"y"}, {{"hidden_size", int64_t{4}}, {"layout", int64_t{1}}});
+  g = testing::Finish(std::move(g), {"y"});
+  EXPECT_EQ(RowMixingReason(g.nodes[0], {{"x", 1}}, g.types, g.constants),
+            "LSTM combines elements along axis 1, which holds the rows");
+  EXPECT_EQ(RowMixingReason(g.nodes[0], {{"x", 0}}, g.types, g.constants), "");
+}
+
 }  // namespace
 }  // namespace graph
 }  // namespace agate

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Selections whose output extents the values decide, end to end: torchvision's nms and PyTorch's
-# boolean indexing (boxes[scores > t], boxes[torch.where(...)[0]] through a Linear) exported from
+# boolean indexing (boxes[scores > t], boxes[torch.where(...)[0]] through a Linear, features[mask]
+# and torch.nonzero(mask) with a 2-D mask) exported from
 # PyTorch at test time (tools/zoo/export_selection_models.py), compiled once with ./agate for the
 # host under every fusion policy, run in the minimal runtime on three input sets each (some, all
 # and no rows selected; for nms random, overlapping and disjoint boxes) and compared with
@@ -21,7 +22,7 @@ if ! /usr/bin/python3 tools/zoo/export_selection_models.py --out "$WORK" >"$WORK
 fi
 bazel build --noshow_progress //tools/cli:agate >/dev/null 2>&1 || { echo "could not build the CLI"; echo "0 1"; exit 0; }
 AGATE="$ROOT/bazel-bin/tools/cli/agate"
-for model in nms_select mask_select where_linear; do
+for model in nms_select mask_select where_linear grid_select; do
   for fusion in rule none all; do
     if ! "$AGATE" compile "$WORK/$model.onnx" -o "$WORK/$model.agm" --fusion "$fusion" >"$WORK/compile.log" 2>&1; then
       echo "FAIL $model --fusion $fusion: compile failed"; tail -3 "$WORK/compile.log"; failed=$((failed + 1)); continue
