@@ -61,28 +61,17 @@ Graph ResidualBlockModel() {
 
 std::string RuntimeError() { return agate_last_error_message(); }
 
-// Binds float32 `tensor` (host memory, its own shape) to input `index` of `e`.
-agate_status_t SetFloatInput(agate_executor_t* e, uint32_t index, const Tensor& tensor) {
+// Binds `tensor` (host memory, its own shape and dtype) to input `index` of `e`.
+agate_status_t SetInput(agate_executor_t* e, uint32_t index, const Tensor& tensor) {
   std::vector<int64_t> shape = tensor.shape();
+  const graph::DType t = tensor.dtype();
   DLTensor dl;
   std::memset(&dl, 0, sizeof(dl));
   dl.data = const_cast<void*>(tensor.raw_data());
   dl.device = DLDevice{kDLCPU, 0};
   dl.ndim = static_cast<int32_t>(shape.size());
-  dl.dtype = DLDataType{kDLFloat, 32, 1};
-  dl.shape = shape.data();
-  return agate_executor_set_input(e, index, &dl);
-}
-
-// Binds int64 `tensor` to input `index` of `e`.
-agate_status_t SetInt64Input(agate_executor_t* e, uint32_t index, const Tensor& tensor) {
-  std::vector<int64_t> shape = tensor.shape();
-  DLTensor dl;
-  std::memset(&dl, 0, sizeof(dl));
-  dl.data = const_cast<void*>(tensor.raw_data());
-  dl.device = DLDevice{kDLCPU, 0};
-  dl.ndim = static_cast<int32_t>(shape.size());
-  dl.dtype = DLDataType{kDLInt, 64, 1};
+  const uint8_t code = t.is_float() ? kDLFloat : t.is_uint() ? kDLUInt : kDLInt;
+  dl.dtype = DLDataType{code, static_cast<uint8_t>(t.bits()), 1};
   dl.shape = shape.data();
   return agate_executor_set_input(e, index, &dl);
 }
@@ -97,7 +86,7 @@ std::map<std::string, std::vector<float>> RunModule(const std::vector<uint8_t>& 
   for (const auto& [name, tensor] : inputs) {
     uint32_t index = 0;
     EXPECT_EQ(agate_module_find_input(m, name.c_str(), &index), AGATE_OK) << RuntimeError();
-    EXPECT_EQ(SetFloatInput(e, index, tensor), AGATE_OK) << RuntimeError();
+    EXPECT_EQ(SetInput(e, index, tensor), AGATE_OK) << RuntimeError();
   }
   EXPECT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
   std::map<std::string, std::vector<float>> outputs;
@@ -506,8 +495,8 @@ TEST(CompilerTest, RowsSelectedAtRunTimeFeedGathersAndArithmetic) {
         << RuntimeError();
     agate_executor_t* e = nullptr;
     ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
-    ASSERT_EQ(SetFloatInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
-    ASSERT_EQ(SetFloatInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(SetInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(SetInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
     for (uint32_t out = 0; out < 2; ++out) {
       const std::string name = out == 0 ? "kept" : "label";
@@ -578,8 +567,8 @@ TEST(CompilerTest, BooleanIndexingAsPyTorchExportsIt) {
       auto reference = graph_eval::Interpret(g, inputs);
       const int64_t rows = reference.at(g.run_time_extents.at("out")).GetInt(0);
       EXPECT_EQ(rows, fraction == 2.0 ? n : fraction == -1.0 ? 0 : rows);
-      ASSERT_EQ(SetFloatInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
-      ASSERT_EQ(SetFloatInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(SetInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(SetInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
       ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
       int64_t dims[2] = {-1, -1};
       int32_t ndim = 0;
@@ -648,8 +637,8 @@ TEST(CompilerTest, BooleanIndexingWithA2DMask) {
       auto reference = graph_eval::Interpret(g, inputs);
       int64_t rows = 0;
       for (double sc : scores) rows += static_cast<float>(sc) > 0.5f ? 1 : 0;
-      ASSERT_EQ(SetFloatInput(e, 0, inputs.at("features")), AGATE_OK) << RuntimeError();
-      ASSERT_EQ(SetFloatInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(SetInput(e, 0, inputs.at("features")), AGATE_OK) << RuntimeError();
+      ASSERT_EQ(SetInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
       ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
       const std::string how = std::string(fusion::FusionPolicyName(policy)) + ", fill " + std::to_string(fill);
       int64_t dims[2] = {-1, -1};
@@ -706,8 +695,8 @@ TEST(CompilerTest, RunTimeTopKAlongTheLastAxisFeedsArithmetic) {
   Tensor xt = Tensor::FromDoubles(graph::DType::Float(32), {3, 7}, x);
   for (int64_t k : {1, 4, 7}) {
     Tensor kt = Tensor::FromInts(graph::DType::Int(64), {1}, {k});
-    ASSERT_EQ(SetFloatInput(e, 0, xt), AGATE_OK) << RuntimeError();
-    ASSERT_EQ(SetInt64Input(e, 1, kt), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(SetInput(e, 0, xt), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(SetInput(e, 1, kt), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
     int64_t dims[2] = {-1, -1};
     int32_t ndim = 0;

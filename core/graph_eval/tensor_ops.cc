@@ -336,25 +336,16 @@ std::vector<int64_t> OffsetsInBounds(const Tensor& extents_tensor, const Shape& 
 
 // RunTimeToBoundLayout / RunTimeToCompactLayout (core/graph/ops_tensor.cc): the elements inside
 // the extents moved between the compact layout and the bound layout; the rest are zeros.
-Tensors RunTimeToBoundLayout(const KernelContext& ctx) {
+Tensors MoveBetweenLayouts(const KernelContext& ctx, bool to_bound) {
   const Tensor& x = ctx.in(0);
   const size_t bytes = x.dtype().element_bytes();
   Tensor y = ctx.NewOutput(0);
   std::vector<int64_t> offsets = OffsetsInBounds(ctx.in(1), x.shape(), ctx.node);
-  for (size_t k = 0; k < offsets.size(); ++k)
-    std::memcpy(static_cast<char*>(y.mutable_raw_data()) + offsets[k] * bytes,
-                static_cast<const char*>(x.raw_data()) + k * bytes, bytes);
-  return {y};
-}
-
-Tensors RunTimeToCompactLayout(const KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  const size_t bytes = x.dtype().element_bytes();
-  Tensor y = ctx.NewOutput(0);
-  std::vector<int64_t> offsets = OffsetsInBounds(ctx.in(1), x.shape(), ctx.node);
-  for (size_t k = 0; k < offsets.size(); ++k)
-    std::memcpy(static_cast<char*>(y.mutable_raw_data()) + k * bytes,
-                static_cast<const char*>(x.raw_data()) + offsets[k] * bytes, bytes);
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    const size_t compact = k * bytes, bound = static_cast<size_t>(offsets[k]) * bytes;
+    std::memcpy(static_cast<char*>(y.mutable_raw_data()) + (to_bound ? bound : compact),
+                static_cast<const char*>(x.raw_data()) + (to_bound ? compact : bound), bytes);
+  }
   return {y};
 }
 
@@ -688,8 +679,8 @@ void RegisterTensorKernels(KernelRegistry* r) {
   r->Register("RunTimeTopK", RunTimeTopK);
   r->Register("RunTimeSplit", RunTimeSplit);
   r->Register("RunTimeRowExtents", RunTimeRowExtents);
-  r->Register("RunTimeToBoundLayout", RunTimeToBoundLayout);
-  r->Register("RunTimeToCompactLayout", RunTimeToCompactLayout);
+  r->Register("RunTimeToBoundLayout", [](const KernelContext& ctx) { return MoveBetweenLayouts(ctx, true); });
+  r->Register("RunTimeToCompactLayout", [](const KernelContext& ctx) { return MoveBetweenLayouts(ctx, false); });
   r->Register("LayoutTransform", LayoutTransform);
   r->Register("Resize", Resize);
   r->Register("Shape", ShapeKernel);
