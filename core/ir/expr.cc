@@ -75,6 +75,7 @@ const char* CallOpName(CallOp op) {
     case CallOp::kSyncThreads: return "sync_threads";
     case CallOp::kShuffleXor: return "shuffle_xor";
     case CallOp::kDot4U8S8: return "dot4_u8s8";
+    case CallOp::kDot4S8S8: return "dot4_s8s8";
     case CallOp::kDot2I16: return "dot2_i16";
   }
   return "?";
@@ -99,6 +100,7 @@ int CallOpArity(CallOp op) {
     case CallOp::kFma: return 3;
     case CallOp::kShuffleXor: return 3;
     case CallOp::kDot4U8S8: return 3;
+    case CallOp::kDot4S8S8: return 3;
     case CallOp::kDot2I16: return 3;
     default: return 1;
   }
@@ -265,6 +267,15 @@ Expr Call::make(DType dtype, CallOp op, std::vector<Expr> args) {
         << " or x4) for an int32x" << n
         << " result " << dtype << ", got (" << args[0].dtype() << ", " << args[1].dtype() << ", " << args[2].dtype()
         << ")";
+  } else if (op == CallOp::kDot4S8S8) {
+    int n = dtype.lanes();
+    auto groups = [&](const DType& t) { return t == DType::Int(8, 4 * n) || t == DType::Int(8, 4); };
+    AGATE_REQUIRE(dtype.is_int() && dtype.bits() == 32 && args[0].dtype() == dtype && groups(args[1].dtype()) &&
+                      groups(args[2].dtype()),
+                  kInvalidArgument)
+        << "dot4_s8s8: takes (int32x" << n << ", int8x" << 4 * n << " or x4, int8x" << 4 * n << " or x4) for an int32x"
+        << n << " result " << dtype << ", got (" << args[0].dtype() << ", " << args[1].dtype() << ", "
+        << args[2].dtype() << ")";
   } else if (op == CallOp::kDot2I16) {
     int n = dtype.lanes();
     auto pairs = [&](const DType& t) { return t == DType::Int(16, 2 * n) || t == DType::Int(16, 2); };
@@ -720,13 +731,18 @@ Expr dot4_u8s8(Expr acc, Expr a, Expr b) {
   DType t = acc.dtype();
   return Call::make(t, CallOp::kDot4U8S8, {acc, a, b});
 }
+Expr dot4_s8s8(Expr acc, Expr a, Expr b) {
+  AGATE_REQUIRE(acc.defined() && a.defined() && b.defined(), kInvalidArgument) << "dot4_s8s8 of an undefined expression";
+  DType t = acc.dtype();
+  return Call::make(t, CallOp::kDot4S8S8, {acc, a, b});
+}
 Expr dot2_i16(Expr acc, Expr a, Expr b) {
   AGATE_REQUIRE(acc.defined() && a.defined() && b.defined(), kInvalidArgument) << "dot2_i16 of an undefined expression";
   DType t = acc.dtype();
   return Call::make(t, CallOp::kDot2I16, {acc, a, b});
 }
 int DotGroup(CallOp op) {
-  if (op == CallOp::kDot4U8S8) return 4;
+  if (op == CallOp::kDot4U8S8 || op == CallOp::kDot4S8S8) return 4;
   if (op == CallOp::kDot2I16) return 2;
   return 0;
 }

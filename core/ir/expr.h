@@ -284,6 +284,12 @@ enum class CallOp : uint8_t {
   // The vectorizer never widens it (its lanes are already the hardware's); schedules
   // build it directly (core/ops/qlinear_vnni.h).
   kDot4U8S8,
+  // dot4_s8s8(acc, a, b): the same 4-way dot product with a signed too, as AArch64's sdot
+  // (the dotprod extension, Armv8.2-A: 16 s8 x s8 products into 4 int32 lanes per 128-bit
+  // instruction). acc int32 with N lanes, a and b int8 with 4N lanes (or 4, broadcast);
+  // exact (the 4 products lie in [-65024, 65536]), only the final addition wraps. Code
+  // generators emit sdot where the target has dotprod, the widening sequence elsewhere.
+  kDot4S8S8,
   // dot2_i16(acc, a, b): the 2-way 16-bit dot product of x86's pmaddwd (SSE2, AVX2,
   // AVX-512BW) added to acc: acc is int32 with N lanes, a and b int16 with 2N lanes (or 2
   // lanes, one pair used for every lane, as dot4_u8s8's groups); lane i of the result is
@@ -548,10 +554,12 @@ Expr shift_right(Expr a, Expr n);  // logical; n >= bit width gives 0 (CallOp::k
 // dot4_u8s8(acc, a, b) (CallOp::kDot4U8S8): acc int32xN, a uint8x4N (or x4), b int8x4N
 // (or x4); kInvalidArgument naming the dtypes otherwise.
 Expr dot4_u8s8(Expr acc, Expr a, Expr b);
+// dot4_s8s8(acc, a, b) (CallOp::kDot4S8S8): acc int32xN, a and b int8x4N (or x4).
+Expr dot4_s8s8(Expr acc, Expr a, Expr b);
 // dot2_i16(acc, a, b) (CallOp::kDot2I16): acc int32xN, a and b int16x2N (or x2).
 Expr dot2_i16(Expr acc, Expr a, Expr b);
 // The operands' group (products per int32 lane) of a dot-product intrinsic: 4 for
-// dot4_u8s8, 2 for dot2_i16; 0 for every other call.
+// dot4_u8s8 and dot4_s8s8, 2 for dot2_i16; 0 for every other call.
 int DotGroup(CallOp op);
 
 // Promotes a and b to a common dtype in place (the rule above); throws

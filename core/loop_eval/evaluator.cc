@@ -382,6 +382,7 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
         case CallOp::kSyncThreads:
         case CallOp::kShuffleXor:
         case CallOp::kDot4U8S8:
+        case CallOp::kDot4S8S8:
         case CallOp::kDot2I16: break;
       }
       r.f[l] = RoundToType(v, op->dtype);

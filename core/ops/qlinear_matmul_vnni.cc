@@ -121,8 +121,8 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
   if (!PickTile(&p)) return Tensor();  // a single one-vector tile: the generic product
   const int64_t mp = p.padded_rows(), np = p.padded_n(), nr = p.nr();
 
-  // B: VNNI: int8 panels (uint8 shifted by -128, its zero point with it); per column the
-  // constant sum_k b'[k, n] - K * zb'[n] that a's zero point multiplies, and zb'[n].
+  // B: VNNI and sdot: int8 panels (uint8 shifted by -128, its zero point with it); per column
+  // the constant sum_k b'[k, n] - K * zb'[n] that a's zero point multiplies, and zb'[n].
   // Centred: int16 panels of b[k, n] - zb[n], no further terms.
   const int64_t b_shift = !isa->centred && bc->dtype() == kU8 ? 128 : 0;
   graph::Tensor packed(isa->b_type, {np / nr, p.k4, nr, g});
@@ -146,9 +146,10 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     b_zero_points = b_zero_points || (!isa->centred && zb != 0);
   }
 
-  // a's zero point after the shift of an int8 A (VNNI): a constant (folded into the column
-  // term) or the run-time scalar. Centred: subtracted from A where it is packed.
-  const int64_t a_shift = !isa->centred && a.dtype() == kS8 ? 128 : 0;
+  // a's zero point after the shift of A into the packed type (int8 into VNNI's uint8: +128;
+  // uint8 into sdot's int8: -128): a constant (folded into the column term) or the run-time
+  // scalar. Centred: subtracted from A where it is packed.
+  const int64_t a_shift = isa->ShiftFrom(a.dtype());
   const graph::Tensor* az = has_a_zp ? ctx.constant(in.a_zp) : nullptr;
   Tensor column_table, b_zero_table;
   Expr a_zero;  // run-time: cast(int32, za) + shift
@@ -187,7 +188,7 @@ Tensor VnniIntegerMatMul(const OpContext& ctx, const VnniMatMulInputs& in, const
     idx.push_back(p.k % g != 0 ? ir::min(k, I(p.k - 1)) : k);
     Expr v = a(idx);
     if (isa->centred) v = ir::cast(kI16, v) - a_zero16;
-    if (a_shift != 0) v = ir::cast(kU8, ir::cast(kI32, v) + I(a_shift));
+    if (a_shift != 0) v = ir::cast(isa->a_type, ir::cast(kI32, v) + I(a_shift));
     if (p.k % g != 0) v = ir::select(k < I(p.k), v, ir::make_const(isa->a_type, 0));
     return v;
   }, name + "_a_vnni", tag::kOpaque);

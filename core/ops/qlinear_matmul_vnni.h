@@ -1,5 +1,6 @@
-// int8 matrix products with AVX512-VNNI (or AVX2): the integer accumulator of MatMulInteger
-// and QLinearMatMul (core/ops/qlinear.h) as vpdpbusd (or vpmaddwd) register tiles.
+// int8 matrix products with AVX512-VNNI (or AVX2, or AArch64's dotprod): the integer
+// accumulator of MatMulInteger and QLinearMatMul (core/ops/qlinear.h) as vpdpbusd (or
+// vpmaddwd, or sdot: uint8 A shifted by -128 into int8, core/ops/vnni_common.h) register tiles.
 //
 // Why a template of its own: the generic integer product widens both operands to
 // int32 and multiplies with vpmulld (16 products per instruction, and four times

@@ -59,20 +59,26 @@ CheckOptions Exact(std::map<std::string, graph::Tensor> inputs) {
   return o;
 }
 
-// The x86 int8 instruction sets the conv and matmul templates tile for
-// (core/ops/vnni_common.h), as a CPU that has each, with what its schedule summary says;
-// and a CPU with none of them (the generic integer templates).
+// The int8 instruction sets the conv and matmul templates tile for (core/ops/vnni_common.h),
+// as a CPU that has each, with what its schedule summary says and the loop-IR intrinsic its
+// tiles use; and a CPU with none of them (the generic integer templates).
 struct IsaTarget {
   const char* target;
   const char* conv_summary;
   const char* matmul_summary;
+  const char* intrinsic;
 };
-const IsaTarget kVnniIsa{"llvm -mcpu=cascadelake", "conv int8 vnni (vpdpbusd)", "matmul int8 vnni (vpdpbusd)"};
+const IsaTarget kVnniIsa{"llvm -mcpu=cascadelake", "conv int8 vnni (vpdpbusd)", "matmul int8 vnni (vpdpbusd)",
+                         "dot4_u8s8("};
 const IsaTarget kAvx512PairsIsa{"llvm -mcpu=skylake-avx512", "conv int8 avx512bw (vpmaddwd, centred int16)",
-                                "matmul int8 avx512bw (vpmaddwd, centred int16)"};
+                                "matmul int8 avx512bw (vpmaddwd, centred int16)", "dot2_i16("};
 const IsaTarget kAvx2PairsIsa{"llvm -mcpu=haswell", "conv int8 avx2 (vpmaddwd, centred int16)",
-                              "matmul int8 avx2 (vpmaddwd, centred int16)"};
-const IsaTarget kEveryIsa[] = {kVnniIsa, kAvx512PairsIsa, kAvx2PairsIsa};
+                              "matmul int8 avx2 (vpmaddwd, centred int16)", "dot2_i16("};
+// AArch64 with the dotprod extension (a Cortex-A76-class Android phone): sdot on int8, uint8
+// operands shifted by -128. Run on the loop-IR interpreter here.
+const IsaTarget kArmDotIsa{"llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a76", "conv int8 dotprod (sdot)",
+                           "matmul int8 dotprod (sdot)", "dot4_s8s8("};
+const IsaTarget kEveryIsa[] = {kVnniIsa, kAvx512PairsIsa, kAvx2PairsIsa, kArmDotIsa};
 const char* const kNoInt8Isa = "llvm -mcpu=x86-64";  // SSE2: the generic templates
 
 // CheckAgainstReference for the host and for every instruction set's templates (those the
@@ -210,12 +216,24 @@ TEST(QLinearTest, VnniConvsMatchTheReferenceBitForBit) {
       EXPECT_NE(with.schedule_summary.find(isa.conv_summary), std::string::npos) << with.schedule_summary;
       // Packed row by row, also where the channels are not whole groups (6, 5, 3).
       EXPECT_NE(with.schedule_summary.find("packed by rows"), std::string::npos) << with.schedule_summary;
-      EXPECT_NE(ir::ToString(with.func).find(&isa == &kEveryIsa[0] ? "dot4_u8s8(" : "dot2_i16("), std::string::npos);
+      EXPECT_NE(ir::ToString(with.func).find(isa.intrinsic), std::string::npos) << isa.target;
     }
     GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kNoInt8Isa), "plain");
     EXPECT_EQ(without.schedule_summary.find("conv int8"), std::string::npos) << without.schedule_summary;
     EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);
     EXPECT_EQ(ir::ToString(without.func).find("dot2_i16("), std::string::npos);
+    // AArch64 without dotprod (a Cortex-A53): the generic templates too.
+    GroupKernel a53 = LowerGroup(fused, fused.groups.back(),
+                                 target::Target::Parse("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a53"), "a53");
+    EXPECT_EQ(a53.schedule_summary.find("conv int8"), std::string::npos) << a53.schedule_summary;
+    if (index == 0) {  // the machine code: sdot on 128-bit registers
+      codegen::LLVMBuildOptions keep;
+      keep.keep_assembly = true;
+      GroupKernel arm = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kArmDotIsa.target), "arm");
+      std::string assembly = codegen::BuildLLVMObject({arm.func}, target::Target::Parse(kArmDotIsa.target), keep).assembly;
+      EXPECT_NE(assembly.find("sdot\t"), std::string::npos);
+      EXPECT_NE(assembly.find(".4s"), std::string::npos);
+    }
     if (index == 5 || index == 9 || index == 10) {  // 7x7 maps, 32 registers: a plane per tap (64 pixels for 49, not 96)
       GroupKernel k = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kEveryIsa[0].target), "taps");
       EXPECT_NE(k.schedule_summary.find("tap_planes=9"), std::string::npos) << k.schedule_summary;
@@ -303,7 +321,7 @@ TEST(QLinearTest, VnniPackingByRowsAndTileEpilogueMatchTheReference) {
       EXPECT_TRUE(CheckOnEveryIsa(finished, options)) << "case " << index;
       Graph fused = testing::Fuse(finished);
       GroupKernel k = LowerGroup(fused, fused.groups.back(),
-                                 target::Target::Parse(kEveryIsa[index % 3].target), "vnni");
+                                 target::Target::Parse(kEveryIsa[index % 4].target), "vnni");
       EXPECT_NE(k.schedule_summary.find("packed by rows, epilogue at the register tile"), std::string::npos)
           << k.schedule_summary;
       // The int32 accumulator exists only as one register tile's local buffer.
@@ -559,6 +577,11 @@ TEST(QLinearTest, VnniMatMulsMatchTheReferenceBitForBit) {
         EXPECT_EQ(pairs.schedule_summary.find("row sums"), std::string::npos) << pairs.schedule_summary;
         EXPECT_NE(ir::ToString(pairs.func).find("dot2_i16("), std::string::npos);
       }
+      // sdot: both operands int8, uint8 ones shifted; the same zero-point terms as VNNI.
+      GroupKernel arm = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kArmDotIsa.target), "arm");
+      EXPECT_NE(arm.schedule_summary.find(kArmDotIsa.matmul_summary), std::string::npos) << arm.schedule_summary;
+      EXPECT_EQ(arm.schedule_summary.find("row sums") != std::string::npos, row_sums) << arm.schedule_summary;
+      EXPECT_NE(ir::ToString(arm.func).find("dot4_s8s8("), std::string::npos);
       GroupKernel without = LowerGroup(fused, fused.groups.back(), target::Target::Parse(kNoInt8Isa), "plain");
       EXPECT_EQ(without.schedule_summary.find("matmul int8"), std::string::npos) << without.schedule_summary;
       EXPECT_EQ(ir::ToString(without.func).find("dot4_u8s8("), std::string::npos);

@@ -34,8 +34,10 @@ struct VnniPlan {
   const vnni::Isa* isa = nullptr;
   int64_t lanes() const { return isa->lanes; }  // int32 lanes (pixels) per accumulator vector
   // The packed activations' type (a depthwise conv packs it too): int16 when the ISA's
-  // operands are centred, whose padding is then 0, else uint8 padded with the zero point.
+  // operands are centred, whose padding is then 0, else the ISA's 8-bit type (uint8 for
+  // VNNI, int8 for sdot) padded with the zero point, both shifted by x_shift.
   ir::DType packed() const { return isa->a_type; }
+  int64_t x_shift = 0;  // added to the 8-bit activations as packed (Isa::ShiftFrom)
   int64_t n = 0, c = 0, c4 = 0, oc = 0, oc_padded = 0, kh = 0, kw = 0, oh = 0, ow = 0;
   // Input channels per packed group: isa->group (vpdpbusd's groups of four, vpmaddwd's
   // pairs) or, for a depthwise conv, 1 (each channel its own plane); c4 is the number of groups.
@@ -166,9 +168,17 @@ ir::Stmt PackGroup(const VnniPlan& p, const ir::Buffer& xb, const Expr& x_offset
   };
   auto splat = [&](int64_t n) { return n == 1 ? pad : Broadcast::make(pad, static_cast<int>(n)); };
   auto packed = [&](const Expr& x, int64_t n) {  // loaded input values as packed
-    if (p.packed() == kU8) return x;
+    auto wide = [&](int64_t v) {
+      Expr c = make_const(kI16, static_cast<double>(v));
+      return n == 1 ? c : Broadcast::make(c, static_cast<int>(n));
+    };
+    const DType i16 = DType::Int(16, static_cast<int>(n));
+    if (!p.isa->centred) {
+      if (p.x_shift == 0) return x;
+      return Expr(cast(p.packed().with_lanes(static_cast<int>(n)), cast(i16, x) + wide(p.x_shift)));
+    }
     Expr zp = n == 1 ? x_zp : Broadcast::make(x_zp, static_cast<int>(n));
-    return Expr(cast(DType::Int(16, static_cast<int>(n)), x) - zp);
+    return Expr(cast(i16, x) - zp);
   };
   std::vector<Stmt> phases;
   for (int64_t ph = 0; ph < p.phases; ++ph) {
@@ -253,9 +263,9 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   const Tensor& x = ctx.input(in.x);
   const graph::Tensor* wc = ctx.constant(in.w);
   ir::DType wt = ctx.input(in.w).dtype();
-  // vpdpbusd multiplies uint8 by int8; centred int16 operands take either 8-bit type.
-  if (wc == nullptr || (isa->centred ? (!IsInt8Type(x.dtype()) || !IsInt8Type(wt)) : (x.dtype() != kU8 || wt != kS8)))
-    return Tensor();
+  // vpdpbusd multiplies uint8 by int8, sdot int8 by int8: 8-bit activations of the other
+  // type are packed shifted (Isa::ShiftFrom); centred int16 operands take either 8-bit type.
+  if (wc == nullptr || !IsInt8Type(x.dtype()) || (isa->centred ? !IsInt8Type(wt) : wt != kS8)) return Tensor();
   int64_t groups = ctx.attrs().GetInt("group", 1);
   bool depthwise = groups != 1;
   const graph::Tensor* wz = nullptr;
@@ -277,6 +287,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   VnniPlan p;
   p.isa = isa;
+  p.x_shift = isa->ShiftFrom(x.dtype());
   p.n = xs[0];
   p.c = xs[1];
   p.depthwise = depthwise;
@@ -425,7 +436,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
         }
       }
     }
-    compensation.mutable_data<int32_t>()[o] = static_cast<int32_t>(x_zp * sum);
+    compensation.mutable_data<int32_t>()[o] = static_cast<int32_t>((x_zp + p.x_shift) * sum);
   }
   Tensor wp = ctx.AddConstant(name + "_w_vnni", packed);
   Tensor comp = isa->centred ? Tensor() : ctx.AddConstant(name + "_zp_compensation", compensation);
@@ -437,7 +448,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // one channel group per tile, or one image per tile when the channels are not whole
   // groups; otherwise (an input computed inside the group) it is an elementwise stage.
   Expr zp = ir::make_const(x.dtype(), static_cast<double>(x_zp));
-  Expr pad = ir::make_const(p.packed(), isa->centred ? 0.0 : static_cast<double>(x_zp));
+  Expr pad = ir::make_const(p.packed(), isa->centred ? 0.0 : static_cast<double>(x_zp + p.x_shift));
   Expr zp16 = ir::make_const(kI16, static_cast<double>(x_zp));
   std::vector<int64_t> spatial{xs[2], xs[3]};
   const int64_t gc = p.group_channels;
@@ -451,6 +462,7 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     if (all_groups) valid = c < p.c && valid;
     Expr read = PaddedRead(xt, {i[0], all_groups ? ir::min(c, I(p.c - 1)) : c, row, col}, 2, spatial, zp);
     if (isa->centred) read = ir::cast(kI16, read) - zp16;
+    if (p.x_shift != 0) read = ir::cast(p.packed(), ir::cast(kI16, read) + ir::make_const(kI16, static_cast<double>(p.x_shift)));
     return ir::select(valid, read, pad);
   };
   Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, gc}),

@@ -1,5 +1,6 @@
-// int8 convolutions with AVX512-VNNI (or AVX2): the integer accumulator of ConvInteger and
-// QLinearConv (core/ops/qlinear.h) as vpdpbusd (or vpmaddwd) register tiles.
+// int8 convolutions with AVX512-VNNI (or AVX2, or AArch64's dotprod): the integer accumulator
+// of ConvInteger and QLinearConv (core/ops/qlinear.h) as vpdpbusd (or vpmaddwd, or sdot)
+// register tiles.
 //
 // Why a separate template: the generic integer conv widens operands to int32 and
 // multiplies with vpmulld, 16 products per instruction; vpdpbusd (the loop-IR
@@ -62,10 +63,16 @@
 // vectors with AVX2 (16 registers: at most 3 pixel vectors, 12 accumulators). A depthwise
 // conv packs its planes centred too.
 //
-// Applies where the target has avx512vnni, x is uint8 with a constant scalar zero
-// point, w is constant int8 (with zero zero points unless depthwise), group == 1 or
-// depthwise, 2-D, and the output has more than one vector of pixels; with AVX2 or
-// AVX-512BW, x and w may each be uint8 or int8 and w's constant zero points anything.
+// On AArch64 with dotprod (Cortex-A55/A76-class phones) the same planes, packing, tiles and
+// epilogue use sdot (dot4_s8s8): 4-lane int32 vectors, 32 registers, both operands int8;
+// uint8 activations are packed minus 128 (bit 7 flipped), the zero point with them, so the
+// padding and the compensation term are VNNI's with the shifted zero point (int8 activations
+// on VNNI are packed plus 128 the same way).
+//
+// Applies where the target has avx512vnni or (AArch64) dotprod, x is uint8 or int8 with a
+// constant scalar zero point, w is constant int8 (with zero zero points unless depthwise),
+// group == 1 or depthwise, 2-D, and the output has more than one vector of pixels; with
+// AVX2 or AVX-512BW, w may also be uint8 and its constant zero points anything.
 // Everything else keeps the generic template.
 #ifndef AGATE_CORE_OPS_QLINEAR_VNNI_H_
 #define AGATE_CORE_OPS_QLINEAR_VNNI_H_

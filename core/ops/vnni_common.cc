@@ -11,15 +11,24 @@ namespace {
 const Isa kVnni512{"vnni", "vpdpbusd", 16, 4, kU8, kS8, false, 32};
 const Isa kAvx512Pairs{"avx512bw", "vpmaddwd", 16, 2, kI16, kI16, true, 32};
 const Isa kAvx2Pairs{"avx2", "vpmaddwd", 8, 2, kI16, kI16, true, 16};
+const Isa kArmDot{"dotprod", "sdot", 4, 4, kS8, kS8, false, 32};
 
 }  // namespace
 
 ir::Expr Isa::Dot(const ir::Expr& acc, const ir::Expr& a, const ir::Expr& b) const {
-  return group == 4 ? ir::dot4_u8s8(acc, a, b) : ir::dot2_i16(acc, a, b);
+  if (group == 2) return ir::dot2_i16(acc, a, b);
+  return a_type == kS8 ? ir::dot4_s8s8(acc, a, b) : ir::dot4_u8s8(acc, a, b);
+}
+
+int64_t Isa::ShiftFrom(ir::DType t) const {
+  if (centred || t == a_type) return 0;
+  return a_type == kS8 ? -128 : 128;
 }
 
 const Isa* PickIsa(const target::Target& target) {
-  if (target.kind() == target::TargetKind::kCUDA || target.arch() != target::Arch::kX86_64) return nullptr;
+  if (target.kind() == target::TargetKind::kCUDA) return nullptr;
+  if (target.arch() == target::Arch::kAArch64) return target.HasFeature("dotprod") ? &kArmDot : nullptr;
+  if (target.arch() != target::Arch::kX86_64) return nullptr;
   if (target.HasFeature("avx512vnni")) return &kVnni512;
   if (target.HasFeature("avx512bw")) return &kAvx512Pairs;
   if (target.HasFeature("avx2")) return &kAvx2Pairs;

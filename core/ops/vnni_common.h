@@ -18,6 +18,11 @@
 //    remains. Not vpmaddubsw: its 16-bit pair sums saturate (255 x 127 x 2 > 32767), which
 //    changes results; ONNX Runtime takes that risk on AVX2 (its reduce_range option), agate
 //    does not.
+//  * AArch64 with the dotprod extension (Armv8.2-A and later: the Cortex-A55/A75 class of
+//    Android phones and up): sdot (dot4_s8s8), 16 s8 x s8 products into 4 int32 lanes per
+//    128-bit instruction; both operands int8: uint8 activations (and uint8 weights, as on
+//    VNNI) are packed shifted by -128 (bit 7 flipped), their zero point with them, so the
+//    compensation terms are those of VNNI with the shifted zero point.
 //
 // Ownership: everything here is a value (IR nodes are immutable, shared by reference count);
 // the accumulator buffer a RegisterTile names is allocated by the statement Around() returns
@@ -68,11 +73,16 @@ struct Isa {
   // acc (int32 x lanes) plus the group-wise products of a and b (either may be one group,
   // broadcast to every lane).
   ir::Expr Dot(const ir::Expr& acc, const ir::Expr& a, const ir::Expr& b) const;
+  // What 8-bit activations of type `t` are shifted by when packed as a_type (their zero point
+  // with them): +128 for int8 into VNNI's uint8, -128 for uint8 into sdot's int8; 0 when the
+  // types agree or the operands are centred.
+  int64_t ShiftFrom(ir::DType t) const;
 };
 
 // The instruction set the int8 templates use on `target`: VNNI where it has avx512vnni,
-// else int16 pairs where it has avx512bw (16 lanes) or avx2 (8 lanes); nullptr elsewhere
-// (CUDA, other architectures, older x86): the generic templates.
+// else int16 pairs where it has avx512bw (16 lanes) or avx2 (8 lanes); sdot on AArch64 with
+// dotprod; nullptr elsewhere (CUDA, 32-bit Arm, AArch64 without dotprod, older x86): the
+// generic templates.
 const Isa* PickIsa(const target::Target& target);
 
 // `n` consecutive indices from `base` (a scalar index: one lane).

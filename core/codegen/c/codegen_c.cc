@@ -375,7 +375,7 @@ class CodeGenC {
            n + ")))";
   }
 
-  // dot4_u8s8 and dot2_i16 lane by lane: the products fit an int32; their sum is added to
+  // dot4_u8s8, dot4_s8s8 and dot2_i16 lane by lane: the products fit an int32; their sum is added to
   // the accumulator through uint32_t, which wraps like vpdpbusd and pmaddwd (signed overflow
   // would be undefined; the sum itself is exact modulo 2^32, see core/ir/expr.h).
   std::string PrintDot(const ir::Call* op, const std::string& lane) {
@@ -431,6 +431,7 @@ class CodeGenC {
       case ir::CallOp::kShiftLeft:
       case ir::CallOp::kShiftRight: break;
       case ir::CallOp::kDot4U8S8:
+      case ir::CallOp::kDot4S8S8:
       case ir::CallOp::kDot2I16: break;
       case ir::CallOp::kSyncThreads:
       case ir::CallOp::kShuffleXor:

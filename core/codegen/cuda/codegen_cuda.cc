@@ -501,6 +501,7 @@ class CodeGenCuda {
                ")))";
       }
       case ir::CallOp::kDot4U8S8:
+      case ir::CallOp::kDot4S8S8:
       case ir::CallOp::kDot2I16: {
         // Lane by lane (each product fits an int; the sums wrap through unsigned).
         const int group = ir::DotGroup(op->op);

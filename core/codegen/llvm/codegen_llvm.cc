@@ -9,6 +9,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 
@@ -820,7 +821,7 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
           << "kernel " << kernel_name_ << ": reinterpret of bool values";
       return builder_.CreateBitCast(args[0], LLVMType(t));
     }
-    if (op->op == ir::CallOp::kDot4U8S8) return EmitDot4(op, args);
+    if (op->op == ir::CallOp::kDot4U8S8 || op->op == ir::CallOp::kDot4S8S8) return EmitDot4(op, args);
     if (op->op == ir::CallOp::kDot2I16) return EmitDot2(op, args);
     if (t.code() == ir::TypeCode::kBFloat) {
       // Compute in float32 and round back.
@@ -832,13 +833,28 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
   }
 
   // dot4_u8s8 (core/ir/expr.h): vpdpbusd where the target has VNNI for this width
-  // (512 bits: avx512vnni; 256/128: avx512vnni with avx512vl, or avxvnni), else an exact
-  // widening sequence (zero- and sign-extend to i32, multiply, add the four products of
-  // each lane; no pmaddubsw, whose 16-bit sums saturate).
+  // (512 bits: avx512vnni; 256/128: avx512vnni with avx512vl, or avxvnni), usdot on AArch64
+  // with i8mm; dot4_s8s8: sdot on AArch64 with dotprod (128 or 64 bits). Elsewhere an
+  // exact widening sequence (extend to i32, multiply, add the four products of each lane;
+  // no pmaddubsw, whose 16-bit sums saturate).
   Value* EmitDot4(const ir::Call* op, std::vector<Value*> args) {
     int n = op->dtype.lanes();
     for (int i : {1, 2}) {
       if (op->args[i].dtype().lanes() == 4 && n > 1) args[i] = BroadcastGroup(args[i], n);
+    }
+    const bool signed_a = op->op == ir::CallOp::kDot4S8S8;
+    if (target_.arch() == target::Arch::kAArch64 && (n == 4 || n == 2)) {
+      llvm::Intrinsic::ID arm = llvm::Intrinsic::not_intrinsic;
+      if (signed_a && target_.HasFeature("dotprod")) arm = llvm::Intrinsic::aarch64_neon_sdot;
+      if (!signed_a && target_.HasFeature("i8mm")) arm = llvm::Intrinsic::aarch64_neon_usdot;
+      if (arm != llvm::Intrinsic::not_intrinsic) {
+        return builder_.CreateIntrinsic(arm, {args[0]->getType(), args[1]->getType()}, {args[0], args[1], args[2]});
+      }
+    }
+    llvm::Type* wide = LLVMType(DType::Int(32, 4 * n));
+    if (signed_a) {
+      return AddGroupProducts(args[0], builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide)),
+                              n, 4);
     }
     bool x86 = target_.HasFeature("avx512vnni") || target_.HasFeature("avxvnni");
     bool vl = target_.HasFeature("avx512vnni") && target_.HasFeature("avx512vl");
@@ -851,7 +867,6 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
       return builder_.CreateIntrinsic(id, {}, {args[0], builder_.CreateBitCast(args[1], words),
                                                builder_.CreateBitCast(args[2], words)});
     }
-    llvm::Type* wide = LLVMType(DType::Int(32, 4 * n));
     return AddGroupProducts(args[0], builder_.CreateMul(builder_.CreateZExt(args[1], wide), builder_.CreateSExt(args[2], wide)),
                             n, 4);
   }

@@ -416,31 +416,53 @@ TEST(CodeGenLLVMTest, SharedObjectsForLinuxTargetsOnly) {
   }
 }
 
+// Every kernel case built for AArch64 runs under qemu: on plain NEON (the dot products as
+// widening sequences), and with dotprod and i8mm on qemu's "max" CPU (dot4_s8s8 as sdot,
+// dot4_u8s8 as usdot).
 TEST(CodeGenLLVMTest, AArch64KernelsRunUnderQemu) {
   if (!testing::HaveTool("aarch64-linux-gnu-gcc") || !testing::HaveTool("qemu-aarch64-static")) {
     GTEST_SKIP() << "needs aarch64-linux-gnu-gcc (gcc-aarch64-linux-gnu) and qemu-aarch64-static (qemu-user-static)";
   }
-  std::string dir = testing::MakeTempDir();
-  target::Target a64 = target::Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
-  testing::WriteTextFile(dir + "/kernels.o", BuildLLVMObject(AllKernelFuncs(), a64).object);
-  testing::WriteTextFile(dir + "/driver.c", testing::DriverSource(AllKernelFuncs()));
-  std::string log;
-  int status = testing::RunCommand("aarch64-linux-gnu-gcc -std=c99 -O1 -static -I" + testing::KernelAbiIncludeDir() + " " +
-                                       dir + "/driver.c " + dir + "/kernels.o -o " + dir + "/driver -lm",
-                                   &log);
-  ASSERT_EQ(status, 0) << log;
-  for (const KernelCase& c : AllKernelCases()) {
-    std::vector<testing::HostArray> args = c.make_args();
-    testing::WriteArgsFile(dir + "/in.bin", args, static_cast<uint64_t>(c.func.workspace_bytes));
-    std::string run_log;
-    ASSERT_EQ(testing::RunCommand("qemu-aarch64-static " + dir + "/driver " + c.func.name + " " + dir + "/in.bin " + dir +
-                                      "/out.bin",
-                                  &run_log),
-              0)
-        << run_log;
-    int32_t kernel_status = testing::ReadResultsFile(dir + "/out.bin", &args);
-    EXPECT_EQ(testing::CheckOutputs(c, kernel_status, args), "") << "aarch64 " << c.func.name;
+  for (auto [mattr, cpu] : {std::pair<std::string, std::string>{"+neon", ""}, {"+neon,+dotprod,+i8mm", " -cpu max"}}) {
+    std::string dir = testing::MakeTempDir();
+    target::Target a64 = target::Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=" + mattr);
+    testing::WriteTextFile(dir + "/kernels.o", BuildLLVMObject(AllKernelFuncs(), a64).object);
+    testing::WriteTextFile(dir + "/driver.c", testing::DriverSource(AllKernelFuncs()));
+    std::string log;
+    int status = testing::RunCommand("aarch64-linux-gnu-gcc -std=c99 -O1 -static -I" + testing::KernelAbiIncludeDir() +
+                                         " " + dir + "/driver.c " + dir + "/kernels.o -o " + dir + "/driver -lm",
+                                     &log);
+    ASSERT_EQ(status, 0) << log;
+    for (const KernelCase& c : AllKernelCases()) {
+      std::vector<testing::HostArray> args = c.make_args();
+      testing::WriteArgsFile(dir + "/in.bin", args, static_cast<uint64_t>(c.func.workspace_bytes));
+      std::string run_log;
+      ASSERT_EQ(testing::RunCommand("qemu-aarch64-static" + cpu + " " + dir + "/driver " + c.func.name + " " + dir +
+                                        "/in.bin " + dir + "/out.bin",
+                                    &run_log),
+                0)
+          << run_log;
+      int32_t kernel_status = testing::ReadResultsFile(dir + "/out.bin", &args);
+      EXPECT_EQ(testing::CheckOutputs(c, kernel_status, args), "") << "aarch64 " << mattr << " " << c.func.name;
+    }
   }
+}
+
+// On AArch64 the 8-bit dot products are sdot (dot4_s8s8, with dotprod) and usdot
+// (dot4_u8s8, with i8mm) on 128-bit vectors; without those extensions, widening sequences.
+TEST(CodeGenLLVMTest, Dot4IsSdotOrUsdotOnAArch64) {
+  std::vector<KernelCase> cases = AllKernelCases();
+  const KernelCase* s8 = FindCase(cases, "dot4_s8s8");
+  const KernelCase* u8 = FindCase(cases, "dot4_u8s8");
+  ASSERT_NE(s8, nullptr);
+  ASSERT_NE(u8, nullptr);
+  std::string with = AssemblyOf(s8->func, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod");
+  EXPECT_NE(with.find("sdot\tv"), std::string::npos) << with;
+  EXPECT_EQ(AssemblyOf(s8->func, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon").find("sdot"), std::string::npos);
+  std::string i8mm = AssemblyOf(u8->func, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+i8mm");
+  EXPECT_NE(i8mm.find("usdot\tv"), std::string::npos) << i8mm;
+  EXPECT_EQ(AssemblyOf(u8->func, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod").find("usdot"),
+            std::string::npos);
 }
 
 TEST(CodeGenLLVMTest, CortexMObjectsLinkIntoFirmware) {

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <fstream>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -339,16 +341,23 @@ KernelCase DotCase(const DotSpec& spec) {
 // The 4-way u8 x s8 dot product at every width a schedule uses (16, 8, 4 lanes and
 // scalar), in its broadcast form, at the extremes (255 x -128 and 255 x 127 next to
 // accumulators that wrap past INT32_MIN and INT32_MAX) and on mixed values.
-KernelCase Dot4U8S8() {
+// What the two 4-way 8-bit dot products' cases share: three rows of 64 operands, the
+// broadcast group every 4.
+DotSpec Dot4Spec(const char* name, DType a_type, std::function<Expr(Expr, Expr, Expr)> dot) {
   DotSpec spec;
-  spec.name = "dot4_u8s8";
+  spec.name = name;
   spec.group = 4;
-  spec.a_type = DType::UInt(8);
+  spec.a_type = a_type;
   spec.b_type = DType::Int(8);
   spec.rows = 3;
   spec.row_in = 64;
   spec.broadcast_stride = 4;
-  spec.dot = [](Expr acc, Expr a, Expr b) { return dot4_u8s8(acc, a, b); };
+  spec.dot = std::move(dot);
+  return spec;
+}
+
+KernelCase Dot4U8S8() {
+  DotSpec spec = Dot4Spec("dot4_u8s8", DType::UInt(8), [](Expr acc, Expr a, Expr b) { return dot4_u8s8(acc, a, b); });
   spec.fill = [](std::vector<HostArray>& args) {
     const int per_row = 45;
     for (int k = 0; k < 64; ++k) {
@@ -362,6 +371,30 @@ KernelCase Dot4U8S8() {
     for (int k = 0; k < per_row; ++k) {
       args[2].as<int32_t>()[k] = std::numeric_limits<int32_t>::min() + 1000 * k;  // wraps below INT32_MIN
       args[2].as<int32_t>()[per_row + k] = std::numeric_limits<int32_t>::max() - 1000 * k;  // wraps above INT32_MAX
+      args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
+    }
+  };
+  return DotCase(spec);
+}
+
+// The 4-way s8 x s8 dot product (AArch64's sdot) at the same widths, in its broadcast form,
+// at the extremes (-128 x -128, whose four products sum to 65536, and 127 x -128, next to
+// accumulators that wrap past INT32_MAX and INT32_MIN) and on mixed values.
+KernelCase Dot4S8S8() {
+  DotSpec spec = Dot4Spec("dot4_s8s8", DType::Int(8), [](Expr acc, Expr a, Expr b) { return dot4_s8s8(acc, a, b); });
+  spec.fill = [](std::vector<HostArray>& args) {
+    const int per_row = 45;
+    for (int k = 0; k < 64; ++k) {
+      args[0].as<int8_t>()[k] = -128;
+      args[1].as<int8_t>()[k] = -128;
+      args[0].as<int8_t>()[64 + k] = 127;
+      args[1].as<int8_t>()[64 + k] = -128;
+      args[0].as<int8_t>()[128 + k] = static_cast<int8_t>((k * 97 + 13) % 256 - 128);
+      args[1].as<int8_t>()[128 + k] = static_cast<int8_t>((k * 59 + 7) % 256 - 128);
+    }
+    for (int k = 0; k < per_row; ++k) {
+      args[2].as<int32_t>()[k] = std::numeric_limits<int32_t>::max() - 1000 * k;  // wraps above INT32_MAX
+      args[2].as<int32_t>()[per_row + k] = std::numeric_limits<int32_t>::min() + 1000 * k;  // wraps below INT32_MIN
       args[2].as<int32_t>()[2 * per_row + k] = k * 12345 - 200000;
     }
   };
@@ -539,7 +572,7 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 }  // namespace
 
 std::vector<KernelCase> AllKernelCases() {
-  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot2I16(), StridedPredicated(),
+  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot4S8S8(), Dot2I16(), StridedPredicated(),
           WorkspaceReverse(), OddWidths(), FailingAssert()};
 }
 

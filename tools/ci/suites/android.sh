@@ -4,7 +4,8 @@
 # then the demo, compiled for aarch64, runs under qemu-aarch64 in a C program linked against that
 # runtime: through the default kernel loader (memfd), through a kernel directory (the loader for
 # Android before API 30), and refused with a clear message when built for x86-64 or for CPU
-# features the emulated CPU (Cortex-A53) lacks. Last, the Java binding's JUnit tests run on an
+# features the emulated CPU (Cortex-A53) lacks; the demo quantized to int8 for a Cortex-A76 (sdot)
+# runs under qemu as one. Last, the Java binding's JUnit tests run on an
 # arm64 JDK under qemu-aarch64, loading the arm64 JNI and runtime libraries from the jar the way an
 # app does: Debian's openjdk-17-jre-headless:arm64 (and zlib1g:arm64) are fetched with apt into a
 # private state directory and unpacked, never installed (no foreign architecture is added to the
@@ -71,6 +72,31 @@ note $? "an x86-64 module is refused naming both architectures ($(cat "$WORK/err
 run_arm "$WORK/sve.agm" "${IO[@]}" 2>"$WORK/err.txt"
 [ $? -ne 0 ] && grep -q "CPU features .*sve2.* that this CPU lacks" "$WORK/err.txt"
 note $? "an SVE2 module is refused on a Cortex-A53 naming the features (getauxval)"
+
+# int8 on phones with the dotprod extension (Cortex-A55/A76 and later): the demo quantized by agate
+# (post-training, 8 random calibration samples) and compiled for a Cortex-A76 takes the sdot conv and
+# matmul templates; under qemu-aarch64 as a Cortex-A76 its output equals, within the demo's
+# tolerance, the same int8 model compiled for this x86 host and run by agate (integer-exact
+# kernels on both: the float steps around them differ by rounding only); a Cortex-A53 refuses it.
+/usr/bin/python3 -c "
+import numpy as np
+np.savez('$WORK/calib.npz', input=np.random.RandomState(0).randn(8, 1, 3, 32, 32).astype(np.float32))
+np.savez('$WORK/in.npz', input=np.fromfile('${IO[0]}', dtype=np.float32).reshape(1, 3, 32, 32))" &&
+  "$BIN" compile examples/demo/demo_cnn.onnx -o "$WORK/int8_a76.agm" --quantize int8 --calibration "$WORK/calib.npz" \
+    --target "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a76" >"$WORK/int8.log" 2>&1 &&
+  [ "$(grep -c "int8 dotprod (sdot)" "$WORK/int8.log")" -ge 5 ] &&
+  "$BIN" compile examples/demo/demo_cnn.onnx -o "$WORK/int8_host.agm" --quantize int8 --calibration "$WORK/calib.npz" \
+    >/dev/null 2>&1 &&
+  "$BIN" run "$WORK/int8_host.agm" --inputs "$WORK/in.npz" --outputs "$WORK/int8_host.npz" >/dev/null &&
+  /usr/bin/python3 -c "
+import numpy as np
+np.load('$WORK/int8_host.npz')['output'].astype(np.float32).tofile('$WORK/int8_expected.bin')"
+note $? "the demo quantized to int8 and compiled for a Cortex-A76: its convs and matmul use sdot ($(grep -c "int8 dotprod (sdot)" "$WORK/int8.log") kernels)"
+QEMU_CPU=cortex-a76 run_arm "$WORK/int8_a76.agm" "${IO[0]}" "$WORK/int8_expected.bin"
+note $? "the sdot int8 module under qemu-aarch64 (Cortex-A76) matches the same int8 model on this x86 host"
+QEMU_CPU=cortex-a53 run_arm "$WORK/int8_a76.agm" "${IO[0]}" "$WORK/int8_expected.bin" 2>"$WORK/err.txt"
+[ $? -ne 0 ] && grep -q "CPU features .*dotprod.* that this CPU lacks" "$WORK/err.txt"
+note $? "the sdot module is refused on a Cortex-A53 naming dotprod"
 
 # ---- JUnit on an arm64 JDK under qemu-aarch64
 JDK_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/agate/arm64-jdk"
