@@ -462,7 +462,9 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
     if (all_groups) valid = c < p.c && valid;
     Expr read = PaddedRead(xt, {i[0], all_groups ? ir::min(c, I(p.c - 1)) : c, row, col}, 2, spatial, zp);
     if (isa->centred) read = ir::cast(kI16, read) - zp16;
-    if (p.x_shift != 0) read = ir::cast(p.packed(), ir::cast(kI16, read) + ir::make_const(kI16, static_cast<double>(p.x_shift)));
+    if (p.x_shift != 0) {
+      read = ir::cast(p.packed(), ir::cast(kI16, read) + ir::make_const(kI16, static_cast<double>(p.x_shift)));
+    }
     return ir::select(valid, read, pad);
   };
   Tensor xp = te::compute(ToExprShape({p.n, p.c4, p.phases, p.plane, gc}),

@@ -853,8 +853,8 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     }
     llvm::Type* wide = LLVMType(DType::Int(32, 4 * n));
     if (signed_a) {
-      return AddGroupProducts(args[0], builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide)),
-                              n, 4);
+      Value* products = builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide));
+      return AddGroupProducts(args[0], products, n, 4);
     }
     bool x86 = target_.HasFeature("avx512vnni") || target_.HasFeature("avxvnni");
     bool vl = target_.HasFeature("avx512vnni") && target_.HasFeature("avx512vl");

@@ -572,7 +572,8 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 }  // namespace
 
 std::vector<KernelCase> AllKernelCases() {
-  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot4S8S8(), Dot2I16(), StridedPredicated(),
+  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot4S8S8(), Dot2I16(),
+          StridedPredicated(),
           WorkspaceReverse(), OddWidths(), FailingAssert()};
 }
 
