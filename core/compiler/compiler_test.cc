@@ -61,6 +61,26 @@ Graph ResidualBlockModel() {
 
 std::string RuntimeError() { return agate_last_error_message(); }
 
+// A module loaded through the C ABI with one executor; both freed with it.
+struct LoadedExecutor {
+  agate_module_t* module = nullptr;
+  agate_executor_t* executor = nullptr;
+  LoadedExecutor() = default;
+  LoadedExecutor(const LoadedExecutor&) = delete;
+  LoadedExecutor& operator=(const LoadedExecutor&) = delete;
+  ~LoadedExecutor() {
+    agate_executor_free(executor);
+    agate_module_free(module);
+  }
+  ::testing::AssertionResult Load(const std::vector<uint8_t>& bytes) {
+    if (agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module) != AGATE_OK ||
+        agate_executor_create(module, nullptr, &executor) != AGATE_OK) {
+      return ::testing::AssertionFailure() << RuntimeError();
+    }
+    return ::testing::AssertionSuccess();
+  }
+};
+
 // Binds `tensor` (host memory, its own shape and dtype) to input `index` of `e`.
 agate_status_t SetInput(agate_executor_t* e, uint32_t index, const Tensor& tensor) {
   std::vector<int64_t> shape = tensor.shape();
@@ -285,11 +305,10 @@ TEST(CompilerTest, ModuleWithOnlyEmptyTensorsRuns) {
   CompileResult result = CompileGraph(onnx_frontend::ImportOnnxModel(b.Build()), CompileOptions());
   EXPECT_TRUE(result.kernels.empty());
   EXPECT_TRUE(result.spec.host_object.empty());
-  agate_module_t* m = nullptr;
-  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-      << RuntimeError();
-  agate_executor_t* e = nullptr;
-  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  LoadedExecutor loaded;
+  ASSERT_TRUE(loaded.Load(result.module));
+  agate_module_t* m = loaded.module;
+  agate_executor_t* e = loaded.executor;
   uint32_t num_inputs = 0;
   agate_module_num_inputs(m, &num_inputs);
   int64_t x_shape[2] = {0, 3};
@@ -313,8 +332,6 @@ TEST(CompilerTest, ModuleWithOnlyEmptyTensorsRuns) {
   agate_tensor_info info;
   agate_module_output_info(m, 0, &info);
   EXPECT_EQ(info.bytes, 0u);
-  agate_executor_free(e);
-  agate_module_free(m);
 }
 
 TEST(CompilerTest, PassThroughInputAsOutputIsRefused) {
@@ -357,11 +374,9 @@ TEST(CompilerTest, RunTimeReshapeOutputReportsItsShapeThroughTheRuntime) {
   EXPECT_EQ(slot % 8, 0u);
   EXPECT_LE(slot + 24, spec.arena_bytes);
 
-  agate_module_t* m = nullptr;
-  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-      << RuntimeError();
-  agate_executor_t* e = nullptr;
-  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  LoadedExecutor loaded;
+  ASSERT_TRUE(loaded.Load(result.module));
+  agate_executor_t* e = loaded.executor;
   Tensor x = RandomTensor({2, 3, 4}, 8);
   std::vector<int64_t> x_shape{2, 3, 4}, shape_shape{3}, target;
   auto bind = [&](uint32_t index, void* data, std::vector<int64_t>* shape, DLDataType dtype) {
@@ -398,8 +413,6 @@ TEST(CompilerTest, RunTimeReshapeOutputReportsItsShapeThroughTheRuntime) {
   EXPECT_EQ(run_with({5, 5, 1}), AGATE_INVALID_ARGUMENT);
   EXPECT_NE(RuntimeError().find("'reshape'"), std::string::npos) << RuntimeError();
   EXPECT_EQ(output_shape(), (std::vector<int64_t>{2, 12, 1}));
-  agate_executor_free(e);
-  agate_module_free(m);
 }
 
 // A Resize whose scales arrive at run time, compiled for the declared output shape: through the
@@ -423,11 +436,9 @@ TEST(CompilerTest, RunTimeScalesAreCheckedAgainstTheDeclaredShape) {
     Tensor want = graph_eval::Interpret(model, {{"x", x}, {"scales", good}}).at("y");
     ExpectClose(RunModule(result.module, {{"x", x}, {"scales", good}}).at("y"), want, "scale " + std::to_string(s));
   }
-  agate_module_t* m = nullptr;
-  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-      << RuntimeError();
-  agate_executor_t* e = nullptr;
-  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  LoadedExecutor loaded;
+  ASSERT_TRUE(loaded.Load(result.module));
+  agate_executor_t* e = loaded.executor;
   Tensor bad = scales({1, 1, 2, 2});
   std::vector<int64_t> x_shape{1, 1, 5, 5}, s_shape{4};
   for (auto [index, tensor, shape] : {std::make_tuple(0u, &x, &x_shape), std::make_tuple(1u, &bad, &s_shape)}) {
@@ -444,8 +455,6 @@ TEST(CompilerTest, RunTimeScalesAreCheckedAgainstTheDeclaredShape) {
   for (const char* fragment : {"'resize'", "scales ('scales')", "[1,1,3,10]"}) {
     EXPECT_NE(RuntimeError().find(fragment), std::string::npos) << RuntimeError();
   }
-  agate_executor_free(e);
-  agate_module_free(m);
 }
 
 // A detector's tail compiled: NonMaxSuppression over random boxes, its selected rows read row for
@@ -490,11 +499,9 @@ TEST(CompilerTest, RowsSelectedAtRunTimeFeedGathersAndArithmetic) {
     CompileOptions options;
     options.fusion = policy;
     CompileResult result = CompileGraph(model, options);
-    agate_module_t* m = nullptr;
-    ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-        << RuntimeError();
-    agate_executor_t* e = nullptr;
-    ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+    LoadedExecutor loaded;
+    ASSERT_TRUE(loaded.Load(result.module));
+    agate_executor_t* e = loaded.executor;
     ASSERT_EQ(SetInput(e, 0, inputs.at("boxes")), AGATE_OK) << RuntimeError();
     ASSERT_EQ(SetInput(e, 1, inputs.at("scores")), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(e), AGATE_OK) << RuntimeError();
@@ -515,8 +522,6 @@ TEST(CompilerTest, RowsSelectedAtRunTimeFeedGathersAndArithmetic) {
                                                       << ")";
       }
     }
-    agate_executor_free(e);
-    agate_module_free(m);
   }
 }
 
@@ -554,11 +559,9 @@ TEST(CompilerTest, BooleanIndexingAsPyTorchExportsIt) {
   for (bool where : {false, true}) {
     Graph g = model(where);
     CompileResult result = CompileGraph(g, CompileOptions{});
-    agate_module_t* m = nullptr;
-    ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-        << RuntimeError();
-    agate_executor_t* e = nullptr;
-    ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+    LoadedExecutor loaded;
+    ASSERT_TRUE(loaded.Load(result.module));
+    agate_executor_t* e = loaded.executor;
     for (double fraction : {0.5, 2.0, -1.0}) {  // random scores, then every score above 0.5, then none
       std::vector<double> scores;
       for (int64_t i = 0; i < n; ++i) scores.push_back(fraction == 0.5 ? score(rng) : fraction);
@@ -589,8 +592,6 @@ TEST(CompilerTest, BooleanIndexingAsPyTorchExportsIt) {
       }
       EXPECT_EQ(row, rows);
     }
-    agate_executor_free(e);
-    agate_module_free(m);
   }
 }
 
@@ -623,11 +624,9 @@ TEST(CompilerTest, BooleanIndexingWithA2DMask) {
     CompileOptions options;
     options.fusion = policy;
     CompileResult result = CompileGraph(g, options);
-    agate_module_t* m = nullptr;
-    ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-        << RuntimeError();
-    agate_executor_t* e = nullptr;
-    ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+    LoadedExecutor loaded;
+    ASSERT_TRUE(loaded.Load(result.module));
+    agate_executor_t* e = loaded.executor;
     for (double fill : {0.5, 2.0, -1.0}) {  // random scores, then every score above 0.5, then none
       std::vector<double> scores;
       for (int64_t i = 0; i < b * n; ++i) scores.push_back(fill == 0.5 ? score(rng) : fill);
@@ -665,8 +664,6 @@ TEST(CompilerTest, BooleanIndexingWithA2DMask) {
         ++row;
       }
     }
-    agate_executor_free(e);
-    agate_module_free(m);
   }
 }
 
@@ -687,11 +684,9 @@ TEST(CompilerTest, RunTimeTopKAlongTheLastAxisFeedsArithmetic) {
   std::vector<double> x;
   for (int i = 0; i < 21; ++i) x.push_back(value(rng));
   CompileResult result = CompileGraph(g, CompileOptions{});
-  agate_module_t* m = nullptr;
-  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &m), AGATE_OK)
-      << RuntimeError();
-  agate_executor_t* e = nullptr;
-  ASSERT_EQ(agate_executor_create(m, nullptr, &e), AGATE_OK) << RuntimeError();
+  LoadedExecutor loaded;
+  ASSERT_TRUE(loaded.Load(result.module));
+  agate_executor_t* e = loaded.executor;
   Tensor xt = Tensor::FromDoubles(graph::DType::Float(32), {3, 7}, x);
   for (int64_t k : {1, 4, 7}) {
     Tensor kt = Tensor::FromInts(graph::DType::Int(64), {1}, {k});
@@ -717,8 +712,6 @@ TEST(CompilerTest, RunTimeTopKAlongTheLastAxisFeedsArithmetic) {
       }
     }
   }
-  agate_executor_free(e);
-  agate_module_free(m);
 }
 
 // Such an output may not feed a batch-variant module or a target without an OS.
