@@ -54,6 +54,23 @@ TEST(AnalyzerTest, ConstantFolding) {
   EXPECT_EQ(ToString(Simplify(ir::select(Expr(1) < Expr(2), x, x * 2.0f))), "x");
 }
 
+// A reduction whose body is one dot product with a zero accumulator accumulates in the
+// intrinsic itself (SMLAD's, vpdpbusd's accumulator operand), on either side of the +.
+TEST(AnalyzerTest, AdditionToADotProductOfZeroBecomesItsAccumulator) {
+  Var acc("acc", ir::DType::Int(32));
+  Var a("a", ir::DType::Int(16, 2)), b("b", ir::DType::Int(16, 2));
+  Expr zero = ir::make_zero(ir::DType::Int(32));
+  EXPECT_EQ(ToString(Simplify(acc + ir::dot2_i16(zero, a, b))), "dot2_i16(acc, a, b)");
+  EXPECT_EQ(ToString(Simplify(ir::dot2_i16(zero, a, b) + acc)), "dot2_i16(acc, a, b)");
+  Var acc4("acc4", ir::DType::Int(32, 4));
+  Var u("u", ir::DType::UInt(8, 16)), s("s", ir::DType::Int(8, 16));
+  Expr zeros = ir::make_zero(ir::DType::Int(32, 4));
+  EXPECT_EQ(ToString(Simplify(acc4 + ir::dot4_u8s8(zeros, u, s))), "dot4_u8s8(acc4, u, s)");
+  // A non-zero accumulator, or a subtraction, stays as it is.
+  EXPECT_EQ(ToString(Simplify(acc + ir::dot2_i16(Expr(1), a, b))), "acc + dot2_i16(1, a, b)");
+  EXPECT_EQ(ToString(Simplify(acc - ir::dot2_i16(zero, a, b))), "acc - dot2_i16(0, a, b)");
+}
+
 TEST(AnalyzerTest, LoopsOfExtentOneAndDeadBranchesVanish) {
   ir::Buffer c = ir::CreateBuffer("C", ir::DType::Float(32), {Expr(64)});
   Var i("i"), j("j");

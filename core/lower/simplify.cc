@@ -61,6 +61,11 @@ class SimplifyMutator : public IRMutator {
 
   Expr AddSub(const Expr& a0, const Expr& b0, int sign, const Expr& self) {
     Expr a = VisitExpr(a0), b = VisitExpr(b0);
+    if (sign > 0) {
+      Expr into = AccumulateIntoDot(a, b);
+      if (!into.defined()) into = AccumulateIntoDot(b, a);
+      if (into.defined()) return into;
+    }
     if (IsIndexLike(self.dtype())) {
       Linear l = ToLinear(a);
       l.Append(ToLinear(b), sign);
@@ -80,6 +85,17 @@ class SimplifyMutator : public IRMutator {
     }
     if (a.same_as(a0) && b.same_as(b0)) return self;
     return sign > 0 ? Add::make(a, b) : Sub::make(a, b);
+  }
+
+  // acc + dot(0, x, y) is dot(acc, x, y) (the dot-product intrinsics wrap modulo 2^32 like the
+  // addition): a reduction whose body is one dot product, as the Cortex-M int8 conv's, then
+  // accumulates in the instruction itself (SMLAD's third operand, vpdpbusd's destination).
+  static Expr AccumulateIntoDot(const Expr& acc, const Expr& dot) {
+    const Call* call = dot.as<Call>();
+    if (call == nullptr || DotGroup(call->op) == 0 || !is_zero(call->args[0]) || acc.dtype() != dot.dtype()) {
+      return Expr();
+    }
+    return Call::make(dot.dtype(), call->op, {acc, call->args[1], call->args[2]});
   }
 
   Expr FloatConst(DType t, double v) {
@@ -338,8 +354,28 @@ class SimplifyMutator : public IRMutator {
     if (is_const_int(c, &x) && c.dtype().is_scalar()) return VisitExpr(x ? op->true_value : op->false_value);
     Expr t = VisitExpr(op->true_value), f = VisitExpr(op->false_value);
     if (StructuralEqual(t, f)) return t;
+    Expr pair = AdjacentPairLoad(c, t, f);
+    if (pair.defined()) return pair;
     if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) return self;
     return Select::make(c, t, f);
+  }
+
+  // select(ramp(0, 1, 2) == 0, broadcast(B[i]), broadcast(B[i + 1])): the two-lane vector of
+  // consecutive elements (as the Cortex-M int8 conv pairs its weights) is one vector load
+  // B[ramp(i, 1, 2)], which code generators emit as one 32-bit load.
+  Expr AdjacentPairLoad(const Expr& condition, const Expr& first, const Expr& second) {
+    const EQ* eq = condition.as<EQ>();
+    const Broadcast *a = first.as<Broadcast>(), *b = second.as<Broadcast>();
+    if (eq == nullptr || a == nullptr || b == nullptr || a->lanes != 2) return Expr();
+    const Ramp* lane = eq->a.as<Ramp>();
+    if (lane == nullptr || !is_zero(lane->base) || !is_one(lane->stride) || !is_zero(eq->b)) return Expr();
+    const Load *la = a->value.as<Load>(), *lb = b->value.as<Load>();
+    if (la == nullptr || lb == nullptr || la->buffer.get() != lb->buffer.get() || la->predicate.defined() ||
+        lb->predicate.defined() || !la->index.dtype().is_scalar()) {
+      return Expr();
+    }
+    if (!is_one(VisitExpr(lb->index - la->index))) return Expr();
+    return Load::make(la->buffer, Ramp::make(la->index, make_const(la->index.dtype(), 1), 2));
   }
 
   Expr VisitExpr_(const Cast* op, const Expr& self) override {

@@ -53,10 +53,51 @@ CentredWeights CentreWeights(const graph::Tensor& w, const graph::Tensor* w_zp, 
   return out;
 }
 
+// The int16x2 value (a, b): lane 0 a, lane 1 b. The loop IR has no vector constructor; a
+// select on the lane index folds to one in every backend (LLVM: two insertelements, then
+// SMLAD's 32-bit operand; C: each lane printed on its own).
+Expr Int16Pair(const Expr& a, const Expr& b) {
+  const ir::DType i16 = ir::DType::Int(16);
+  Expr first_lane = ir::Ramp::make(I(0), I(1), 2) == ir::Broadcast::make(I(0), 2);
+  return ir::select(first_lane, ir::Broadcast::make(ir::cast(i16, a), 2), ir::Broadcast::make(ir::cast(i16, b), 2));
+}
+
+// The DSP template's weights: the centred int16 values in pairs, the pair innermost. Two
+// input channels at one tap ([OC, IC/2, KH, KW, 2]) when a group has an even channel count,
+// else two taps of one channel, the window flattened row by row ([OC, IC, ceil(KH*KW/2), 2],
+// an odd window's last pair completed by a zero weight).
+graph::Tensor PairWeights(const graph::Tensor& centred, bool channel_pairs) {
+  const graph::Shape& s = centred.shape();  // [OC, IC/groups, KH, KW]
+  int64_t oc = s[0], ic = s[1], taps = s[2] * s[3], tap_pairs = (taps + 1) / 2;
+  graph::Tensor out(ir::DType::Int(16), channel_pairs ? graph::Shape{oc, ic / 2, s[2], s[3], 2}
+                                                      : graph::Shape{oc, ic, tap_pairs, 2});
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, 0);
+  for (int64_t o = 0; o < oc; ++o) {
+    for (int64_t c = 0; c < ic; ++c) {
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t at = channel_pairs ? ((o * (ic / 2) + c / 2) * taps + t) * 2 + c % 2
+                                   : ((o * ic + c) * tap_pairs + t / 2) * 2 + t % 2;
+        out.SetInt(at, centred.GetInt((o * ic + c) * taps + t));
+      }
+    }
+  }
+  return out;
+}
+
+// How the schedule treats the accumulator's loops.
+struct McuPlan {
+  bool dsp = false;          // dot2_i16 (SMLAD) on pairs
+  bool channel_pairs = false;
+  int64_t oc_block = 1;      // output channels sharing one activation pair (their accumulators in registers)
+  int unroll_reduce = -1;    // the reduce axis unrolled (the tap pairs: their window offsets become constants)
+};
+
 // The schedule: the requantised output (or the accumulator itself, through a local
 // cache stage) loops over n, oc, oh, ow; the accumulator of one element is computed
-// inside the innermost loop, so it is one int32 that never leaves a register.
-std::string ScheduleMcuConv(const ScheduleRequest& r, const Tensor& acc) {
+// inside the innermost loop, so it is one int32 that never leaves a register. With
+// an oc block, the output's innermost loop runs over the block's channels and their
+// accumulators are computed together, each activation pair read once for all of them.
+std::string ScheduleMcuConv(const ScheduleRequest& r, const Tensor& acc, const McuPlan& plan) {
   te::Schedule s = r.schedule;
   Tensor out = r.epilogue.defined() ? r.epilogue : (r.outputs.size() == 1 ? r.outputs[0] : Tensor());
   if (!out.defined() || StaticShape(out) != StaticShape(acc)) {
@@ -64,9 +105,23 @@ std::string ScheduleMcuConv(const ScheduleRequest& r, const Tensor& acc) {
   }
   Tensor accum = acc;
   if (out.same_as(acc)) accum = s.cache_write(acc, ir::MemoryScope::kLocal);
-  te::Stage o = s[out];
-  s[accum].compute_at(o, o.axis(3));
-  return "conv int8 mcu direct: 8-bit input read in place, padding by bounds, one int32 accumulator per output";
+  te::Stage o = s[out], a = s[accum];
+  if (plan.oc_block > 1) {
+    auto [oc_outer, oc_inner] = o.split(o.axis(1), I(plan.oc_block));
+    o.reorder({o.axis(0), oc_outer, o.axis(2), o.axis(3), oc_inner});
+    o.unroll(oc_inner);  // constant indices: the block's accumulators stay in registers
+    a.compute_at(o, o.axis(3));
+    // Channel pairs only (the oc block's channels then share every activation pair).
+    a.reorder({a.axis(0), a.axis(2), a.axis(3), a.reduce_axis(0), a.reduce_axis(1), a.reduce_axis(2), a.axis(1)});
+    a.unroll(a.axis(1));
+  } else {
+    a.compute_at(o, o.axis(3));
+  }
+  if (plan.unroll_reduce >= 0) a.unroll(a.reduce_axis(static_cast<size_t>(plan.unroll_reduce)));
+  if (!plan.dsp) return "conv int8 mcu direct: 8-bit input read in place, padding by bounds, one int32 accumulator per output";
+  return std::string("conv int8 mcu direct dsp: SMLAD on int16 pairs of ") +
+         (plan.channel_pairs ? "input channels" : "window taps") + ", " + std::to_string(plan.oc_block) +
+         " output channel(s) per activation pair, 8-bit input read in place, padding by bounds";
 }
 
 }  // namespace
@@ -100,29 +155,74 @@ Tensor McuIntegerConv(const OpContext& ctx, const McuConvInputs& in, const std::
   }
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   CentredWeights centred = CentreWeights(*wc, w_zp, x_zp);
-  Tensor w = ctx.AddConstant(name + "_w_centred", centred.values);
-  Tensor comp = ctx.AddConstant(name + "_zp_compensation", centred.compensation);
-
   int64_t ic_per_group = ws[1], oc_per_group = ws[0] / groups;
   bool padded = false;
   for (size_t d = 0; d < 2; ++d) padded |= g.pad_begin[d] != 0 || g.pad_end[d] != 0;
   std::vector<int64_t> spatial{xs[2], xs[3]};
   Expr zp = ir::make_const(x.dtype(), static_cast<double>(x_zp));
-  ir::IterVar rc = te::reduce_axis({I(0), I(ic_per_group)}, "rc");
-  ir::IterVar rkh = te::reduce_axis({I(0), I(ws[2])}, "rkh");
-  ir::IterVar rkw = te::reduce_axis({I(0), I(ws[3])}, "rkw");
-  // sum over the taps of x * w, x read in place (the zero point outside the input).
-  Tensor dot = te::compute(ToExprShape({xs[0], ws[0], g.out[0], g.out[1]}), [&](Var n, Var oc, Var oh, Var ow) {
-    Expr c = groups == 1 ? Expr(rc) : ir::floordiv(oc, I(oc_per_group)) * ic_per_group + rc;
-    Expr row = oh * g.strides[0] - g.pad_begin[0] + rkh * g.dilations[0];
-    Expr col = ow * g.strides[1] - g.pad_begin[1] + rkw * g.dilations[1];
-    Expr xv = padded ? PaddedRead(x, {n, c, row, col}, 2, spatial, zp) : x(n, c, row, col);
-    return te::sum(ir::cast(kI32, xv) * ir::cast(kI32, w(oc, rc, rkh, rkw)), {rc, rkh, rkw});
-  }, name + "_mcu", tag::kConv2dNCHW);
+  // x at channel c and window offset (kh, kw) of output (n, oh, ow), in place (the zero point outside).
+  auto tap = [&](const Var& n, const Expr& c, const Var& oh, const Var& ow, const Expr& kh, const Expr& kw) {
+    Expr row = oh * g.strides[0] - g.pad_begin[0] + kh * g.dilations[0];
+    Expr col = ow * g.strides[1] - g.pad_begin[1] + kw * g.dilations[1];
+    return padded ? PaddedRead(x, {n, c, row, col}, 2, spatial, zp) : x(n, c, row, col);
+  };
+  auto first_channel = [&](const Var& oc) {
+    return groups == 1 ? I(0) : ir::floordiv(oc, I(oc_per_group)) * ic_per_group;
+  };
+  graph::Shape out_shape{xs[0], ws[0], g.out[0], g.out[1]};
+  McuPlan plan;
+  Tensor dot;
+  if (ctx.target().HasFeature("dsp")) {
+    // SMLAD (Armv7E-M's DSP extension: Cortex-M4, M7, M33, M55): two 16-bit products
+    // added to an int32 in one instruction, the weight pair one 32-bit load.
+    plan.dsp = true;
+    plan.channel_pairs = ic_per_group % 2 == 0;
+    // Four accumulators, the activation pair and a weight pair fit Thumb-2's 13 registers with
+    // the pointers; an odd channel count keeps one accumulator.
+    if (plan.channel_pairs) plan.oc_block = oc_per_group % 4 == 0 ? 4 : oc_per_group % 2 == 0 ? 2 : 1;
+    Tensor w2 = ctx.AddConstant(name + "_w_pairs", PairWeights(centred.values, plan.channel_pairs));
+    Expr zero = ir::make_zero(kI32);
+    if (plan.channel_pairs) {
+      ir::IterVar rq = te::reduce_axis({I(0), I(ic_per_group / 2)}, "rq");
+      ir::IterVar rkh = te::reduce_axis({I(0), I(ws[2])}, "rkh");
+      ir::IterVar rkw = te::reduce_axis({I(0), I(ws[3])}, "rkw");
+      dot = te::compute(ToExprShape(out_shape), [&](Var n, Var oc, Var oh, Var ow) {
+        Expr c = first_channel(oc) + rq * 2;
+        Expr xs2 = Int16Pair(tap(n, c, oh, ow, rkh, rkw), tap(n, c + 1, oh, ow, rkh, rkw));
+        Expr ws2 = Int16Pair(w2(oc, rq, rkh, rkw, I(0)), w2(oc, rq, rkh, rkw, I(1)));
+        return te::sum(ir::dot2_i16(zero, xs2, ws2), {rq, rkh, rkw});
+      }, name + "_mcu", tag::kConv2dNCHW);
+    } else {
+      int64_t taps = ws[2] * ws[3], tap_pairs = (taps + 1) / 2;
+      ir::IterVar rc = te::reduce_axis({I(0), I(ic_per_group)}, "rc");
+      ir::IterVar rp = te::reduce_axis({I(0), I(tap_pairs)}, "rp");
+      // Unrolled, each pair's window offsets are constants (no division in the loop).
+      if (tap_pairs <= 32) plan.unroll_reduce = 1;
+      dot = te::compute(ToExprShape(out_shape), [&](Var n, Var oc, Var oh, Var ow) {
+        Expr c = first_channel(oc) + rc;
+        Expr t0 = rp * 2, t1 = ir::min(rp * 2 + 1, I(taps - 1));  // an odd window's last pair: weight 0
+        Expr x0 = tap(n, c, oh, ow, ir::floordiv(t0, I(ws[3])), ir::floormod(t0, I(ws[3])));
+        Expr x1 = tap(n, c, oh, ow, ir::floordiv(t1, I(ws[3])), ir::floormod(t1, I(ws[3])));
+        Expr ws2 = Int16Pair(w2(oc, rc, rp, I(0)), w2(oc, rc, rp, I(1)));
+        return te::sum(ir::dot2_i16(zero, Int16Pair(x0, x1), ws2), {rc, rp});
+      }, name + "_mcu", tag::kConv2dNCHW);
+    }
+  } else {
+    Tensor w = ctx.AddConstant(name + "_w_centred", centred.values);
+    ir::IterVar rc = te::reduce_axis({I(0), I(ic_per_group)}, "rc");
+    ir::IterVar rkh = te::reduce_axis({I(0), I(ws[2])}, "rkh");
+    ir::IterVar rkw = te::reduce_axis({I(0), I(ws[3])}, "rkw");
+    // sum over the taps of x * w, x read in place (the zero point outside the input).
+    dot = te::compute(ToExprShape(out_shape), [&](Var n, Var oc, Var oh, Var ow) {
+      Expr xv = tap(n, first_channel(oc) + rc, oh, ow, rkh, rkw);
+      return te::sum(ir::cast(kI32, xv) * ir::cast(kI32, w(oc, rc, rkh, rkw)), {rc, rkh, rkw});
+    }, name + "_mcu", tag::kConv2dNCHW);
+  }
+  Tensor comp = ctx.AddConstant(name + "_zp_compensation", centred.compensation);
   Tensor acc = te::compute(dot.shape(), [&](Var n, Var oc, Var oh, Var ow) {
     return dot(n, oc, oh, ow) - comp(oc);
   }, name, tag::kInjective);
-  ctx.SetSchedule([dot](const ScheduleRequest& r) { return ScheduleMcuConv(r, dot); }, dot);
+  ctx.SetSchedule([dot, plan](const ScheduleRequest& r) { return ScheduleMcuConv(r, dot, plan); }, dot);
   return acc;
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/codegen/c/codegen_c.h"
+#include "core/codegen/llvm/build_llvm.h"
 #include "core/codegen/testing/loop_kernels.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/graph_eval/interpreter.h"
@@ -36,10 +37,14 @@ const ir::DType kU8 = ir::DType::UInt(8);
 const ir::DType kS8 = ir::DType::Int(8);
 using Ints = std::vector<int64_t>;
 
+// With Arm's DSP extension (SMLAD on int16 pairs) and without it (one product per
+// multiply-accumulate: the portable C target, a Cortex-M0).
 const char* const kMcuTargets[] = {
     "c -mcpu=cortex-m4",
     "llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4",
     "llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55",
+    "c",
+    "llvm -mtriple=thumbv6m-none-eabi -mcpu=cortex-m0",
 };
 
 graph::Tensor RandomInts(ir::DType t, const graph::Shape& shape, uint32_t seed) {
@@ -138,10 +143,38 @@ TEST(QLinearMcuTest, ConvsMatchTheReferenceBitForBitWithNoWorkspace) {
       EXPECT_TRUE(testing::TensorsClose(got.at("y"), want, 0)) << "case " << index << " on " << text;
       ASSERT_EQ(summaries.size(), 1u);
       EXPECT_NE(summaries[0].find("conv int8 mcu direct"), std::string::npos) << summaries[0];
+      EXPECT_EQ(summaries[0].find("dsp: SMLAD") != std::string::npos, t.HasFeature("dsp")) << summaries[0];
       GroupKernel k = LowerGroup(fused, fused.groups.back(), t, "k");
       EXPECT_EQ(k.func.workspace_bytes, 0) << "case " << index << " on " << text;
     }
     ++index;
+  }
+}
+
+// On a Cortex-M4 the products are SMLADs: in LLVM's machine code, and in the C backend's
+// source through ACLE's __smlad (arm-none-eabi-gcc defines __ARM_FEATURE_SIMD32 for it).
+// Channel pairs with four output channels per activation pair (case 0), window-tap pairs
+// (the depthwise case 2, the one-channel stem, case 5); a Cortex-M0 has no SMLAD.
+TEST(QLinearMcuTest, CortexM4ConvsMultiplyPairsWithSmlad) {
+  const std::vector<ConvCase> cases = Cases();
+  for (int index : {0, 2, 5}) {
+    Graph fused = testing::Fuse(ConvGraph(cases[index], index));
+    codegen::LLVMBuildOptions keep;
+    keep.keep_assembly = true;
+    target::Target m4 = target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4");
+    GroupKernel k = LowerGroup(fused, fused.groups.back(), m4, "m4");
+    EXPECT_NE(k.schedule_summary.find(index == 0 ? "pairs of input channels, 4 output channel(s)"
+                                                 : "pairs of window taps, 1 output channel(s)"),
+              std::string::npos)
+        << k.schedule_summary;
+    std::string assembly = codegen::BuildLLVMObject({k.func}, m4, keep).assembly;
+    EXPECT_NE(assembly.find("smlad\t"), std::string::npos) << "case " << index;
+    target::Target c_m4 = target::Target::Parse("c -mcpu=cortex-m4");
+    GroupKernel c = LowerGroup(fused, fused.groups.back(), c_m4, "cm4");
+    EXPECT_NE(codegen::GenerateC({c.func}, c_m4).find("__smlad("), std::string::npos) << "case " << index;
+    target::Target m0 = target::Target::Parse("llvm -mtriple=thumbv6m-none-eabi -mcpu=cortex-m0");
+    GroupKernel k0 = LowerGroup(fused, fused.groups.back(), m0, "m0");
+    EXPECT_EQ(codegen::BuildLLVMObject({k0.func}, m0, keep).assembly.find("smlad"), std::string::npos);
   }
 }
 

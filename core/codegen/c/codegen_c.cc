@@ -218,6 +218,70 @@ class CodeGenC {
                             " to; } u;\n  u.from = v;\n  return u.to;\n}");
   }
 
+  // A lane value known when the code is generated: an integer constant, its broadcast, or lane
+  // `lane` of a constant ramp (`lane` a number, as where a dot product's pairs are printed).
+  static bool ConstantLane(const Expr& e, const std::string& lane, int64_t* value) {
+    if (ir::is_const_int(e, value)) return true;
+    if (const auto* b = e.as<ir::Broadcast>()) return ir::is_const_int(b->value, value);
+    const auto* r = e.as<ir::Ramp>();
+    int64_t base, stride;
+    if (r == nullptr || lane.empty() || lane.find_first_not_of("0123456789") != std::string::npos ||
+        !ir::is_const_int(r->base, &base) || !ir::is_const_int(r->stride, &stride)) {
+      return false;
+    }
+    *value = base + stride * std::stoll(lane);
+    return true;
+  }
+  // The lane's condition when it is an (in)equality of such values: the pair constructors of
+  // the Cortex-M int8 template (select(ramp(0, 1, 2) == 0, a, b)) print as the chosen side.
+  static bool ConstantLaneCondition(const Expr& condition, const std::string& lane, bool* value) {
+    const auto* eq = condition.as<ir::EQ>();
+    const auto* ne = condition.as<ir::NE>();
+    const Expr* a = eq ? &eq->a : ne ? &ne->a : nullptr;
+    const Expr* b = eq ? &eq->b : ne ? &ne->b : nullptr;
+    int64_t x, y;
+    if (a == nullptr || !ConstantLane(*a, lane, &x) || !ConstantLane(*b, lane, &y)) return false;
+    *value = eq ? x == y : x != y;
+    return true;
+  }
+
+  // An int16x2 operand of a one-lane dot2_i16 as one 32-bit word, lane 0 in the low half: two
+  // consecutive elements are loaded as one word (one LDR; GCC does not merge the two 16-bit loads
+  // inside loops), other pairs packed from their lanes.
+  std::string PrintInt16Pair(const Expr& pair) {
+    const auto* load = pair.as<ir::Load>();
+    const auto* ramp = load ? load->index.as<ir::Ramp>() : nullptr;
+    if (ramp != nullptr && ir::is_one(ramp->stride) && !load->predicate.defined()) {
+      std::string name = "agate_load_i16x2";
+      Helper(name, "static inline uint32_t " + name + "(const int16_t* p) {\n"
+                   "#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__\n"
+                   "  typedef uint32_t agate_word16 __attribute__((aligned(2), may_alias));\n"
+                   "  return *(const agate_word16*)p;\n#else\n"
+                   "  return (uint32_t)(uint16_t)p[0] | (uint32_t)(uint16_t)p[1] << 16;\n#endif\n}");
+      return name + "(&" + NameOf(load->buffer->data.get()) + "[" + Print(ramp->base, "") + "])";
+    }
+    std::string name = "agate_pack_i16x2";
+    Helper(name, "static inline uint32_t " + name +
+                     "(int16_t lo, int16_t hi) { return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16; }");
+    return name + "(" + Print(pair, "0") + ", " + Print(pair, "1") + ")";
+  }
+
+  // One int32 plus the two 16-bit products of two packed pairs (lane 0 in the low half): SMLAD
+  // where the compiler targets a core with Arm's DSP extension (Cortex-M4, M7, M33, M55: ACLE's
+  // __smlad, one instruction), portable C elsewhere.
+  std::string Dot2Helper() {
+    return Helper("agate_dot2_i16",
+                  "#if defined(__ARM_FEATURE_SIMD32)\n#include <arm_acle.h>\n#endif\n"
+                  "static inline int32_t agate_dot2_i16(int32_t acc, uint32_t a, uint32_t b) {\n"
+                  "#if defined(__ARM_FEATURE_SIMD32)\n"
+                  "  return __smlad((int16x2_t)a, (int16x2_t)b, acc);\n"
+                  "#else\n"
+                  "  int32_t lo = (int32_t)(int16_t)(uint16_t)a * (int16_t)(uint16_t)b;\n"
+                  "  int32_t hi = (int32_t)(int16_t)(uint16_t)(a >> 16) * (int16_t)(uint16_t)(b >> 16);\n"
+                  "  return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);\n"
+                  "#endif\n}");
+  }
+
   // ------------------------------------------------------------------ expressions
 
   std::string FloatLiteral(double v, DType t) {
@@ -306,6 +370,10 @@ class CodeGenC {
       case ir::ExprKind::kNot: return "(!" + Print(e.as<ir::Not>()->a, lane) + ")";
       case ir::ExprKind::kSelect: {
         const auto* op = e.as<ir::Select>();
+        bool chosen;
+        if (ConstantLaneCondition(op->condition, lane, &chosen)) {
+          return Print(chosen ? op->true_value : op->false_value, lane);
+        }
         return "(" + Print(op->condition, lane) + " ? " + Print(op->true_value, lane) + " : " +
                Print(op->false_value, lane) + ")";
       }
@@ -380,6 +448,10 @@ class CodeGenC {
   // would be undefined; the sum itself is exact modulo 2^32, see core/ir/expr.h).
   std::string PrintDot(const ir::Call* op, const std::string& lane) {
     const int group = ir::DotGroup(op->op);
+    if (op->op == ir::CallOp::kDot2I16 && op->dtype.is_scalar()) {
+      return Dot2Helper() + "(" + Print(op->args[0], "") + ", " + PrintInt16Pair(op->args[1]) + ", " +
+             PrintInt16Pair(op->args[2]) + ")";
+    }
     std::string l = lane.empty() ? "0" : lane;
     std::string sum;
     for (int j = 0; j < group; ++j) {

@@ -10,6 +10,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsARM.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 
@@ -888,10 +889,17 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     return sum;
   }
   // dot2_i16 (core/ir/expr.h): pmaddwd plus an add where the target has it for this width
-  // (128 bits: SSE2, 256: AVX2, 512: AVX512BW), else sign-extend, multiply and add the even
-  // and odd products (which LLVM's x86 backend may still match to pmaddwd).
+  // (128 bits: SSE2, 256: AVX2, 512: AVX512BW), SMLAD for one lane on Arm with the DSP
+  // extension (Cortex-M4, M7, M33, M55: both pairs as 32-bit words, the accumulator its
+  // third operand), else sign-extend, multiply and add the even and odd products (which
+  // LLVM's x86 backend may still match to pmaddwd).
   Value* EmitDot2(const ir::Call* op, std::vector<Value*> args) {
     int n = op->dtype.lanes();
+    if (n == 1 && target_.arch() == target::Arch::kARM && target_.HasFeature("dsp")) {
+      llvm::Type* word = builder_.getInt32Ty();
+      return builder_.CreateIntrinsic(llvm::Intrinsic::arm_smlad, {},
+                                      {builder_.CreateBitCast(args[1], word), builder_.CreateBitCast(args[2], word), args[0]});
+    }
     for (int i : {1, 2}) {
       if (op->args[i].dtype().lanes() == 2 && n > 1) args[i] = BroadcastGroup(args[i], n);
     }
