@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/graph/shape_rules.h"
+#include "core/ops/qlinear_mcu.h"
 #include "core/ops/schedule_common.h"
 #include "core/ops/vnni_common.h"
 #include "core/ops/window.h"
@@ -197,7 +198,11 @@ KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group,
   } else if (group.anchor >= 0 && (anchor.op == "QLinearConv" || anchor.op == "ConvInteger")) {
     // The int8 conv template's register tile (it reads them where it applies; elsewhere they
     // do nothing): 4 pixel vectors only with 32 vector registers.
-    if (const vnni::Isa* isa = vnni::PickIsa(target)) {
+    if (UseMcuIntegerConv(target) && target.HasFeature("dsp")) {
+      // The microcontroller template (qlinear_mcu.h): SMLAD or int8 weights, and its oc block.
+      space.knobs.push_back(MakeKnob("int8_mcu_smlad", -1, {0, 1}));
+      space.knobs.push_back(MakeKnob("int8_mcu_oc_block", 0, {1, 2, 4}));
+    } else if (const vnni::Isa* isa = vnni::PickIsa(target)) {
       space.knobs.push_back(MakeKnob("int8_oc_block", 0, {4, 6, 8}));
       std::set<int64_t> vectors{1, 2, 3};
       if (isa->registers >= 32) vectors.insert(4);

@@ -170,6 +170,12 @@ const std::vector<Knob>& Knobs() {
        "int8 VNNI conv: 16-pixel vectors per register tile (0: auto)"},
       {"int8_tile_order", &LowerGroupOptions::int8_tile_order, -1, 1,
        "int8 conv tile loop: 0 channel blocks outermost, 1 pixel tiles outermost (-1: 1 for 1x1 convs)"},
+      {"int8_mcu_smlad", &LowerGroupOptions::int8_mcu_smlad, -1, 1,
+       "int8 microcontroller conv on a core with DSP: 1 SMLAD on int16 weight pairs, 0 int8 weights (half the flash) "
+       "(-1: SMLAD)"},
+      {"int8_mcu_oc_block", &LowerGroupOptions::int8_mcu_oc_block, 0, 4,
+       "int8 microcontroller conv with SMLAD: output channels sharing an activation pair, 1, 2 or 4 (0: the largest "
+       "dividing the group's)"},
       {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
       {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
       {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},
@@ -194,6 +200,8 @@ void SetScheduleKnob(LowerGroupOptions* options, const std::string& name, int64_
         << "schedule knob " << name << "=" << value << " is out of its range [" << k.min << ", " << k.max << "]";
     AGATE_REQUIRE(name != "winograd_tile" || value == 0 || value == 2 || value == 4, kInvalidArgument)
         << "schedule knob winograd_tile=" << value << ": the output tile is 2 or 4 (0: by shape)";
+    AGATE_REQUIRE(name != "int8_mcu_oc_block" || value != 3, kInvalidArgument)
+        << "schedule knob int8_mcu_oc_block=3: 1, 2 or 4 output channels (0: auto)";
     AGATE_REQUIRE(name != "cuda_threads" || value == 0 || (value >= 32 && (value & (value - 1)) == 0), kInvalidArgument)
         << "schedule knob cuda_threads=" << value << ": a power of two from 32 to 1024 (0: 256)";
     AGATE_REQUIRE(name != "cuda_tile" || value == 0 || value == 16 || value == 32 || value == 64 || value == 128,

@@ -66,6 +66,12 @@ struct LowerGroupOptions {
   int int8_oc_block = 0;       // output channels per tile (0: 4 or 6 with 4 pixel vectors, 6 with 2 on AVX2, else 8)
   int int8_pixel_vectors = 0;  // pixel vectors (16 or 8 lanes) per tile (0: the fewest padded pixels)
   int int8_tile_order = -1;    // tile loop: 0 channel blocks outer, 1 pixel tiles outer (-1: 1 for 1x1 convs)
+  // int8 convs for microcontrollers (core/ops/qlinear_mcu.h) on cores with Arm's DSP extension:
+  // SMLAD on int16 weight pairs (faster; the weights take twice the flash of int8) or one
+  // product per multiply-accumulate on int8 weights; and the output channels sharing an
+  // activation pair.
+  int int8_mcu_smlad = -1;     // -1: where the target has "dsp", 0 never, 1 where the target has "dsp"
+  int int8_mcu_oc_block = 0;   // 1, 2 or 4 (0: 4, or 2 / 1 when the group's output channels do not divide)
   // cuda targets (core/ops/cuda/cuda_schedules.h):
   int cuda_threads = 0;    // threads per block of element-wise and per-output schedules (0: 256)
   int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)

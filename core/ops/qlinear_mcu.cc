@@ -172,14 +172,22 @@ Tensor McuIntegerConv(const OpContext& ctx, const McuConvInputs& in, const std::
   graph::Shape out_shape{xs[0], ws[0], g.out[0], g.out[1]};
   McuPlan plan;
   Tensor dot;
-  if (ctx.target().HasFeature("dsp")) {
+  if (ctx.target().HasFeature("dsp") && ctx.options().int8_mcu_smlad != 0) {
     // SMLAD (Armv7E-M's DSP extension: Cortex-M4, M7, M33, M55): two 16-bit products
     // added to an int32 in one instruction, the weight pair one 32-bit load.
     plan.dsp = true;
     plan.channel_pairs = ic_per_group % 2 == 0;
     // Four accumulators, the activation pair and a weight pair fit Thumb-2's 13 registers with
     // the pointers; an odd channel count keeps one accumulator.
-    if (plan.channel_pairs) plan.oc_block = oc_per_group % 4 == 0 ? 4 : oc_per_group % 2 == 0 ? 2 : 1;
+    if (plan.channel_pairs) {
+      int64_t block = ctx.options().int8_mcu_oc_block;
+      for (int64_t b : {int64_t{4}, int64_t{2}, int64_t{1}}) {
+        if ((block == 0 || b <= block) && oc_per_group % b == 0) {
+          plan.oc_block = b;
+          break;
+        }
+      }
+    }
     Tensor w2 = ctx.AddConstant(name + "_w_pairs", PairWeights(centred.values, plan.channel_pairs));
     Expr zero = ir::make_zero(kI32);
     if (plan.channel_pairs) {

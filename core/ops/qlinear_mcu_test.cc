@@ -19,6 +19,7 @@
 #include "core/ops/lower_group.h"
 #include "core/ops/qlinear_mcu.h"
 #include "core/ops/testing/reference_check.h"
+#include "core/support/error.h"
 
 namespace agate {
 namespace ops {
@@ -176,6 +177,49 @@ TEST(QLinearMcuTest, CortexM4ConvsMultiplyPairsWithSmlad) {
     GroupKernel k0 = LowerGroup(fused, fused.groups.back(), m0, "m0");
     EXPECT_EQ(codegen::BuildLLVMObject({k0.func}, m0, keep).assembly.find("smlad"), std::string::npos);
   }
+}
+
+// The knobs: int8_mcu_smlad=0 keeps int8 weights (half the flash of the int16 pairs) with one
+// product per multiply-accumulate; int8_mcu_oc_block narrows the channels sharing an
+// activation pair. Every setting stays bit for bit with the reference.
+TEST(QLinearMcuTest, KnobsTradeSmladForFlashAndNarrowTheChannelBlock) {
+  // 4 -> 6 channels, per-tensor int8 weights with zero point 0 (centred, they fit int8):
+  // channel pairs, 2 output channels per pair (4 does not divide 6).
+  const ConvCase c = Cases()[1];
+  Graph graph = ConvGraph(c, 1);
+  std::map<std::string, graph::Tensor> inputs{{"x", RandomInts(c.x_type, c.x_shape, 11)}};
+  graph::Tensor want = graph_eval::Interpret(graph, inputs).at("y");
+  Graph fused = testing::Fuse(graph);
+  target::Target m4 = target::Target::Parse("c -mcpu=cortex-m4");
+  auto weight_bytes = [](const GroupKernel& k) {
+    int64_t bytes = 0;
+    for (const KernelParam& p : k.params) {
+      if (p.kind == KernelParam::Kind::kConstant && p.constant.shape().size() >= 4) bytes += p.constant.nbytes();
+    }
+    return bytes;
+  };
+  struct Setting {
+    int smlad, oc_block;
+    const char* summary;
+  };
+  int64_t smlad_bytes = 0, int8_bytes = 0;
+  for (const Setting& setting : {Setting{-1, 0, "pairs of input channels, 2 output channel(s)"},
+                                 Setting{1, 4, "pairs of input channels, 2 output channel(s)"},
+                                 Setting{1, 1, "pairs of input channels, 1 output channel(s)"},
+                                 Setting{0, 0, "one int32 accumulator per output"}}) {
+    LowerGroupOptions options;
+    SetScheduleKnob(&options, "int8_mcu_smlad", setting.smlad);
+    SetScheduleKnob(&options, "int8_mcu_oc_block", setting.oc_block);
+    GroupKernel k = LowerGroup(fused, fused.groups.back(), m4, "k", options);
+    EXPECT_NE(k.schedule_summary.find(setting.summary), std::string::npos) << k.schedule_summary;
+    (setting.smlad == 0 ? int8_bytes : smlad_bytes) = weight_bytes(k);
+    auto got = testing::RunGroups(fused, inputs, testing::Backend::kEval, m4, options);
+    EXPECT_TRUE(testing::TensorsClose(got.at("y"), want, 0)) << setting.summary;
+  }
+  EXPECT_EQ(int8_bytes, 6 * 4 * 3 * 3);       // the centred weights fit int8
+  EXPECT_EQ(smlad_bytes, 2 * 6 * 4 * 3 * 3);  // int16 pairs
+  LowerGroupOptions bad;
+  EXPECT_THROW(SetScheduleKnob(&bad, "int8_mcu_oc_block", 3), Error);
 }
 
 // The C backend's kernels for every case, linked into one Cortex-M4 firmware and run
