@@ -92,6 +92,95 @@ struct McuPlan {
   int unroll_reduce = -1;    // the reduce axis unrolled (the tap pairs: their window offsets become constants)
 };
 
+// One conv's geometry as the accumulator's computes read it.
+struct McuConv {
+  Tensor x;
+  graph::Shape w_shape;  // [OC, IC/groups, KH, KW]
+  graph::WindowGeometry g;
+  int64_t groups, ic_per_group, oc_per_group;
+  Expr x_zp;  // read outside the input (padding)
+
+  graph::Shape OutShape() const { return {StaticShape(x)[0], w_shape[0], g.out[0], g.out[1]}; }
+  Expr FirstChannel(const Var& oc) const {
+    return groups == 1 ? I(0) : ir::floordiv(oc, I(oc_per_group)) * ic_per_group;
+  }
+  // x at channel c and window offset (kh, kw) of output (n, oh, ow), in place (the zero
+  // point outside the input: no padded copy).
+  Expr Tap(const Var& n, const Expr& c, const Var& oh, const Var& ow, const Expr& kh, const Expr& kw) const {
+    Expr row = oh * g.strides[0] - g.pad_begin[0] + kh * g.dilations[0];
+    Expr col = ow * g.strides[1] - g.pad_begin[1] + kw * g.dilations[1];
+    bool padded = false;
+    for (size_t d = 0; d < 2; ++d) padded |= g.pad_begin[d] != 0 || g.pad_end[d] != 0;
+    graph::Shape xs = StaticShape(x);
+    return padded ? PaddedRead(x, {n, c, row, col}, 2, {xs[2], xs[3]}, x_zp) : x(n, c, row, col);
+  }
+};
+
+// SMLAD (Armv7E-M's DSP extension: Cortex-M4, M7, M33, M55: two 16-bit products added to an
+// int32 in one instruction) where the target has it and the knob allows; channel pairs when a
+// group's channel count is even, with as many output channels per activation pair as divide
+// the group's (at most 4: four accumulators, the activation pair and a weight pair fit Thumb-2's
+// 13 registers with the pointers; int8_mcu_oc_block caps it).
+McuPlan PlanMcuConv(const OpContext& ctx, const McuConv& conv) {
+  McuPlan plan;
+  plan.dsp = ctx.target().HasFeature("dsp") && ctx.options().int8_mcu_smlad != 0;
+  if (!plan.dsp) return plan;
+  plan.channel_pairs = conv.ic_per_group % 2 == 0;
+  if (plan.channel_pairs) {
+    int64_t cap = ctx.options().int8_mcu_oc_block;
+    for (int64_t b : {int64_t{4}, int64_t{2}, int64_t{1}}) {
+      if ((cap == 0 || b <= cap) && conv.oc_per_group % b == 0) {
+        plan.oc_block = b;
+        break;
+      }
+    }
+  } else if ((conv.w_shape[2] * conv.w_shape[3] + 1) / 2 <= 32) {
+    plan.unroll_reduce = 1;  // the tap pairs: unrolled, their window offsets are constants (no division)
+  }
+  return plan;
+}
+
+// sum over the taps of x * w, one product per multiply-accumulate (int8 or int16 weights).
+Tensor ScalarDot(const McuConv& conv, const Tensor& w, const std::string& name) {
+  ir::IterVar rc = te::reduce_axis({I(0), I(conv.ic_per_group)}, "rc");
+  ir::IterVar rkh = te::reduce_axis({I(0), I(conv.w_shape[2])}, "rkh");
+  ir::IterVar rkw = te::reduce_axis({I(0), I(conv.w_shape[3])}, "rkw");
+  return te::compute(ToExprShape(conv.OutShape()), [&](Var n, Var oc, Var oh, Var ow) {
+    Expr xv = conv.Tap(n, conv.FirstChannel(oc) + rc, oh, ow, rkh, rkw);
+    return te::sum(ir::cast(kI32, xv) * ir::cast(kI32, w(oc, rc, rkh, rkw)), {rc, rkh, rkw});
+  }, name, tag::kConv2dNCHW);
+}
+
+// The same sum with SMLAD on pairs of input channels at one tap (weights [OC, IC/2, KH, KW, 2]).
+Tensor ChannelPairDot(const McuConv& conv, const Tensor& pairs, const std::string& name) {
+  ir::IterVar rq = te::reduce_axis({I(0), I(conv.ic_per_group / 2)}, "rq");
+  ir::IterVar rkh = te::reduce_axis({I(0), I(conv.w_shape[2])}, "rkh");
+  ir::IterVar rkw = te::reduce_axis({I(0), I(conv.w_shape[3])}, "rkw");
+  return te::compute(ToExprShape(conv.OutShape()), [&](Var n, Var oc, Var oh, Var ow) {
+    Expr c = conv.FirstChannel(oc) + rq * 2;
+    Expr xs = Int16Pair(conv.Tap(n, c, oh, ow, rkh, rkw), conv.Tap(n, c + 1, oh, ow, rkh, rkw));
+    Expr ws = Int16Pair(pairs(oc, rq, rkh, rkw, I(0)), pairs(oc, rq, rkh, rkw, I(1)));
+    return te::sum(ir::dot2_i16(ir::make_zero(kI32), xs, ws), {rq, rkh, rkw});
+  }, name, tag::kConv2dNCHW);
+}
+
+// The same sum with SMLAD on pairs of taps of one channel, the window flattened row by row
+// (weights [OC, IC, ceil(KH*KW/2), 2]; an odd window's last pair reads its last tap twice
+// against a zero weight).
+Tensor TapPairDot(const McuConv& conv, const Tensor& pairs, const std::string& name) {
+  int64_t kw = conv.w_shape[3], taps = conv.w_shape[2] * kw;
+  ir::IterVar rc = te::reduce_axis({I(0), I(conv.ic_per_group)}, "rc");
+  ir::IterVar rp = te::reduce_axis({I(0), I((taps + 1) / 2)}, "rp");
+  return te::compute(ToExprShape(conv.OutShape()), [&](Var n, Var oc, Var oh, Var ow) {
+    Expr c = conv.FirstChannel(oc) + rc;
+    Expr t0 = rp * 2, t1 = ir::min(rp * 2 + 1, I(taps - 1));
+    Expr x0 = conv.Tap(n, c, oh, ow, ir::floordiv(t0, I(kw)), ir::floormod(t0, I(kw)));
+    Expr x1 = conv.Tap(n, c, oh, ow, ir::floordiv(t1, I(kw)), ir::floormod(t1, I(kw)));
+    Expr ws = Int16Pair(pairs(oc, rc, rp, I(0)), pairs(oc, rc, rp, I(1)));
+    return te::sum(ir::dot2_i16(ir::make_zero(kI32), Int16Pair(x0, x1), ws), {rc, rp});
+  }, name, tag::kConv2dNCHW);
+}
+
 // The schedule: the requantised output (or the accumulator itself, through a local
 // cache stage) loops over n, oc, oh, ow; the accumulator of one element is computed
 // inside the innermost loop, so it is one int32 that never leaves a register. With
@@ -155,76 +244,14 @@ Tensor McuIntegerConv(const OpContext& ctx, const McuConvInputs& in, const std::
   }
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   CentredWeights centred = CentreWeights(*wc, w_zp, x_zp);
-  int64_t ic_per_group = ws[1], oc_per_group = ws[0] / groups;
-  bool padded = false;
-  for (size_t d = 0; d < 2; ++d) padded |= g.pad_begin[d] != 0 || g.pad_end[d] != 0;
-  std::vector<int64_t> spatial{xs[2], xs[3]};
-  Expr zp = ir::make_const(x.dtype(), static_cast<double>(x_zp));
-  // x at channel c and window offset (kh, kw) of output (n, oh, ow), in place (the zero point outside).
-  auto tap = [&](const Var& n, const Expr& c, const Var& oh, const Var& ow, const Expr& kh, const Expr& kw) {
-    Expr row = oh * g.strides[0] - g.pad_begin[0] + kh * g.dilations[0];
-    Expr col = ow * g.strides[1] - g.pad_begin[1] + kw * g.dilations[1];
-    return padded ? PaddedRead(x, {n, c, row, col}, 2, spatial, zp) : x(n, c, row, col);
-  };
-  auto first_channel = [&](const Var& oc) {
-    return groups == 1 ? I(0) : ir::floordiv(oc, I(oc_per_group)) * ic_per_group;
-  };
-  graph::Shape out_shape{xs[0], ws[0], g.out[0], g.out[1]};
-  McuPlan plan;
+  McuConv conv{x, ws, g, groups, ws[1], ws[0] / groups, ir::make_const(x.dtype(), static_cast<double>(x_zp))};
+  McuPlan plan = PlanMcuConv(ctx, conv);
   Tensor dot;
-  if (ctx.target().HasFeature("dsp") && ctx.options().int8_mcu_smlad != 0) {
-    // SMLAD (Armv7E-M's DSP extension: Cortex-M4, M7, M33, M55): two 16-bit products
-    // added to an int32 in one instruction, the weight pair one 32-bit load.
-    plan.dsp = true;
-    plan.channel_pairs = ic_per_group % 2 == 0;
-    // Four accumulators, the activation pair and a weight pair fit Thumb-2's 13 registers with
-    // the pointers; an odd channel count keeps one accumulator.
-    if (plan.channel_pairs) {
-      int64_t block = ctx.options().int8_mcu_oc_block;
-      for (int64_t b : {int64_t{4}, int64_t{2}, int64_t{1}}) {
-        if ((block == 0 || b <= block) && oc_per_group % b == 0) {
-          plan.oc_block = b;
-          break;
-        }
-      }
-    }
-    Tensor w2 = ctx.AddConstant(name + "_w_pairs", PairWeights(centred.values, plan.channel_pairs));
-    Expr zero = ir::make_zero(kI32);
-    if (plan.channel_pairs) {
-      ir::IterVar rq = te::reduce_axis({I(0), I(ic_per_group / 2)}, "rq");
-      ir::IterVar rkh = te::reduce_axis({I(0), I(ws[2])}, "rkh");
-      ir::IterVar rkw = te::reduce_axis({I(0), I(ws[3])}, "rkw");
-      dot = te::compute(ToExprShape(out_shape), [&](Var n, Var oc, Var oh, Var ow) {
-        Expr c = first_channel(oc) + rq * 2;
-        Expr xs2 = Int16Pair(tap(n, c, oh, ow, rkh, rkw), tap(n, c + 1, oh, ow, rkh, rkw));
-        Expr ws2 = Int16Pair(w2(oc, rq, rkh, rkw, I(0)), w2(oc, rq, rkh, rkw, I(1)));
-        return te::sum(ir::dot2_i16(zero, xs2, ws2), {rq, rkh, rkw});
-      }, name + "_mcu", tag::kConv2dNCHW);
-    } else {
-      int64_t taps = ws[2] * ws[3], tap_pairs = (taps + 1) / 2;
-      ir::IterVar rc = te::reduce_axis({I(0), I(ic_per_group)}, "rc");
-      ir::IterVar rp = te::reduce_axis({I(0), I(tap_pairs)}, "rp");
-      // Unrolled, each pair's window offsets are constants (no division in the loop).
-      if (tap_pairs <= 32) plan.unroll_reduce = 1;
-      dot = te::compute(ToExprShape(out_shape), [&](Var n, Var oc, Var oh, Var ow) {
-        Expr c = first_channel(oc) + rc;
-        Expr t0 = rp * 2, t1 = ir::min(rp * 2 + 1, I(taps - 1));  // an odd window's last pair: weight 0
-        Expr x0 = tap(n, c, oh, ow, ir::floordiv(t0, I(ws[3])), ir::floormod(t0, I(ws[3])));
-        Expr x1 = tap(n, c, oh, ow, ir::floordiv(t1, I(ws[3])), ir::floormod(t1, I(ws[3])));
-        Expr ws2 = Int16Pair(w2(oc, rc, rp, I(0)), w2(oc, rc, rp, I(1)));
-        return te::sum(ir::dot2_i16(zero, Int16Pair(x0, x1), ws2), {rc, rp});
-      }, name + "_mcu", tag::kConv2dNCHW);
-    }
+  if (!plan.dsp) {
+    dot = ScalarDot(conv, ctx.AddConstant(name + "_w_centred", centred.values), name + "_mcu");
   } else {
-    Tensor w = ctx.AddConstant(name + "_w_centred", centred.values);
-    ir::IterVar rc = te::reduce_axis({I(0), I(ic_per_group)}, "rc");
-    ir::IterVar rkh = te::reduce_axis({I(0), I(ws[2])}, "rkh");
-    ir::IterVar rkw = te::reduce_axis({I(0), I(ws[3])}, "rkw");
-    // sum over the taps of x * w, x read in place (the zero point outside the input).
-    dot = te::compute(ToExprShape(out_shape), [&](Var n, Var oc, Var oh, Var ow) {
-      Expr xv = tap(n, first_channel(oc) + rc, oh, ow, rkh, rkw);
-      return te::sum(ir::cast(kI32, xv) * ir::cast(kI32, w(oc, rc, rkh, rkw)), {rc, rkh, rkw});
-    }, name + "_mcu", tag::kConv2dNCHW);
+    Tensor pairs = ctx.AddConstant(name + "_w_pairs", PairWeights(centred.values, plan.channel_pairs));
+    dot = plan.channel_pairs ? ChannelPairDot(conv, pairs, name + "_mcu") : TapPairDot(conv, pairs, name + "_mcu");
   }
   Tensor comp = ctx.AddConstant(name + "_zp_compensation", centred.compensation);
   Tensor acc = te::compute(dot.shape(), [&](Var n, Var oc, Var oh, Var ow) {
