@@ -71,6 +71,21 @@ TEST(AnalyzerTest, AdditionToADotProductOfZeroBecomesItsAccumulator) {
   EXPECT_EQ(ToString(Simplify(acc - ir::dot2_i16(zero, a, b))), "acc - dot2_i16(0, a, b)");
 }
 
+// The pair constructor of two consecutive elements is one two-lane load (one 32-bit load for
+// int16); other pairs stay selects.
+TEST(AnalyzerTest, PairOfConsecutiveLoadsBecomesOneVectorLoad) {
+  ir::Buffer w = ir::CreateBuffer("W", ir::DType::Int(16), {Expr(64)});
+  ir::Buffer v = ir::CreateBuffer("V", ir::DType::Int(16), {Expr(64)});
+  Var i("i");
+  Expr first = ir::Ramp::make(Expr(0), Expr(1), 2) == ir::Broadcast::make(Expr(0), 2);
+  auto pair = [&](const ir::Buffer& b0, const Expr& i0, const ir::Buffer& b1, const Expr& i1) {
+    return ir::select(first, ir::Broadcast::make(ir::Load::make(b0, i0), 2), ir::Broadcast::make(ir::Load::make(b1, i1), 2));
+  };
+  EXPECT_EQ(ToString(Simplify(pair(w, i * 2, w, i * 2 + 1))), "W[ramp(i*2, 1, 2)]");
+  EXPECT_NE(ToString(Simplify(pair(w, i * 2, w, i * 2 + 2))).find("select"), std::string::npos);
+  EXPECT_NE(ToString(Simplify(pair(w, i, v, i + 1))).find("select"), std::string::npos);
+}
+
 TEST(AnalyzerTest, LoopsOfExtentOneAndDeadBranchesVanish) {
   ir::Buffer c = ir::CreateBuffer("C", ir::DType::Float(32), {Expr(64)});
   Var i("i"), j("j");
