@@ -30,7 +30,7 @@
 //    channel (the window flattened, its pairs unrolled so their offsets are constants, an
 //    odd window's last pair completed by a zero weight). With channel pairs, 4 (or 2) output
 //    channels share each activation pair, their accumulators in registers. On the int8
-//    DS-CNN this executes 2.2x fewer instructions than one product per multiply-accumulate
+//    DS-CNN this executes 2.1x fewer instructions than one product per multiply-accumulate
 //    (C backend on a Cortex-M4 under QEMU: benchmarks/mcu/kernel_instructions.py).
 // Any group count (depthwise and 1x1 included), strides, dilations and asymmetric
 // padding; 2-D only. The selection is by target (UseMcuIntegerConv); the choice of

@@ -266,6 +266,25 @@ class CodeGenC {
     return name + "(" + Print(pair, "0") + ", " + Print(pair, "1") + ")";
   }
 
+  // float32 round half to even (nearbyintf in the default rounding mode). An Arm core without
+  // VRINT (Cortex-M4's FPv4, soft-float M0/M3) would call newlib's nearbyintf, dozens of
+  // instructions per element; there it is inline and exact: for |x| < 2^23, |x| + 2^23 lies in
+  // [2^23, 2^24) where floats are the integers, so the addition rounds |x| to the nearest one, ties
+  // to even, and the subtraction is exact; larger floats (and infinities, NaN) are integral already.
+  // (Not under -ffast-math, which may fold (a + c) - c to a.)
+  std::string RoundF32Helper() {
+    return Helper("agate_round_f32",
+                  "static inline float agate_round_f32(float x) {\n"
+                  "#if defined(__ARM_ARCH) && !defined(__aarch64__) && !defined(__ARM_FEATURE_DIRECTED_ROUNDING) && \\\n"
+                  "    !defined(__FAST_MATH__)\n"
+                  "  float a = __builtin_fabsf(x);\n"
+                  "  if (!(a < 8388608.0f)) return x;\n"
+                  "  return __builtin_copysignf((a + 8388608.0f) - 8388608.0f, x);\n"
+                  "#else\n"
+                  "  return nearbyintf(x);\n"
+                  "#endif\n}");
+  }
+
   // One int32 plus the two 16-bit products of two packed pairs (lane 0 in the low half): SMLAD
   // where the compiler targets a core with Arm's DSP extension (Cortex-M4, M7, M33, M55: ACLE's
   // __smlad, one instruction), portable C elsewhere.
@@ -490,7 +509,7 @@ class CodeGenC {
       case ir::CallOp::kFloor: return Call("floor" + f, op->args, lane);
       case ir::CallOp::kCeil: return Call("ceil" + f, op->args, lane);
       case ir::CallOp::kAbs: return Call("fabs" + f, op->args, lane);
-      case ir::CallOp::kRound: return Call("nearbyint" + f, op->args, lane);
+      case ir::CallOp::kRound: return Call(t.bits() == 32 ? RoundF32Helper() : "nearbyint", op->args, lane);
       case ir::CallOp::kFma: return Call("fma" + f, op->args, lane);
       case ir::CallOp::kTrunc: return Call("trunc" + f, op->args, lane);
       case ir::CallOp::kSin: return Call("sin" + f, op->args, lane);

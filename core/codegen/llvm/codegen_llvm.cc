@@ -922,6 +922,25 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     return builder_.CreateBitCast(builder_.CreateVectorSplat(n, word), llvm::FixedVectorType::get(element, per_word * n));
   }
 
+  // 32-bit Arm without VRINT (Cortex-M4's FPv4, soft-float M0/M3): llvm.nearbyint becomes a call
+  // to nearbyintf, dozens of instructions per element; float32 rounding is inline there.
+  bool NeedsInlineRound(DType t) const {
+    return t.is_float() && t.bits() == 32 && target_.arch() == target::Arch::kARM && !target_.HasFeature("fp-armv8d16sp");
+  }
+  // Round half to even, exact: for |x| < 2^23, |x| + 2^23 lies in [2^23, 2^24) where floats are the
+  // integers, so the addition rounds |x| to the nearest one (ties to even) and the subtraction is
+  // exact; larger floats, infinities and NaN are returned as they are; the sign is x's (-0.3 -> -0).
+  Value* EmitInlineRound(Value* x, DType t) {
+    llvm::Type* type = LLVMType(t);
+    llvm::IRBuilderBase::FastMathFlagGuard strict(builder_);  // -fast-math would fold (a + c) - c to a
+    builder_.setFastMathFlags(llvm::FastMathFlags());
+    Value* magnitude = builder_.CreateIntrinsic(llvm::Intrinsic::fabs, {type}, {x});
+    Value* two23 = llvm::ConstantFP::get(type, 8388608.0);
+    Value* rounded = builder_.CreateFSub(builder_.CreateFAdd(magnitude, two23), two23);
+    Value* signed_rounded = builder_.CreateIntrinsic(llvm::Intrinsic::copysign, {type}, {rounded, x});
+    return builder_.CreateSelect(builder_.CreateFCmpOLT(magnitude, two23), signed_rounded, x);
+  }
+
   Value* EmitCall(ir::CallOp call, DType t, const std::vector<Value*>& args) {
     llvm::Type* type = LLVMType(t);
     switch (call) {
@@ -930,7 +949,9 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
         if (t.is_uint() || t.is_bool()) return args[0];
         return builder_.CreateSelect(builder_.CreateICmpSLT(args[0], llvm::Constant::getNullValue(type)),
                                      builder_.CreateNeg(args[0]), args[0]);
-      case ir::CallOp::kRound: return builder_.CreateIntrinsic(llvm::Intrinsic::nearbyint, {type}, args);
+      case ir::CallOp::kRound:
+        if (NeedsInlineRound(t)) return EmitInlineRound(args[0], t);
+        return builder_.CreateIntrinsic(llvm::Intrinsic::nearbyint, {type}, args);
       case ir::CallOp::kBitwiseAnd: return builder_.CreateAnd(args[0], args[1]);
       case ir::CallOp::kBitwiseOr: return builder_.CreateOr(args[0], args[1]);
       case ir::CallOp::kBitwiseXor: return builder_.CreateXor(args[0], args[1]);

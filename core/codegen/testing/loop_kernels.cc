@@ -81,6 +81,44 @@ KernelCase ElementwiseMath() {
   return c;
 }
 
+// ------------------------------------------------------------------ round_half_even
+
+// round (ONNX Round, C's nearbyint in the default mode): ties to even, at 16 lanes and in the
+// scalar tail, on ties, values just below a half, the floats past 2^23 (already integers),
+// infinities, NaN and negative values that round to -0. Backends without a rounding
+// instruction (Cortex-M4's FPv4, soft-float cores) compute it inline.
+KernelCase RoundHalfEven() {
+  const int n = 96, lanes = 16, vector_part = 64;
+  Buffer x = CreateBuffer("X", DType::Float(32), {Expr(n)});
+  Buffer y = CreateBuffer("Y", DType::Float(32), {Expr(n)});
+  Var io("io"), i("i");
+  Stmt vector_loop = For::make(io, 0, vector_part / lanes, ForKind::kSerial,
+                               Store::make(y, ir::round(Load::make(x, Ramp1(io * lanes, lanes))), Ramp1(io * lanes, lanes)));
+  Stmt tail = For::make(i, vector_part, n - vector_part, ForKind::kSerial, Store::make(y, ir::round(Load::make(x, i)), i));
+  KernelCase c;
+  c.func = LoweredFunc{"round_half_even", {x, y}, Seq::make({vector_loop, tail}), 0};
+  c.make_args = [=] {
+    std::vector<HostArray> args = {HostArray(DType::Float(32), n), HostArray(DType::Float(32), n)};
+    const float specials[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 0.49999997f, -0.49999997f, 1.4999999f,
+                              8388607.5f, -8388607.5f, 8388608.0f, 8388609.0f, 16777215.0f, 1e10f, -1e10f,
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(), -0.3f, -0.0f, 0.0f, 1e-30f, 126.5f};
+    float* v = args[0].as<float>();
+    const int count = static_cast<int>(sizeof(specials) / sizeof(specials[0]));
+    for (int k = 0; k < n; ++k) {
+      // the specials in the vector part and again in the tail; elsewhere halves and near-halves
+      int s = k < vector_part ? k : k - vector_part;
+      v[k] = s < count ? specials[s] : static_cast<float>((k * 37) % 401 - 200) * 0.5f + (k % 3 == 0 ? 0.001f : 0.0f);
+    }
+    return args;
+  };
+  c.reference = [=](std::vector<HostArray>& args) {
+    for (int k = 0; k < n; ++k) args[1].as<float>()[k] = std::nearbyint(args[0].as<float>()[k]);
+  };
+  c.outputs = {1};
+  return c;
+}
+
 // ------------------------------------------------------------------ matmul_tiled
 
 KernelCase MatmulTiled() {
@@ -572,7 +610,7 @@ int32_t RunTasks(void* pool, agate_parallel_task_fn task, void* closure, int32_t
 }  // namespace
 
 std::vector<KernelCase> AllKernelCases() {
-  return {ElementwiseMath(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot4S8S8(), Dot2I16(),
+  return {ElementwiseMath(), RoundHalfEven(), MatmulTiled(), ReduceRows(), IntegerOps(), ShiftOps(), Dot4U8S8(), Dot4S8S8(), Dot2I16(),
           StridedPredicated(),
           WorkspaceReverse(), OddWidths(), FailingAssert()};
 }
@@ -600,7 +638,8 @@ std::string CompareArrays(const HostArray& got, const HostArray& want, double to
     } else {
       return "CompareArrays: unhandled dtype " + want.dtype().ToString();
     }
-    bool ok = std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
+    // Equal values first: infinities (whose difference is NaN).
+    bool ok = std::isnan(w) ? std::isnan(g) : g == w || std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
     if (!ok) {
       out << "[" << i << "] got " << g << " want " << w << "; ";
       ++mismatches;
