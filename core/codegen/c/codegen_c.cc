@@ -266,8 +266,8 @@ class CodeGenC {
     return name + "(" + Print(pair, "0") + ", " + Print(pair, "1") + ")";
   }
 
-  // float32 round half to even (nearbyintf in the default rounding mode). An Arm core without
-  // VRINT (Cortex-M4's FPv4, soft-float M0/M3) would call newlib's nearbyintf, dozens of
+  // float32 round half to even (nearbyintf in the default rounding mode). An Arm core with an FPU
+  // but no VRINT (Cortex-M4's FPv4) would call newlib's nearbyintf, dozens of
   // instructions per element; there it is inline and exact: for |x| < 2^23, |x| + 2^23 lies in
   // [2^23, 2^24) where floats are the integers, so the addition rounds |x| to the nearest one, ties
   // to even, and the subtraction is exact; larger floats (and infinities, NaN) are integral already.
@@ -275,8 +275,8 @@ class CodeGenC {
   std::string RoundF32Helper() {
     return Helper("agate_round_f32",
                   "static inline float agate_round_f32(float x) {\n"
-                  "#if defined(__ARM_ARCH) && !defined(__aarch64__) && !defined(__ARM_FEATURE_DIRECTED_ROUNDING) && \\\n"
-                  "    !defined(__FAST_MATH__)\n"
+                  "#if defined(__ARM_ARCH) && defined(__ARM_FP) && !defined(__aarch64__) && \\\n"
+                  "    !defined(__ARM_FEATURE_DIRECTED_ROUNDING) && !defined(__FAST_MATH__)\n"
                   "  float a = __builtin_fabsf(x);\n"
                   "  if (!(a < 8388608.0f)) return x;\n"
                   "  return __builtin_copysignf((a + 8388608.0f) - 8388608.0f, x);\n"

@@ -922,10 +922,13 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     return builder_.CreateBitCast(builder_.CreateVectorSplat(n, word), llvm::FixedVectorType::get(element, per_word * n));
   }
 
-  // 32-bit Arm without VRINT (Cortex-M4's FPv4, soft-float M0/M3): llvm.nearbyint becomes a call
-  // to nearbyintf, dozens of instructions per element; float32 rounding is inline there.
+  // 32-bit Arm with a single-precision FPU but no VRINT (Cortex-M4's FPv4): llvm.nearbyint becomes
+  // a call to nearbyintf, dozens of instructions per element; float32 rounding is inline there.
+  // (Without an FPU the inline form's two float additions are library calls too: not there.)
   bool NeedsInlineRound(DType t) const {
-    return t.is_float() && t.bits() == 32 && target_.arch() == target::Arch::kARM && !target_.HasFeature("fp-armv8d16sp");
+    bool fpu = target_.HasFeature("vfp2sp") || target_.HasFeature("vfp4d16sp");
+    return t.is_float() && t.bits() == 32 && target_.arch() == target::Arch::kARM && fpu &&
+           !target_.HasFeature("fp-armv8d16sp");
   }
   // Round half to even, exact: for |x| < 2^23, |x| + 2^23 lies in [2^23, 2^24) where floats are the
   // integers, so the addition rounds |x| to the nearest one (ties to even) and the subtraction is

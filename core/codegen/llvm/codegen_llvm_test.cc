@@ -465,6 +465,22 @@ TEST(CodeGenLLVMTest, Dot4IsSdotOrUsdotOnAArch64) {
             std::string::npos);
 }
 
+// float32 round: inline on a Cortex-M4 (FPv4 has no VRINT; a call to nearbyintf per element
+// otherwise), VRINT on a Cortex-M7 (FPv5), the library call on a Cortex-M0 (no FPU: the inline
+// form's additions would be library calls too).
+TEST(CodeGenLLVMTest, RoundIsInlineWhereTheFpuHasNoRoundingInstruction) {
+  std::vector<KernelCase> cases = AllKernelCases();
+  const KernelCase* round = FindCase(cases, "round_half_even");
+  ASSERT_NE(round, nullptr);
+  std::string m4 = AssemblyOf(round->func, "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4");
+  EXPECT_EQ(m4.find("nearbyint"), std::string::npos) << m4;
+  EXPECT_NE(m4.find("vadd.f32"), std::string::npos) << m4;
+  std::string m7 = AssemblyOf(round->func, "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7");
+  EXPECT_NE(m7.find("vrintr.f32"), std::string::npos) << m7;
+  EXPECT_NE(AssemblyOf(round->func, "llvm -mtriple=thumbv6m-none-eabi -mcpu=cortex-m0").find("nearbyintf"),
+            std::string::npos);
+}
+
 TEST(CodeGenLLVMTest, CortexMObjectsLinkIntoFirmware) {
   if (!testing::HaveTool("arm-none-eabi-gcc")) GTEST_SKIP() << "needs arm-none-eabi-gcc (gcc-arm-none-eabi)";
   struct Case {
