@@ -130,7 +130,7 @@ class PlaneEmitter {
 }  // namespace
 
 bool MaxPoolPlaneApplies(const graph::WindowGeometry& g) {
-  if (g.kernel.size() != 2) return false;
+  if (g.kernel.size() != 2 || g.kernel[0] * g.kernel[1] > kMaxPoolPlaneTaps) return false;
   return Axis(g, 0).BorderPositions() <= kMaxPoolPlaneBorder && Axis(g, 1).BorderPositions() <= kMaxPoolPlaneBorder;
 }
 

@@ -22,8 +22,12 @@ namespace ops {
 // Border rows and columns (windows that leave the input) are unrolled one by one, so windows
 // with more of them on either axis (huge pads on small maps) keep the generic schedule.
 constexpr int64_t kMaxPoolPlaneBorder = 16;
+// Each output's taps are unrolled into one chain of maxes, so larger windows (a 32x30 window is
+// 960 taps: an expression 960 deep, and code that grows with it) keep the generic schedule.
+constexpr int64_t kMaxPoolPlaneTaps = 64;
 
-// True for a 2-D window with at most kMaxPoolPlaneBorder border rows and border columns.
+// True for a 2-D window of at most kMaxPoolPlaneTaps taps with at most kMaxPoolPlaneBorder border
+// rows and border columns.
 bool MaxPoolPlaneApplies(const graph::WindowGeometry& g);
 
 // The max pool of the plane at `x_offset` of `x` (elements [H, W] row-major) under the 2-D

@@ -146,8 +146,8 @@ TEST(PoolTest, IntegerMaxPools) {
 // with the borders resolved at compile time: every geometry below against the reference, over
 // 8-bit data's whole range and floats, the interior as whole vectors with an overlapping last
 // one (ResNet's 56-wide rows), border rows and columns with taps dropped, dilations, ceil_mode,
-// asymmetric pads, rows narrower than a vector; and a window of more border positions than the
-// plane code unrolls keeps the generic schedule.
+// asymmetric pads, rows narrower than a vector; and windows of more border positions or taps than
+// the plane code unrolls keep the generic schedule.
 TEST(PoolTest, NchwMaxPoolsRunAsVectorPlanes) {
   struct Case {
     graph::Shape x;
@@ -163,6 +163,11 @@ TEST(PoolTest, NchwMaxPoolsRunAsVectorPlanes) {
       {{1, 2, 20, 150}, {{"kernel_shape", Attribute(Ints{2, 4})}, {"strides", Attribute(Ints{2, 4})}}, true},
       {{1, 1, 9, 9}, {{"kernel_shape", Attribute(Ints{3, 3})}, {"strides", Attribute(Ints{2, 2})}, {"pads", Attribute(Ints{1, 1, 1, 1})}}, true},  // one plane
       {{1, 1, 4, 4}, {{"kernel_shape", Attribute(Ints{20, 20})}, {"pads", Attribute(Ints{19, 19, 19, 19})}}, false},
+      // 8x8 = 64 taps still unrolled; 32x30 (960: the compiler fuzzer's input, whose chain of
+      // maxes overflowed the C printer's stack) and 9x8 keep the generic schedule
+      {{1, 2, 20, 20}, {{"kernel_shape", Attribute(Ints{8, 8})}, {"strides", Attribute(Ints{4, 4})}}, true},
+      {{1, 3, 100, 72}, {{"kernel_shape", Attribute(Ints{32, 30})}, {"strides", Attribute(Ints{32, 2})}}, false},
+      {{1, 2, 20, 20}, {{"kernel_shape", Attribute(Ints{9, 8})}, {"strides", Attribute(Ints{4, 4})}}, false},
   };
   std::mt19937 rng(7);
   for (ir::DType dt : {ir::DType::UInt(8), ir::DType::Int(8), kF32}) {
