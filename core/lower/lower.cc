@@ -6,10 +6,10 @@
 #include "core/lower/analyzer.h"
 #include "core/lower/gpu_allreduce.h"
 #include "core/lower/gpu_bind.h"
-#include "core/lower/gpu_index_math.h"
 #include "core/lower/gpu_sync.h"
 #include "core/lower/gpu_vectorize.h"
 #include "core/lower/gpu_verify.h"
+#include "core/lower/index_math.h"
 #include "core/lower/loop_partition.h"
 #include "core/lower/kernel_memory_plan.h"
 #include "core/lower/schedule_ops.h"
@@ -132,8 +132,13 @@ LoweredFunc Lower(const te::Schedule& sch, const std::vector<te::Tensor>& args, 
     f.body = InsertSyncThreads(f.body);
     p.After("gpu_sync", VerifyOptions{true, true});
     f.body = NarrowIndexMath(f.body);
-    p.After("gpu_index_math", VerifyOptions{true, true});
+    p.After("index_math", VerifyOptions{true, true});
     CheckGpuLaunches(f.body, options.gpu_limits);
+  } else if (options.narrow_index_math) {
+    NarrowOptions narrow;
+    narrow.loop_variables = true;
+    f.body = NarrowIndexMath(f.body, narrow);
+    p.After("index_math", VerifyOptions{true, true});
   }
   return f;
 }

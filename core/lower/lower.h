@@ -18,8 +18,10 @@
 //   gpu_bind        bound loops -> launches, shared memory per block  gpu_bind.h
 //   gpu_allreduce   cross-thread reductions -> warp shuffles          gpu_allreduce.h
 //   gpu_sync        __syncthreads where threads exchange data         gpu_sync.h
-//   gpu_index_math  int32 index arithmetic, C division where exact    gpu_index_math.h
+//   index_math      int32 index arithmetic, C division where exact    index_math.h
 //   launch checks   threads, shared memory against the architecture   gpu_launch_check.h
+// and for 32-bit CPUs (LowerOptions::narrow_index_math):
+//   index_math      int32 loop counters and index arithmetic          index_math.h
 //
 // What the returned LoweredFunc guarantees to code generators (checked by the
 // verifier after the last pass):
@@ -28,7 +30,10 @@
 //    and used only inside its binding; buffers are identified by their data Var
 //    (a Load/Store may name a view Buffer, e.g. from tensorize, sharing the data
 //    Var of a parameter or an Allocate);
-//  * index arithmetic is int64 (DType::Index()); loop min/extent are int64;
+//  * index arithmetic is int64 (DType::Index()); loop min/extent are int64,
+//    except where index_math (GPU targets, narrow_index_math) made a
+//    subexpression, or a serial loop or let variable, int32 because every
+//    value it takes provably fits;
 //  * vector code appears only as Ramp/Broadcast/vector Loads/Stores with
 //    1 < lanes <= max_vector_lanes; Load/Store predicates are lane masks
 //    (vector: tail lanes of a vectorized loop; scalar or vector on loads under
@@ -74,6 +79,10 @@ struct LowerOptions {
   // alignment is provable (gpu_vectorize, before vectorize).
   bool gpu = false;
   GpuLimits gpu_limits;
+  // CPU targets whose pointers are 32 bits (Cortex-M, 32-bit Arm): serial loop
+  // counters and index arithmetic in int32 where every value provably fits
+  // (index_math.h), instead of register pairs.
+  bool narrow_index_math = false;
   // Called after every pass with the pass name and the printed IR (--dump-ir).
   std::function<void(const std::string& pass, const std::string& ir_text)> dump;
 };

@@ -427,6 +427,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     lower_options.gpu_limits.max_shared_bytes_per_block = arch.max_shared_bytes_per_block;
     lower_options.gpu_limits.warp_size = arch.warp_size;
   }
+  lower_options.narrow_index_math = !gpu && target.pointer_bits() == 32;
   kernel.func = lower::Lower(s, args, kernel_name, lower_options);
   if (!checks.empty()) {
     AGATE_REQUIRE(!gpu, kUnsupported) << "kernel " << kernel_name << " checks an operand read at run time ("

@@ -604,6 +604,12 @@ bool Target::is_bare_metal() const {
   return triple.getOS() == llvm::Triple::UnknownOS;  // "none" parses as UnknownOS
 }
 
+int Target::pointer_bits() const {
+  if (triple_.empty() || kind_ == TargetKind::kCUDA) return 0;
+  llvm::Triple triple(triple_);
+  return triple.isArch64Bit() ? 64 : triple.isArch32Bit() ? 32 : triple.isArch16Bit() ? 16 : 0;
+}
+
 std::string Target::LLVMFeatureString() const { return Join(mattr_, ","); }
 
 std::string Target::ToString() const {

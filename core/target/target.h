@@ -101,6 +101,9 @@ class Target {
 
   // No operating system: no threads, no dynamic loader, no libc beyond newlib.
   bool is_bare_metal() const;
+  // Bits of a data pointer on the CPU (64 on x86-64 and AArch64, 32 on 32-bit
+  // Arm and Cortex-M); 0 where unknown (portable C without -mcpu) and for GPUs.
+  int pointer_bits() const;
   // The comma-joined -mattr list, as LLVM's TargetMachine wants it.
   std::string LLVMFeatureString() const;
 

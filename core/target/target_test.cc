@@ -103,6 +103,15 @@ TEST(TargetTest, VectorRegisters) {
   EXPECT_EQ(Target::Parse("llvm -mtriple=thumbv8.1m.main-none-eabi -mcpu=cortex-m55").vector_registers(), 8);
 }
 
+TEST(TargetTest, PointerBits) {
+  EXPECT_EQ(Target::Parse("llvm -mtriple=x86_64-linux-gnu").pointer_bits(), 64);
+  EXPECT_EQ(Target::Parse("llvm -mtriple=aarch64-linux-gnu").pointer_bits(), 64);
+  EXPECT_EQ(Target::Parse("llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4").pointer_bits(), 32);
+  EXPECT_EQ(Target::Parse("c -mcpu=cortex-m4").pointer_bits(), 32);
+  EXPECT_EQ(Target::Parse("c").pointer_bits(), 0);  // portable C: any compiler, any width
+  EXPECT_EQ(Target::Parse("cuda -arch=sm_80").pointer_bits(), 0);
+}
+
 // Bare-metal Arm targets take the float ABI of the named CPU (what arm-none-eabi-gcc
 // firmware for it uses), so their objects link with that firmware; -mfloat-abi overrides.
 TEST(TargetTest, CortexMFloatABIFollowsTheCPU) {
