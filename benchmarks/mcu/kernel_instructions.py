@@ -28,15 +28,19 @@ import run_example  # noqa: E402
 import size_report  # noqa: E402
 
 BOARD = "mps2-an386"  # Cortex-M4 with FPU; every package's kernels built with its -mcpu=cortex-m4 flags
-# (label, agate target of the kws8 package). The Cortex-M3 targets produce the template without
-# SMLAD (no DSP extension) while the firmware is still built for the M4, so the difference is the
-# template alone.
+# (label, agate target of the kws8 package, extra compile options). The Cortex-M3 targets produce
+# the template without SMLAD (no DSP extension) while the firmware is still built for the M4, so
+# the difference is the template alone. SMLAD's weights are int8 packed four to a word (unpacked
+# by SXTB16) by default; --knob int8_mcu_packed=0 stores them as int16 pairs (one load per pair).
 VARIANTS = [
-    ("C backend, SMLAD pairs (c -mcpu=cortex-m4)", "c -mcpu=cortex-m4"),
-    ("C backend, one product per MAC (c -mcpu=cortex-m3)", "c -mcpu=cortex-m3"),
-    ("LLVM, SMLAD pairs (thumbv7em, cortex-m4)", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4"),
+    ("C backend, SMLAD, packed int8 weights (c -mcpu=cortex-m4)", "c -mcpu=cortex-m4", []),
+    ("C backend, SMLAD, int16 weight pairs (int8_mcu_packed=0)", "c -mcpu=cortex-m4", ["--knob", "int8_mcu_packed=0"]),
+    ("C backend, one product per MAC (c -mcpu=cortex-m3)", "c -mcpu=cortex-m3", []),
+    ("LLVM, SMLAD, packed int8 weights (thumbv7em, cortex-m4)", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4", []),
+    ("LLVM, SMLAD, int16 weight pairs (int8_mcu_packed=0)", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4",
+     ["--knob", "int8_mcu_packed=0"]),
     ("LLVM, one product per MAC (thumbv7em, cortex-m4, -dsp)",
-     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 -mattr=-dsp"),
+     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 -mattr=-dsp", []),
 ]
 
 
@@ -88,12 +92,14 @@ def main():
              "--memory-plan", "min-peak"])
 
     rows, first_output = [], {}
-    for label, target in VARIANTS:
-        folder = os.path.join(work, re.sub(r"[^a-z0-9]+", "_", target))
+    for label, target, options in VARIANTS:
+        folder = os.path.join(work, re.sub(r"[^a-z0-9]+", "_", target + " ".join(options)))
         os.makedirs(folder, exist_ok=True)
         packages["kws8"] = os.path.join(folder, "kws8")
         run([agate, "compile", models["kws8"][0], "--target", target, "--package", packages["kws8"],
-             "--memory-plan", "min-peak"])
+             "--memory-plan", "min-peak"] + options)
+        with open(os.path.join(packages["kws8"], "agate_kws8_module.c")) as f:
+            module_bytes = int(re.search(r"agate_kws8_module_size = (\d+)u", f.read()).group(1))
         build = os.path.join(folder, "build")
         run([os.path.join(ROOT, "examples/mcu/build_firmware.sh"), BOARD, build, packages["kws"], packages["kws8"],
              packages["demo"]])
@@ -118,20 +124,20 @@ def main():
         elif outputs["kws8"].tobytes() != first_output[backend][1].tobytes():
             sys.exit(f"{label}: kws8's output differs from {first_output[backend][0]}'s")
         flash = sum(hi - lo for lo, hi, _ in ranges)
-        summary = run([agate, "inspect", models["kws8"][0], "--target", target]).stdout
+        summary = run([agate, "inspect", models["kws8"][0], "--target", target]).stdout  # (inspect takes no knobs)
         smlad = len(re.findall(r"dsp: SMLAD", summary))
-        rows.append((label, int(counted.group(1)), flash, smlad, per_kernel, int(counted.group(2))))
+        rows.append((label, int(counted.group(1)), flash, smlad, per_kernel, int(counted.group(2)), module_bytes))
         print(f"{label}: {int(counted.group(1)):,} instructions in kws8's kernels ({len(ranges)} functions, "
-              f"{flash} bytes), {smlad} conv(s) on SMLAD", flush=True)
+              f"{flash} bytes), {smlad} conv(s) on SMLAD, module {module_bytes} bytes", flush=True)
 
-    print(f"\n| kws8 kernels on {BOARD} (Cortex-M4, QEMU) | instructions per inference | vs the same backend's SMLAD row | "
-          "whole firmware run | kernel code (bytes) | convs on SMLAD |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print(f"\n| kws8 kernels on {BOARD} (Cortex-M4, QEMU) | instructions per inference | vs the same backend's first row | "
+          "whole firmware run | kernel code (bytes) | module: constants and tables (bytes) | convs on SMLAD |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     base = {}
-    for label, count, flash, smlad, _, total in rows:
+    for label, count, flash, smlad, _, total, module_bytes in rows:
         backend = label.split(",")[0]
         base.setdefault(backend, count)
-        print(f"| {label} | {count:,} | {count / base[backend]:.2f}x | {total:,} | {flash} | {smlad} |")
+        print(f"| {label} | {count:,} | {count / base[backend]:.2f}x | {total:,} | {flash} | {module_bytes:,} | {smlad} |")
     print("(the whole run: the three models and the runtime, library calls included; only kws8 differs between rows)")
     print("\nPer kernel function (instructions per inference; the C backend shares one function between layers of "
           "equal shapes, LLVM does not; functions above 1% of their row's total):")

@@ -84,6 +84,17 @@ TEST(AnalyzerTest, PairOfConsecutiveLoadsBecomesOneVectorLoad) {
   EXPECT_EQ(ToString(Simplify(pair(w, i * 2, w, i * 2 + 1))), "W[ramp(i*2, 1, 2)]");
   EXPECT_NE(ToString(Simplify(pair(w, i * 2, w, i * 2 + 2))).find("select"), std::string::npos);
   EXPECT_NE(ToString(Simplify(pair(w, i, v, i + 1))).find("select"), std::string::npos);
+  // int8 elements two apart, widened to int16: a strided pair (SXTB16's bytes 0 and 2).
+  ir::Buffer q = ir::CreateBuffer("Q", ir::DType::Int(8), {Expr(64)});
+  auto widened = [&](const ir::Buffer& b0, const Expr& i0, const ir::Buffer& b1, const Expr& i1) {
+    const ir::DType i16 = ir::DType::Int(16);
+    return ir::select(first, ir::Broadcast::make(ir::cast(i16, ir::Load::make(b0, i0)), 2),
+                      ir::Broadcast::make(ir::cast(i16, ir::Load::make(b1, i1)), 2));
+  };
+  EXPECT_EQ(ToString(Simplify(widened(q, i * 4 + 1, q, i * 4 + 3))), "int16x2(Q[ramp(i*4 + 1, 2, 2)])");
+  EXPECT_NE(ToString(Simplify(widened(q, i * 4, q, i * 4 + 1))).find("select"), std::string::npos);
+  EXPECT_NE(ToString(Simplify(widened(q, i * 4, q, i * 4 + 4))).find("select"), std::string::npos);
+  EXPECT_NE(ToString(Simplify(widened(w, i * 4, w, i * 4 + 2))).find("select"), std::string::npos);  // int16: not SXTB16's
 }
 
 TEST(AnalyzerTest, LoopsOfExtentOneAndDeadBranchesVanish) {

@@ -145,8 +145,17 @@ class Narrower : public IRMutator {
     return a.dtype().is_int() && a.dtype().is_scalar() && is_const_int(b, &c) && c > 0 && an_.ConstBound(a).min >= 0;
   }
 
-  // The int32 form of an int64 index expression when it and all its parts fit.
-  Expr Narrow(const Expr& e) { return Fits(e) ? ToInt32(e) : e; }
+  // The int32 form of an int64 index expression when it and all its parts fit; with
+  // loop_variables also a vector index ramp(base, stride, lanes) whose lanes all fit.
+  Expr Narrow(const Expr& e) {
+    if (const Ramp* ramp = e.as<Ramp>(); ramp && options_.loop_variables) {
+      if (Fits(ramp->base) && Fits(ramp->stride) && InInt32(an_.ConstBound(e))) {
+        return Ramp::make(ToInt32(ramp->base), ToInt32(ramp->stride), ramp->lanes);
+      }
+      return e;
+    }
+    return Fits(e) ? ToInt32(e) : e;
+  }
 
   Expr Widen(const Expr& e, DType t) { return e.dtype() == t ? e : cast(t, e); }
 

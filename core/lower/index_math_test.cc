@@ -64,6 +64,24 @@ TEST(IndexMathTest, SerialCountersAndTheirIndicesBecomeInt32) {
   EXPECT_EQ(Collect(gpu_style).indices, (std::vector<DType>{DType::Int(32), DType::Int(32)}));
 }
 
+TEST(IndexMathTest, VectorIndicesNarrowWhenEveryLaneFits) {
+  Buffer a = CreateBuffer("A", DType::Int(8), {Expr(64)});
+  Buffer c = CreateBuffer("C", DType::Int(8), {Expr(64)});
+  Var i("i");
+  Stmt s = For::make(i, 0, 8, ForKind::kSerial,
+                     Store::make(c, Load::make(a, Ramp::make(i * 8, Expr(int64_t{1}), 8)), Ramp::make(i * 8, Expr(int64_t{1}), 8)));
+  EXPECT_EQ(Collect(NarrowIndexMath(s, WithLoopVariables())).indices,
+            (std::vector<DType>{DType::Int(32, 8), DType::Int(32, 8)}));
+  EXPECT_EQ(Collect(NarrowIndexMath(s)).indices, (std::vector<DType>{DType::Int(64, 8), DType::Int(64, 8)}));  // GPU: as before
+  // A ramp whose first lane fits but whose last passes 2^31 - 1 stays int64.
+  Buffer big = CreateBuffer("B", DType::Int(8), {Expr(int64_t{4294967296})});
+  Stmt far = For::make(i, 0, 2, ForKind::kSerial,
+                       Store::make(big, Load::make(a, Ramp::make(i * 8, Expr(int64_t{1}), 8)),
+                                   Ramp::make(i * int64_t{2147483641}, Expr(int64_t{1}), 8)));
+  EXPECT_EQ(Collect(NarrowIndexMath(far, WithLoopVariables())).indices,
+            (std::vector<DType>{DType::Int(32, 8), DType::Int(64, 8)}));
+}
+
 TEST(IndexMathTest, ValuesThatMayNotFitStayInt64) {
   Buffer big = CreateBuffer("B", DType::Float(32), {Expr(int64_t{6000000000})});
   Var i("i"), j("j"), k("k");

@@ -362,20 +362,28 @@ class SimplifyMutator : public IRMutator {
 
   // select(ramp(0, 1, 2) == 0, broadcast(B[i]), broadcast(B[i + 1])): the two-lane vector of
   // consecutive elements (as the Cortex-M int8 conv pairs its weights) is one vector load
-  // B[ramp(i, 1, 2)], which code generators emit as one 32-bit load.
+  // B[ramp(i, 1, 2)], which code generators emit as one 32-bit load. Two int8 elements two
+  // apart, each widened to int16 (the Cortex-M template's int8 weights, packed so that one
+  // 32-bit word holds two pairs), become int16x2(B[ramp(i, 2, 2)]): Arm's SXTB16 extracts
+  // exactly bytes 0 and 2 (or 1 and 3) of a word as such a pair.
   Expr AdjacentPairLoad(const Expr& condition, const Expr& first, const Expr& second) {
     const EQ* eq = condition.as<EQ>();
     const Broadcast *a = first.as<Broadcast>(), *b = second.as<Broadcast>();
     if (eq == nullptr || a == nullptr || b == nullptr || a->lanes != 2) return Expr();
     const Ramp* lane = eq->a.as<Ramp>();
     if (lane == nullptr || !is_zero(lane->base) || !is_one(lane->stride) || !is_zero(eq->b)) return Expr();
-    const Load *la = a->value.as<Load>(), *lb = b->value.as<Load>();
+    const Cast *ca = a->value.as<Cast>(), *cb = b->value.as<Cast>();
+    bool widened = ca != nullptr && cb != nullptr && ca->dtype == DType::Int(16) && cb->dtype == DType::Int(16);
+    const Load *la = (widened ? ca->value : a->value).as<Load>(), *lb = (widened ? cb->value : b->value).as<Load>();
     if (la == nullptr || lb == nullptr || la->buffer.get() != lb->buffer.get() || la->predicate.defined() ||
         lb->predicate.defined() || !la->index.dtype().is_scalar()) {
       return Expr();
     }
-    if (!is_one(VisitExpr(lb->index - la->index))) return Expr();
-    return Load::make(la->buffer, Ramp::make(la->index, make_const(la->index.dtype(), 1), 2));
+    if (widened && la->dtype != DType::Int(8)) return Expr();
+    int64_t stride = 0;
+    if (!is_const_int(VisitExpr(lb->index - la->index), &stride) || stride != (widened ? 2 : 1)) return Expr();
+    Expr pair = Load::make(la->buffer, Ramp::make(la->index, make_const(la->index.dtype(), stride), 2));
+    return widened ? Cast::make(DType::Int(16, 2), pair) : pair;
   }
 
   Expr VisitExpr_(const Cast* op, const Expr& self) override {

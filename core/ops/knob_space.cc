@@ -202,6 +202,7 @@ KnobSpace KnobSpaceOf(const graph::Graph& graph, const graph::FusedGroup& group,
       // The microcontroller template (qlinear_mcu.h): SMLAD or int8 weights, and its oc block.
       space.knobs.push_back(MakeKnob("int8_mcu_smlad", -1, {0, 1}));
       space.knobs.push_back(MakeKnob("int8_mcu_oc_block", 0, {1, 2, 4}));
+      space.knobs.push_back(MakeKnob("int8_mcu_packed", -1, {0, 1}));
     } else if (const vnni::Isa* isa = vnni::PickIsa(target)) {
       space.knobs.push_back(MakeKnob("int8_oc_block", 0, {4, 6, 8}));
       std::set<int64_t> vectors{1, 2, 3};

@@ -171,11 +171,14 @@ const std::vector<Knob>& Knobs() {
       {"int8_tile_order", &LowerGroupOptions::int8_tile_order, -1, 1,
        "int8 conv tile loop: 0 channel blocks outermost, 1 pixel tiles outermost (-1: 1 for 1x1 convs)"},
       {"int8_mcu_smlad", &LowerGroupOptions::int8_mcu_smlad, -1, 1,
-       "int8 microcontroller conv on a core with DSP: 1 SMLAD on int16 weight pairs, 0 int8 weights (half the flash) "
+       "int8 microcontroller conv on a core with DSP: 1 SMLAD on weight pairs, 0 one product per multiply-accumulate "
        "(-1: SMLAD)"},
       {"int8_mcu_oc_block", &LowerGroupOptions::int8_mcu_oc_block, 0, 4,
        "int8 microcontroller conv with SMLAD: output channels sharing an activation pair, 1, 2 or 4 (0: the largest "
        "dividing the group's)"},
+      {"int8_mcu_packed", &LowerGroupOptions::int8_mcu_packed, -1, 1,
+       "int8 microcontroller conv with SMLAD: 1 int8 weights four to a word, unpacked by SXTB16 (int8's flash), "
+       "0 int16 weight pairs (one load per pair, twice the flash) (-1: packed)"},
       {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
       {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
       {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},

@@ -67,11 +67,13 @@ struct LowerGroupOptions {
   int int8_pixel_vectors = 0;  // pixel vectors (16 or 8 lanes) per tile (0: the fewest padded pixels)
   int int8_tile_order = -1;    // tile loop: 0 channel blocks outer, 1 pixel tiles outer (-1: 1 for 1x1 convs)
   // int8 convs for microcontrollers (core/ops/qlinear_mcu.h) on cores with Arm's DSP extension:
-  // SMLAD on int16 weight pairs (faster; the weights take twice the flash of int8) or one
-  // product per multiply-accumulate on int8 weights; and the output channels sharing an
-  // activation pair.
+  // SMLAD on 16-bit pairs or one product per multiply-accumulate; the output channels sharing
+  // an activation pair; and how SMLAD's weights are stored.
   int int8_mcu_smlad = -1;     // -1: where the target has "dsp", 0 never, 1 where the target has "dsp"
   int int8_mcu_oc_block = 0;   // 1, 2 or 4 (0: 4, or 2 / 1 when the group's output channels do not divide)
+  // With SMLAD: int8 weights four to a word, unpacked by SXTB16 (int8's flash), or int16 pairs
+  // (one load per pair, twice the flash). -1 and 1: packed where the weights fit int8, 0 never.
+  int int8_mcu_packed = -1;
   // cuda targets (core/ops/cuda/cuda_schedules.h):
   int cuda_threads = 0;    // threads per block of element-wise and per-output schedules (0: 256)
   int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)

@@ -84,9 +84,36 @@ graph::Tensor PairWeights(const graph::Tensor& centred, bool channel_pairs) {
   return out;
 }
 
+// The same pairs from int8 weights, packed four to a 32-bit word so that SXTB16 unpacks two
+// pairs from one load (CMSIS-NN's way): the weights keep int8's flash. A word holds bytes
+// (p0.lo, p1.lo, p0.hi, p1.hi) of two pairs p0, p1: SXTB16 sign-extends bytes 0 and 2 (p0),
+// and bytes 1 and 3 after a rotation by 8 (p1); in the IR, pair p is the int8 elements at
+// word * 4 + p and word * 4 + p + 2, which the simplifier turns into one strided two-lane load.
+// Channel pairs: the word's two pairs are those of output channels 2k and 2k + 1 at one pair of
+// input channels and one tap ([OC/2, IC/2, KH, KW, 4]). Tap pairs: two consecutive tap pairs
+// of one channel ([OC, IC, ceil(ceil(KH*KW/2)/2), 4], missing taps zero weights).
+graph::Tensor PackWeights(const graph::Tensor& centred, bool channel_pairs) {
+  const graph::Shape& s = centred.shape();  // [OC, IC/groups, KH, KW], int8
+  int64_t oc = s[0], ic = s[1], taps = s[2] * s[3], tap_words = ((taps + 1) / 2 + 1) / 2;
+  graph::Tensor out(ir::DType::Int(8), channel_pairs ? graph::Shape{oc / 2, ic / 2, s[2], s[3], 4}
+                                                     : graph::Shape{oc, ic, tap_words, 4});
+  for (int64_t i = 0; i < out.numel(); ++i) out.SetInt(i, 0);
+  for (int64_t o = 0; o < oc; ++o) {
+    for (int64_t c = 0; c < ic; ++c) {
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t at = channel_pairs ? (((o / 2) * (ic / 2) + c / 2) * taps + t) * 4 + o % 2 + 2 * (c % 2)
+                                   : ((o * ic + c) * tap_words + t / 4) * 4 + (t / 2) % 2 + 2 * (t % 2);
+        out.SetInt(at, centred.GetInt((o * ic + c) * taps + t));
+      }
+    }
+  }
+  return out;
+}
+
 // How the schedule treats the accumulator's loops.
 struct McuPlan {
   bool dsp = false;          // dot2_i16 (SMLAD) on pairs
+  bool packed = false;       // int8 weights four to a word (PackWeights), else int16 pairs (PairWeights)
   bool channel_pairs = false;
   int64_t oc_block = 1;      // output channels sharing one activation pair (their accumulators in registers)
   int unroll_reduce = -1;    // the reduce axis unrolled (the tap pairs: their window offsets become constants)
@@ -121,7 +148,10 @@ struct McuConv {
 // group's channel count is even, with as many output channels per activation pair as divide
 // the group's (at most 4: four accumulators, the activation pair and a weight pair fit Thumb-2's
 // 13 registers with the pointers; int8_mcu_oc_block caps it).
-McuPlan PlanMcuConv(const OpContext& ctx, const McuConv& conv) {
+// Packed int8 weights where every centred weight fits int8 and each SXTB16 reads a word whose
+// pair is known when the code is generated: the oc block's channels unrolled in twos (channel
+// pairs) or the tap pairs unrolled.
+McuPlan PlanMcuConv(const OpContext& ctx, const McuConv& conv, bool int8_weights) {
   McuPlan plan;
   plan.dsp = ctx.target().HasFeature("dsp") && ctx.options().int8_mcu_smlad != 0;
   if (!plan.dsp) return plan;
@@ -137,6 +167,8 @@ McuPlan PlanMcuConv(const OpContext& ctx, const McuConv& conv) {
   } else if ((conv.w_shape[2] * conv.w_shape[3] + 1) / 2 <= 32) {
     plan.unroll_reduce = 1;  // the tap pairs: unrolled, their window offsets are constants (no division)
   }
+  bool pair_known = plan.channel_pairs ? plan.oc_block % 2 == 0 : plan.unroll_reduce >= 0;
+  plan.packed = int8_weights && pair_known && ctx.options().int8_mcu_packed != 0;
   return plan;
 }
 
@@ -151,23 +183,26 @@ Tensor ScalarDot(const McuConv& conv, const Tensor& w, const std::string& name) 
   }, name, tag::kConv2dNCHW);
 }
 
-// The same sum with SMLAD on pairs of input channels at one tap (weights [OC, IC/2, KH, KW, 2]).
-Tensor ChannelPairDot(const McuConv& conv, const Tensor& pairs, const std::string& name) {
+// The same sum with SMLAD on pairs of input channels at one tap (weights [OC, IC/2, KH, KW, 2],
+// or packed [OC/2, IC/2, KH, KW, 4]).
+Tensor ChannelPairDot(const McuConv& conv, const Tensor& pairs, bool packed, const std::string& name) {
   ir::IterVar rq = te::reduce_axis({I(0), I(conv.ic_per_group / 2)}, "rq");
   ir::IterVar rkh = te::reduce_axis({I(0), I(conv.w_shape[2])}, "rkh");
   ir::IterVar rkw = te::reduce_axis({I(0), I(conv.w_shape[3])}, "rkw");
   return te::compute(ToExprShape(conv.OutShape()), [&](Var n, Var oc, Var oh, Var ow) {
     Expr c = conv.FirstChannel(oc) + rq * 2;
     Expr xs = Int16Pair(conv.Tap(n, c, oh, ow, rkh, rkw), conv.Tap(n, c + 1, oh, ow, rkh, rkw));
-    Expr ws = Int16Pair(pairs(oc, rq, rkh, rkw, I(0)), pairs(oc, rq, rkh, rkw, I(1)));
+    Expr ws = packed ? Int16Pair(pairs(ir::floordiv(oc, I(2)), rq, rkh, rkw, ir::floormod(oc, I(2))),
+                                 pairs(ir::floordiv(oc, I(2)), rq, rkh, rkw, ir::floormod(oc, I(2)) + 2))
+                     : Int16Pair(pairs(oc, rq, rkh, rkw, I(0)), pairs(oc, rq, rkh, rkw, I(1)));
     return te::sum(ir::dot2_i16(ir::make_zero(kI32), xs, ws), {rq, rkh, rkw});
   }, name, tag::kConv2dNCHW);
 }
 
 // The same sum with SMLAD on pairs of taps of one channel, the window flattened row by row
-// (weights [OC, IC, ceil(KH*KW/2), 2]; an odd window's last pair reads its last tap twice
-// against a zero weight).
-Tensor TapPairDot(const McuConv& conv, const Tensor& pairs, const std::string& name) {
+// (weights [OC, IC, ceil(KH*KW/2), 2], or packed [OC, IC, ceil(ceil(KH*KW/2)/2), 4]; an odd
+// window's last pair reads its last tap twice against a zero weight).
+Tensor TapPairDot(const McuConv& conv, const Tensor& pairs, bool packed, const std::string& name) {
   int64_t kw = conv.w_shape[3], taps = conv.w_shape[2] * kw;
   ir::IterVar rc = te::reduce_axis({I(0), I(conv.ic_per_group)}, "rc");
   ir::IterVar rp = te::reduce_axis({I(0), I((taps + 1) / 2)}, "rp");
@@ -176,7 +211,9 @@ Tensor TapPairDot(const McuConv& conv, const Tensor& pairs, const std::string& n
     Expr t0 = rp * 2, t1 = ir::min(rp * 2 + 1, I(taps - 1));
     Expr x0 = conv.Tap(n, c, oh, ow, ir::floordiv(t0, I(kw)), ir::floormod(t0, I(kw)));
     Expr x1 = conv.Tap(n, c, oh, ow, ir::floordiv(t1, I(kw)), ir::floormod(t1, I(kw)));
-    Expr ws = Int16Pair(pairs(oc, rc, rp, I(0)), pairs(oc, rc, rp, I(1)));
+    Expr ws = packed ? Int16Pair(pairs(oc, rc, ir::floordiv(rp, I(2)), ir::floormod(rp, I(2))),
+                                 pairs(oc, rc, ir::floordiv(rp, I(2)), ir::floormod(rp, I(2)) + 2))
+                     : Int16Pair(pairs(oc, rc, rp, I(0)), pairs(oc, rc, rp, I(1)));
     return te::sum(ir::dot2_i16(ir::make_zero(kI32), Int16Pair(x0, x1), ws), {rc, rp});
   }, name, tag::kConv2dNCHW);
 }
@@ -209,7 +246,8 @@ std::string ScheduleMcuConv(const ScheduleRequest& r, const Tensor& acc, const M
   if (plan.unroll_reduce >= 0) a.unroll(a.reduce_axis(static_cast<size_t>(plan.unroll_reduce)));
   if (!plan.dsp) return "conv int8 mcu direct: 8-bit input read in place, padding by bounds, one int32 accumulator per output";
   return std::string("conv int8 mcu direct dsp: SMLAD on int16 pairs of ") +
-         (plan.channel_pairs ? "input channels" : "window taps") + ", " + std::to_string(plan.oc_block) +
+         (plan.channel_pairs ? "input channels" : "window taps") +
+         (plan.packed ? ", int8 weights unpacked by SXTB16" : ", int16 weights") + ", " + std::to_string(plan.oc_block) +
          " output channel(s) per activation pair, 8-bit input read in place, padding by bounds";
 }
 
@@ -245,13 +283,15 @@ Tensor McuIntegerConv(const OpContext& ctx, const McuConvInputs& in, const std::
   graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), xs, {ws[2], ws[3]});
   CentredWeights centred = CentreWeights(*wc, w_zp, x_zp);
   McuConv conv{x, ws, g, groups, ws[1], ws[0] / groups, ir::make_const(x.dtype(), static_cast<double>(x_zp))};
-  McuPlan plan = PlanMcuConv(ctx, conv);
+  McuPlan plan = PlanMcuConv(ctx, conv, centred.values.dtype() == ir::DType::Int(8));
   Tensor dot;
   if (!plan.dsp) {
     dot = ScalarDot(conv, ctx.AddConstant(name + "_w_centred", centred.values), name + "_mcu");
   } else {
-    Tensor pairs = ctx.AddConstant(name + "_w_pairs", PairWeights(centred.values, plan.channel_pairs));
-    dot = plan.channel_pairs ? ChannelPairDot(conv, pairs, name + "_mcu") : TapPairDot(conv, pairs, name + "_mcu");
+    Tensor pairs = plan.packed ? ctx.AddConstant(name + "_w_packed", PackWeights(centred.values, plan.channel_pairs))
+                               : ctx.AddConstant(name + "_w_pairs", PairWeights(centred.values, plan.channel_pairs));
+    dot = plan.channel_pairs ? ChannelPairDot(conv, pairs, plan.packed, name + "_mcu")
+                             : TapPairDot(conv, pairs, plan.packed, name + "_mcu");
   }
   Tensor comp = ctx.AddConstant(name + "_zp_compensation", centred.compensation);
   Tensor acc = te::compute(dot.shape(), [&](Var n, Var oc, Var oh, Var ow) {

@@ -69,6 +69,7 @@ struct ConvCase {
   Ints x_shape, w_shape;
   std::vector<std::pair<std::string, Attribute>> attrs;
   bool per_channel;
+  bool symmetric = false;  // weight zero points 0 (what post-training quantizers give): centred they fit int8
 };
 
 std::vector<ConvCase> Cases() {
@@ -89,6 +90,13 @@ std::vector<ConvCase> Cases() {
        true},
       // the DS-CNN's stem: one channel, 10x4 window, stride 2, input already padded
       {kS8, kS8, kS8, {1, 1, 15, 8}, {5, 1, 10, 4}, {{"strides", Attribute(Ints{2, 2})}}, true},
+      // symmetric int8 weights (SMLAD with packed int8 weights): a depthwise 3x3 (tap pairs, the
+      // last word half empty), a 1x1 over 6 channels to 8 (channel pairs, 4 output channels per
+      // activation pair), a 3x3 to 6 channels (2 per activation pair)
+      {kS8, kS8, kS8, {1, 4, 6, 5}, {4, 1, 3, 3}, {{"group", Attribute(int64_t{4})}, {"pads", Attribute(Ints{1, 1, 1, 1})}},
+       true, true},
+      {kU8, kS8, kU8, {1, 6, 5, 4}, {8, 6, 1, 1}, {}, true, true},
+      {kS8, kS8, kS8, {1, 4, 5, 6}, {6, 4, 3, 3}, {{"pads", Attribute(Ints{1, 1, 1, 1})}}, false, true},
   };
 }
 
@@ -103,7 +111,7 @@ Graph ConvGraph(const ConvCase& c, int index) {
     w_zp.clear();
     for (int64_t i = 0; i < oc; ++i) {
       w_scale.push_back(0.002 + 0.0005 * i);
-      w_zp.push_back(c.w_type == kU8 ? 120 + i : i % 5 - 2);
+      w_zp.push_back(c.symmetric ? 0 : c.w_type == kU8 ? 120 + i : i % 5 - 2);
     }
   }
   g.AddInput("x", TensorType{c.x_type, c.x_shape});
@@ -154,34 +162,48 @@ TEST(QLinearMcuTest, ConvsMatchTheReferenceBitForBitWithNoWorkspace) {
 
 // On a Cortex-M4 the products are SMLADs: in LLVM's machine code, and in the C backend's
 // source through ACLE's __smlad (arm-none-eabi-gcc defines __ARM_FEATURE_SIMD32 for it).
-// Channel pairs with four output channels per activation pair (case 0), window-tap pairs
-// (the depthwise case 2, the one-channel stem, case 5); a Cortex-M0 has no SMLAD.
+// Channel pairs with four output channels per activation pair (cases 0 and 7), window-tap
+// pairs (the depthwise cases 2 and 6, the one-channel stem, case 5); a Cortex-M0 has no SMLAD.
+// Weights that fit int8 centred (cases 6 and 7) are packed four to a word and unpacked by
+// SXTB16; the others are int16 pairs.
 TEST(QLinearMcuTest, CortexM4ConvsMultiplyPairsWithSmlad) {
   const std::vector<ConvCase> cases = Cases();
-  for (int index : {0, 2, 5}) {
+  for (int index : {0, 2, 5, 6, 7}) {
+    bool packed = index >= 6;
     Graph fused = testing::Fuse(ConvGraph(cases[index], index));
     codegen::LLVMBuildOptions keep;
     keep.keep_assembly = true;
     target::Target m4 = target::Target::Parse("llvm -mtriple=thumbv7em-none-eabi -mcpu=cortex-m4");
     GroupKernel k = LowerGroup(fused, fused.groups.back(), m4, "m4");
-    EXPECT_NE(k.schedule_summary.find(index == 0 ? "pairs of input channels, 4 output channel(s)"
-                                                 : "pairs of window taps, 1 output channel(s)"),
+    bool channel_pairs = index == 0 || index == 7;
+    EXPECT_NE(k.schedule_summary.find(channel_pairs ? "pairs of input channels" : "pairs of window taps"),
               std::string::npos)
+        << k.schedule_summary;
+    EXPECT_NE(k.schedule_summary.find(channel_pairs ? "4 output channel(s)" : "1 output channel(s)"), std::string::npos)
+        << k.schedule_summary;
+    EXPECT_NE(k.schedule_summary.find(packed ? "int8 weights unpacked by SXTB16" : "int16 weights"), std::string::npos)
         << k.schedule_summary;
     std::string assembly = codegen::BuildLLVMObject({k.func}, m4, keep).assembly;
     EXPECT_NE(assembly.find("smlad\t"), std::string::npos) << "case " << index;
+    EXPECT_EQ(assembly.find("sxtb16\t") != std::string::npos, packed) << "case " << index;
     target::Target c_m4 = target::Target::Parse("c -mcpu=cortex-m4");
     GroupKernel c = LowerGroup(fused, fused.groups.back(), c_m4, "cm4");
-    EXPECT_NE(codegen::GenerateC({c.func}, c_m4).find("__smlad("), std::string::npos) << "case " << index;
+    std::string source = codegen::GenerateC({c.func}, c_m4);
+    EXPECT_NE(source.find("__smlad("), std::string::npos) << "case " << index;
+    EXPECT_EQ(source.find("__sxtb16(") != std::string::npos, packed) << "case " << index;
+    // Every packed pair is one word (no byte-by-byte fallback).
+    if (packed) EXPECT_EQ(source.find("agate_pack_i16x2(_"), std::string::npos) << source;
     target::Target m0 = target::Target::Parse("llvm -mtriple=thumbv6m-none-eabi -mcpu=cortex-m0");
     GroupKernel k0 = LowerGroup(fused, fused.groups.back(), m0, "m0");
     EXPECT_EQ(codegen::BuildLLVMObject({k0.func}, m0, keep).assembly.find("smlad"), std::string::npos);
   }
 }
 
-// The knobs: int8_mcu_smlad=0 keeps int8 weights (half the flash of the int16 pairs) with one
-// product per multiply-accumulate; int8_mcu_oc_block narrows the channels sharing an
-// activation pair. Every setting stays bit for bit with the reference.
+// The knobs: int8_mcu_packed=0 stores SMLAD's weights as int16 pairs (twice the flash of the
+// packed int8 words), int8_mcu_smlad=0 multiplies one product per multiply-accumulate;
+// int8_mcu_oc_block narrows the channels sharing an activation pair (1: a word's two output
+// channels would not be unrolled together, so the pairs are int16). Every setting stays bit
+// for bit with the reference.
 TEST(QLinearMcuTest, KnobsTradeSmladForFlashAndNarrowTheChannelBlock) {
   // 4 -> 6 channels, per-tensor int8 weights with zero point 0 (centred, they fit int8):
   // channel pairs, 2 output channels per pair (4 does not divide 6).
@@ -199,25 +221,27 @@ TEST(QLinearMcuTest, KnobsTradeSmladForFlashAndNarrowTheChannelBlock) {
     return bytes;
   };
   struct Setting {
-    int smlad, oc_block;
+    int smlad, oc_block, packed;
     const char* summary;
+    int64_t weight_bytes;
   };
-  int64_t smlad_bytes = 0, int8_bytes = 0;
-  for (const Setting& setting : {Setting{-1, 0, "pairs of input channels, 2 output channel(s)"},
-                                 Setting{1, 4, "pairs of input channels, 2 output channel(s)"},
-                                 Setting{1, 1, "pairs of input channels, 1 output channel(s)"},
-                                 Setting{0, 0, "one int32 accumulator per output"}}) {
+  const int64_t weights = 6 * 4 * 3 * 3;  // the centred weights fit int8
+  for (const Setting& setting :
+       {Setting{-1, 0, -1, "input channels, int8 weights unpacked by SXTB16, 2 output channel(s)", weights},
+        Setting{1, 4, 1, "input channels, int8 weights unpacked by SXTB16, 2 output channel(s)", weights},
+        Setting{1, 0, 0, "input channels, int16 weights, 2 output channel(s)", 2 * weights},
+        Setting{1, 1, -1, "input channels, int16 weights, 1 output channel(s)", 2 * weights},
+        Setting{0, 0, -1, "one int32 accumulator per output", weights}}) {
     LowerGroupOptions options;
     SetScheduleKnob(&options, "int8_mcu_smlad", setting.smlad);
     SetScheduleKnob(&options, "int8_mcu_oc_block", setting.oc_block);
+    SetScheduleKnob(&options, "int8_mcu_packed", setting.packed);
     GroupKernel k = LowerGroup(fused, fused.groups.back(), m4, "k", options);
     EXPECT_NE(k.schedule_summary.find(setting.summary), std::string::npos) << k.schedule_summary;
-    (setting.smlad == 0 ? int8_bytes : smlad_bytes) = weight_bytes(k);
+    EXPECT_EQ(weight_bytes(k), setting.weight_bytes) << setting.summary;
     auto got = testing::RunGroups(fused, inputs, testing::Backend::kEval, m4, options);
     EXPECT_TRUE(testing::TensorsClose(got.at("y"), want, 0)) << setting.summary;
   }
-  EXPECT_EQ(int8_bytes, 6 * 4 * 3 * 3);       // the centred weights fit int8
-  EXPECT_EQ(smlad_bytes, 2 * 6 * 4 * 3 * 3);  // int16 pairs
   LowerGroupOptions bad;
   EXPECT_THROW(SetScheduleKnob(&bad, "int8_mcu_oc_block", 3), Error);
 }

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/codegen/c/source_text.h"
+#include "core/ir/divisor.h"
 #include "core/ir/functor.h"
 #include "core/ir/printer.h"
 #include "core/support/error.h"
@@ -260,10 +261,57 @@ class CodeGenC {
                    "  return (uint32_t)(uint16_t)p[0] | (uint32_t)(uint16_t)p[1] << 16;\n#endif\n}");
       return name + "(&" + NameOf(load->buffer->data.get()) + "[" + Print(ramp->base, "") + "])";
     }
+    std::string strided = PrintStridedBytePair(pair);
+    if (!strided.empty()) return strided;
     std::string name = "agate_pack_i16x2";
     Helper(name, "static inline uint32_t " + name +
                      "(int16_t lo, int16_t hi) { return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16; }");
     return name + "(" + Print(pair, "0") + ", " + Print(pair, "1") + ")";
+  }
+
+  // int16x2(B[ramp(i, 2, 2)]) of int8 B (the Cortex-M template's packed int8 weights): bytes 0
+  // and 2, or 1 and 3, of the 32-bit word that starts at B[i - i % 4], sign-extended: one LDR and
+  // one SXTB16 (ACLE's __sxtb16; the odd bytes shifted down first) on a core with Arm's DSP
+  // extension, byte loads elsewhere. Only where the word provably lies inside the buffer: i % 4
+  // known to be 0 or 1 and a buffer of whole words. "" where that is not proven.
+  std::string PrintStridedBytePair(const Expr& pair) {
+    const auto* cast = pair.as<ir::Cast>();
+    const auto* load = cast && cast->dtype == DType::Int(16, 2) ? cast->value.as<ir::Load>() : nullptr;
+    const auto* ramp = load ? load->index.as<ir::Ramp>() : nullptr;
+    int64_t stride = 0, elements = 1, offset = 0;
+    if (ramp == nullptr || load->dtype != DType::Int(8, 2) || load->predicate.defined() ||
+        !ir::is_const_int(ramp->stride, &stride) || stride != 2) {
+      return "";
+    }
+    for (const Expr& extent : load->buffer->shape) {
+      int64_t e = 0;
+      if (!ir::is_const_int(extent, &e)) return "";
+      elements *= e;
+    }
+    Expr variable = ramp->base;
+    if (const auto* add = ramp->base.as<ir::Add>()) {
+      if (ir::is_const_int(add->b, &offset)) variable = add->a;
+    }
+    if (ir::is_const_int(ramp->base, &offset)) variable = Expr();
+    if (variable.defined() && ir::KnownDivisor(variable) % 4 != 0) return "";
+    int64_t in_word = ((offset % 4) + 4) % 4;
+    if (elements % 4 != 0 || in_word > 1) return "";
+    std::string name = in_word == 0 ? "agate_i8_lanes02" : "agate_i8_lanes13";
+    Helper(name, "#if defined(__ARM_FEATURE_SIMD32)\n#include <arm_acle.h>\n#endif\n"
+                 "static inline uint32_t " + name + "(const int8_t* word) {\n"
+                 "#if defined(__ARM_FEATURE_SIMD32) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__\n"
+                 "  typedef uint32_t agate_word8 __attribute__((aligned(1), may_alias));\n"
+                 "  uint32_t w = *(const agate_word8*)word;\n" +
+                 (in_word == 0 ? std::string("  return (uint32_t)__sxtb16(w);\n")
+                               : std::string("  uint32_t pair; /* SXTB16's own rotation: GCC does not fold a shift into __sxtb16 */\n"
+                                             "  __asm__(\"sxtb16 %0, %1, ror #8\" : \"=r\"(pair) : \"r\"(w));\n"
+                                             "  return pair;\n")) +
+                 "#else\n"
+                 "  return (uint32_t)(uint16_t)(int16_t)word[" + std::to_string(in_word) +
+                 "] | (uint32_t)(uint16_t)(int16_t)word[" + std::to_string(in_word + 2) + "] << 16;\n"
+                 "#endif\n}");
+    std::string at = Print(ramp->base, "");
+    return name + "(&" + NameOf(load->buffer->data.get()) + "[" + at + (in_word ? " - 1" : "") + "])";
   }
 
   // float32 round half to even (nearbyintf in the default rounding mode). An Arm core with an FPU

@@ -897,8 +897,12 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     int n = op->dtype.lanes();
     if (n == 1 && target_.arch() == target::Arch::kARM && target_.HasFeature("dsp")) {
       llvm::Type* word = builder_.getInt32Ty();
-      return builder_.CreateIntrinsic(llvm::Intrinsic::arm_smlad, {},
-                                      {builder_.CreateBitCast(args[1], word), builder_.CreateBitCast(args[2], word), args[0]});
+      Value* pairs[2];
+      for (int i : {1, 2}) {
+        pairs[i - 1] = StridedBytePair(op->args[i]);
+        if (pairs[i - 1] == nullptr) pairs[i - 1] = builder_.CreateBitCast(args[i], word);
+      }
+      return builder_.CreateIntrinsic(llvm::Intrinsic::arm_smlad, {}, {pairs[0], pairs[1], args[0]});
     }
     for (int i : {1, 2}) {
       if (op->args[i].dtype().lanes() == 2 && n > 1) args[i] = BroadcastGroup(args[i], n);
@@ -914,6 +918,42 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     return AddGroupProducts(args[0], builder_.CreateMul(builder_.CreateSExt(args[1], wide), builder_.CreateSExt(args[2], wide)),
                             n, 2);
   }
+  // int16x2(B[ramp(i, 2, 2)]) of int8 B (the Cortex-M template's packed int8 weights) as SMLAD's
+  // 32-bit operand: bytes 0 and 2, or 1 and 3, of the word that starts at B[i - i % 4],
+  // sign-extended by one SXTB16 (the odd bytes rotated down first, which SXTB16's rotation
+  // operand absorbs). Only where that word provably lies inside the buffer (i % 4 known to be 0
+  // or 1, a buffer of whole words); nullptr elsewhere (the generic strided load is used).
+  Value* StridedBytePair(const Expr& pair) {
+    const auto* cast = pair.as<ir::Cast>();
+    const auto* load = cast && cast->dtype == DType::Int(16, 2) ? cast->value.as<ir::Load>() : nullptr;
+    const auto* ramp = load ? load->index.as<ir::Ramp>() : nullptr;
+    int64_t stride = 0, elements = 1;
+    if (ramp == nullptr || load->dtype != DType::Int(8, 2) || load->predicate.defined() ||
+        !ir::is_const_int(ramp->stride, &stride) || stride != 2) {
+      return nullptr;
+    }
+    for (const Expr& extent : load->buffer->shape) {
+      int64_t e = 0;
+      if (!ir::is_const_int(extent, &e)) return nullptr;
+      elements *= e;
+    }
+    ModularSet m = Modular(ramp->base);
+    int64_t in_word = m.base % 4;
+    if (elements % 4 != 0 || m.coeff % 4 != 0 || in_word > 1) return nullptr;
+    Expr start = in_word == 0 ? ramp->base : ramp->base - ir::make_const(ramp->base.dtype(), in_word);
+    llvm::Type* word_type = builder_.getInt32Ty();
+    Value* ptr = builder_.CreateBitCast(ElementPointer(load->buffer, VisitExpr(start), builder_.getInt8Ty()),
+                                        llvm::PointerType::getUnqual(word_type));
+    uint64_t align = std::min<uint64_t>(AccessAlignment(load->buffer, start, DType::Int(8)), 4);
+    llvm::Instruction* word = builder_.CreateAlignedLoad(word_type, ptr, llvm::Align(align));
+    AnnotateAccess(word, load->buffer->data.get());
+    Value* bytes = word;
+    if (in_word != 0) {
+      bytes = builder_.CreateIntrinsic(llvm::Intrinsic::fshr, {word_type}, {word, word, builder_.getInt32(8)});
+    }
+    return builder_.CreateIntrinsic(llvm::Intrinsic::arm_sxtb16, {}, {bytes});
+  }
+
   // A group of four bytes (or a pair of int16) repeated for n lanes: <4 x i8> -> i32 -> splat -> <4n x i8>.
   Value* BroadcastGroup(Value* group, int n) {
     llvm::Type* element = group->getType()->getScalarType();
