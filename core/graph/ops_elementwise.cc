@@ -80,11 +80,22 @@ void RegisterElementwiseOps(OpRegistry* r) {
   r->Register(Def("Shrink", OpKind::kElemWise, 1, 1, {"bias", "lambd"}, SameAsFirst));
   r->Register(Def("IsNaN", OpKind::kElemWise, 1, 1, {}, BoolOfFirst));
   r->Register(Def("IsInf", OpKind::kElemWise, 1, 1, {"detect_negative", "detect_positive"}, BoolOfFirst));
-  // Dropout in inference is the identity; its optional mask output is all true.
-  r->Register(Def("Dropout", OpKind::kElemWise, 1, 1, {"ratio", "seed", "training_mode"}, [](const InferContext& ctx) {
+  // Dropout in inference is the identity; its optional mask output is all true. A ratio (input 1)
+  // or training_mode (input 2) that arrives at run time is checked by the kernel when it runs
+  // (the importer's NormalizeDropout keeps them only where they can matter).
+  r->Register(Def("Dropout", OpKind::kElemWise, 1, 3, {"ratio", "seed", "training_mode"}, [](const InferContext& ctx) {
     bool training = ctx.attrs().GetInt("training_mode", 0) != 0;
-    AGATE_REQUIRE(!training || ctx.attrs().GetFloat("ratio", 0.5) == 0.0, kUnsupported)
+    AGATE_REQUIRE(!training || ctx.has_input(1) || ctx.attrs().GetFloat("ratio", 0.5) == 0.0, kUnsupported)
         << ctx.node().Describe() << ": training_mode=1 with a nonzero ratio (random masks) is not supported";
+    for (int k : {1, 2}) {
+      if (!ctx.has_input(k)) continue;
+      const TensorType& t = ctx.input(k);
+      bool ok = t.numel() == 1 && (k == 1 ? t.dtype.is_float() : t.dtype.is_bool());
+      AGATE_REQUIRE(ok, kInvalidArgument) << ctx.node().Describe() << ": input " << k << " ("
+                                          << (k == 1 ? "ratio" : "training_mode") << ") must be one "
+                                          << (k == 1 ? "float" : "bool") << ", got " << t.dtype << " "
+                                          << ShapeToString(t.shape);
+    }
     std::vector<TensorType> out{ctx.input(0)};
     if (ctx.num_outputs() > 1) out.push_back(TensorType{DType::Bool(), ctx.input(0).shape});
     return out;

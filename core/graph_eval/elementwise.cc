@@ -226,6 +226,11 @@ void RegisterElementwiseKernels(KernelRegistry* r) {
   });
   r->Register("Identity", [](const KernelContext& ctx) { return Tensors{ctx.in(0)}; });
   r->Register("Dropout", [](const KernelContext& ctx) {
+    // A ratio (input 1) or training_mode (input 2) given at run time, as the compiled kernel checks.
+    double ratio = ctx.has(1) ? ctx.in(1).GetDouble(0) : ctx.attrs().GetFloat("ratio", 0.5);
+    bool training = ctx.has(2) ? ctx.in(2).GetInt(0) != 0 : ctx.attrs().GetInt("training_mode", 0) != 0;
+    AGATE_REQUIRE(!training || ratio == 0.0, kUnsupported)
+        << ctx.node.Describe() << ": training_mode is true and the ratio nonzero (random masks are not supported)";
     Tensors out{ctx.in(0)};
     if (ctx.outputs.size() > 1) {
       Tensor mask = ctx.NewOutput(1);

@@ -73,6 +73,24 @@ Expr ClipBound(const OpContext& ctx, int input, const std::string& attr, Expr fa
   return Expr();
 }
 
+// Dropout with a ratio or training_mode read at run time (graph/ops_elementwise.cc): the
+// identity only in inference or with ratio 0, which the kernel checks when it runs.
+void CheckDropoutMode(const OpContext& ctx) {
+  bool ratio_at_run_time = ctx.has_input(1), mode_at_run_time = ctx.has_input(2);
+  if (!ratio_at_run_time && !mode_at_run_time) return;
+  std::vector<int> operands;
+  if (ratio_at_run_time) operands.push_back(1);
+  if (mode_at_run_time) operands.push_back(2);
+  double ratio = ctx.attrs().GetFloat("ratio", 0.5);
+  bool training = ctx.attrs().GetInt("training_mode", 0) != 0;
+  ctx.CheckAtRunTime(operands, [=](const std::vector<ElementReader>& r) {
+    Expr rate = ratio_at_run_time ? r[0](0) : C(ir::DType::Float(32), ratio);
+    Expr mode = mode_at_run_time ? r.back()(0) : ir::make_const(ir::DType::Bool(), training);
+    return !mode || rate == C(rate.dtype(), 0.0);
+  }, "training_mode is true and the ratio nonzero when the model runs (random masks are not supported)",
+  /*raw_elements=*/true);
+}
+
 }  // namespace
 
 void RegisterElementwiseOps(OpTable* t) {
@@ -80,7 +98,10 @@ void RegisterElementwiseOps(OpTable* t) {
     return [f](const OpContext& ctx, Expr x) { return f(RequireFloat(ctx, x)); };
   };
   RegisterUnary(t, "Identity", [](const OpContext&, Expr x) { return x; });
-  RegisterUnary(t, "Dropout", [](const OpContext&, Expr x) { return x; });
+  RegisterUnary(t, "Dropout", [](const OpContext& ctx, Expr x) {
+    CheckDropoutMode(ctx);
+    return x;
+  });
   RegisterUnary(t, "Abs", [](const OpContext& ctx, Expr x) {
     return x.dtype().is_uint() || x.dtype().is_bool() ? x : ir::abs(x);
   });

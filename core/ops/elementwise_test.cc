@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/graph/testing/graph_builder.h"
+#include "core/graph_eval/interpreter.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
 #include "core/support/error.h"
@@ -193,6 +194,45 @@ TEST(ElementwiseTest, InjectiveChainIsOneKernelInOneGroup) {
   EXPECT_EQ(k.params[2].value, "y");
   EXPECT_EQ(k.func.params.size(), 3u);
   EXPECT_TRUE(CheckAgainstReference(finished));
+}
+
+// Dropout whose ratio and training_mode arrive when the model runs (ONNX's training-mode
+// cases with every input a model input): the identity with an all-true mask in inference or
+// with ratio 0; training with a nonzero ratio (random masks) fails when the kernel runs, naming
+// the node, in the reference and the compiled kernel alike. Also with the ratio a constant.
+TEST(ElementwiseTest, DropoutChecksARunTimeTrainingModeWhenItRuns) {
+  for (bool constant_ratio : {false, true}) {
+    for (double ratio : {0.0, 0.25}) {
+      Graph g;
+      g.AddInput("x", TensorType{kF32, {3, 5}});
+      if (constant_ratio) g.AddConstant("r", graph::Tensor::Scalar(kF32, ratio));
+      else g.AddInput("r", TensorType{kF32, {}});
+      g.AddInput("t", TensorType{ir::DType::Bool(), {}});
+      Add(&g, "Dropout", "drop", {"x", "r", "t"}, {"y", "mask"},
+          {{"ratio", graph::Attribute(ratio)}});
+      if (constant_ratio) g.nodes.back().inputs[1] = "";  // the importer's form: the constant as the attribute
+      g = Finish(g, {"y", "mask"});
+      graph::Graph fused = testing::Fuse(g);
+      for (bool training : {false, true}) {
+        std::map<std::string, graph::Tensor> inputs{{"x", graph::testing::RandomTensor({3, 5}, 4)},
+                                                    {"t", graph::Tensor::FromInts(ir::DType::Bool(), {}, {training})}};
+        if (!constant_ratio) inputs["r"] = graph::Tensor::Scalar(kF32, ratio);
+        for (testing::Backend backend : {testing::Backend::kEval, testing::Backend::kLLVM}) {
+          std::string label = std::string(constant_ratio ? "constant" : "run-time") + " ratio " + std::to_string(ratio) +
+                              (training ? " training" : " inference") + " backend " +
+                              std::to_string(static_cast<int>(backend));
+          if (training && ratio != 0.0) {
+            EXPECT_THROW(graph_eval::Interpret(g, inputs), Error) << label;
+            EXPECT_THROW(testing::RunGroups(fused, inputs, backend, target::Target::Host()), Error) << label;
+            continue;
+          }
+          auto got = testing::RunGroups(fused, inputs, backend, target::Target::Host());
+          EXPECT_EQ(std::memcmp(got.at("y").raw_data(), inputs.at("x").raw_data(), 15 * sizeof(float)), 0) << label;
+          for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(got.at("mask").GetInt(i), 1) << label;
+        }
+      }
+    }
+  }
 }
 
 TEST(ElementwiseTest, UnsupportedOpNamesTheNode) {

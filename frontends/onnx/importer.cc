@@ -124,10 +124,7 @@ std::vector<graph::StaticOperand> StaticOperandsOf(const Node& node, const onnx:
   if (proto.op_type() == "Upsample" || (proto.op_type() == "Resize" && opset < 11)) return {{1, "scales", true}};
   if (proto.op_type() == "If") return {{0, ""}};  // the condition picks the branch to inline
   if (proto.op_type() == "Loop") return {{0, ""}, {1, ""}};  // trip count and condition: unrolled
-  if (proto.op_type() == "Dropout") {
-    // The ratio matters only in training mode, where agate supports ratio 0 only.
-    return {{1, "ratio", true, true, false}, {2, "training_mode", false, true}};
-  }
+  if (proto.op_type() == "Dropout") return {};  // NormalizeDropout
   const OpDef* def = OpRegistry::Global().Find(node.op);
   std::vector<graph::StaticOperand> operands = def ? def->static_operands : std::vector<graph::StaticOperand>{};
   for (const graph::StaticOperand& s : OpsetStaticOperands(proto.op_type(), opset)) operands.push_back(s);
@@ -609,6 +606,31 @@ bool ImportRunTimeExtents(const onnx::NodeProto& proto, int opset, Node* node, G
 // selected rows compact at an upper bound, followed by their extents (Graph::run_time_extents).
 // A bound of no rows (no max_output_boxes_per_class or a constant one <= 0, or no boxes) leaves
 // the empty result, whatever the values, as a constant. Returns true when the node was imported here.
+// Dropout (opset 12 on: ratio and training_mode are inputs; before, attributes). Constant
+// operands become the attributes. Inference (no training_mode, or a constant false one) is the
+// identity and keeps no operand. A training_mode that arrives at run time stays input 2, and a
+// ratio that does stays input 1 (also beside a constant true training_mode): the kernel is the
+// identity and checks, when it runs, that the mode is inference or the ratio 0 (random masks
+// are not supported), instead of refusing a model that runs in inference mode.
+void NormalizeDropout(const onnx::NodeProto& proto, Node* node, const Graph& g) {
+  if (proto.op_type() != "Dropout") return;
+  node->inputs.resize(3);
+  for (int k : {1, 2}) {
+    std::string& in = node->inputs[k];
+    if (in.empty() || !g.IsConstant(in)) continue;
+    const Tensor& value = g.ConstantOf(in);
+    AGATE_REQUIRE(value.numel() == 1, kInvalidArgument)
+        << node->Describe() << ": input " << k << " ('" << in << "', " << (k == 1 ? "ratio" : "training_mode")
+        << ") must hold one value, got shape " << graph::ShapeToString(value.shape());
+    if (k == 1) node->attrs.Set("ratio", value.GetDouble(0));
+    else node->attrs.Set("training_mode", value.GetInt(0));
+    in.clear();
+  }
+  bool mode_at_run_time = !node->inputs[2].empty();
+  if (!mode_at_run_time && node->attrs.GetInt("training_mode", 0) == 0) node->inputs[1].clear();  // unused
+  while (node->inputs.size() > 1 && node->inputs.back().empty()) node->inputs.pop_back();
+}
+
 bool ImportNonMaxSuppression(const onnx::NodeProto& proto, Node* node, Graph* result) {
   if (proto.op_type() != "NonMaxSuppression") return false;
   AGATE_REQUIRE(node->inputs.size() >= 2 && node->inputs.size() <= 5 && node->outputs.size() == 1, kInvalidArgument)
@@ -812,6 +834,7 @@ void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::s
   if (IsExpandedOp(proto.op_type())) return ExpandNode(node, opset, result);
   const std::vector<graph::StaticOperand> operands = StaticOperandsOf(node, proto, opset);
   UseEmptyOperandsAsConstants(operands, &node, result);
+  NormalizeDropout(proto, &node, *result);
   if (ImportNonMaxSuppression(proto, &node, result)) return;
   if (ImportRunTimeExtents(proto, opset, &node, result)) return;
   if (ImportDeclaredRange(proto, declared, &node, result)) return;
@@ -819,7 +842,6 @@ void ImportNode(const onnx::NodeProto& proto, Node node, int opset, const std::s
   ResolveStaticOperands(&node, operands, *result, DeclarableShapeOperand(proto, opset).first);
   NormalizeResolvedForm(proto.op_type(), opset, &node, result);
   ApplyLegacyBroadcast(&node, result);
-  if (proto.op_type() == "Dropout" && node.inputs.size() > 1) node.inputs.resize(1);  // ratio is unused in inference
   if (!run_time_operand.empty()) {
     BindDeclaredShape(DeclarableShapeOperand(proto, opset).second, run_time_operand, declared->at(node.outputs[0]),
                       &node, *result);

@@ -21,15 +21,25 @@ constexpr char kSuite[] = "/usr/share/libonnx-testdata/data/node";
 // Inputs that fix shapes bound at compile time (agate compile --input-value):
 constexpr double kMinimumPassRate = 0.925;  // 752 of 810 (92.8%) pass
 // Every input at run time, as a user's model arrives (agate compile + agate run):
-constexpr double kMinimumRunTimeInputPassRate = 0.915;  // 743 of 810 (91.7%) pass
+constexpr double kMinimumRunTimeInputPassRate = 0.919;  // 745 of 810 (92.0%) pass
 
-// Only the known failures may fail (conformance.h gives each one's reason): a wrong result is
-// never acceptable, whichever way the inputs arrive.
+// Training-mode Dropout with a nonzero ratio draws random masks, which agate does not
+// implement (out of scope in conformance_test.cc). Its training_mode is a model input, which
+// the compiled kernel reads when it runs: it refuses then, with a message naming the node and
+// no output, and the harness can only count a run-time refusal as a failure. Nothing else
+// about these cases may fail.
+const std::set<std::string> kRunTimeRefusals = {"test_training_dropout", "test_training_dropout_default",
+                                                "test_training_dropout_default_mask", "test_training_dropout_mask"};
+const char kRandomMaskRefusal[] = "training_mode is true and the ratio nonzero when the model runs";
+
+// Only the known failures may fail (conformance.h gives each one's reason), and the run-time
+// refusals above with their message: a wrong result is never acceptable, whichever way the
+// inputs arrive.
 void ExpectOnlyKnownFailures(const SuiteReport& report, const char* mode) {
   for (const CaseResult& c : report.cases) {
-    if (c.outcome == Outcome::kFailed && !KnownFailures().count(c.name)) {
-      ADD_FAILURE() << mode << ": " << c.name << " (" << c.op << ") failed: " << c.detail;
-    }
+    if (c.outcome != Outcome::kFailed || KnownFailures().count(c.name)) continue;
+    if (kRunTimeRefusals.count(c.name) && c.detail.find(kRandomMaskRefusal) != std::string::npos) continue;
+    ADD_FAILURE() << mode << ": " << c.name << " (" << c.op << ") failed: " << c.detail;
   }
 }
 

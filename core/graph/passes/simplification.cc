@@ -26,7 +26,9 @@ bool IsNoOp(const Node& node, const Graph& g, const std::set<std::string>& unuse
   // Inference Dropout; its mask output (exporters name it even when nothing reads it) must be unused.
   if (node.op == "Dropout") {
     bool training = node.attrs.GetInt("training_mode", 0) != 0 && node.attrs.GetFloat("ratio", 0.5) != 0.0;
-    return !training && (node.outputs.size() == 1 || node.outputs[1].empty() || unused.count(node.outputs[1]));
+    bool checked_at_run_time = node.inputs.size() > 1;  // its kernel checks the run-time mode and ratio
+    return !training && !checked_at_run_time &&
+           (node.outputs.size() == 1 || node.outputs[1].empty() || unused.count(node.outputs[1]));
   }
   // A Cast to the type it reads (PyTorch's QDQ exports cast every QuantizeLinear's uint8
   // output to uint8 before its DequantizeLinear): a copy kernel or an epilogue step.
