@@ -41,44 +41,8 @@ class Narrower : public IRMutator {
     if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return self;
     return For::make(op->var, min, extent, op->for_kind, body, op->thread_tag);
   }
-  Stmt VisitStmt_(const LetStmt* op, const Stmt& self) override {
-    Expr value = VisitExpr(op->value);
-    if (NarrowsLet(op->var, value)) {
-      Var narrow(op->var->name, DType::Int(32));
-      Expr narrow_value = ToInt32(value);
-      an_.Bind(narrow, an_.ConstBound(narrow_value));
-      renamed_[op->var.get()] = Cast::make(DType::Index(), narrow);
-      Stmt body = VisitStmt(op->body);
-      renamed_.erase(op->var.get());
-      an_.Unbind(narrow);
-      return LetStmt::make(narrow, narrow_value, body);
-    }
-    value = Widen(value, op->value.dtype());
-    an_.Bind(op->var, an_.ConstBound(value));
-    Stmt body = VisitStmt(op->body);
-    an_.Unbind(op->var);
-    if (value.same_as(op->value) && body.same_as(op->body)) return self;
-    return LetStmt::make(op->var, value, body);
-  }
-  Expr VisitExpr_(const Let* op, const Expr& self) override {
-    Expr value = VisitExpr(op->value);
-    if (NarrowsLet(op->var, value)) {
-      Var narrow(op->var->name, DType::Int(32));
-      Expr narrow_value = ToInt32(value);
-      an_.Bind(narrow, an_.ConstBound(narrow_value));
-      renamed_[op->var.get()] = Cast::make(DType::Index(), narrow);
-      Expr body = VisitExpr(op->body);
-      renamed_.erase(op->var.get());
-      an_.Unbind(narrow);
-      return Let::make(narrow, narrow_value, body);
-    }
-    value = Widen(value, op->value.dtype());
-    an_.Bind(op->var, an_.ConstBound(value));
-    Expr body = VisitExpr(op->body);
-    an_.Unbind(op->var);
-    if (value.same_as(op->value) && body.same_as(op->body)) return self;
-    return Let::make(op->var, value, body);
-  }
+  Stmt VisitStmt_(const LetStmt* op, const Stmt& self) override { return MutateLet(op, self); }
+  Expr VisitExpr_(const Let* op, const Expr& self) override { return MutateLet(op, self); }
   Expr VisitExpr_(const VarNode* op, const Expr& self) override {
     auto it = renamed_.find(op);
     return it == renamed_.end() ? self : it->second;
@@ -128,6 +92,31 @@ class Narrower : public IRMutator {
 #undef AGATE_NARROW_COMPARE
 
  private:
+  // A let (LetStmt or Let) of an index that fits becomes an int32 variable, its uses the value
+  // widened back; other lets keep their variable, the value widened back where it was narrowed.
+  template <typename LetNode, typename Node>
+  Node MutateLet(const LetNode* op, const Node& self) {
+    Expr value = VisitExpr(op->value);
+    if (NarrowsLet(op->var, value)) {
+      Var narrow(op->var->name, DType::Int(32));
+      Expr narrow_value = ToInt32(value);
+      an_.Bind(narrow, an_.ConstBound(narrow_value));
+      renamed_[op->var.get()] = Cast::make(DType::Index(), narrow);
+      Node body = VisitBody(op->body);
+      renamed_.erase(op->var.get());
+      an_.Unbind(narrow);
+      return LetNode::make(narrow, narrow_value, body);
+    }
+    value = Widen(value, op->value.dtype());
+    an_.Bind(op->var, an_.ConstBound(value));
+    Node body = VisitBody(op->body);
+    an_.Unbind(op->var);
+    if (value.same_as(op->value) && body.same_as(op->body)) return self;
+    return LetNode::make(op->var, value, body);
+  }
+  Stmt VisitBody(const Stmt& s) { return VisitStmt(s); }
+  Expr VisitBody(const Expr& e) { return VisitExpr(e); }
+
   // A serial loop whose counter stays in int32 over its whole range (the end
   // value included, which the counter reaches on exit).
   bool NarrowsLoop(const For* op, const Expr& min, const Expr& extent) {
