@@ -614,6 +614,9 @@ bool ImportRunTimeExtents(const onnx::NodeProto& proto, int opset, Node* node, G
 // are not supported), instead of refusing a model that runs in inference mode.
 void NormalizeDropout(const onnx::NodeProto& proto, Node* node, const Graph& g) {
   if (proto.op_type() != "Dropout") return;
+  AGATE_REQUIRE(!node->inputs.empty() && node->inputs.size() <= 3, kInvalidArgument)
+      << node->Describe() << ": takes data and at most ratio and training_mode (" << node->inputs.size()
+      << " inputs given)";
   node->inputs.resize(3);
   for (int k : {1, 2}) {
     std::string& in = node->inputs[k];

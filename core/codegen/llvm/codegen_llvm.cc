@@ -938,7 +938,7 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
       elements *= e;
     }
     ModularSet m = Modular(ramp->base);
-    int64_t in_word = m.base % 4;
+    int64_t in_word = ((m.base % 4) + 4) % 4;
     if (elements % 4 != 0 || m.coeff % 4 != 0 || in_word > 1) return nullptr;
     Expr start = in_word == 0 ? ramp->base : ramp->base - ir::make_const(ramp->base.dtype(), in_word);
     llvm::Type* word_type = builder_.getInt32Ty();
