@@ -741,6 +741,22 @@ Expr dot2_i16(Expr acc, Expr a, Expr b) {
   DType t = acc.dtype();
   return Call::make(t, CallOp::kDot2I16, {acc, a, b});
 }
+const Load* AsStridedBytePair(const Expr& pair) {
+  const Cast* cast = pair.as<Cast>();
+  const Load* load = cast && cast->dtype == DType::Int(16, 2) ? cast->value.as<Load>() : nullptr;
+  const Ramp* ramp = load ? load->index.as<Ramp>() : nullptr;
+  int64_t stride = 0, elements = 1;
+  if (ramp == nullptr || load->dtype != DType::Int(8, 2) || load->predicate.defined() ||
+      !is_const_int(ramp->stride, &stride) || stride != 2) {
+    return nullptr;
+  }
+  for (const Expr& extent : load->buffer->shape) {
+    int64_t e = 0;
+    if (!is_const_int(extent, &e)) return nullptr;
+    elements *= e;
+  }
+  return elements % 4 == 0 ? load : nullptr;
+}
 int DotGroup(CallOp op) {
   if (op == CallOp::kDot4U8S8 || op == CallOp::kDot4S8S8) return 4;
   if (op == CallOp::kDot2I16) return 2;

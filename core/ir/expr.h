@@ -558,6 +558,11 @@ Expr dot4_u8s8(Expr acc, Expr a, Expr b);
 Expr dot4_s8s8(Expr acc, Expr a, Expr b);
 // dot2_i16(acc, a, b) (CallOp::kDot2I16): acc int32xN, a and b int16x2N (or x2).
 Expr dot2_i16(Expr acc, Expr a, Expr b);
+// The Cortex-M int8 templates' strided byte pair int16x2(B[ramp(i, 2, 2)]) of int8 B (no
+// predicate), whose B has a constant size of whole 32-bit words: its Load, else nullptr. Code
+// generators emit it as one word load and Arm's SXTB16 where they prove i % 4 is 0 or 1 (the
+// word starting at B[i - i % 4] then lies inside B).
+const Load* AsStridedBytePair(const Expr& pair);
 // The operands' group (products per int32 lane) of a dot-product intrinsic: 4 for
 // dot4_u8s8 and dot4_s8s8, 2 for dot2_i16; 0 for every other call.
 int DotGroup(CallOp op);

@@ -275,19 +275,10 @@ class CodeGenC {
   // extension, byte loads elsewhere. Only where the word provably lies inside the buffer: i % 4
   // known to be 0 or 1 and a buffer of whole words. "" where that is not proven.
   std::string PrintStridedBytePair(const Expr& pair) {
-    const auto* cast = pair.as<ir::Cast>();
-    const auto* load = cast && cast->dtype == DType::Int(16, 2) ? cast->value.as<ir::Load>() : nullptr;
-    const auto* ramp = load ? load->index.as<ir::Ramp>() : nullptr;
-    int64_t stride = 0, elements = 1, offset = 0;
-    if (ramp == nullptr || load->dtype != DType::Int(8, 2) || load->predicate.defined() ||
-        !ir::is_const_int(ramp->stride, &stride) || stride != 2) {
-      return "";
-    }
-    for (const Expr& extent : load->buffer->shape) {
-      int64_t e = 0;
-      if (!ir::is_const_int(extent, &e)) return "";
-      elements *= e;
-    }
+    const ir::Load* load = ir::AsStridedBytePair(pair);
+    if (load == nullptr) return "";
+    const auto* ramp = load->index.as<ir::Ramp>();
+    int64_t offset = 0;
     Expr variable = ramp->base;
     if (const auto* add = ramp->base.as<ir::Add>()) {
       if (ir::is_const_int(add->b, &offset)) variable = add->a;
@@ -295,7 +286,7 @@ class CodeGenC {
     if (ir::is_const_int(ramp->base, &offset)) variable = Expr();
     if (variable.defined() && ir::KnownDivisor(variable) % 4 != 0) return "";
     int64_t in_word = ((offset % 4) + 4) % 4;
-    if (elements % 4 != 0 || in_word > 1) return "";
+    if (in_word > 1) return "";
     std::string name = in_word == 0 ? "agate_i8_lanes02" : "agate_i8_lanes13";
     Helper(name, "#if defined(__ARM_FEATURE_SIMD32)\n#include <arm_acle.h>\n#endif\n"
                  "static inline uint32_t " + name + "(const int8_t* word) {\n"

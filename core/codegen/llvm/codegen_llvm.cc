@@ -924,22 +924,12 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
   // operand absorbs). Only where that word provably lies inside the buffer (i % 4 known to be 0
   // or 1, a buffer of whole words); nullptr elsewhere (the generic strided load is used).
   Value* StridedBytePair(const Expr& pair) {
-    const auto* cast = pair.as<ir::Cast>();
-    const auto* load = cast && cast->dtype == DType::Int(16, 2) ? cast->value.as<ir::Load>() : nullptr;
-    const auto* ramp = load ? load->index.as<ir::Ramp>() : nullptr;
-    int64_t stride = 0, elements = 1;
-    if (ramp == nullptr || load->dtype != DType::Int(8, 2) || load->predicate.defined() ||
-        !ir::is_const_int(ramp->stride, &stride) || stride != 2) {
-      return nullptr;
-    }
-    for (const Expr& extent : load->buffer->shape) {
-      int64_t e = 0;
-      if (!ir::is_const_int(extent, &e)) return nullptr;
-      elements *= e;
-    }
+    const ir::Load* load = ir::AsStridedBytePair(pair);
+    if (load == nullptr) return nullptr;
+    const auto* ramp = load->index.as<ir::Ramp>();
     ModularSet m = Modular(ramp->base);
     int64_t in_word = ((m.base % 4) + 4) % 4;
-    if (elements % 4 != 0 || m.coeff % 4 != 0 || in_word > 1) return nullptr;
+    if (m.coeff % 4 != 0 || in_word > 1) return nullptr;
     Expr start = in_word == 0 ? ramp->base : ramp->base - ir::make_const(ramp->base.dtype(), in_word);
     llvm::Type* word_type = builder_.getInt32Ty();
     Value* ptr = builder_.CreateBitCast(ElementPointer(load->buffer, VisitExpr(start), builder_.getInt8Ty()),
