@@ -32,15 +32,22 @@ BOARD = "mps2-an386"  # Cortex-M4 with FPU; every package's kernels built with i
 # the template without SMLAD (no DSP extension) while the firmware is still built for the M4, so
 # the difference is the template alone. SMLAD's weights are int8 packed four to a word (unpacked
 # by SXTB16) by default; --knob int8_mcu_packed=0 stores them as int16 pairs (one load per pair).
+# Padded convs read their input in place and have their output loops cut into border and interior
+# parts (core/lower/loop_partition.h); --knob loop_partition=0 keeps one loop with a bounds test
+# per tap (less code: the kernel bytes column shows the trade).
 VARIANTS = [
     ("C backend, SMLAD, packed int8 weights (c -mcpu=cortex-m4)", "c -mcpu=cortex-m4", []),
     ("C backend, SMLAD, int16 weight pairs (int8_mcu_packed=0)", "c -mcpu=cortex-m4", ["--knob", "int8_mcu_packed=0"]),
     ("C backend, one product per MAC (c -mcpu=cortex-m3)", "c -mcpu=cortex-m3", []),
+    ("C backend, SMLAD, packed, padding tested per tap (loop_partition=0)", "c -mcpu=cortex-m4",
+     ["--knob", "loop_partition=0"]),
     ("LLVM, SMLAD, packed int8 weights (thumbv7em, cortex-m4)", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4", []),
     ("LLVM, SMLAD, int16 weight pairs (int8_mcu_packed=0)", "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4",
      ["--knob", "int8_mcu_packed=0"]),
     ("LLVM, one product per MAC (thumbv7em, cortex-m4, -dsp)",
      "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 -mattr=-dsp", []),
+    ("LLVM, SMLAD, packed, padding tested per tap (loop_partition=0)",
+     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4", ["--knob", "loop_partition=0"]),
 ]
 
 

@@ -1,5 +1,6 @@
 #include "core/lower/loop_partition.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "core/ir/functor.h"
@@ -13,12 +14,26 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-// Finds, inside a loop over `var`, the last value of var for which some guard
-// `e < bound` (with e linear in var, positive coefficient, other terms bounded
-// by inner loops) holds for every inner iteration.
+// floor(a / b) for b > 0.
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The guard `cond` as `d < 0` (integers: a <= b is a - b - 1 < 0); undefined for
+// other conditions.
+Expr AsNegative(const Expr& cond) {
+  auto integral = [](const Expr& e) { return e.dtype().is_integer() && e.dtype().is_scalar(); };
+  if (const LT* c = cond.as<LT>()) return integral(c->a) ? c->a - c->b : Expr();
+  if (const LE* c = cond.as<LE>()) return integral(c->a) ? c->a - c->b - make_const(c->a.dtype(), 1) : Expr();
+  if (const GT* c = cond.as<GT>()) return integral(c->a) ? c->b - c->a : Expr();
+  if (const GE* c = cond.as<GE>()) return integral(c->a) ? c->b - c->a - make_const(c->a.dtype(), 1) : Expr();
+  return Expr();
+}
+
+// Finds, inside a loop over `var` in [lo, hi], the values of var for which every guard
+// linear in it holds for every inner iteration: from `first` to `last` (a guard that
+// grows with var bounds `last`, one that shrinks bounds `first`).
 class SplitPointFinder : public IRVisitor {
  public:
-  SplitPointFinder(const Var& var, int64_t lo, int64_t hi) : var_(var), lo_(lo), hi_(hi) {}
+  SplitPointFinder(const Var& var, int64_t lo, int64_t hi) : var_(var), lo_(lo), hi_(hi), first(lo), last(hi) {}
 
   void VisitStmt_(const For* op, const Stmt& self) override {
     int64_t m, e;
@@ -31,8 +46,15 @@ class SplitPointFinder : public IRVisitor {
     Consider(op->condition);
     IRVisitor::VisitStmt_(op, self);
   }
+  void VisitExpr_(const Select* op, const Expr& self) override {
+    Consider(op->condition);
+    IRVisitor::VisitExpr_(op, self);
+  }
 
-  std::optional<int64_t> split;  // last var value with the guard always true
+  // Whether some guard holds on a part of [lo, hi] only: the loop is worth cutting.
+  bool found() const { return first <= last && (first > lo_ || last < hi_); }
+
+  int64_t first, last;  // the values of var where every guard found always holds
 
  private:
   void Consider(const Expr& cond) {
@@ -41,26 +63,32 @@ class SplitPointFinder : public IRVisitor {
       Consider(a->b);
       return;
     }
-    const LT* lt = cond.as<LT>();
-    if (!lt || !lt->a.dtype().is_integer() || !lt->a.dtype().is_scalar()) return;
-    Expr d = Simplify(lt->a - lt->b);
-    // Coefficient of var: d(var = 1) - d(var = 0) must be a positive constant and d linear in var.
+    Expr negative = AsNegative(cond);
+    if (!negative.defined()) return;
+    Expr d = Simplify(negative);
+    // Coefficient of var: d(var = 1) - d(var = 0) must be a nonzero constant and d linear in var.
     Expr d0 = Simplify(Substitute(d, VarMap{{var_.get(), make_zero(var_.dtype())}}));
     Expr d1 = Simplify(Substitute(d, VarMap{{var_.get(), make_const(var_.dtype(), 1)}}));
     Expr d2 = Simplify(Substitute(d, VarMap{{var_.get(), make_const(var_.dtype(), 2)}}));
     int64_t a, a2;
-    if (!is_const_int(Simplify(d1 - d0), &a) || !is_const_int(Simplify(d2 - d1), &a2) || a != a2 || a <= 0) return;
+    if (!is_const_int(Simplify(d1 - d0), &a) || !is_const_int(Simplify(d2 - d1), &a2) || a != a2 || a == 0) return;
     // Three samples cannot tell floormod(var, 3) from var: the rest of d must not
     // depend on var at all (d = a*var + rest), else the guard is not linear in it.
     Expr rest = Simplify(d - make_const(var_.dtype(), a) * var_);
     if (UsesVar(rest, [&](const VarNode* v) { return v == var_.get(); })) return;
     ConstIntBound rb = an_.ConstBound(d0);  // the rest, over the inner loops
     if (rb.max == ConstIntBound::kPosInf || rb.min == ConstIntBound::kNegInf) return;
-    // a*v + rest < 0 for every rest  <=>  v <= floor((-rest.max - 1) / a)
-    int64_t num = -rb.max - 1;
-    int64_t v = num >= 0 ? num / a : -((-num + a - 1) / a);
-    if (v < lo_ || v >= hi_) return;  // true nowhere or everywhere: nothing to split
-    if (!split || v < *split) split = v;
+    if (a > 0) {
+      // a*v + rest < 0 for every rest  <=>  v <= floor((-rest.max - 1) / a)
+      int64_t v = FloorDiv(-rb.max - 1, a);
+      if (v < lo_ || v >= hi_) return;  // true nowhere or everywhere: nothing to split
+      last = std::min(last, v);
+    } else {
+      // rest - |a|*v < 0 for every rest  <=>  v >= floor(rest.max / |a|) + 1
+      int64_t v = FloorDiv(rb.max, -a) + 1;
+      if (v > hi_ || v <= lo_) return;
+      first = std::max(first, v);
+    }
   }
 
   Var var_;
@@ -82,20 +110,32 @@ class Partitioner : public IRMutator {
     }
     SplitPointFinder finder(op->var, m, m + e - 1);
     finder.VisitStmt(op->body);
-    if (!finder.split) return IRMutator::VisitStmt_(op, self);
-    int64_t s = *finder.split + 1;
-    Var tail_var = op->var.copy_with_suffix(".tail");
-    Stmt tail_body = Substitute(op->body, VarMap{{op->var.get(), tail_var}});
-    Analyzer an;
-    Stmt main = an.Simplify(For::make(op->var, op->min, Expr(s - m), op->for_kind, op->body, op->thread_tag));
-    Stmt tail = an.Simplify(For::make(tail_var, Expr(s), Expr(m + e - s), op->for_kind, tail_body, op->thread_tag));
+    if (!finder.found()) return IRMutator::VisitStmt_(op, self);
+    // [m, first) head, [first, last] the part every guard holds in, (last, m + e) tail.
+    std::vector<Stmt> parts;
     ++depth_;
-    Stmt out = Seq::make({VisitStmt(main), VisitStmt(tail)});
+    if (finder.first > m) parts.push_back(VisitStmt(Part(op, ".head", m, finder.first)));
+    parts.push_back(VisitStmt(Part(op, "", finder.first, finder.last + 1)));
+    if (finder.last < m + e - 1) parts.push_back(VisitStmt(Part(op, ".tail", finder.last + 1, m + e)));
     --depth_;
-    return out;
+    return Seq::make(parts);
   }
 
  private:
+  // The loop over [begin, end) (its variable renamed by `suffix` where it is not the main
+  // part), simplified knowing the range.
+  static Stmt Part(const For* op, const std::string& suffix, int64_t begin, int64_t end) {
+    Var var = op->var;
+    Stmt body = op->body;
+    if (!suffix.empty()) {
+      var = op->var.copy_with_suffix(suffix);
+      body = Substitute(op->body, VarMap{{op->var.get(), var}});
+    }
+    Analyzer an;
+    DType t = op->var.dtype();
+    return an.Simplify(For::make(var, make_const(t, begin), make_const(t, end - begin), op->for_kind, body, op->thread_tag));
+  }
+
   // Each partition duplicates the loop body; nested partitions multiply the
   // copies, so at most kMaxDepth partitions are nested.
   static constexpr int kMaxDepth = 3;

@@ -106,6 +106,46 @@ TEST(LoopPartitionTest, OnlyLinearGuardsOfSerialLoops) {
   EXPECT_FALSE(Has(parallel, "i.tail")) << parallel;
 }
 
+// A read padded by bounds (PaddedRead: a select on both sides of the input, the
+// index clamped) cuts the output loop in three: the first row (reads above the
+// input), the interior (no test, no clamp) and the last row. The guard's other
+// term ranges over the window loop nested inside. A guard true nowhere (a row
+// past every output) or everywhere splits nothing.
+TEST(LoopPartitionTest, PaddedReadsCutHeadInteriorAndTail) {
+  Buffer x = CreateBuffer("X", DType::Float(32), {Expr(8)});
+  Buffer y = CreateBuffer("Y", DType::Float(32), {Expr(8)});
+  Var oh("oh"), kh("kh");
+  auto padded = [&](int64_t rows, int64_t pad) {
+    Expr row = oh - Expr(pad) + kh;
+    Expr clamped = min(max(row, Expr(int64_t{0})), Expr(int64_t{7}));
+    Expr read = select(row >= Expr(int64_t{0}) && row < Expr(int64_t{8}), Load::make(x, clamped), Expr(0.0f));
+    return For::make(oh, 0, rows, ForKind::kSerial,
+                     For::make(kh, 0, 3, ForKind::kSerial, Store::make(y, Load::make(y, oh) + read, oh)));
+  };
+  std::string conv = ToString(PartitionLoops(padded(8, 1)));
+  EXPECT_TRUE(Has(conv, "for (oh, 1, 6)")) << conv;  // the interior: rows 1..6
+  EXPECT_TRUE(Has(conv, "Y[oh] + X[oh + kh - 1]")) << conv;  // neither the select nor the clamp
+  // The first and last rows, their window loops cut in turn (taps that read padding dropped).
+  EXPECT_TRUE(Has(conv, "Y[0] = Y[0] + X[kh - 1]")) << conv;
+  EXPECT_TRUE(Has(conv, "Y[7] = Y[7] + X[kh + 6]")) << conv;
+  EXPECT_FALSE(Has(conv, "select")) << conv;
+  // No padding on the left (pad 0): only the last rows read past the input.
+  std::string right = ToString(PartitionLoops(padded(8, 0)));
+  EXPECT_TRUE(Has(right, "for (oh, 0, 6)")) << right;
+  EXPECT_TRUE(Has(right, "Y[oh] + X[oh + kh]")) << right;
+  EXPECT_FALSE(Has(right, "oh.head")) << right;
+  // Two output rows of a 3-tap window padded by 1: no row is free of both tests.
+  std::string narrow = ToString(PartitionLoops(For::make(
+      oh, 0, 2, ForKind::kSerial,
+      For::make(kh, 0, 3, ForKind::kSerial,
+                Store::make(y, select(oh * 7 - 1 + kh >= Expr(int64_t{0}) && oh * 7 - 1 + kh < Expr(int64_t{8}),
+                                      Load::make(x, min(max(oh * 7 - 1 + kh, Expr(int64_t{0})), Expr(int64_t{7}))),
+                                      Expr(0.0f)),
+                            oh)))));
+  EXPECT_TRUE(Has(narrow, "for (oh, 0, 2)")) << narrow;
+  EXPECT_TRUE(Has(narrow, "select")) << narrow;
+}
+
 TEST(UnrollTest, ConstantLoopsUnrollOthersStay) {
   Buffer c = CreateBuffer("C", DType::Float(32), {Expr(64)});
   Var i("i"), n("n");

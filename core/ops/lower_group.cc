@@ -179,6 +179,9 @@ const std::vector<Knob>& Knobs() {
       {"int8_mcu_packed", &LowerGroupOptions::int8_mcu_packed, -1, 1,
        "int8 microcontroller conv with SMLAD: 1 int8 weights four to a word, unpacked by SXTB16 (int8's flash), "
        "0 int16 weight pairs (one load per pair, twice the flash) (-1: packed)"},
+      {"loop_partition", &LowerGroupOptions::loop_partition, -1, 1,
+       "cut loops where a tail or padding guard stops holding into head, guard-free interior and tail: 0 keeps "
+       "the guards (less code, e.g. a microcontroller's flash) (-1: cut)"},
       {"cuda_threads", &LowerGroupOptions::cuda_threads, 0, 1024, "cuda: threads per block of element-wise kernels, a power of two >= 32 (0: 256)"},
       {"cuda_tile", &LowerGroupOptions::cuda_tile, 0, 128, "cuda: dense rows/columns or conv channels per block: 16, 32, 64 or 128 (0: auto)"},
       {"cuda_k_step", &LowerGroupOptions::cuda_k_step, 0, 64, "cuda: k or input channels per shared-memory step (0: 16 dense, 8 conv)"},
@@ -431,6 +434,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     lower_options.gpu_limits.warp_size = arch.warp_size;
   }
   lower_options.narrow_index_math = !gpu && target.pointer_bits() == 32;
+  lower_options.partition_loops = options.loop_partition != 0;
   kernel.func = lower::Lower(s, args, kernel_name, lower_options);
   if (!checks.empty()) {
     AGATE_REQUIRE(!gpu, kUnsupported) << "kernel " << kernel_name << " checks an operand read at run time ("

@@ -74,6 +74,10 @@ struct LowerGroupOptions {
   // With SMLAD: int8 weights four to a word, unpacked by SXTB16 (int8's flash), or int16 pairs
   // (one load per pair, twice the flash). -1 and 1: packed where the weights fit int8, 0 never.
   int int8_mcu_packed = -1;
+  // Loops cut where a tail or padding guard stops holding (core/lower/loop_partition.h): a
+  // guard-free interior and small head and tail parts; 0 keeps the guards in one loop (less
+  // code: a microcontroller's flash). -1 and 1: cut.
+  int loop_partition = -1;
   // cuda targets (core/ops/cuda/cuda_schedules.h):
   int cuda_threads = 0;    // threads per block of element-wise and per-output schedules (0: 256)
   int cuda_tile = 0;       // output rows/columns (dense) or channels (conv) per block (0: 64, less for small shapes)

@@ -16,6 +16,7 @@
 #include "core/codegen/testing/loop_kernels.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/graph_eval/interpreter.h"
+#include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/qlinear_mcu.h"
 #include "core/ops/testing/reference_check.h"
@@ -244,6 +245,26 @@ TEST(QLinearMcuTest, KnobsTradeSmladForFlashAndNarrowTheChannelBlock) {
   }
   LowerGroupOptions bad;
   EXPECT_THROW(SetScheduleKnob(&bad, "int8_mcu_oc_block", 3), Error);
+
+  // The padded input read in place: by default the output loops are cut so that the interior
+  // reads without bounds tests (fewer selects in the kernel); loop_partition=0 keeps one loop
+  // that tests every tap (less code). Both bit for bit.
+  auto selects = [](const GroupKernel& k) {
+    std::string text = ir::ToString(k.func.body);
+    int64_t n = 0;
+    for (size_t at = text.find("select("); at != std::string::npos; at = text.find("select(", at + 1)) ++n;
+    return n;
+  };
+  LowerGroupOptions whole;
+  SetScheduleKnob(&whole, "loop_partition", 0);
+  GroupKernel cut = LowerGroup(fused, fused.groups.back(), m4, "k", LowerGroupOptions());
+  GroupKernel kept = LowerGroup(fused, fused.groups.back(), m4, "k", whole);
+  EXPECT_GT(selects(kept), 0);
+  EXPECT_NE(ir::ToString(cut.func.body), ir::ToString(kept.func.body));
+  // Output columns 1..3 of 5 (left and right padding 1, stride 2) read no padding.
+  EXPECT_NE(ir::ToString(cut.func.body).find("for (i3, 1, 3)"), std::string::npos) << ir::ToString(cut.func.body);
+  auto got = testing::RunGroups(fused, inputs, testing::Backend::kEval, m4, whole);
+  EXPECT_TRUE(testing::TensorsClose(got.at("y"), want, 0));
 }
 
 // The C backend's kernels for every case, linked into one Cortex-M4 firmware and run
