@@ -38,6 +38,22 @@ def _corename_without_override(path):
                           check=True).stdout.strip()
 
 
+def set_blas_threads(threads):
+    """Runs the loaded OpenBLAS on `threads` threads; returns the count it reports, or None without OpenBLAS.
+
+    torch.set_num_threads sets PyTorch's own (OpenMP) threads only: Debian's PyTorch calls the system
+    BLAS, and its default OpenBLAS (openblas-pthread) starts one thread per core of its own, so a
+    "1 thread" PyTorch matmul ran on every core until this was called.
+    """
+    path = _openblas_path()
+    if not path:
+        return None
+    lib = ctypes.CDLL(path)
+    lib.openblas_set_num_threads(ctypes.c_int(threads))
+    lib.openblas_get_num_threads.restype = ctypes.c_int
+    return lib.openblas_get_num_threads()
+
+
 def load_average():
     with open("/proc/loadavg") as f:
         return "load average (1/5/15 min): " + " ".join(f.read().split()[:3])
@@ -58,6 +74,8 @@ def describe(with_load=True):
                          f"without it OpenBLAS would pick {_corename_without_override(path)}")
         else:
             lines.append(f"OpenBLAS ({path}): {used} kernels (auto-detected; OPENBLAS_CORETYPE unset)")
+        lines.append("OpenBLAS threads: set to each run's thread count (openblas_set_num_threads; "
+                     "torch.set_num_threads does not reach them)")
     else:
         lines.append("OpenBLAS: not loaded by PyTorch (OPENBLAS_CORETYPE has no effect on these peers)")
     if with_load:

@@ -15,7 +15,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "zoo"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402
+import peer_environment  # noqa: E402
 
 
 def timed_runs(fn, xs, warmup, runs):
@@ -49,11 +51,15 @@ def main():
             frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, xs).eval()))
         for threads in args.threads:
             torch.set_num_threads(threads)
+            # PyTorch's matmuls run in the system OpenBLAS, whose threads torch.set_num_threads does not set.
+            blas_threads = peer_environment.set_blas_threads(threads)
+            if blas_threads is not None and blas_threads != threads:
+                sys.exit(f"OpenBLAS runs {blas_threads} threads where {threads} were asked")
             for peer, fn in (("pytorch_eager", model), ("pytorch_torchscript_frozen", frozen)):
                 times = timed_runs(fn, xs, args.warmup, args.runs)
                 print(json.dumps({"peer": peer, "model": name, "threads": threads, "median_ms": statistics.median(times),
                                   "min_ms": min(times), "max_ms": max(times), "runs": len(times),
-                                  "torch": torch.__version__, "env": env}),
+                                  "torch": torch.__version__, "blas_threads": blas_threads, "env": env}),
                       flush=True)
     return 0
 
