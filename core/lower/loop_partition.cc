@@ -1,7 +1,6 @@
 #include "core/lower/loop_partition.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "core/ir/functor.h"
 #include "core/ir/substitute.h"
@@ -14,8 +13,15 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-// floor(a / b) for b > 0.
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// floor(a / b) for b > 0 (no negation: a may be INT64_MIN).
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// Bounds and coefficients past this are left alone: the split points below add
+// and negate them, which must not overflow.
+constexpr int64_t kMaxMagnitude = int64_t{1} << 62;
 
 // The guard `cond` as `d < 0` (integers: a <= b is a - b - 1 < 0); undefined for
 // other conditions.
@@ -78,6 +84,7 @@ class SplitPointFinder : public IRVisitor {
     if (UsesVar(rest, [&](const VarNode* v) { return v == var_.get(); })) return;
     ConstIntBound rb = an_.ConstBound(d0);  // the rest, over the inner loops
     if (rb.max == ConstIntBound::kPosInf || rb.min == ConstIntBound::kNegInf) return;
+    if (rb.max > kMaxMagnitude || rb.max < -kMaxMagnitude || a > kMaxMagnitude || a < -kMaxMagnitude) return;
     if (a > 0) {
       // a*v + rest < 0 for every rest  <=>  v <= floor((-rest.max - 1) / a)
       int64_t v = FloorDiv(-rb.max - 1, a);
