@@ -8,6 +8,8 @@
 #include "core/lower/lower.h"
 #include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/fused_conv_chain.h"
+#include "core/ops/composed_kernel.h"
+#include "core/ops/max_unpool.h"
 #include "core/ops/non_max_suppression.h"
 #include "core/ops/op_context.h"
 #include "core/ops/recurrent.h"
@@ -19,13 +21,6 @@ namespace agate {
 namespace ops {
 namespace {
 
-// Value names become buffer and loop names: keep them identifier-like.
-std::string Sanitize(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
-  return out;
-}
 
 std::string DescribeTypes(const graph::Graph& graph, const graph::Node& node) {
   std::ostringstream os;
@@ -230,7 +225,7 @@ std::string DescribeScheduleKnobs() {
 }
 
 bool HasImplementation(const std::string& op) {
-  return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op) || IsNonMaxSuppressionOp(op);
+  return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op) || IsNonMaxSuppressionOp(op) || IsMaxUnpoolOp(op);
 }
 
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
@@ -244,12 +239,16 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   if (group.nodes.size() == 1 && IsNonMaxSuppressionOp(graph.nodes.at(group.nodes[0]).op)) {
     return LowerNonMaxSuppressionGroup(graph, group, target, kernel_name);
   }
+  // And MaxUnpool's scatter (max_unpool.h).
+  if (group.nodes.size() == 1 && IsMaxUnpoolOp(graph.nodes.at(group.nodes[0]).op)) {
+    return LowerMaxUnpoolGroup(graph, group, target, kernel_name);
+  }
   const bool gpu = target.kind() == target::TargetKind::kCUDA;
   std::map<std::string, te::Tensor> tensors;
   std::vector<std::pair<std::string, te::Tensor>> input_placeholders;
   for (const std::string& value : group.inputs) {
     const graph::TensorType& type = graph.TypeOf(value);
-    te::Tensor p = te::placeholder(ToExprShape(type.shape), type.dtype, Sanitize(value));
+    te::Tensor p = te::placeholder(ToExprShape(type.shape), type.dtype, IdentifierOf(value));
     tensors[value] = p;
     input_placeholders.push_back({value, p});
   }
@@ -325,7 +324,7 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
     if (t.op()->kind == te::OpKind::kPlaceholder) {
       t = te::compute(t.shape(), [&](const std::vector<te::Var>& i) {
         return t(std::vector<te::Expr>(i.begin(), i.end()));
-      }, Sanitize(value) + "_copy", tag::kInjective);
+      }, IdentifierOf(value) + "_copy", tag::kInjective);
     }
     outputs.push_back(t);
   }

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <map>
 
 #include "core/graph/value_selection.h"
 #include "core/ir/function.h"
 #include "core/lower/verify.h"
+#include "core/ops/composed_kernel.h"
 #include "core/ops/op_context.h"
 #include "core/support/error.h"
 
@@ -23,23 +23,14 @@ using ir::Var;
 const ir::DType kF32 = ir::DType::Float(32);
 const ir::DType kI64 = ir::DType::Int(64);
 
-Expr I(int64_t v) { return ir::make_const(kI64, v); }
-Expr F(double v) { return ir::make_const(kF32, v); }
-Expr Load(const Buffer& b, const Expr& index) { return ir::Load::make(b, index); }
-Stmt Store(const Buffer& b, const Expr& value, const Expr& index) { return ir::Store::make(b, value, index); }
-Stmt Loop(const Var& v, const Expr& extent, const Stmt& body) {
-  return ir::For::make(v, I(0), extent, ir::ForKind::kSerial, body);
-}
-Stmt If(const Expr& condition, const Stmt& then_case) { return ir::IfThenElse::make(condition, then_case); }
-Expr IsNaN(const Expr& v) { return !(v == v); }
+using composed::I;
+using composed::If;
+using composed::Load;
+using composed::Loop;
+using composed::Store;
 
-// Value names become buffer names: keep them identifier-like (as lower_group.cc does).
-std::string Sanitize(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
-  return out;
-}
+Expr F(double v) { return ir::make_const(kF32, v); }
+Expr IsNaN(const Expr& v) { return !(v == v); }
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -138,7 +129,6 @@ bool IsNonMaxSuppressionOp(const std::string& op) { return op == "RunTimeNonMaxS
 
 GroupKernel LowerNonMaxSuppressionGroup(const graph::Graph& graph, const graph::FusedGroup& group,
                                         const target::Target& target, const std::string& kernel_name) {
-  AGATE_REQUIRE(group.nodes.size() == 1, kInternal) << "kernel " << kernel_name << ": NonMaxSuppression fused with others";
   const graph::Node& node = graph.nodes.at(group.nodes[0]);
   AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
       << node.Describe() << ": operator NonMaxSuppression has no schedule for target '" << target
@@ -147,29 +137,11 @@ GroupKernel LowerNonMaxSuppressionGroup(const graph::Graph& graph, const graph::
   GroupKernel kernel;
   ir::LoweredFunc func;
   func.name = kernel_name;
-  // Parameters: the group's inputs (every one an input of the node), then its outputs.
-  std::map<std::string, Buffer> values;
-  for (const std::string& value : group.inputs) {
-    const graph::TensorType& type = graph.TypeOf(value);
-    Buffer b = ir::CreateBuffer(Sanitize(value), type.dtype, ToExprShape(type.shape));
-    values[value] = b;
-    func.params.push_back(b);
-    kernel.params.push_back(KernelParam{KernelParam::Kind::kValue, value, graph::Tensor()});
-  }
-  for (const std::string& in : node.inputs) {
-    AGATE_REQUIRE(in.empty() || values.count(in), kInternal)
-        << node.Describe() << ": input '" << in << "' is not an input of its group";
-  }
-  std::map<int, Buffer> outputs;  // node output index (0 the rows, 1 their extents) -> parameter
-  for (const std::string& value : group.outputs) {
-    auto it = std::find(node.outputs.begin(), node.outputs.end(), value);
-    AGATE_REQUIRE(it != node.outputs.end(), kInternal) << "kernel " << kernel_name << ": output " << value;
-    const graph::TensorType& type = graph.TypeOf(value);
-    Buffer b = ir::CreateBuffer(Sanitize(value) + "_out", type.dtype, ToExprShape(type.shape));
-    outputs[static_cast<int>(it - node.outputs.begin())] = b;
-    func.params.push_back(b);
-    kernel.params.push_back(KernelParam{KernelParam::Kind::kValue, value, graph::Tensor()});
-  }
+  // Parameters: the group's inputs (every one an input of the node), then its outputs (0 the
+  // rows, 1 their extents).
+  ComposedParams params = AddComposedParams(graph, group, node, kernel_name, &func, &kernel);
+  std::map<std::string, Buffer>& values = params.inputs;
+  std::map<int, Buffer>& outputs = params.outputs;
 
   const graph::Shape& box_shape = graph.TypeOf(node.inputs[0]).shape;
   const int64_t batches = box_shape[0], n = box_shape[1], classes = graph.TypeOf(node.inputs[1]).shape[1];

@@ -1,0 +1,50 @@
+// The parameters of a kernel written directly in loop IR for a group of one node (the serial
+// operators whose writes depend on values: NonMaxSuppression's greedy walk, MaxUnpool's
+// scatter), as LowerGroup's tensor-expression kernels have them: the group's inputs in order,
+// then its outputs, each a buffer of the value's type named after it.
+#ifndef AGATE_CORE_OPS_COMPOSED_KERNEL_H_
+#define AGATE_CORE_OPS_COMPOSED_KERNEL_H_
+
+#include <map>
+#include <string>
+
+#include "core/graph/graph.h"
+#include "core/ir/function.h"
+#include "core/ops/lower_group.h"
+
+namespace agate {
+namespace ops {
+
+// A value's name as an identifier (buffer, loop and kernel-local names): every character that is
+// not a letter, digit or '_' becomes '_', and a name that would start with a digit gets "v_".
+std::string IdentifierOf(const std::string& value_name);
+
+// Shorthands for loop IR written by hand: int64 constants and indices, serial loops.
+namespace composed {
+inline ir::Expr I(int64_t v) { return ir::make_const(ir::DType::Int(64), v); }
+inline ir::Expr Load(const ir::Buffer& b, const ir::Expr& index) { return ir::Load::make(b, index); }
+inline ir::Stmt Store(const ir::Buffer& b, const ir::Expr& value, const ir::Expr& index) {
+  return ir::Store::make(b, value, index);
+}
+inline ir::Stmt Loop(const ir::Var& v, const ir::Expr& extent, const ir::Stmt& body) {
+  return ir::For::make(v, I(0), extent, ir::ForKind::kSerial, body);
+}
+inline ir::Stmt If(const ir::Expr& condition, const ir::Stmt& then_case) {
+  return ir::IfThenElse::make(condition, then_case);
+}
+}  // namespace composed
+
+struct ComposedParams {
+  std::map<std::string, ir::Buffer> inputs;  // value name -> parameter
+  std::map<int, ir::Buffer> outputs;         // the node's output index -> parameter (outputs nobody reads: absent)
+};
+
+// Adds the parameters of `group` (one node, `node`) to `func` and `kernel`. kInternal when the
+// group is not that one node's.
+ComposedParams AddComposedParams(const graph::Graph& graph, const graph::FusedGroup& group, const graph::Node& node,
+                                 const std::string& kernel_name, ir::LoweredFunc* func, GroupKernel* kernel);
+
+}  // namespace ops
+}  // namespace agate
+
+#endif  // AGATE_CORE_OPS_COMPOSED_KERNEL_H_
