@@ -6,9 +6,9 @@
 
 #include "core/fusion/conv_chain.h"
 #include "core/lower/lower.h"
+#include "core/ops/composed_kernel.h"
 #include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/fused_conv_chain.h"
-#include "core/ops/composed_kernel.h"
 #include "core/ops/max_unpool.h"
 #include "core/ops/non_max_suppression.h"
 #include "core/ops/op_context.h"
@@ -20,7 +20,6 @@
 namespace agate {
 namespace ops {
 namespace {
-
 
 std::string DescribeTypes(const graph::Graph& graph, const graph::Node& node) {
   std::ostringstream os;
