@@ -8,12 +8,14 @@
 #include "core/lower/lower.h"
 #include "core/ops/composed_kernel.h"
 #include "core/ops/cuda/cuda_schedules.h"
+#include "core/ops/det.h"
 #include "core/ops/fused_conv_chain.h"
 #include "core/ops/max_unpool.h"
 #include "core/ops/non_max_suppression.h"
 #include "core/ops/op_context.h"
 #include "core/ops/recurrent.h"
 #include "core/ops/registry.h"
+#include "core/ops/roi_align.h"
 #include "core/ops/schedule_common.h"
 #include "core/support/error.h"
 
@@ -224,7 +226,8 @@ std::string DescribeScheduleKnobs() {
 }
 
 bool HasImplementation(const std::string& op) {
-  return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op) || IsNonMaxSuppressionOp(op) || IsMaxUnpoolOp(op);
+  return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op) || IsNonMaxSuppressionOp(op) || IsMaxUnpoolOp(op) ||
+         IsDetOp(op) || IsRoiAlignOp(op);
 }
 
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
@@ -241,6 +244,14 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   // And MaxUnpool's scatter (max_unpool.h).
   if (group.nodes.size() == 1 && IsMaxUnpoolOp(graph.nodes.at(group.nodes[0]).op)) {
     return LowerMaxUnpoolGroup(graph, group, target, kernel_name);
+  }
+  // And Det's elimination (det.h).
+  if (group.nodes.size() == 1 && IsDetOp(graph.nodes.at(group.nodes[0]).op)) {
+    return LowerDetGroup(graph, group, target, kernel_name);
+  }
+  // And RoiAlign's sample loops, whose extents are values (roi_align.h).
+  if (group.nodes.size() == 1 && IsRoiAlignOp(graph.nodes.at(group.nodes[0]).op)) {
+    return LowerRoiAlignGroup(graph, group, target, kernel_name);
   }
   const bool gpu = target.kind() == target::TargetKind::kCUDA;
   std::map<std::string, te::Tensor> tensors;
