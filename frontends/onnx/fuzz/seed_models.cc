@@ -139,6 +139,18 @@ onnx::ModelProto IntegerOps() {
   return b.Build();
 }
 
+// RoiAlign of run-time regions into square bins, then each bin grid's determinant: the compiled
+// kernels whose loops depend on values (an adaptive sample grid, pivoting).
+onnx::ModelProto RoiAlignDet() {
+  ModelBuilder b(16);
+  b.Input("x", kFloat, {1, 2, 6, 6}).Input("rois", kFloat, {2, 4}).Initializer("batch", I64({0, 0}));
+  b.Node("RoiAlign", {"x", "rois", "batch"}, {"r"},
+         {{"output_height", int64_t{3}}, {"output_width", int64_t{3}}, {"sampling_ratio", int64_t{0}}});
+  b.Node("Det", {"r"}, {"y"});
+  b.Output("y");
+  return b.Build();
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, onnx::ModelProto>> SeedModels() {
@@ -146,7 +158,7 @@ std::vector<std::pair<std::string, onnx::ModelProto>> SeedModels() {
           {"gemm_concat_slice", GemmConcatSlice()},  {"cumsum_trilu_transpose", CumSumTriluTranspose()},
           {"pad_gather_reduce", PadGatherReduce()},  {"topk_onehot_cast", TopKOneHotCast()},
           {"resize_unsqueeze", ResizeUnsqueeze()},   {"external_weights", ExternalWeights()},
-          {"integer_ops", IntegerOps()}};
+          {"integer_ops", IntegerOps()},             {"roi_align_det", RoiAlignDet()}};
 }
 
 }  // namespace onnx_frontend
