@@ -3,17 +3,57 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/lower/verify.h"
 #include "core/ops/op_context.h"
 #include "core/support/error.h"
 
 namespace agate {
 namespace ops {
+namespace {
+
+// The parameters of `group` (one node, `node`), added to `func` and `kernel`: its inputs in order,
+// then its outputs, each a buffer of the value's type named after it (as LowerGroup's tensor-
+// expression kernels have them).
+ComposedParams AddComposedParams(const graph::Graph& graph, const graph::FusedGroup& group, const graph::Node& node,
+                                 const std::string& kernel_name, ir::LoweredFunc* func, GroupKernel* kernel);
+
+}  // namespace
+
 std::string IdentifierOf(const std::string& value_name) {
   std::string out;
   for (char c : value_name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
   return out;
 }
+
+ComposedKernel BeginComposedKernel(const graph::Graph& graph, const graph::FusedGroup& group,
+                                   const target::Target& target, const std::string& kernel_name,
+                                   const std::string& cpu_only_because) {
+  AGATE_REQUIRE(!group.nodes.empty(), kInternal) << "kernel " << kernel_name << ": empty group";
+  const graph::Node& node = graph.nodes.at(group.nodes[0]);
+  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
+      << node.Describe() << ": operator " << node.op << " has no schedule for target '" << target << "' ("
+      << cpu_only_because << ")";
+  ComposedKernel built;
+  built.op = node.op;
+  built.func.name = kernel_name;
+  built.params = AddComposedParams(graph, group, node, kernel_name, &built.func, &built.kernel);
+  return built;
+}
+
+GroupKernel FinishComposedKernel(ComposedKernel built, const ir::Stmt& body, int64_t workspace_bytes,
+                                 const std::string& summary) {
+  built.func.body = body;
+  built.func.workspace_bytes = workspace_bytes;
+  lower::VerifyOptions verify;
+  verify.unique_defs = true;
+  lower::VerifyLoweredFunc(built.func, built.op + " composition", verify);
+  built.kernel.func = std::move(built.func);
+  built.kernel.schedule_summary = summary;
+  return std::move(built.kernel);
+}
+
+namespace {
 
 ComposedParams AddComposedParams(const graph::Graph& graph, const graph::FusedGroup& group, const graph::Node& node,
                                  const std::string& kernel_name, ir::LoweredFunc* func, GroupKernel* kernel) {
@@ -42,6 +82,8 @@ ComposedParams AddComposedParams(const graph::Graph& graph, const graph::FusedGr
   }
   return params;
 }
+
+}  // namespace
 
 }  // namespace ops
 }  // namespace agate

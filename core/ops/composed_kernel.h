@@ -1,7 +1,9 @@
-// The parameters of a kernel written directly in loop IR for a group of one node (the serial
-// operators whose writes depend on values: NonMaxSuppression's greedy walk, MaxUnpool's
-// scatter), as LowerGroup's tensor-expression kernels have them: the group's inputs in order,
-// then its outputs, each a buffer of the value's type named after it.
+// The frame of kernels written directly in loop IR for a group of one node: the serial operators
+// whose writes or loop extents depend on values (NonMaxSuppression's greedy walk, MaxUnpool's
+// scatter, Det's elimination, RoiAlign's sample grids). One place refuses cuda for them, gives
+// them their parameters as LowerGroup's tensor-expression kernels have them (the group's inputs
+// in order, then its outputs, each a buffer of the value's type named after it) and verifies the
+// result; each operator writes only its loops.
 #ifndef AGATE_CORE_OPS_COMPOSED_KERNEL_H_
 #define AGATE_CORE_OPS_COMPOSED_KERNEL_H_
 
@@ -11,6 +13,7 @@
 #include "core/graph/graph.h"
 #include "core/ir/function.h"
 #include "core/ops/lower_group.h"
+#include "core/target/target.h"
 
 namespace agate {
 namespace ops {
@@ -39,10 +42,27 @@ struct ComposedParams {
   std::map<int, ir::Buffer> outputs;         // the node's output index -> parameter (outputs nobody reads: absent)
 };
 
-// Adds the parameters of `group` (one node, `node`) to `func` and `kernel`. kInternal when the
-// group is not that one node's.
-ComposedParams AddComposedParams(const graph::Graph& graph, const graph::FusedGroup& group, const graph::Node& node,
-                                 const std::string& kernel_name, ir::LoweredFunc* func, GroupKernel* kernel);
+// A composed kernel being built: its function (named, with the group's parameters) and the
+// kernel's parameter list.
+struct ComposedKernel {
+  std::string op;
+  GroupKernel kernel;
+  ir::LoweredFunc func;
+  ComposedParams params;
+};
+
+// Starts the kernel of `group`, which holds one node. These kernels are serial loops: a cuda
+// target is refused (kUnsupported) naming the node, its op and `cpu_only_because`; kInternal
+// when the group is not one node's.
+ComposedKernel BeginComposedKernel(const graph::Graph& graph, const graph::FusedGroup& group,
+                                   const target::Target& target, const std::string& kernel_name,
+                                   const std::string& cpu_only_because);
+
+// Ends it: `body` with `workspace_bytes` of workspace becomes the function, verified (each
+// variable defined once; kInternal naming the op otherwise), and `summary` the kernel's
+// schedule summary.
+GroupKernel FinishComposedKernel(ComposedKernel built, const ir::Stmt& body, int64_t workspace_bytes,
+                                 const std::string& summary);
 
 }  // namespace ops
 }  // namespace agate

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/ir/function.h"
-#include "core/lower/verify.h"
 #include "core/ops/composed_kernel.h"
 #include "core/support/error.h"
 
@@ -37,18 +37,13 @@ bool IsDetOp(const std::string& op) { return op == "Det"; }
 
 GroupKernel LowerDetGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
                           const std::string& kernel_name) {
+  ComposedKernel built = BeginComposedKernel(graph, group, target, kernel_name, "a serial elimination: CPU targets only");
   const graph::Node& node = graph.nodes.at(group.nodes[0]);
-  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
-      << node.Describe() << ": operator Det has no schedule for target '" << target
-      << "' (a serial elimination: CPU targets only)";
   const graph::TensorType& x_type = graph.TypeOf(node.inputs[0]);
   AGATE_REQUIRE(x_type.dtype.is_float(), kUnsupported)
       << node.Describe() << ": Det of " << x_type.dtype << graph::ShapeToString(x_type.shape)
       << " (floating-point matrices only)";
-  GroupKernel kernel;
-  ir::LoweredFunc func;
-  func.name = kernel_name;
-  ComposedParams params = AddComposedParams(graph, group, node, kernel_name, &func, &kernel);
+  const ComposedParams& params = built.params;
   AGATE_REQUIRE(params.outputs.count(0), kInternal) << node.Describe() << ": its output is not the kernel's";
   const Buffer& x = params.inputs.at(node.inputs[0]);
   const Buffer& out = params.outputs.at(0);
@@ -106,16 +101,10 @@ GroupKernel LowerDetGroup(const graph::Graph& graph, const graph::FusedGroup& gr
   stmt = ir::Allocate::make(state, {I(2)}, 64, ir::MemoryScope::kLocal, stmt);
   stmt = ir::Allocate::make(det, {I(1)}, 64, ir::MemoryScope::kLocal, stmt);
   stmt = ir::Allocate::make(a, {I(elements)}, 64, ir::MemoryScope::kWorkspace, stmt, 0);
-  func.body = stmt;
-  func.workspace_bytes = RoundUp(elements * 8, 64);
-  lower::VerifyOptions verify;
-  verify.unique_defs = true;
-  lower::VerifyLoweredFunc(func, "Det composition", verify);
-  kernel.func = func;
-  kernel.schedule_summary = "Det of " + std::to_string(matrices) + " matrices " + std::to_string(n) + "x" +
-                            std::to_string(n) + ": serial elimination with partial pivoting in float64 [" + node.op +
-                            "]";
-  return kernel;
+  return FinishComposedKernel(std::move(built), stmt, RoundUp(elements * 8, 64),
+                              "Det of " + std::to_string(matrices) + " matrices " + std::to_string(n) + "x" +
+                                  std::to_string(n) + ": serial elimination with partial pivoting in float64 [" +
+                                  node.op + "]");
 }
 
 }  // namespace ops

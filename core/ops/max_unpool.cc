@@ -1,11 +1,11 @@
 #include "core/ops/max_unpool.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir/function.h"
 #include "core/ir/substitute.h"
-#include "core/lower/verify.h"
 #include "core/ops/composed_kernel.h"
 #include "core/support/error.h"
 
@@ -42,14 +42,9 @@ bool IsMaxUnpoolOp(const std::string& op) { return op == "MaxUnpool"; }
 
 GroupKernel LowerMaxUnpoolGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
                                 const std::string& kernel_name) {
+  ComposedKernel built = BeginComposedKernel(graph, group, target, kernel_name, "a serial scatter: CPU targets only");
   const graph::Node& node = graph.nodes.at(group.nodes[0]);
-  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
-      << node.Describe() << ": operator MaxUnpool has no schedule for target '" << target
-      << "' (a serial scatter: CPU targets only)";
-  GroupKernel kernel;
-  ir::LoweredFunc func;
-  func.name = kernel_name;
-  ComposedParams params = AddComposedParams(graph, group, node, kernel_name, &func, &kernel);
+  const ComposedParams& params = built.params;
   AGATE_REQUIRE(params.outputs.count(0), kInternal) << node.Describe() << ": its output is not the kernel's";
   const Buffer& x = params.inputs.at(node.inputs[0]);
   const Buffer& indices = params.inputs.at(node.inputs[1]);
@@ -88,15 +83,10 @@ GroupKernel LowerMaxUnpoolGroup(const graph::Graph& graph, const graph::FusedGro
   // The write is in bounds whatever the values: the check above failed the kernel otherwise, and
   // the guard says so to the code (an offset is provably inside the output only under it).
   Stmt scatter = Loop(e, I(count), composed::If(fits, Store(out, Load(x, e), offset)));
-  func.body = ir::Seq::make({check, zero, scatter});
-  lower::VerifyOptions verify;
-  verify.unique_defs = true;
-  lower::VerifyLoweredFunc(func, "MaxUnpool composition", verify);
-  kernel.func = func;
-  kernel.schedule_summary = "MaxUnpool of " + std::to_string(count) + " elements into " +
-                            graph::ShapeToString(out_shape) + ": zero fill and serial scatter in the kernel [" +
-                            node.op + "]";
-  return kernel;
+  return FinishComposedKernel(std::move(built), ir::Seq::make({check, zero, scatter}), 0,
+                              "MaxUnpool of " + std::to_string(count) + " elements into " +
+                                  graph::ShapeToString(out_shape) + ": zero fill and serial scatter in the kernel [" +
+                                  node.op + "]");
 }
 
 }  // namespace ops

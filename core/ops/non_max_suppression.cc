@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <utility>
 
 #include "core/graph/value_selection.h"
 #include "core/ir/function.h"
-#include "core/lower/verify.h"
 #include "core/ops/composed_kernel.h"
 #include "core/ops/op_context.h"
 #include "core/support/error.h"
@@ -129,17 +129,12 @@ bool IsNonMaxSuppressionOp(const std::string& op) { return op == "RunTimeNonMaxS
 
 GroupKernel LowerNonMaxSuppressionGroup(const graph::Graph& graph, const graph::FusedGroup& group,
                                         const target::Target& target, const std::string& kernel_name) {
+  ComposedKernel built = BeginComposedKernel(
+      graph, group, target, kernel_name, "its output extents are known only when the model runs: CPU targets only");
   const graph::Node& node = graph.nodes.at(group.nodes[0]);
-  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
-      << node.Describe() << ": operator NonMaxSuppression has no schedule for target '" << target
-      << "' (its output extents are known only when the model runs: CPU targets only)";
-
-  GroupKernel kernel;
-  ir::LoweredFunc func;
-  func.name = kernel_name;
   // Parameters: the group's inputs (every one an input of the node), then its outputs (0 the
   // rows, 1 their extents).
-  ComposedParams params = AddComposedParams(graph, group, node, kernel_name, &func, &kernel);
+  ComposedParams& params = built.params;
   std::map<std::string, Buffer>& values = params.inputs;
   std::map<int, Buffer>& outputs = params.outputs;
 
@@ -226,16 +221,10 @@ GroupKernel LowerNonMaxSuppressionGroup(const graph::Graph& graph, const graph::
   const int64_t scratch = RoundUp(slots * 8, 64);
   stmt = ir::Allocate::make(kept, {I(slots)}, 64, ir::MemoryScope::kWorkspace, stmt, scratch);
   stmt = ir::Allocate::make(order, {I(slots)}, 64, ir::MemoryScope::kWorkspace, stmt, 0);
-  func.body = stmt;
-  func.workspace_bytes = 2 * scratch;
-  lower::VerifyOptions verify;
-  verify.unique_defs = true;
-  lower::VerifyLoweredFunc(func, "NonMaxSuppression composition", verify);
-
-  kernel.func = func;
-  kernel.schedule_summary = "NonMaxSuppression B=" + std::to_string(batches) + " C=" + std::to_string(classes) +
-                            " N=" + std::to_string(n) + ": serial greedy suppression in the kernel [" + node.op + "]";
-  return kernel;
+  return FinishComposedKernel(std::move(built), stmt, 2 * scratch,
+                              "NonMaxSuppression B=" + std::to_string(batches) + " C=" + std::to_string(classes) +
+                                  " N=" + std::to_string(n) + ": serial greedy suppression in the kernel [" + node.op +
+                                  "]");
 }
 
 }  // namespace ops

@@ -2,10 +2,10 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir/function.h"
-#include "core/lower/verify.h"
 #include "core/ops/composed_kernel.h"
 #include "core/support/error.h"
 
@@ -47,19 +47,15 @@ bool IsRoiAlignOp(const std::string& op) { return op == "RoiAlign"; }
 
 GroupKernel LowerRoiAlignGroup(const graph::Graph& graph, const graph::FusedGroup& group,
                                const target::Target& target, const std::string& kernel_name) {
+  ComposedKernel built =
+      BeginComposedKernel(graph, group, target, kernel_name, "sample loops whose extents are values: CPU targets only");
   const graph::Node& node = graph.nodes.at(group.nodes[0]);
-  AGATE_REQUIRE(target.kind() != target::TargetKind::kCUDA, kUnsupported)
-      << node.Describe() << ": operator RoiAlign has no schedule for target '" << target
-      << "' (sample loops whose extents are values: CPU targets only)";
   const graph::TensorType& x_type = graph.TypeOf(node.inputs[0]);
   const graph::TensorType& rois_type = graph.TypeOf(node.inputs[1]);
   AGATE_REQUIRE(x_type.dtype.is_float() && rois_type.dtype.is_float(), kUnsupported)
       << node.Describe() << ": RoiAlign of " << x_type.dtype << graph::ShapeToString(x_type.shape) << " with rois "
       << rois_type.dtype << " (floating point only)";
-  GroupKernel kernel;
-  ir::LoweredFunc func;
-  func.name = kernel_name;
-  ComposedParams params = AddComposedParams(graph, group, node, kernel_name, &func, &kernel);
+  const ComposedParams& params = built.params;
   AGATE_REQUIRE(params.outputs.count(0), kInternal) << node.Describe() << ": its output is not the kernel's";
   const Buffer& x = params.inputs.at(node.inputs[0]);
   const Buffer& rois = params.inputs.at(node.inputs[1]);
@@ -154,15 +150,10 @@ GroupKernel LowerRoiAlignGroup(const graph::Graph& graph, const graph::FusedGrou
   per_region = Let(x0, corner(0), per_region);
   per_region = Let(n, Clamp(ir::cast(kI64, Load(batch_indices, r)), 0, batch - 1), per_region);
   Stmt stmt = ir::Seq::make({check, Loop(r, I(regions), per_region)});
-  func.body = ir::Allocate::make(acc, {I(1)}, 64, ir::MemoryScope::kLocal, stmt);
-  lower::VerifyOptions verify;
-  verify.unique_defs = true;
-  lower::VerifyLoweredFunc(func, "RoiAlign composition", verify);
-  kernel.func = func;
-  kernel.schedule_summary = "RoiAlign of " + std::to_string(regions) + " regions into " + std::to_string(oh) + "x" +
-                            std::to_string(ow) + " bins, " + (is_max ? "max" : "avg") +
-                            ": serial sample loops in float64 [" + node.op + "]";
-  return kernel;
+  return FinishComposedKernel(std::move(built), ir::Allocate::make(acc, {I(1)}, 64, ir::MemoryScope::kLocal, stmt), 0,
+                              "RoiAlign of " + std::to_string(regions) + " regions into " + std::to_string(oh) + "x" +
+                                  std::to_string(ow) + " bins, " + (is_max ? "max" : "avg") +
+                                  ": serial sample loops in float64 [" + node.op + "]");
 }
 
 }  // namespace ops
