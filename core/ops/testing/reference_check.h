@@ -12,6 +12,7 @@
 
 #include "core/graph/graph.h"
 #include "core/ops/lower_group.h"
+#include "core/support/error.h"
 #include "core/target/target.h"
 
 namespace agate {
@@ -28,10 +29,11 @@ std::map<std::string, graph::Tensor> RunGroups(const graph::Graph& graph, const 
                                                std::vector<std::string>* summaries = nullptr, int threads = 1);
 
 // A run-time operand the graph's node rejects: the reference interpreter refuses it with
-// kInvalidArgument naming `node_quote` (e.g. "'r'"), and the compiled kernels fail (kInternal) on both
-// backends, the loop-IR interpreter and LLVM host code.
+// `reference_code` naming `node_quote` (e.g. "'r'"), and the compiled kernels fail (kInternal) on
+// both backends, the loop-IR interpreter and LLVM host code.
 void ExpectRunTimeOperandRefused(const graph::Graph& graph, const std::map<std::string, graph::Tensor>& inputs,
-                                 const std::string& node_quote);
+                                 const std::string& node_quote,
+                                 StatusCode reference_code = StatusCode::kInvalidArgument);
 
 // Random inputs for every graph input (floats in [-1, 1), ints in [0, 4), bools).
 std::map<std::string, graph::Tensor> RandomInputs(const graph::Graph& graph, uint32_t seed);
