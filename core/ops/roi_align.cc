@@ -70,6 +70,9 @@ GroupKernel LowerRoiAlignGroup(const graph::Graph& graph, const graph::FusedGrou
   const double scale = node.attrs.GetFloat("spatial_scale", 1.0);
   const int64_t ratio = node.attrs.GetInt("sampling_ratio", 0);
   AGATE_REQUIRE(ratio >= 0, kInvalidArgument) << node.Describe() << ": sampling_ratio " << ratio << " (0 or more)";
+  // A sample near an empty image's origin would still read its (absent) first pixel.
+  AGATE_REQUIRE(h > 0 && w > 0, kInvalidArgument)
+      << node.Describe() << ": RoiAlign of an empty image " << graph::ShapeToString(x_type.shape);
 
   Var r("roi"), c("roi_channel"), ph("roi_bin_y"), pw("roi_bin_x"), iy("roi_sample_y"), ix("roi_sample_x");
   Var checked("roi_checked");

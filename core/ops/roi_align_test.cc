@@ -94,6 +94,22 @@ TEST(RoiAlignTest, ABatchIndexOutsideTheBatchFailsTheKernel) {
   }
 }
 
+// An empty image has no pixel for a sample near its origin to read: refused by name, not read.
+TEST(RoiAlignTest, AnEmptyImageIsRefused) {
+  Graph g;
+  g.AddInput("x", TensorType{kF32, {1, 1, 0, 4}});
+  g.AddInput("rois", TensorType{kF32, {1, 4}});
+  g.AddInput("batch_indices", TensorType{kI64, {1}});
+  try {
+    Add(&g, "RoiAlign", "roi_align", {"x", "rois", "batch_indices"}, {"out"}, {});
+    Graph fused = testing::Fuse(Finish(g, {"out"}));
+    LowerGroup(fused, fused.groups.at(0), target::Target::Parse("llvm"), "roi_align_kernel");
+    ADD_FAILURE() << "lowered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("RoiAlign 'roi_align': RoiAlign of an empty image"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate
