@@ -35,6 +35,8 @@ inline ir::Stmt Loop(const ir::Var& v, const ir::Expr& extent, const ir::Stmt& b
 inline ir::Stmt If(const ir::Expr& condition, const ir::Stmt& then_case) {
   return ir::IfThenElse::make(condition, then_case);
 }
+// `bytes` rounded up to a multiple of `alignment` (workspace buffers' offsets and sizes).
+inline int64_t RoundUp(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
 }  // namespace composed
 
 struct ComposedParams {

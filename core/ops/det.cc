@@ -15,6 +15,7 @@ namespace {
 using composed::I;
 using composed::Load;
 using composed::Loop;
+using composed::RoundUp;
 using composed::Store;
 using ir::Buffer;
 using ir::Expr;
@@ -23,8 +24,6 @@ using ir::Var;
 
 const ir::DType kF64 = ir::DType::Float(64);
 const ir::DType kI64 = ir::DType::Int(64);
-
-int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // A serial loop over [begin, end) (empty when end <= begin).
 Stmt LoopFrom(const Var& v, const Expr& begin, const Expr& end, const Stmt& body) {

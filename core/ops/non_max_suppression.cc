@@ -27,12 +27,11 @@ using composed::I;
 using composed::If;
 using composed::Load;
 using composed::Loop;
+using composed::RoundUp;
 using composed::Store;
 
 Expr F(double v) { return ir::make_const(kF32, v); }
 Expr IsNaN(const Expr& v) { return !(v == v); }
-
-int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // ------------------------------------------------------------ IoU, as NmsSuppresses
 
