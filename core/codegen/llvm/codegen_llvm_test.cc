@@ -204,6 +204,61 @@ TEST(CodeGenLLVMTest, StridedByteLoadsAreAMaskedLoadAndAShuffle) {
   for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(zs.as<int16_t>()[i], hs.as<int16_t>()[n - 31 + 2 * i]) << i;
 }
 
+// The same loads on AVX2 (no masked byte loads, slow gathers): the span from the first lane's
+// element to the last lane's is read as whole 256-bit vectors, the last ending exactly at the
+// last lane, and the lanes picked by shuffles; never byte inserts or gathers. Each load here
+// ends at its buffer's last element, so a read past the span would leave the buffer. Values
+// checked for uint8 at strides 2 and 4 (two and four vectors), float32 at stride 3 (three
+// overlapping vectors) and int16 at stride 2; an 8-lane byte load (a span under one vector)
+// keeps the generic path.
+TEST(CodeGenLLVMTest, StridedLoadsOnAvx2ReadTheirSpanAsWholeVectors) {
+  using namespace ir;  // NOLINT
+  const int64_t n = 200;
+  Buffer x = CreateBuffer("X", DType::UInt(8), {Expr(n)});
+  Buffer f = CreateBuffer("F", DType::Float(32), {Expr(n)});
+  Buffer h = CreateBuffer("H", DType::Int(16), {Expr(n)});
+  Buffer y = CreateBuffer("Y", DType::UInt(8), {Expr(int64_t{72})});
+  Buffer g = CreateBuffer("G", DType::Float(32), {Expr(int64_t{8})});
+  Buffer z = CreateBuffer("Z", DType::Int(16), {Expr(int64_t{16})});
+  auto one = Expr(int64_t{1});
+  auto at = [](int64_t v) { return Expr(v); };
+  Stmt body = Seq::make({
+      Store::make(y, Load::make(x, Ramp::make(at(n - 63), at(2), 32)), Ramp::make(at(0), one, 32)),
+      Store::make(y, Load::make(x, Ramp::make(at(n - 125), at(4), 32)), Ramp::make(at(32), one, 32)),
+      Store::make(y, Load::make(x, Ramp::make(at(n - 15), at(2), 8)), Ramp::make(at(64), one, 8)),
+      Store::make(g, Load::make(f, Ramp::make(at(n - 22), at(3), 8)), Ramp::make(at(0), one, 8)),
+      Store::make(z, Load::make(h, Ramp::make(at(n - 31), at(2), 16)), Ramp::make(at(0), one, 16)),
+  });
+  LoweredFunc fn{"strided_span_loads", {x, f, h, y, g, z}, body, 0};
+  target::Target avx2 = target::Target::Parse("llvm -mcpu=haswell");
+  llvm::LLVMContext context;
+  auto module = GenerateLLVM({fn}, avx2, &context);
+  std::string ir_text;
+  llvm::raw_string_ostream(ir_text) << *module;
+  EXPECT_NE(ir_text.find("load <32 x i8>"), std::string::npos) << ir_text;
+  EXPECT_NE(ir_text.find("load <8 x float>"), std::string::npos) << ir_text;
+  EXPECT_EQ(ir_text.find("masked.load"), std::string::npos) << ir_text;
+  EXPECT_EQ(ir_text.find("gather.v32"), std::string::npos) << ir_text;
+  EXPECT_EQ(ir_text.find("gather.v8f32"), std::string::npos) << ir_text;
+  if (!target::Target::Host().HasFeature("avx2")) GTEST_SKIP() << "the host cannot run AVX2 code";
+  HostKernels kernels = HostKernels::Build({fn}, avx2);
+  testing::HostArray xs(DType::UInt(8), n), fs(DType::Float(32), n), hs(DType::Int(16), n);
+  testing::HostArray ys(DType::UInt(8), 72), gs(DType::Float(32), 8), zs(DType::Int(16), 16);
+  for (int64_t i = 0; i < n; ++i) {
+    xs.as<uint8_t>()[i] = static_cast<uint8_t>(i * 5 + 1);
+    fs.as<float>()[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    hs.as<int16_t>()[i] = static_cast<int16_t>(i * 301 - 30000);
+  }
+  void* args[6] = {xs.as<uint8_t>(), fs.as<float>(), hs.as<int16_t>(), ys.as<uint8_t>(), gs.as<float>(), zs.as<int16_t>()};
+  testing::TestContext ctx(1, 0);
+  ASSERT_EQ(kernels.Get("strided_span_loads")(args, &ctx.ctx), 0);
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(ys.as<uint8_t>()[i], xs.as<uint8_t>()[n - 63 + 2 * i]) << i;
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(ys.as<uint8_t>()[32 + i], xs.as<uint8_t>()[n - 125 + 4 * i]) << i;
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(ys.as<uint8_t>()[64 + i], xs.as<uint8_t>()[n - 15 + 2 * i]) << i;
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(gs.as<float>()[i], fs.as<float>()[n - 22 + 3 * i]) << i;
+  for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(zs.as<int16_t>()[i], hs.as<int16_t>()[n - 31 + 2 * i]) << i;
+}
+
 TEST(CodeGenLLVMTest, FastMathFlagsFollowTheTarget) {
   std::vector<ir::LoweredFunc> funcs = {AllKernelCases()[0].func};
   llvm::LLVMContext context;
