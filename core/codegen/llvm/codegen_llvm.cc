@@ -554,12 +554,19 @@ class CodeGenLLVM : public ir::ExprFunctor<Value*(const Expr&)>, public ir::Stmt
     if (element.is_bool() || stride < 2 || stride > 4 || lanes < 2 || bytes > 4) return false;
     if (!target_.HasFeature("avx2")) return false;
     int64_t span = stride * (lanes - 1) + 1;
-    int64_t chunk = target_.vector_width_bits() / 8 / bytes;
-    return span >= chunk && span <= 8 * chunk;
+    int64_t chunk = SpanChunk(element, span);
+    return chunk >= 4 && span <= 8 * chunk;
+  }
+  // Elements per load of a span: a native vector, or the largest power of two within a
+  // shorter span (16 bytes for 16 bytes at stride 2: a span of 31).
+  int SpanChunk(DType element, int64_t span) const {
+    int chunk = target_.vector_width_bits() / 8 / element.element_bytes();
+    while (chunk > span) chunk /= 2;
+    return chunk;
   }
   Value* StridedSpanLoad(const ir::Buffer& buffer, const Expr& first, DType element, int stride, int lanes) {
     const int span = stride * (lanes - 1) + 1;
-    const int chunk = target_.vector_width_bits() / 8 / element.element_bytes();
+    const int chunk = SpanChunk(element, span);
     llvm::Type* element_type = MemoryType(element);
     auto* chunk_type = llvm::FixedVectorType::get(element_type, chunk);
     Value* base = VisitExpr(first);

@@ -209,8 +209,8 @@ TEST(CodeGenLLVMTest, StridedByteLoadsAreAMaskedLoadAndAShuffle) {
 // last lane, and the lanes picked by shuffles; never byte inserts or gathers. Each load here
 // ends at its buffer's last element, so a read past the span would leave the buffer. Values
 // checked for uint8 at strides 2 and 4 (two and four vectors), float32 at stride 3 (three
-// overlapping vectors) and int16 at stride 2; an 8-lane byte load (a span under one vector)
-// keeps the generic path.
+// overlapping vectors), int16 at stride 2, and 8 bytes at stride 2 (a span under one vector:
+// two 8-byte loads).
 TEST(CodeGenLLVMTest, StridedLoadsOnAvx2ReadTheirSpanAsWholeVectors) {
   using namespace ir;  // NOLINT
   const int64_t n = 200;
@@ -237,6 +237,8 @@ TEST(CodeGenLLVMTest, StridedLoadsOnAvx2ReadTheirSpanAsWholeVectors) {
   llvm::raw_string_ostream(ir_text) << *module;
   EXPECT_NE(ir_text.find("load <32 x i8>"), std::string::npos) << ir_text;
   EXPECT_NE(ir_text.find("load <8 x float>"), std::string::npos) << ir_text;
+  EXPECT_NE(ir_text.find("load <8 x i8>"), std::string::npos) << ir_text;
+  EXPECT_EQ(ir_text.find("gather"), std::string::npos) << ir_text;
   EXPECT_EQ(ir_text.find("masked.load"), std::string::npos) << ir_text;
   EXPECT_EQ(ir_text.find("gather.v32"), std::string::npos) << ir_text;
   EXPECT_EQ(ir_text.find("gather.v8f32"), std::string::npos) << ir_text;
