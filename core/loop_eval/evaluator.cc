@@ -389,13 +389,23 @@ class Interpreter : public ExprFunctor<Value(const Expr&)>, public StmtFunctor<v
     }
     return r;
   }
+  // Lane `lane` of `out`: its bytes of the input's lanes laid end to end (little-endian, as
+  // the targets store vectors), so a reinterpret may change the lane count (int32x8 as
+  // int16x16: lane 2k the low half of input lane k, lane 2k + 1 its high half).
   void Reinterpret(const Value& in, int lane, Value* out) {
-    AGATE_REQUIRE(in.lanes() == out->lanes() && in.dtype.bits() == out->dtype.bits(), kUnsupported)
+    const int in_bytes = in.dtype.element_of().element_bytes(), out_bytes = out->dtype.element_of().element_bytes();
+    AGATE_REQUIRE(in.lanes() * in_bytes == out->lanes() * out_bytes && in.dtype.bits() % 8 == 0 &&
+                      out->dtype.bits() % 8 == 0 && in_bytes <= 8 && out_bytes <= 8,
+                  kUnsupported)
         << "evaluator: reinterpret between " << in.dtype << " and " << out->dtype;
-    uint8_t bytes[8] = {0};
-    WriteElement(bytes, in.dtype.element_of(), in, lane);
+    // window holds the input lanes that overlap the output lane, from the first one's start.
+    uint8_t window[24] = {0};
+    const int first = lane * out_bytes, start = first / in_bytes * in_bytes;
+    for (int l = start / in_bytes; l * in_bytes < first + out_bytes; ++l) {
+      WriteElement(window + (l * in_bytes - start), in.dtype.element_of(), in, l);
+    }
     Value tmp = MakeValue(out->dtype.element_of());
-    ReadElement(bytes, out->dtype.element_of(), &tmp, 0);
+    ReadElement(window + (first - start), out->dtype.element_of(), &tmp, 0);
     if (out->is_float()) {
       out->f[lane] = tmp.f[0];
     } else {

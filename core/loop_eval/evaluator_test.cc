@@ -82,6 +82,32 @@ TEST(EvaluatorTest, Dot4U8S8IsExactAndWraps) {
   EXPECT_EQ(out[3], 1000 + 255 * 127 - 128 + 2 * 127 - 3);
 }
 
+// A reinterpret may change the lane count, as the targets' vector bitcasts do (the int8
+// depthwise template's weight in the low or high half of each 32-bit lane): int32x2 as
+// int16x4 gives each lane's halves, low first; int8x8 as int32x2 packs four bytes a lane.
+TEST(EvaluatorTest, ReinterpretChangesTheLaneCountLittleEndian) {
+  Buffer a = CreateBuffer("A", DType::Int(32), {Expr(2)});
+  Buffer b = CreateBuffer("B", DType::Int(8), {Expr(8)});
+  Buffer h = CreateBuffer("H", DType::Int(16), {Expr(4)});
+  Buffer w = CreateBuffer("W", DType::Int(32), {Expr(2)});
+  Expr r2 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 2), r4 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 4);
+  Expr r8 = Ramp::make(Expr(int64_t{0}), Expr(int64_t{1}), 8);
+  Stmt body = Seq::make({Store::make(h, reinterpret(DType::Int(16, 4), Load::make(a, r2)), r4),
+                         Store::make(w, reinterpret(DType::Int(32, 2), Load::make(b, r8)), r2)});
+  LoweredFunc f{"k", {a, b, h, w}, body, 0};
+  int32_t av[2] = {-7 * 65536 + 5, 0x7fff0000 | 0x8001};
+  int8_t bv[8] = {1, 2, 3, 4, -1, -1, -1, -128};
+  int16_t hv[4] = {0, 0, 0, 0};
+  int32_t wv[2] = {0, 0};
+  EXPECT_EQ(loop_eval::Run(f, {{av, sizeof av}, {bv, sizeof bv}, {hv, sizeof hv}, {wv, sizeof wv}}, {}), 0);
+  EXPECT_EQ(hv[0], 5);
+  EXPECT_EQ(hv[1], -7);
+  EXPECT_EQ(hv[2], static_cast<int16_t>(-32767));
+  EXPECT_EQ(hv[3], 32767);
+  EXPECT_EQ(wv[0], 0x04030201);
+  EXPECT_EQ(wv[1], static_cast<int32_t>(0x80ffffffu));
+}
+
 }  // namespace
 }  // namespace loop_eval
 }  // namespace agate
