@@ -337,10 +337,14 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   // of its own before vpaddd adds it: 12 accumulators + 3 pixel vectors + the broadcast +
   // the product do not fit (a 4x3 tile spills accumulators to the stack in the inner loop),
   // so at most 2 pixel vectors (6 channels x 2: 12 + 2 + 2 registers), and 1 (8 channels)
-  // for a 1x1 conv, whose single conv of ResNet-50 shapes ran fastest so. (On the noisy
-  // Zen 3 VM whole-model ResNet-50 timings did not separate 4x3, 4x2, 6x2 and this rule:
-  // all within 5%, as vpmaddwd issues one per cycle there, the FMA's 16 products a cycle.)
-  const int64_t most_vectors = isa->registers >= 32 ? 4 : (p.one_by_one ? 1 : 2);
+  // for a 1x1 conv on a map under 28x28. (On the noisy Zen 3 VM whole-model ResNet-50
+  // timings did not separate 4x3, 4x2, 6x2 and 1 vector for every 1x1 conv: all within 5%,
+  // as vpmaddwd issues one per cycle there, the FMA's 16 products a cycle.) Per kernel, on
+  // an AVX2 EPYC (min of 3 interleaved profiles, MobileNetV2 and ResNet-50 int8), 2 vectors
+  // ran the 1x1 convs of 112x112 to 28x28 maps 2-11% faster (pixel tiles outer: each
+  // weight broadcast serves 2 vectors) and those of 14x14 and 7x7 maps 2-14% slower.
+  const bool small_map = p.oh * p.ow < 28 * 28;
+  const int64_t most_vectors = isa->registers >= 32 ? 4 : (p.one_by_one && small_map ? 1 : 2);
   // Knobs (LowerGroupOptions::int8_*): a pixel tile is taken when the output reads more than one.
   const int64_t knob_vectors = ctx.options().int8_pixel_vectors;
   // The epilogue's column tile, the pixel vectors per register tile and the pixels computed
