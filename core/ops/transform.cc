@@ -5,6 +5,7 @@
 
 #include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
+#include "core/ops/cuda/cuda_schedules.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
 #include "core/ops/schedule_common.h"
@@ -82,9 +83,83 @@ std::vector<Tensor> TransposeOp(const OpContext& ctx) {
   return {Transpose(ctx.input(0), perm, ctx.node().outputs[0])};
 }
 
+// Concat's loop nest on CPUs, for an output of the concat's shape: the axes before the concat
+// axis (or, when they hold few elements, one axis after it) outermost and parallel, then the
+// concat axis as a serial loop, then the rest with the innermost vectorized. The loop
+// partition pass (core/lower/loop_partition.h) then cuts the concat axis where each input
+// starts, since the select guards are linear in it, and each piece copies its input's
+// contiguous rows with neither selects nor clamps. With every axis fused into one loop, as
+// the injective schedule does, each vector evaluated every input's load and the selects
+// between them: Inception-v3's channel concats on NCHW8c ran at a quarter of ONNX Runtime's
+// speed (0.58 against 0.16 ms).
+void OrderConcatLoops(te::Schedule& s, const Tensor& out, int axis, const target::Target& target,
+                      const InjectiveKnobs& knobs) {
+  te::Stage stage = s[out];
+  const int rank = static_cast<int>(out.ndim());
+  int64_t total = 1, prefix = 1;
+  for (int i = 0; i < rank; ++i) total *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
+  for (int i = 0; i < axis; ++i) prefix *= std::max<int64_t>(ConstExtent(stage.axis(i)), 1);
+  std::vector<ir::IterVar> outer;
+  for (int i = 0; i < axis; ++i) outer.push_back(stage.axis(i));
+  int hoisted = -1;
+  if (prefix < 8) {
+    for (int i = axis + 1; i + 1 < rank && hoisted < 0; ++i)
+      if (ConstExtent(stage.axis(i)) >= 2) hoisted = i;
+  }
+  if (hoisted >= 0) outer.push_back(stage.axis(hoisted));
+  std::vector<ir::IterVar> order = outer;
+  order.push_back(stage.axis(axis));
+  for (int i = axis + 1; i < rank; ++i)
+    if (i != hoisted) order.push_back(stage.axis(i));
+  stage.reorder(order);
+  const int lanes = knobs.vector_lanes > 0 ? knobs.vector_lanes : VectorLanes(target, out.dtype());
+  const int64_t inner = ConstExtent(stage.axis(rank - 1));
+  if (lanes > 1 && inner > 0 && inner % lanes == 0 && !out.dtype().is_bool()) {
+    auto [io, ii] = stage.split(stage.axis(rank - 1), lanes);
+    stage.vectorize(ii);
+  }
+  ir::IterVar fused = FuseRange(stage, outer);
+  if (fused.defined() && ParallelAllowed(target) && total >= knobs.min_parallel_elements) stage.parallel(fused);
+}
+
+std::string ScheduleConcat(const ScheduleRequest& r, int axis) {
+  te::Schedule s = r.schedule;
+  InjectiveKnobs knobs;
+  knobs.vector_lanes = r.options->vector_lanes;
+  if (!r.options->allow_parallel) knobs.min_parallel_elements = INT64_MAX;
+  const graph::Shape shape = StaticShape(r.anchor);
+  bool anchor_is_output = false;
+  for (const Tensor& out : r.outputs) {
+    anchor_is_output = anchor_is_output || out.op().get() == r.anchor.op().get();
+    if (StaticShape(out) == shape && static_cast<int>(out.ndim()) > axis + 1) {
+      OrderConcatLoops(s, out, axis, *r.target, knobs);
+    } else {
+      ScheduleInjectiveStage(s, out, *r.target, knobs);
+    }
+  }
+  if (!anchor_is_output) s[r.anchor].compute_inline();
+  return "concat, one loop per input along axis " + std::to_string(axis);
+}
+
+// On GPUs Concat keeps the plain injective schedule (what a group without an anchor gets).
+std::string ScheduleConcatCuda(const ScheduleRequest& r) {
+  te::Schedule s = r.schedule;
+  bool anchor_is_output = false;
+  for (const Tensor& out : r.outputs) {
+    anchor_is_output = anchor_is_output || out.op().get() == r.anchor.op().get();
+    cuda::ScheduleInjective(s, out, r.options->cuda_threads);
+  }
+  if (!anchor_is_output) s[r.anchor].compute_inline();
+  return "injective (cuda)";
+}
+
 std::vector<Tensor> ConcatOp(const OpContext& ctx) {
   int rank = static_cast<int>(ctx.input(0).ndim());
   int axis = graph::NormalizeAxis(ctx.attrs().GetInt("axis"), rank, ctx.Describe());
+  if (axis + 1 < rank) {
+    ctx.SetSchedule([axis](const ScheduleRequest& r) { return ScheduleConcat(r, axis); });
+    ctx.SetCudaSchedule(ScheduleConcatCuda);
+  }
   return {InjectiveCompute(ctx, 0, [&](const std::vector<Var>& o) {
     // Nested selects from the last input backwards; each reads with a clamped offset.
     std::vector<int64_t> starts;

@@ -8,7 +8,10 @@
 
 #include "core/graph/testing/graph_builder.h"
 #include "core/graph_eval/interpreter.h"
+#include "core/ir/printer.h"
+#include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
+#include "core/target/target.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -93,6 +96,61 @@ TEST(TransformTest, SliceSplitConcatPad) {
   g.AddConstant("c", RandomTensor({2, 1, 4}, 9));
   Add(&g, "Concat", "cat", {"a", "b", "c"}, {"y"}, {{"axis", Attribute(int64_t{1})}});
   EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"})));
+}
+
+// A concat (Inception's channel concats, on NCHW8c) copies each input in a loop of its own: the concat axis is a serial loop that the loop partition pass cuts where each
+// input starts, so no select is left for up to four inputs (three cuts); five inputs leave
+// the last cut's selects. Values against the reference on the evaluator, LLVM and the GPU
+// evaluator (cuda keeps the injective schedule), for a channel concat, a ReLU fused after
+// it, a concat of many leading rows (parallel over them), a concat on axis 0 and one on the
+// last axis (the plain injective schedule).
+TEST(TransformTest, ConcatCopiesEachInputInALoopOfItsOwn) {
+  auto concat = [](const std::vector<Ints>& shapes, int64_t axis, bool relu) {
+    Graph g;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      names.push_back("x" + std::to_string(i));
+      g.AddInput(names.back(), TensorType{kF32, shapes[i]});
+    }
+    Add(&g, "Concat", "cat", names, {relu ? "c" : "y"}, {{"axis", Attribute(axis)}});
+    if (relu) Add(&g, "Relu", "relu", {"c"}, {"y"});
+    return Finish(g, {"y"});
+  };
+  testing::CheckOptions gpu;
+  gpu.cuda_target = "cuda -arch=sm_80";
+  struct Case {
+    std::vector<Ints> shapes;
+    int64_t axis;
+    bool relu;
+    bool selects_left;
+  };
+  const std::vector<Case> cases = {
+      {{{1, 3, 5, 6}, {1, 2, 5, 6}, {1, 4, 5, 6}, {1, 1, 5, 6}}, 1, false, false},
+      {{{1, 3, 5, 6}, {1, 2, 5, 6}, {1, 4, 5, 6}}, 1, true, false},
+      {{{1, 1, 4, 3}, {1, 2, 4, 3}, {1, 1, 4, 3}, {1, 3, 4, 3}, {1, 1, 4, 3}}, 1, false, true},
+      {{{16, 2, 3, 8}, {16, 3, 3, 8}}, 1, false, false},
+      {{{2, 3, 8}, {3, 3, 8}}, 0, false, false},
+      {{{2, 3, 5}, {2, 3, 2}}, 2, false, false},  // a serial innermost loop: partitioned too
+  };
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const Case& c = cases[index];
+    Graph graph = concat(c.shapes, c.axis, c.relu);
+    EXPECT_TRUE(CheckAgainstReference(graph)) << "case " << index;
+    EXPECT_TRUE(CheckAgainstReference(graph, gpu)) << "case " << index;
+    Graph fused = testing::Fuse(graph);
+    for (const graph::FusedGroup& group : fused.groups) {
+      bool has_concat = false;
+      for (int n : group.nodes) has_concat = has_concat || fused.nodes[n].op == "Concat";
+      if (!has_concat) continue;
+      GroupKernel k = LowerGroup(fused, group, target::Target::Parse("llvm -mtriple=x86_64-pc-linux-gnu -mcpu=haswell"),
+                                 "cat");
+      std::string text = ir::ToString(k.func);
+      bool last_axis = c.axis + 1 == static_cast<int64_t>(c.shapes[0].size());
+      EXPECT_EQ(k.schedule_summary.find("concat, one loop per input") != std::string::npos, !last_axis)
+          << "case " << index << ": " << k.schedule_summary;
+      EXPECT_EQ(text.find("select(") != std::string::npos, c.selects_left) << "case " << index << "\n" << text;
+    }
+  }
 }
 
 TEST(TransformTest, Gathers) {
