@@ -197,6 +197,52 @@ void SetMaxPoolPlaneSchedule(const OpContext& ctx, const Tensor& x, const graph:
       acc);
 }
 
+// A 2-D pool on NCHW<c>c: the planes (n, channel block) in parallel, then the output rows and
+// columns as serial loops, each output one vector of the block's channels with the window's
+// taps outside its lanes (an average's division computed at that vector). The loop partition
+// pass then cuts the row and column loops where windows stop reaching into the padding, so
+// the interior's taps are plain vector loads. The generic schedule fused every axis into one
+// loop, from which each tap computed its row and column (floordiv, floormod), its padding
+// tests and clamped indices: Inception-v3's 3x3 average pools on NCHW8c ran at half ONNX
+// Runtime's speed. Rows join the parallel loop when there are fewer than 8 planes.
+std::string ScheduleBlockedPool(const ScheduleRequest& r, const Tensor& acc) {
+  const Tensor out = r.epilogue.defined() ? r.epilogue : (r.outputs.size() == 1 ? r.outputs[0] : Tensor());
+  const int lanes = r.options->vector_lanes > 0 ? r.options->vector_lanes : VectorLanes(*r.target, acc.dtype());
+  if (!out.defined() || r.outputs.size() != 1 || out.ndim() != 5 || StaticShape(out) != StaticShape(acc) ||
+      (!r.epilogue.defined() && !out.same_as(acc)) || lanes <= 1 || StaticShape(acc)[4] % lanes != 0) {
+    return ScheduleAnchorDefault(r, "pool");
+  }
+  te::Schedule s = r.schedule;
+  te::Stage e = s[out];
+  const graph::Shape shape = StaticShape(out);
+  auto [ci_outer, ci] = e.split(e.axis(4), Expr(int64_t{lanes}));
+  std::vector<ir::IterVar> planes{e.axis(0), e.axis(1)};
+  if (shape[0] * shape[1] < 8) planes.push_back(e.axis(2));
+  std::vector<ir::IterVar> order = planes;
+  for (int axis = static_cast<int>(planes.size()); axis < 4; ++axis) order.push_back(e.axis(axis));
+  order.push_back(ci_outer);
+  if (!r.epilogue.defined()) {
+    for (size_t k = 0; k < 2; ++k) order.push_back(e.reduce_axis(k));
+  }
+  order.push_back(ci);
+  e.reorder(order);
+  e.vectorize(ci);
+  ir::IterVar parallel = FuseRange(e, planes);
+  int64_t total = 1;
+  for (int64_t extent : shape) total *= extent;
+  if (ParallelAllowed(*r.target) && r.options->allow_parallel && total >= InjectiveKnobs().min_parallel_elements) {
+    e.parallel(parallel);
+  }
+  if (r.epilogue.defined()) {
+    te::Stage anchor = s[acc];
+    anchor.compute_at(e, ci_outer);
+    anchor.reorder({anchor.axis(0), anchor.axis(1), anchor.axis(2), anchor.axis(3), anchor.reduce_axis(0),
+                    anchor.reduce_axis(1), anchor.axis(4)});
+    anchor.vectorize(anchor.axis(4));
+  }
+  return "pool, planes in parallel, rows and columns partitioned at the padding, a vector of channels per output";
+}
+
 std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
   bool wants_indices = ctx.num_outputs() > 1 && !ctx.node().outputs[1].empty();
   if (type == PoolType::kMax && wants_indices) return MaxPoolIndicesOp(ctx);
@@ -232,6 +278,9 @@ std::vector<Tensor> PoolOp(const OpContext& ctx, PoolType type) {
     }, name, tag::kElemwise);
   }
   SetDefaultSchedules(ctx, "pool", acc);
+  if (block > 0 && g.kernel.size() == 2) {
+    ctx.SetSchedule([acc](const ScheduleRequest& r) { return ScheduleBlockedPool(r, acc); }, acc);
+  }
   if (type == PoolType::kMax && block == 0 && x.op()->kind == te::OpKind::kPlaceholder && MaxPoolPlaneApplies(g))
     SetMaxPoolPlaneSchedule(ctx, x, g, acc, name);  // the CPU schedule only
   if (ctx.num_outputs() > 1) return {out, Tensor()};  // an unnamed (absent) Indices output
