@@ -377,16 +377,19 @@ Tensor VnniIntegerConv(const OpContext& ctx, const VnniConvInputs& in, const Til
   p.pad_row = g.pad_begin[0];
   p.pad_col = g.pad_begin[1];
   p.valid_rows = p.one_by_one ? p.oh : hs;
-  // Tap planes (im2col) instead of wide rows where they compute at least a fifth fewer
-  // pixels and the packed taps fit 1 MiB (the L2 they are read from): on small maps the
-  // wide rows' padding columns and the rounding to whole tiles dominate (ResNet-50's 7x7
-  // 3x3 convs: rows of 9 for 7 columns, 96 pixels computed for 49; tap planes compute 64).
-  // Only with 32 registers (where the cost model of PickPixelVectors applies) and not
+  // Tap planes (im2col) instead of wide rows where they compute fewer pixels and the packed
+  // taps fit 1 MiB (the L2 they are read from): on small maps the wide rows' padding columns
+  // and the rounding to whole tiles dominate (ResNet-50's 7x7 3x3 convs: rows of 9 for 7
+  // columns, 96 pixels computed for 49; tap planes compute 64). With 32 registers (where the
+  // cost model of PickPixelVectors applies) only for at least a fifth fewer pixels; with 16
+  // (AVX2) for any saving: ResNet-50 int8's 7x7 3x3 convs ran 1.27x faster so (56 pixels for
+  // 64), its 14x14 ones 5% (208 for 224), min of 3 interleaved profiles on an AVX2 EPYC. Not
   // for depthwise convs (their planes are per channel).
-  if (!p.one_by_one && !depthwise && isa->registers >= 32) {
+  if (!p.one_by_one && !depthwise) {
     const PixelLayout taps = layout_for(p.ow);
     int64_t bytes = p.c4 * p.group_channels * p.kh * p.kw * taps.pixels * p.packed().bytes();
-    if (taps.vectors > 0 && taps.pixels * 5 <= p.pixels * 4 && bytes <= (int64_t{1} << 20)) {
+    const bool fewer = isa->registers >= 32 ? taps.pixels * 5 <= p.pixels * 4 : taps.pixels < p.pixels;
+    if (taps.vectors > 0 && fewer && bytes <= (int64_t{1} << 20)) {
       p.tap_planes = true;
       p.phases = p.kh * p.kw;
       p.wide = p.ow;
