@@ -25,10 +25,10 @@ std::string CheckControlFlow(const onnx::NodeProto& proto, int opset, const std:
   if (proto.op_type() == "If") graphs = {"then_branch", "else_branch"};
   if (proto.op_type() == "Loop") graphs = {"body"};
   if (proto.op_type() == "Scan") {
-    if (opset < 9) return "Scan before opset 9 (with a batch axis) is not supported";
     graphs = {"body"};
-    allowed = {"num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
-               "scan_output_directions"};
+    allowed = opset < 9 ? std::set<std::string>{"num_scan_inputs", "directions"}
+                        : std::set<std::string>{"num_scan_inputs", "scan_input_axes", "scan_input_directions",
+                                                "scan_output_axes", "scan_output_directions"};
   }
   size_t found = 0;
   for (const auto& a : proto.attribute()) {
@@ -196,6 +196,45 @@ void UnrollLoop(const onnx::NodeProto& proto, const Node& node, int opset, const
   }
 }
 
+// A scan's body unrolled over `length` steps from `states`: step t binds each scan input's
+// element t along its axis (from the end when its direction is 1). Returns the final states
+// and, per scan output, its element of every step in step order.
+struct ScanSteps {
+  std::vector<std::string> states;
+  std::vector<std::vector<std::string>> scanned;
+};
+ScanSteps UnrollScanBody(const onnx::GraphProto& body, const std::string& prefix, std::vector<std::string> states,
+                         const std::vector<std::string>& scan_inputs, const std::vector<int64_t>& in_axes,
+                         const std::vector<int64_t>& in_dirs, int64_t length, int opset, const std::string& base_dir,
+                         Graph* result) {
+  const int64_t n_states = static_cast<int64_t>(states.size());
+  const int64_t n_inputs = static_cast<int64_t>(scan_inputs.size());
+  ScanSteps steps;
+  steps.scanned.resize(body.output_size() - n_states);
+  for (int64_t t = 0; t < length; ++t) {
+    std::string step = prefix + "step_" + std::to_string(t) + "/";
+    std::map<std::string, std::string> bindings;
+    for (int64_t k = 0; k < n_states; ++k) bindings[body.input(k).name()] = states[k];
+    for (int64_t s = 0; s < n_inputs; ++s) {
+      std::string index = step + "index_" + std::to_string(s);
+      result->AddConstant(index, Tensor::FromInts(ir::DType::Int(64), {}, {in_dirs[s] ? length - 1 - t : t}));
+      Node gather = MakeNode(*result, step + "slice", "Gather", {scan_inputs[s], index},
+                             {step + "element_" + std::to_string(s)});
+      gather.attrs.Set("axis", in_axes[s]);
+      AppendNode(gather, result);
+      bindings[body.input(n_states + s).name()] = gather.outputs[0];
+    }
+    std::vector<std::string> outputs;
+    for (int64_t k = 0; k < n_states; ++k) outputs.push_back(step + "state_" + std::to_string(k));
+    for (size_t j = 0; j < steps.scanned.size(); ++j) outputs.push_back(step + "scan_" + std::to_string(j));
+    InlineGraph(body, step, bindings, outputs, opset, base_dir, result);
+    for (int64_t k = 0; k < n_states; ++k) states[k] = outputs[k];
+    for (size_t j = 0; j < steps.scanned.size(); ++j) steps.scanned[j].push_back(outputs[n_states + j]);
+  }
+  steps.states = states;
+  return steps;
+}
+
 // Scan (opset >= 9): the sequence length is static, so the body is unrolled.
 void UnrollScan(const onnx::NodeProto& proto, const Node& node, int opset, const std::string& base_dir,
                 Graph* result) {
@@ -223,37 +262,94 @@ void UnrollScan(const onnx::NodeProto& proto, const Node& node, int opset, const
         << where << ": scan inputs have different lengths";
     length = t.shape[in_axes[s]];
   }
-  std::vector<std::string> state(node.inputs.begin(), node.inputs.begin() + states);
-  std::vector<std::vector<std::string>> scanned(scan_outputs);
-  for (int64_t t = 0; t < length; ++t) {
-    std::string prefix = node.name + "/step_" + std::to_string(t) + "/";
-    std::map<std::string, std::string> bindings;
-    for (int64_t k = 0; k < states; ++k) bindings[body.input(k).name()] = state[k];
-    for (int64_t s = 0; s < scan_inputs; ++s) {
-      std::string index = prefix + "index_" + std::to_string(s);
-      result->AddConstant(index, Tensor::FromInts(ir::DType::Int(64), {}, {in_dirs[s] ? length - 1 - t : t}));
-      Node gather = MakeNode(*result, prefix + "slice", "Gather", {node.inputs[states + s], index},
-                             {prefix + "element_" + std::to_string(s)});
-      gather.attrs.Set("axis", in_axes[s]);
-      AppendNode(gather, result);
-      bindings[body.input(states + s).name()] = gather.outputs[0];
-    }
-    std::vector<std::string> outputs;
-    for (int64_t k = 0; k < states; ++k) outputs.push_back(prefix + "state_" + std::to_string(k));
-    for (int64_t j = 0; j < scan_outputs; ++j) outputs.push_back(prefix + "scan_" + std::to_string(j));
-    InlineGraph(body, prefix, bindings, outputs, opset, base_dir, result);
-    for (int64_t k = 0; k < states; ++k) state[k] = outputs[k];
-    for (int64_t j = 0; j < scan_outputs; ++j) scanned[j].push_back(outputs[states + j]);
-  }
+  std::vector<std::string> initial(node.inputs.begin(), node.inputs.begin() + states);
+  std::vector<std::string> inputs(node.inputs.begin() + states, node.inputs.end());
+  ScanSteps steps =
+      UnrollScanBody(body, node.name + "/", initial, inputs, in_axes, in_dirs, length, opset, base_dir, result);
   for (int64_t k = 0; k < states && k < static_cast<int64_t>(node.outputs.size()); ++k)
-    CopyTo(state[k], node.outputs[k], node.name, result);
+    CopyTo(steps.states[k], node.outputs[k], node.name, result);
   for (int64_t j = 0; j < scan_outputs && states + j < static_cast<int64_t>(node.outputs.size()); ++j) {
     const std::string& out = node.outputs[states + j];
     if (out.empty()) continue;
-    std::vector<std::string> values = scanned[j];
+    std::vector<std::string> values = steps.scanned[j];
     if (out_dirs[j]) std::reverse(values.begin(), values.end());
     int64_t rank = values.empty() ? 1 : result->TypeOf(values[0]).rank() + 1;
     Stack(values, graph::NormalizeAxis(out_axes[j], static_cast<int>(rank), where), out, node.name, result);
+  }
+}
+
+// Scan of opset 8: inputs (sequence_lens, states..., scan inputs...), every state and scan
+// input with a batch axis 0, the scan inputs' sequence axis 1. Each batch element is scanned
+// on its own (its states and inputs gathered at that element: opset 9's form with axis 0) and
+// the final states and scan outputs (in step order) stacked back along the batch axis.
+// sequence_lens, when given, must be a constant equal to the sequence length for every
+// element: shorter sequences (outputs padded past their length) are refused by name.
+void UnrollScan8(const onnx::NodeProto& proto, const Node& node, int opset, const std::string& base_dir,
+                 Graph* result) {
+  const onnx::GraphProto& body = SubgraphOf(proto, "body");
+  std::string where = node.Describe();
+  int64_t scan_inputs = node.attrs.GetInt("num_scan_inputs");
+  int64_t states = static_cast<int64_t>(node.inputs.size()) - 1 - scan_inputs;
+  int64_t scan_outputs = body.output_size() - states;
+  AGATE_REQUIRE(!node.inputs.empty() && states >= 0 && scan_inputs > 0 && scan_outputs >= 0 &&
+                    body.input_size() == states + scan_inputs,
+                kInvalidArgument)
+      << where << ": the body's inputs and outputs do not match the scan's (opset 8: sequence_lens, states, scan inputs)";
+  std::vector<int64_t> dirs = node.attrs.GetInts("directions", std::vector<int64_t>(scan_inputs, 0));
+  AGATE_REQUIRE(static_cast<int64_t>(dirs.size()) == scan_inputs, kInvalidArgument)
+      << where << ": directions needs " << scan_inputs << " values";
+  const TensorType& first = result->TypeOf(node.inputs[1 + states]);
+  AGATE_REQUIRE(first.rank() >= 2, kInvalidArgument)
+      << where << ": scan input '" << node.inputs[1 + states] << "' " << graph::ShapeToString(first.shape)
+      << " needs a batch axis 0 and a sequence axis 1";
+  const int64_t batch = first.shape[0], length = first.shape[1];
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    const TensorType& t = result->TypeOf(node.inputs[i]);
+    bool scanned = static_cast<int64_t>(i) > states;
+    AGATE_REQUIRE(t.rank() >= (scanned ? 2 : 1) && t.shape[0] == batch && (!scanned || t.shape[1] == length),
+                  kInvalidArgument)
+        << where << ": input '" << node.inputs[i] << "' " << graph::ShapeToString(t.shape) << " does not match the batch "
+        << batch << (scanned ? " and sequence length " + std::to_string(length) : std::string());
+  }
+  if (!node.inputs[0].empty()) {
+    AGATE_REQUIRE(result->IsConstant(node.inputs[0]), kUnsupported)
+        << where << ": sequence_lens must be a compile-time constant (agate unrolls the scan)";
+    const Tensor& lens = result->ConstantOf(node.inputs[0]);
+    for (int64_t b = 0; b < lens.numel(); ++b) {
+      AGATE_REQUIRE(lens.GetInt(b) == length, kUnsupported)
+          << where << ": sequence_lens[" << b << "] = " << lens.GetInt(b) << " is shorter than the sequence length "
+          << length << "; variable-length sequences (outputs padded past their length) are not supported";
+    }
+  }
+  std::vector<std::vector<std::string>> final_states(states), outputs(scan_outputs);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::string prefix = node.name + "/batch_" + std::to_string(b) + "/";
+    std::string index = prefix + "index";
+    result->AddConstant(index, Tensor::FromInts(ir::DType::Int(64), {}, {b}));
+    auto element = [&](const std::string& value, const std::string& name) {
+      Node gather = MakeNode(*result, prefix + "batch_element", "Gather", {value, index}, {prefix + name});
+      gather.attrs.Set("axis", int64_t{0});
+      AppendNode(gather, result);
+      return gather.outputs[0];
+    };
+    std::vector<std::string> initial, inputs;
+    for (int64_t k = 0; k < states; ++k) initial.push_back(element(node.inputs[1 + k], "state_" + std::to_string(k)));
+    for (int64_t s = 0; s < scan_inputs; ++s)
+      inputs.push_back(element(node.inputs[1 + states + s], "input_" + std::to_string(s)));
+    ScanSteps steps = UnrollScanBody(body, prefix, initial, inputs, std::vector<int64_t>(scan_inputs, 0), dirs, length,
+                                     opset, base_dir, result);
+    for (int64_t k = 0; k < states; ++k) final_states[k].push_back(steps.states[k]);
+    for (int64_t j = 0; j < scan_outputs; ++j) {
+      std::string stacked = result->FreshName(prefix + "scan_" + std::to_string(j));
+      Stack(steps.scanned[j], 0, stacked, prefix, result);
+      outputs[j].push_back(stacked);
+    }
+  }
+  for (int64_t k = 0; k < states && k < static_cast<int64_t>(node.outputs.size()); ++k) {
+    if (!node.outputs[k].empty()) Stack(final_states[k], 0, node.outputs[k], node.name, result);
+  }
+  for (int64_t j = 0; j < scan_outputs && states + j < static_cast<int64_t>(node.outputs.size()); ++j) {
+    if (!node.outputs[states + j].empty()) Stack(outputs[j], 0, node.outputs[states + j], node.name, result);
   }
 }
 
@@ -264,6 +360,7 @@ void ImportControlFlow(const onnx::NodeProto& proto, const Node& node, int opset
   if (proto.op_type() == "If") return InlineIf(proto, node, opset, base_dir, result);
   if (proto.op_type() == "Loop") return UnrollLoop(proto, node, opset, base_dir, result);
   AGATE_CHECK(proto.op_type() == "Scan") << proto.op_type() << " is not control flow";
+  if (opset < 9) return UnrollScan8(proto, node, opset, base_dir, result);
   UnrollScan(proto, node, opset, base_dir, result);
 }
 

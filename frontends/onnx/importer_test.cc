@@ -896,6 +896,71 @@ TEST(ImporterTest, UnrollsLoopsWithAConstantTripCount) {
   EXPECT_EQ(out.at("v_all").ToDoubles(), (std::vector<double>{11.0, 11.5, 12.0, 12.75, 13.0, 14.0}));
 }
 
+// Scan of opset 8 (batch axis 0, sequence axis 1, sequence_lens first): each batch element is
+// scanned on its own and the results stacked; a reversed scan input is read from its end while
+// the scan output keeps step order. sequence_lens equal to the length is accepted; a shorter
+// one, or one given at run time, is refused by name.
+TEST(ImporterTest, UnrollsOpset8ScansPerBatchElement) {
+  auto model = [](const std::string& lens, bool lens_input, int64_t direction) {
+    ModelBuilder b(8);
+    b.Input("init", kFloat, {2, 2}).Input("x", kFloat, {2, 3, 2});
+    if (lens_input) b.Input("lens", onnx::TensorProto::INT64, {2});
+    else if (!lens.empty()) b.Initializer("lens", Tensor::FromInts(DType::Int(64), {2}, {3, lens == "short" ? 2 : 3}));
+    onnx::ModelProto m = b.Build();
+    onnx::NodeProto* scan = m.mutable_graph()->add_node();
+    scan->set_op_type("Scan");
+    scan->set_name("running_sum");
+    for (const char* in : {lens.empty() && !lens_input ? "" : "lens", "init", "x"}) scan->add_input(in);
+    scan->add_output("sum");
+    scan->add_output("sums");
+    onnx::AttributeProto* n = scan->add_attribute();
+    n->set_name("num_scan_inputs");
+    n->set_type(onnx::AttributeProto::INT);
+    n->set_i(1);
+    onnx::AttributeProto* d = scan->add_attribute();
+    d->set_name("directions");
+    d->set_type(onnx::AttributeProto::INTS);
+    d->add_ints(direction);
+    onnx::AttributeProto* a = scan->add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* body = a->mutable_g();
+    for (const char* in : {"sum_in", "next"}) body->add_input()->set_name(in);
+    onnx::NodeProto* add = body->add_node();
+    add->set_op_type("Add");
+    add->add_input("sum_in");
+    add->add_input("next");
+    add->add_output("sum_out");
+    onnx::NodeProto* copy = body->add_node();
+    copy->set_op_type("Identity");
+    copy->add_input("sum_out");
+    copy->add_output("scan_out");
+    for (const char* out : {"sum_out", "scan_out"}) body->add_output()->set_name(out);
+    m.mutable_graph()->add_output()->set_name("sum");
+    m.mutable_graph()->add_output()->set_name("sums");
+    return m;
+  };
+  Tensor init = Tensor::FromDoubles(DType::Float(32), {2, 2}, {0, 0, 100, 200});
+  Tensor x = Tensor::FromDoubles(DType::Float(32), {2, 3, 2}, {1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60});
+  for (int64_t direction : {0, 1}) {
+    for (const char* lens : {"", "full"}) {
+      Graph g = ImportOnnxModel(model(lens, false, direction));
+      auto out = graph_eval::Interpret(g, {{"init", init}, {"x", x}});
+      EXPECT_EQ(out.at("sum").shape(), (Shape{2, 2}));
+      EXPECT_EQ(out.at("sum").ToDoubles(), (std::vector<double>{9, 12, 190, 320}));
+      EXPECT_EQ(out.at("sums").shape(), (Shape{2, 3, 2}));
+      std::vector<double> want = direction == 0
+                                     ? std::vector<double>{1, 2, 4, 6, 9, 12, 110, 220, 140, 260, 190, 320}
+                                     : std::vector<double>{5, 6, 8, 10, 9, 12, 150, 260, 180, 300, 190, 320};
+      EXPECT_EQ(out.at("sums").ToDoubles(), want) << "direction " << direction << ", lens '" << lens << "'";
+    }
+  }
+  ExpectError([&] { ImportOnnxModel(model("short", false, 0)); }, StatusCode::kUnsupported,
+              {"running_sum", "sequence_lens[1] = 2"});
+  ExpectError([&] { ImportOnnxModel(model("", true, 0)); }, StatusCode::kUnsupported,
+              {"running_sum", "sequence_lens must be a compile-time constant"});
+}
+
 TEST(ImporterTest, TensorProtoStorageFields) {
   onnx::TensorProto proto;
   proto.set_name("t");
