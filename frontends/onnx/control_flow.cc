@@ -341,7 +341,7 @@ void UnrollScan8(const onnx::NodeProto& proto, const Node& node, int opset, cons
     for (int64_t k = 0; k < states; ++k) final_states[k].push_back(steps.states[k]);
     for (int64_t j = 0; j < scan_outputs; ++j) {
       std::string stacked = result->FreshName(prefix + "scan_" + std::to_string(j));
-      Stack(steps.scanned[j], 0, stacked, prefix, result);
+      Stack(steps.scanned[j], 0, stacked, prefix + "scan_" + std::to_string(j), result);
       outputs[j].push_back(stacked);
     }
   }
