@@ -26,6 +26,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterSpatialOps(r);
     RegisterLinalgOps(r);
     RegisterRecurrentOps(r);
+    RegisterTextOps(r);
     return r;
   }();
   return *registry;

@@ -120,6 +120,7 @@ void RegisterSequenceOps(OpRegistry* registry);
 void RegisterSpatialOps(OpRegistry* registry);
 void RegisterLinalgOps(OpRegistry* registry);
 void RegisterRecurrentOps(OpRegistry* registry);
+void RegisterTextOps(OpRegistry* registry);
 
 }  // namespace graph
 }  // namespace agate

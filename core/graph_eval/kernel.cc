@@ -34,6 +34,7 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterSpatialKernels(r);
     RegisterLinalgKernels(r);
     RegisterRecurrentKernels(r);
+    RegisterTextKernels(r);
     return r;
   }();
   return *registry;

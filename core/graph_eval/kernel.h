@@ -57,6 +57,7 @@ void RegisterSequenceKernels(KernelRegistry* registry);
 void RegisterSpatialKernels(KernelRegistry* registry);
 void RegisterLinalgKernels(KernelRegistry* registry);
 void RegisterRecurrentKernels(KernelRegistry* registry);
+void RegisterTextKernels(KernelRegistry* registry);
 
 // Helpers shared by the kernel files.
 // For every element of `out`, the row-major offset of the element of an input of

@@ -41,6 +41,13 @@ ComposedKernel BeginComposedKernel(const graph::Graph& graph, const graph::Fused
   return built;
 }
 
+ir::Buffer AddComposedConstant(ComposedKernel* built, const std::string& name, graph::Tensor value) {
+  ir::Buffer b = ir::CreateBuffer(IdentifierOf(name), value.dtype(), {ir::make_const(ir::DType::Int(64), value.numel())});
+  built->func.params.push_back(b);
+  built->kernel.params.push_back(KernelParam{KernelParam::Kind::kConstant, "", std::move(value)});
+  return b;
+}
+
 GroupKernel FinishComposedKernel(ComposedKernel built, const ir::Stmt& body, int64_t workspace_bytes,
                                  const std::string& summary) {
   built.func.body = body;

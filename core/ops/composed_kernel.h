@@ -60,6 +60,10 @@ ComposedKernel BeginComposedKernel(const graph::Graph& graph, const graph::Fused
                                    const target::Target& target, const std::string& kernel_name,
                                    const std::string& cpu_only_because);
 
+// Adds `value` as a constant parameter of the kernel (a table the compiler stores in the module),
+// named `name` in the loop IR; returns its buffer (flat, value.numel() elements).
+ir::Buffer AddComposedConstant(ComposedKernel* built, const std::string& name, graph::Tensor value);
+
 // Ends it: `body` with `workspace_bytes` of workspace becomes the function, verified (each
 // variable defined once; kInternal naming the op otherwise), and `summary` the kernel's
 // schedule summary.

@@ -16,6 +16,7 @@
 #include "core/ops/recurrent.h"
 #include "core/ops/registry.h"
 #include "core/ops/roi_align.h"
+#include "core/ops/tfidf_vectorizer.h"
 #include "core/ops/schedule_common.h"
 #include "core/support/error.h"
 
@@ -227,7 +228,7 @@ std::string DescribeScheduleKnobs() {
 
 bool HasImplementation(const std::string& op) {
   return OpTable::Global().Find(op) != nullptr || IsRecurrentOp(op) || IsNonMaxSuppressionOp(op) || IsMaxUnpoolOp(op) ||
-         IsDetOp(op) || IsRoiAlignOp(op);
+         IsDetOp(op) || IsRoiAlignOp(op) || IsTfIdfVectorizerOp(op);
 }
 
 GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group, const target::Target& target,
@@ -252,6 +253,10 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   // And RoiAlign's sample loops, whose extents are values (roi_align.h).
   if (group.nodes.size() == 1 && IsRoiAlignOp(graph.nodes.at(group.nodes[0]).op)) {
     return LowerRoiAlignGroup(graph, group, target, kernel_name);
+  }
+  // And TfIdfVectorizer's n-gram scan over its pool (tfidf_vectorizer.h).
+  if (group.nodes.size() == 1 && IsTfIdfVectorizerOp(graph.nodes.at(group.nodes[0]).op)) {
+    return LowerTfIdfVectorizerGroup(graph, group, target, kernel_name);
   }
   const bool gpu = target.kind() == target::TargetKind::kCUDA;
   std::map<std::string, te::Tensor> tensors;

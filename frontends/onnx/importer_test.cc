@@ -162,11 +162,11 @@ TEST(ImporterTest, ListsEveryUnsupportedNodeAtOnce) {
   b.Node("Relu", {"x"}, {"a"}, {}, "fine");
   b.Node("Bernoulli", {"a"}, {"b"}, {}, "first_bad");
   b.Node("Relu", {"b"}, {"c"}, {{"bogus", int64_t{1}}}, "bad_attr");
-  b.Node("TfIdfVectorizer", {"c"}, {"d"}, {}, "second_bad");
+  b.Node("StringNormalizer", {"c"}, {"d"}, {}, "second_bad");
   b.Output("d");
   ExpectError([&] { ImportOnnxModel(b.Build()); }, StatusCode::kUnsupported,
               {"3 unsupported nodes", "'first_bad' (Bernoulli, opset 13)", "'bad_attr' (Relu, opset 13): attribute 'bogus'",
-               "'second_bad' (TfIdfVectorizer, opset 13)"});
+               "'second_bad' (StringNormalizer, opset 13)"});
 }
 
 TEST(ImporterTest, MalformedBytesAreCleanErrors) {

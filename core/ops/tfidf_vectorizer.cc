@@ -1,0 +1,124 @@
+#include "core/ops/tfidf_vectorizer.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph/tfidf_vectorizer.h"
+#include "core/ir/function.h"
+#include "core/ops/composed_kernel.h"
+#include "core/support/error.h"
+
+namespace agate {
+namespace ops {
+namespace {
+
+using composed::I;
+using composed::Load;
+using composed::Loop;
+using composed::Store;
+using graph::TfIdfVectorizerSpec;
+using ir::Buffer;
+using ir::Expr;
+using ir::Stmt;
+using ir::Var;
+
+const ir::DType kF32 = ir::DType::Float(32);
+const ir::DType kI64 = ir::DType::Int(64);
+
+// The pool's entries of one length, as the kernel's constant tables.
+struct LengthTables {
+  int64_t n = 0;
+  int64_t entries = 0;
+  Buffer tokens;   // [entries * n] int64
+  Buffer columns;  // [entries] int64
+};
+
+std::vector<LengthTables> AddPoolTables(const TfIdfVectorizerSpec& spec, const std::string& prefix,
+                                        ComposedKernel* built) {
+  std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_length;
+  for (const TfIdfVectorizerSpec::Entry& e : spec.entries) {
+    auto& [tokens, columns] = by_length[static_cast<int64_t>(e.tokens.size())];
+    tokens.insert(tokens.end(), e.tokens.begin(), e.tokens.end());
+    columns.push_back(e.column);
+  }
+  std::vector<LengthTables> out;
+  for (auto& [n, tables] : by_length) {
+    LengthTables t;
+    t.n = n;
+    t.entries = static_cast<int64_t>(tables.second.size());
+    const std::string name = prefix + "_" + std::to_string(n) + "grams";
+    t.tokens = AddComposedConstant(built, name,
+                                   graph::Tensor::FromInts(kI64, {t.entries * n}, tables.first));
+    t.columns = AddComposedConstant(built, name + "_columns",
+                                    graph::Tensor::FromInts(kI64, {t.entries}, tables.second));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsTfIdfVectorizerOp(const std::string& op) { return op == "TfIdfVectorizer"; }
+
+GroupKernel LowerTfIdfVectorizerGroup(const graph::Graph& graph, const graph::FusedGroup& group,
+                                      const target::Target& target, const std::string& kernel_name) {
+  ComposedKernel built = BeginComposedKernel(graph, group, target, kernel_name, "a serial n-gram scan: CPU targets only");
+  const graph::Node& node = graph.nodes.at(group.nodes[0]);
+  const TfIdfVectorizerSpec spec = graph::ParseTfIdfVectorizer(node.attrs, node.Describe());
+  const graph::TensorType& x_type = graph.TypeOf(node.inputs[0]);
+  AGATE_REQUIRE(built.params.outputs.count(0), kInternal) << node.Describe() << ": its output is not the kernel's";
+  const Buffer x = built.params.inputs.at(node.inputs[0]);
+  const Buffer out = built.params.outputs.at(0);
+  const int64_t rows = x_type.rank() == 2 ? x_type.shape[0] : 1;
+  const int64_t length = x_type.shape.back();
+  const int64_t columns = spec.columns;
+  const std::string prefix = IdentifierOf(node.name);
+  std::vector<LengthTables> tables = AddPoolTables(spec, prefix, &built);
+
+  Var b("tfidf_row"), c("tfidf_column");
+  auto token = [&](const Expr& i) { return ir::cast(kI64, Load(x, Expr(b) * I(length) + i)); };
+  auto out_index = [&](const Expr& column) { return Expr(b) * I(columns) + column; };
+  std::vector<Stmt> per_row;
+  per_row.push_back(Loop(c, I(columns), Store(out, ir::make_zero(kF32), out_index(c))));
+  for (const LengthTables& t : tables) {
+    const std::string n = std::to_string(t.n);
+    Var d("tfidf_distance_" + n), i("tfidf_start_" + n), e("tfidf_entry_" + n);
+    const int64_t distances = t.n == 1 ? 1 : spec.max_skip + 1;
+    Expr match;
+    for (int64_t k = 0; k < t.n; ++k) {
+      Expr same = token(Expr(i) + I(k) * Expr(d)) == Load(t.tokens, Expr(e) * I(t.n) + I(k));
+      match = k == 0 ? same : (match && same);
+    }
+    Expr column = Load(t.columns, e);
+    Stmt count = Store(out, Load(out, out_index(column)) + ir::select(match, ir::make_const(kF32, 1.0),
+                                                                      ir::make_zero(kF32)),
+                       out_index(column));
+    // Starts i with i + (n - 1) d < C: C - (n - 1) d of them (none when that is not positive).
+    Expr starts = ir::max(I(length) - I(t.n - 1) * Expr(d), I(0));
+    Stmt scan = ir::For::make(d, I(1), I(distances), ir::ForKind::kSerial,
+                              Loop(i, starts, Loop(e, I(t.entries), count)));
+    per_row.push_back(scan);
+  }
+  if (spec.mode != TfIdfVectorizerSpec::Mode::kTF) {
+    std::vector<double> weights(spec.column_weight.begin(), spec.column_weight.end());
+    Buffer w = AddComposedConstant(&built, prefix + "_weights", graph::Tensor::FromDoubles(kF32, {columns}, weights));
+    Var c2("tfidf_weigh_column");
+    Expr count = Load(out, out_index(c2));
+    Expr value = spec.mode == TfIdfVectorizerSpec::Mode::kIDF
+                     ? ir::select(count > ir::make_zero(kF32), Load(w, c2), ir::make_zero(kF32))
+                     : count * Load(w, c2);
+    per_row.push_back(Loop(c2, I(columns), Store(out, value, out_index(c2))));
+  }
+  Stmt stmt = Loop(b, I(rows), ir::Seq::make(per_row));
+  int64_t pool = 0;
+  for (const LengthTables& t : tables) pool += t.entries;
+  return FinishComposedKernel(std::move(built), stmt, 0,
+                              "TfIdfVectorizer of " + std::to_string(rows) + " row(s) of " + std::to_string(length) +
+                                  " tokens: linear scan of " + std::to_string(pool) + " n-grams into " +
+                                  std::to_string(columns) + " columns [" + node.op + "]");
+}
+
+}  // namespace ops
+}  // namespace agate
