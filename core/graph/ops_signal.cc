@@ -42,7 +42,9 @@ Types StftInfer(const InferContext& ctx) {
   AGATE_REQUIRE(signal.rank() == 3 && (signal.shape[2] == 1 || signal.shape[2] == 2), kInvalidArgument)
       << Where(ctx) << ": signal must be [batch, length, 1 or 2], got " << ShapeToString(signal.shape);
   int64_t step = ctx.attrs().GetInt("frame_step");
-  int64_t frame = ctx.has_input(1) ? ctx.input(1).numel() : ctx.attrs().GetInt("frame_length", -1);
+  // Input 1 is the window unless it is a frame_step read at run time.
+  const bool windowed = ctx.has_input(1) && RunTimeShapeOperandIndex(ctx.node()) != 1;
+  int64_t frame = windowed ? ctx.input(1).numel() : ctx.attrs().GetInt("frame_length", -1);
   AGATE_REQUIRE(frame > 0 && step > 0 && frame <= signal.shape[1], kInvalidArgument)
       << Where(ctx) << ": needs a window or frame_length in [1, " << signal.shape[1] << "] and a positive frame_step";
   int64_t frames = (signal.shape[1] - frame) / step + 1;
@@ -62,8 +64,9 @@ Types MelWeightMatrixInfer(const InferContext& ctx) {
 void RegisterSignalOps(OpRegistry* r) {
   r->Register(Def("DFT", OpKind::kOpaque, 1, 1, {"axis", "inverse", "onesided", "dft_length"}, DftInfer,
                   {{1, "dft_length", false, true}}));
-  // STFT(signal, frame_step, window, frame_length): the window stays an input.
-  r->Register(Def("STFT", OpKind::kOpaque, 1, 2, {"onesided", "frame_step", "frame_length"}, StftInfer,
+  // STFT(signal, frame_step, window, frame_length): the window stays an input; a frame_step read
+  // at run time (run_time_shape_operand.h) is the last.
+  r->Register(Def("STFT", OpKind::kOpaque, 1, 3, {"onesided", "frame_step", "frame_length", kRunTimeOperandAttr}, StftInfer,
                   {{1, "frame_step", false, true}, {3, "frame_length", false, true}}));
   r->Register(Def("MelWeightMatrix", OpKind::kOpaque, 0, 0,
                   {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz",

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/graph/op_registry.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
 
@@ -179,7 +180,8 @@ void RegisterSpatialOps(OpRegistry* r) {
                   Col2ImInfer, {{1, "image_shape"}, {2, "block_shape"}}));
   r->Register(Def("DeformConv", OpKind::kOpaque, 3, 5,
                   {"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}, DeformConvInfer));
-  r->Register(Def("MaxUnpool", OpKind::kOpaque, 2, 2, {"kernel_shape", "strides", "pads", "output_shape"},
+  // A run-time output_shape (run_time_shape_operand.h) is input 2.
+  r->Register(Def("MaxUnpool", OpKind::kOpaque, 2, 3, {"kernel_shape", "strides", "pads", "output_shape", kRunTimeOperandAttr},
                   MaxUnpoolInfer, {{2, "output_shape"}}));
 }
 

@@ -96,6 +96,10 @@ Shape ShapeFromOperandValues(const Node& node, const Shape& input, const Tensor&
     return out;
   }
   if (node.op == "ConstantOfShape") return Extents(node, operand);
+  if (node.op == "MaxUnpool") {  // output_shape: the extents, one per input axis
+    RequireCount(node, operand, input.size());
+    return Extents(node, operand);
+  }
   if (kind == "size") {  // HannWindow, HammingWindow, BlackmanWindow
     RequireCount(node, operand, 1);
     return Extents(node, operand);
@@ -135,6 +139,15 @@ Shape ShapeFromOperandValues(const Node& node, const Shape& input, const Tensor&
       out[d] = static_cast<int64_t>(extent);
     }
     return out;
+  }
+  if (node.op == "STFT") {  // frame_step: the frame count (the frame length is an attribute then)
+    RequireCount(node, operand, 1);
+    const int64_t step = Extents(node, operand)[0], frame = node.attrs.GetInt("frame_length");
+    AGATE_REQUIRE(step > 0 && input.size() == 3 && frame <= input[1], kInvalidArgument)
+        << node.Describe() << ": " << DescribeRunTimeShapeOperand(node) << " holds " << step
+        << "; frame_step must be positive";
+    const int64_t bins = node.attrs.GetInt("onesided", 1) != 0 ? frame / 2 + 1 : frame;
+    return {input[0], (input[1] - frame) / step + 1, bins, 2};
   }
   AGATE_THROW(kInvalidArgument) << node.Describe() << ": no shape operand '" << kind << "' read at run time";
 }

@@ -86,7 +86,14 @@ Tensors Stft(const KernelContext& ctx) {
   const Tensor& signal = ctx.in(0);
   const Shape& out_shape = ctx.outputs[0].shape;
   int64_t step = ctx.attrs().GetInt("frame_step");
-  int64_t frame = ctx.has(1) ? ctx.in(1).numel() : ctx.attrs().GetInt("frame_length");
+  // A frame_step read at run time (the last input) must give the compiled frame count; it places the frames.
+  const int operand = RunTimeShapeOperandIndex(ctx.node);
+  if (operand >= 0) {
+    CheckRunTimeShapeOperand(ctx.node, signal.shape(), ctx.in(operand), out_shape);
+    step = ctx.in(operand).GetInt(0);
+  }
+  const bool windowed = ctx.has(1) && operand != 1;
+  int64_t frame = windowed ? ctx.in(1).numel() : ctx.attrs().GetInt("frame_length");
   int64_t length = signal.shape()[1], components = signal.shape()[2];
   Tensor out = ctx.NewOutput(0);
   for (int64_t b = 0; b < out_shape[0]; ++b) {
@@ -95,7 +102,7 @@ Tensors Stft(const KernelContext& ctx) {
         double re = 0, im = 0;
         for (int64_t n = 0; n < frame; ++n) {
           int64_t at = ((b * length) + f * step + n) * components;
-          double w = ctx.has(1) ? ctx.in(1).GetDouble(n) : 1.0;
+          double w = windowed ? ctx.in(1).GetDouble(n) : 1.0;
           double vr = signal.GetDouble(at) * w, vi = components == 2 ? signal.GetDouble(at + 1) * w : 0.0;
           double angle = -2 * M_PI * static_cast<double>(k * n % frame) / frame;
           re += vr * std::cos(angle) - vi * std::sin(angle);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/graph_eval/kernel.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/graph/shape_inference.h"
 #include "core/graph/shape_rules.h"
 #include "core/support/error.h"
@@ -21,6 +22,9 @@ using Tensors = std::vector<Tensor>;
 Tensors MaxUnpool(const KernelContext& ctx) {
   Tensor out = ctx.NewOutput(0);
   const Tensor& x = ctx.in(0);
+  // An output_shape read at run time must be the declared one the node was compiled for.
+  const int operand = RunTimeShapeOperandIndex(ctx.node);
+  if (operand >= 0) CheckRunTimeShapeOperand(ctx.node, x.shape(), ctx.in(operand), out.shape());
   std::vector<int64_t> kernel = ctx.attrs().GetInts("kernel_shape");
   size_t n = kernel.size();
   std::vector<int64_t> strides = ctx.attrs().GetInts("strides", std::vector<int64_t>(n, 1));

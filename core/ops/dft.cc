@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/graph/run_time_shape_operand.h"
 #include "core/ops/op_context.h"
 #include "core/ops/registry.h"
+#include "core/ops/shape_operand_check.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -69,8 +71,13 @@ std::vector<Tensor> BuildStft(const OpContext& ctx) {
   const graph::TensorType& out = ctx.output_type(0);
   AGATE_REQUIRE(in.dtype.is_float() && in.dtype.bits() >= 32, kUnsupported)
       << ctx.Describe() << ": the compiled STFT takes float32 or float64, got " << in.dtype;
-  int64_t step = ctx.attrs().GetInt("frame_step");
-  bool windowed = ctx.has_input(1);
+  // A frame_step read at run time (the last input; run_time_shape_operand.h) is checked against
+  // the compiled frame count before the kernel runs and places the frames.
+  const int operand = graph::RunTimeShapeOperandIndex(ctx.node());
+  CheckShapeOperandAtRunTime(ctx);
+  Expr step = operand >= 0 ? ir::cast(ir::DType::Index(), ctx.input(operand)(std::vector<Expr>(ctx.input_type(operand).rank(), Expr(int64_t{0}))))
+                           : Expr(ctx.attrs().GetInt("frame_step"));
+  bool windowed = ctx.has_input(1) && operand != 1;
   int64_t frame = windowed ? ctx.input_type(1).numel() : ctx.attrs().GetInt("frame_length");
   int64_t bins = out.shape[2];
   bool complex = in.shape[2] == 2;
@@ -86,7 +93,7 @@ std::vector<Tensor> BuildStft(const OpContext& ctx) {
   Tensor s = ctx.AddConstant(ctx.node().name + "_sin", graph::Tensor::FromDoubles(in.dtype, {bins, frame}, sines));
   ir::IterVar n = te::reduce_axis(ir::Range(Expr(int64_t{0}), Expr(frame)), "n");
   Tensor y = te::compute(ToExprShape(out.shape), [&](const std::vector<Var>& i) {
-    Expr t = i[1] * Expr(step) + n.var();
+    Expr t = i[1] * step + n.var();
     Expr w = windowed ? ir::cast(in.dtype, ctx.input(1)(std::vector<Expr>{n.var()})) : ir::make_const(in.dtype, 1.0);
     Expr re = x(i[0], t, Expr(int64_t{0})) * w;
     Expr im = complex ? x(i[0], t, Expr(int64_t{1})) * w : ir::make_zero(in.dtype);

@@ -2,6 +2,10 @@
 // longer than the signal, onesided, inverse; STFT with and without a window.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "core/graph/testing/graph_builder.h"
 #include "core/ops/testing/reference_check.h"
 
@@ -59,6 +63,54 @@ TEST(DftTest, StftMatchesTheReference) {
     EXPECT_TRUE(CheckAgainstReference(Finish(g, {"y"}), options))
         << "components " << c.components << " step " << c.step << " frame " << c.frame << " onesided " << c.onesided
         << " window " << c.window;
+  }
+}
+
+// frame_step read at run time (as the ONNX frontend compiles a model declaring the output's shape):
+// 30 samples in frames of 8 give 3 frames for steps 8 to 11; compiled with the attribute 8, the
+// kernel places the frames by the run-time step (11 here, so the values differ from step 8's), and
+// a step giving another frame count (5: 5 frames), 0 or a negative one fails the kernel.
+TEST(DftTest, StftFrameStepAtRunTime) {
+  for (bool window : {false, true}) {
+    Graph g;
+    g.AddInput("x", TensorType{ir::DType::Float(32), {2, 30, 1}});
+    std::vector<std::string> inputs{"x"};
+    if (window) {
+      g.AddInput("w", TensorType{ir::DType::Float(32), {8}});
+      inputs.push_back("w");
+    }
+    g.AddInput("step", TensorType{ir::DType::Int(64), {}});
+    inputs.push_back("step");
+    Add(&g, "STFT", "stft", inputs, {"y"},
+        {{"frame_step", Attribute(int64_t{8})}, {"frame_length", Attribute(int64_t{8})},
+         {"onesided", Attribute(int64_t{1})}, {"run_time_operand", Attribute("frame_step")}});
+    g = Finish(g, {"y"});
+    ASSERT_EQ(g.TypeOf("y").shape, (graph::Shape{2, 3, 5, 2}));
+    std::map<std::string, graph::Tensor> given = testing::RandomInputs(g, 3);
+    for (int64_t step : {8, 11}) {
+      given["step"] = graph::Tensor::FromInts(ir::DType::Int(64), {}, {step});
+      CheckOptions options;
+      options.inputs = given;
+      EXPECT_TRUE(CheckAgainstReference(g, options)) << "step " << step << " window " << window;
+    }
+    // The same frames as a graph whose frame_step 11 is a constant.
+    Graph fixed;
+    fixed.AddInput("x", TensorType{ir::DType::Float(32), {2, 30, 1}});
+    if (window) fixed.AddInput("w", TensorType{ir::DType::Float(32), {8}});
+    Add(&fixed, "STFT", "stft", std::vector<std::string>(inputs.begin(), inputs.end() - 1), {"y"},
+        {{"frame_step", Attribute(int64_t{11})}, {"frame_length", Attribute(int64_t{8})},
+         {"onesided", Attribute(int64_t{1})}});
+    fixed = Finish(fixed, {"y"});
+    std::map<std::string, graph::Tensor> fixed_inputs = given;
+    fixed_inputs.erase("step");
+    const target::Target host = target::Target::Parse("llvm");
+    graph::Tensor want = testing::RunGroups(testing::Fuse(fixed), fixed_inputs, testing::Backend::kLLVM, host).at("y");
+    graph::Tensor got = testing::RunGroups(testing::Fuse(g), given, testing::Backend::kLLVM, host).at("y");
+    EXPECT_TRUE(testing::TensorsClose(got, want, 1e-6)) << "window " << window;
+    for (int64_t step : {5, 0, -3}) {
+      given["step"] = graph::Tensor::FromInts(ir::DType::Int(64), {}, {step});
+      testing::ExpectRunTimeOperandRefused(g, given, "'stft'");
+    }
   }
 }
 

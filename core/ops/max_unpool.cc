@@ -6,6 +6,7 @@
 
 #include "core/ir/function.h"
 #include "core/ir/substitute.h"
+#include "core/graph/run_time_shape_operand.h"
 #include "core/ops/composed_kernel.h"
 #include "core/support/error.h"
 
@@ -79,6 +80,22 @@ GroupKernel LowerMaxUnpoolGroup(const graph::Graph& graph, const graph::FusedGro
   ir::DType t = graph.TypeOf(node.outputs[0]).dtype;
   Expr fits_checked = ir::Substitute(fits, ir::VarMap{{e.get(), Expr(checked)}});
   Stmt check = Loop(checked, I(count), ir::AssertStmt::make(fits_checked, message));
+  // An output_shape read at run time (run_time_shape_operand.h) must be the declared shape the
+  // kernel was compiled for: checked before anything is written.
+  const int operand = graph::RunTimeShapeOperandIndex(node);
+  if (operand >= 0) {
+    const Buffer& shape = params.inputs.at(node.inputs[operand]);
+    const int64_t values = graph::NumElements(graph.TypeOf(node.inputs[operand]).shape);
+    Expr same = values == static_cast<int64_t>(out_shape.size()) ? (I(0) == I(0)) : (I(0) != I(0));
+    for (int64_t d = 0; d < values && values == static_cast<int64_t>(out_shape.size()); ++d) {
+      same = same && ir::cast(ir::DType::Int(64), Load(shape, I(d))) == I(out_shape[d]);
+    }
+    check = ir::Seq::make({ir::AssertStmt::make(same, node.Describe() + ": " + graph::DescribeRunTimeShapeOperand(node) +
+                                                          " (read when the model runs) does not give the output shape " +
+                                                          graph::ShapeToString(out_shape) +
+                                                          " that the model declares and agate compiled for"),
+                           check});
+  }
   Stmt zero = Loop(o, I(graph::NumElements(out_shape)), Store(out, ir::make_zero(t), o));
   // The write is in bounds whatever the values: the check above failed the kernel otherwise, and
   // the guard says so to the code (an offset is provably inside the output only under it).

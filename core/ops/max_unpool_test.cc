@@ -93,6 +93,36 @@ TEST(MaxUnpoolTest, AnIndexOutsideTheUnpooledShapeFailsTheKernel) {
   }
 }
 
+// output_shape read at run time (as the ONNX frontend compiles a model declaring the output's
+// shape): the kernel is compiled for [1,1,5,6], runs when the operand holds exactly that, and fails
+// before writing when it holds another shape or another count of values.
+TEST(MaxUnpoolTest, OutputShapeAtRunTimeMustBeTheDeclaredOne) {
+  for (int64_t values : {4, 3}) {
+    Graph g;
+    g.AddInput("y", TensorType{kF32, {1, 1, 2, 2}});
+    g.AddInput("idx", TensorType{kI64, {1, 1, 2, 2}});
+    g.AddInput("shape", TensorType{kI64, {values}});
+    Add(&g, "MaxUnpool", "unpool", {"y", "idx", "shape"}, {"out"},
+        {{"kernel_shape", Attribute(Ints{2, 2})}, {"strides", Attribute(Ints{2, 2})},
+         {"output_shape", Attribute(Ints{1, 1, 5, 6})}, {"run_time_operand", Attribute("output_shape")}});
+    g = Finish(g, {"out"});
+    std::map<std::string, graph::Tensor> inputs = {
+        {"y", graph::Tensor::FromDoubles(kF32, {1, 1, 2, 2}, {1, 2, 3, 4})},
+        {"idx", graph::Tensor::FromInts(kI64, {1, 1, 2, 2}, {0, 7, 15, 5})}};
+    if (values == 4) {
+      inputs["shape"] = graph::Tensor::FromInts(kI64, {4}, {1, 1, 5, 6});
+      testing::CheckOptions options;
+      options.inputs = inputs;
+      options.tolerance = 0;
+      EXPECT_TRUE(testing::CheckAgainstReference(g, options));
+      inputs["shape"] = graph::Tensor::FromInts(kI64, {4}, {1, 1, 4, 6});
+    } else {
+      inputs["shape"] = graph::Tensor::FromInts(kI64, {3}, {1, 5, 6});
+    }
+    testing::ExpectRunTimeOperandRefused(g, inputs, "'unpool'");
+  }
+}
+
 }  // namespace
 }  // namespace ops
 }  // namespace agate

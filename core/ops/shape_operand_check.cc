@@ -74,6 +74,18 @@ Expr ScalesCondition(const graph::Shape& in, int64_t count, const graph::Shape& 
   return all;
 }
 
+// STFT's frame_step: positive, and (len - frame) / step + 1 == frames, written without a division
+// by the run-time value: (frames - 1) * s <= len - frame < frames * s with s = min(step, len -
+// frame + 1) (any larger step gives one frame too, and the products stay small).
+Expr FrameStepCondition(const graph::Shape& in, int64_t frame, int64_t count, const graph::Shape& out,
+                        const ElementReader& value) {
+  if (count != 1 || in.size() != 3 || out.size() != 4 || frame > in[1]) return False();
+  const int64_t span = in[1] - frame, frames = out[1];
+  Expr step = value(0);
+  Expr s = ir::min(step, I(span + 1));
+  return step >= I(1) && I(frames - 1) * s <= I(span) && I(span) < I(frames) * s;
+}
+
 }  // namespace
 
 void CheckShapeOperandAtRunTime(const OpContext& ctx) {
@@ -98,6 +110,11 @@ void CheckShapeOperandAtRunTime(const OpContext& ctx) {
     condition = [in, count, out](const std::vector<ElementReader>& r) { return TileCondition(in, count, out, r[0]); };
   } else if (node.op == "ConstantOfShape" || kind == "size" || (node.op == "Resize" && kind == "sizes")) {
     condition = [count, out](const std::vector<ElementReader>& r) { return ExtentsCondition(count, out, r[0]); };
+  } else if (node.op == "STFT") {
+    const int64_t frame = node.attrs.GetInt("frame_length");
+    condition = [in, frame, count, out](const std::vector<ElementReader>& r) {
+      return FrameStepCondition(in, frame, count, out, r[0]);
+    };
   } else if (node.op == "OneHot") {
     const int axis = graph::NormalizeAxis(node.attrs.GetInt("axis", -1), static_cast<int>(out.size()), node.Describe());
     const int64_t depth = out[axis];

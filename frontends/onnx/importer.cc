@@ -702,6 +702,8 @@ std::pair<int, std::string> DeclarableShapeOperand(const onnx::NodeProto& proto,
   if (op == "OneHot") return {1, "depth"};
   if (op == "Pad" && opset >= 11) return {1, "pads"};
   if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") return {0, "size"};
+  if (op == "STFT") return {1, "frame_step"};
+  if (op == "MaxUnpool") return {2, "output_shape"};
   if (op == "Range") return {0, ""};  // ImportDeclaredRange: all three operands
   const bool reduce = op.rfind("Reduce", 0) == 0;
   if (reduce && (opset >= 18 || (op == "ReduceSum" && opset >= 13))) return {1, "axes"};
@@ -735,6 +737,30 @@ std::string TakeRunTimeShapeOperand(const onnx::NodeProto& proto, int opset, con
   }
   node->inputs[index] = "";
   return operand;
+}
+
+// STFT with its frame_step at run time: the declared frame count stands for the step. Shape
+// inference sees the smallest step that gives it (attribute frame_step) and the frame length as
+// an attribute (the window's when there is one); the kernel reads the run-time step for where each
+// frame starts, after checking that it gives the declared count (several steps may).
+void BindDeclaredStftFrames(const Shape& declared, const std::string& where, Node* node, const Graph& g) {
+  const Shape signal = g.TypeOf(node->inputs[0]).shape;
+  const bool windowed = node->inputs.size() > 2 && !node->inputs[2].empty();
+  const int64_t frame = windowed ? graph::NumElements(g.TypeOf(node->inputs[2]).shape)
+                                 : node->attrs.GetInt("frame_length", -1);
+  AGATE_REQUIRE(signal.size() == 3 && frame > 0 && frame <= signal[1], kInvalidArgument)
+      << where << "; the signal " << graph::ShapeToString(signal) << " and frame length " << frame
+      << " give no frames";
+  AGATE_REQUIRE(declared.size() == 4 && declared[0] == signal[0] && declared[1] >= 1, kInvalidArgument)
+      << where << ", not [" << signal[0] << ", frames, bins, 2]";
+  const int64_t span = signal[1] - frame;
+  int64_t step = 1;
+  while (step <= span && span / step + 1 > declared[1]) ++step;
+  AGATE_REQUIRE(span / step + 1 == declared[1], kInvalidArgument)
+      << where << ", whose " << declared[1] << " frames no frame_step gives for " << signal[1]
+      << " samples in frames of " << frame;
+  node->attrs.Set("frame_step", step);
+  node->attrs.Set("frame_length", frame);
 }
 
 // Compiles the node for its output's declared shape: sets the attributes that fix the output
@@ -778,6 +804,11 @@ void BindDeclaredShape(const std::string& kind, const std::string& operand, cons
     std::vector<int64_t> pads(2 * in.size(), 0);
     for (size_t d = 0; d < in.size(); ++d) pads[d + in.size()] = declared[d] - in[d];
     node->attrs.Set("pads", pads);
+  } else if (node->op == "MaxUnpool") {
+    AGATE_REQUIRE(declared.size() == in.size(), kInvalidArgument) << where << ", not of the input's rank " << in.size();
+    node->attrs.Set("output_shape", std::vector<int64_t>(declared.begin(), declared.end()));
+  } else if (node->op == "STFT") {
+    BindDeclaredStftFrames(declared, where, node, g);
   } else if (kind == "axes") {
     // Shape inference sees one set of axes that gives the declared shape; the kernel picks the
     // one the run-time axes name among every such set.

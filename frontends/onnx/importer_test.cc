@@ -716,6 +716,36 @@ TEST(ImporterTest, DeclaredShapesStandForRunTimeShapeOperands) {
   EXPECT_EQ(by2.GetDouble(0), 0.0 + 0.25);  // x[0,0,0] + x[0,0,1]
   ExpectError([&] { graph_eval::Interpret(g, {{"x", cube}, {"axes", Ints({0})}}); }, StatusCode::kInvalidArgument,
               {"'sum'", "axes ('axes')", "[2,2]", "[3,2]"});
+
+  // STFT's frame_step at run time: 3 declared frames of 8 in 30 samples stand for steps 8..11,
+  // compiled with the smallest; the kernel reads the step for where frames start.
+  ModelBuilder stft(17);
+  stft.Input("x", kFloat, {1, 30, 1}).Input("step", kInt64, {});
+  stft.Initializer("len", Tensor::FromInts(DType::Int(64), {}, {8}));
+  stft.Node("STFT", {"x", "step", "", "len"}, {"y"}, {}, "spectrum");
+  stft.Output("y", kFloat, {1, 3, 5, 2}, true);
+  g = ImportOnnxModel(stft.Build());
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "step"}));
+  EXPECT_EQ(g.nodes[0].attrs.GetInt("frame_step"), 8);
+  EXPECT_EQ(g.nodes[0].attrs.GetInt("frame_length"), 8);
+  auto step = [](int64_t v) { return Tensor::FromInts(DType::Int(64), {}, {v}); };
+  Tensor wave = Floats({1, 30, 1});
+  Tensor at8 = graph_eval::Interpret(g, {{"x", wave}, {"step", step(8)}}).at("y");
+  Tensor at11 = graph_eval::Interpret(g, {{"x", wave}, {"step", step(11)}}).at("y");
+  EXPECT_EQ(at11.shape(), (Shape{1, 3, 5, 2}));
+  EXPECT_EQ(at8.GetDouble(0), at11.GetDouble(0));           // frame 0 starts at 0 either way
+  EXPECT_NE(at8.GetDouble(2 * 5 * 2), at11.GetDouble(2 * 5 * 2));  // frame 2 at 16 or at 22
+  ExpectError([&] { graph_eval::Interpret(g, {{"x", wave}, {"step", step(5)}}); }, StatusCode::kInvalidArgument,
+              {"'spectrum'", "frame_step ('step')", "[1,5,5,2]", "[1,3,5,2]"});
+  // 4 frames of 8 in 30 samples: steps 6 and 7; 9 frames: none.
+  ModelBuilder no_step(17);
+  no_step.Input("x", kFloat, {1, 30, 1}).Input("step", kInt64, {});
+  no_step.Initializer("len", Tensor::FromInts(DType::Int(64), {}, {8}));
+  no_step.Node("STFT", {"x", "step", "", "len"}, {"y"}, {}, "spectrum");
+  no_step.Output("y", kFloat, {1, 9, 5, 2}, true);
+  ExpectError([&] { ImportOnnxModel(no_step.Build()); }, StatusCode::kInvalidArgument,
+              {"'spectrum'", "9 frames no frame_step gives"});
 }
 
 // Without a declared shape (or with one that is not static) the refusal says what would do.
