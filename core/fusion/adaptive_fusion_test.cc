@@ -60,6 +60,7 @@ Graph ConvChain() {
 }
 
 const char* kAvx512 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+const char* kAvx2 = "llvm -mtriple=x86_64-linux-gnu -mcpu=znver3";
 
 TEST(AdaptiveFusionTest, ThePolicyChoosesTheGranularity) {
   Graph g = ConvChain();
@@ -99,16 +100,19 @@ TEST(AdaptiveFusionTest, QuantizedGraphsArePartitionedByRule) {
   EXPECT_EQ(GroupNames(FuseOperators(g, FusionPolicy::kRule)), (Groups{{"qconv", "dq", "relu", "qout"}}));
 }
 
-TEST(AdaptiveFusionTest, TheShippedPolicyIsDeterministic) {
-  FusionPolicy policy = ParseFusionPolicy("adaptive", kAvx512);
-  ASSERT_EQ(policy.kind, FusionPolicy::kAdaptive);
-  ASSERT_NE(policy.adaptive, nullptr);
-  EXPECT_EQ(policy.adaptive->source, "shipped policy x86_64_avx512");
-  Graph g = ConvChain();
-  Groups first = GroupNames(FuseOperators(g, policy));
-  for (int i = 0; i < 3; ++i) {
-    FusionPolicy again = ParseFusionPolicy("adaptive", kAvx512);
-    EXPECT_EQ(GroupNames(FuseOperators(g, again)), first);
+TEST(AdaptiveFusionTest, TheShippedPoliciesAreDeterministic) {
+  for (const auto& [target, name] : std::vector<std::pair<std::string, std::string>>{
+           {kAvx512, "x86_64_avx512"}, {kAvx2, "x86_64_avx2"}}) {
+    FusionPolicy policy = ParseFusionPolicy("adaptive", target);
+    ASSERT_EQ(policy.kind, FusionPolicy::kAdaptive) << target;
+    ASSERT_NE(policy.adaptive, nullptr);
+    EXPECT_EQ(policy.adaptive->source, "shipped policy " + name);
+    Graph g = ConvChain();
+    Groups first = GroupNames(FuseOperators(g, policy));
+    for (int i = 0; i < 3; ++i) {
+      FusionPolicy again = ParseFusionPolicy("adaptive", target);
+      EXPECT_EQ(GroupNames(FuseOperators(g, again)), first);
+    }
   }
 }
 
@@ -176,9 +180,12 @@ TEST(AdaptiveFusionTest, BadPolicyFilesAreErrorsNamingTheFile) {
   // No shipped policy for AArch64: an error, or rule when asked for.
   std::tie(code, message) = code_of("adaptive", "llvm -mtriple=aarch64-linux-gnu");
   EXPECT_EQ(code, StatusCode::kNotFound);
-  EXPECT_NE(message.find("shipped: x86_64 avx512f avx2 fma"), std::string::npos) << message;
-  // An x86-64 machine without AVX-512 is not given the policy measured with AVX-512 code.
-  std::tie(code, message) = code_of("adaptive", "llvm -mtriple=x86_64-linux-gnu -mcpu=znver3");
+  EXPECT_NE(message.find("x86_64 avx512f avx2 fma"), std::string::npos) << message;
+  EXPECT_NE(message.find("x86_64 avx2 fma"), std::string::npos) << message;
+  // An x86-64 machine without AVX-512 is given the policy measured with AVX2 code, one without
+  // AVX2 (x86-64-v2: SSE4.2) none.
+  EXPECT_EQ(ParseFusionPolicy("adaptive", kAvx2).adaptive->source, "shipped policy x86_64_avx2");
+  std::tie(code, message) = code_of("adaptive", "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v2");
   EXPECT_EQ(code, StatusCode::kNotFound);
   EXPECT_EQ(ParseFusionPolicy("adaptive,fallback=rule", "llvm -mtriple=aarch64-linux-gnu").kind, FusionPolicy::kRule);
   EXPECT_EQ(ParseFusionPolicy("adaptive,policy=" + truncated + ",fallback=rule", kAvx512).kind, FusionPolicy::kRule);

@@ -5,7 +5,8 @@ Three parts, as in the paper, each trained on the TRAINING models only (never on
 benchmarks/fusion evaluates):
   collect   measured group latencies: every training model compiled under rule, none, all and
             --seeds random legal groupings (`agate compile --fusion random,seed=N`), each module
-            run with `agate run --profile` (1 thread); kernel i is fused group i, whose nodes and
+            run with `agate run --profile` (--threads, default 1, recorded with the times); kernel i is
+            fused group i, whose nodes and
             explicit cost terms come from fusion_env. Outputs are checked against PyTorch's
             reference (the zoo's .reference.npz): a wrong random grouping is reported, not learned.
   train     (1) an autoencoder over the operators' raw features (core/fusion/embedding.h),
@@ -34,6 +35,8 @@ Usage:
       --seeds 6 --data /tmp/fusion_data.jsonl
   tools/fusion/train_fusion.py train --data benchmarks/fusion/data/x86_64_avx512.jsonl.gz \
       --episodes 480 --target "x86_64 avx512f avx2 fma" --out core/fusion/policies/x86_64_avx512.policy --force
+  tools/fusion/train_fusion.py train --data benchmarks/fusion/data/x86_64_avx2.jsonl.gz --threads 2 \
+      --episodes 480 --target "x86_64 avx2 fma" --out core/fusion/policies/x86_64_avx2.policy --force
 """
 import argparse
 import ctypes
@@ -68,10 +71,10 @@ def env_groups(model, policy):
     return json.loads(run([ENV, os.path.join(ZOO, model + ".onnx"), "--target", TARGET, "--groups", policy]))
 
 
-def profile(module, repeat):
+def profile(module, repeat, threads):
     """kernel index -> ms (the profile's median per kernel)."""
     ms = {}
-    out = run([AGATE, "run", module, "--profile", "--repeat", str(repeat), "--threads", "1"])
+    out = run([AGATE, "run", module, "--profile", "--repeat", str(repeat), "--threads", str(threads)])
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[1].endswith("%"):
@@ -104,7 +107,7 @@ def collect(a):
                 run([AGATE, "compile", os.path.join(ZOO, model + ".onnx"), "-o", module, "--target", TARGET,
                      "--fusion", policy])
                 err = matches_reference(model, module, tmp) if a.check else 0.0
-                ms = profile(module, a.repeat)
+                ms = profile(module, a.repeat, a.threads)
                 if len(ms) != len(env["groups"]):
                     print(f"{model} {policy}: {len(ms)} kernels for {len(env['groups'])} groups; skipped")
                     continue
@@ -113,7 +116,8 @@ def collect(a):
                 if err > 1e-3:
                     print(f"  WRONG OUTPUT under {policy}: not recorded")
                     continue
-                out.write(json.dumps({"model": model, "policy": policy, "features": env["features"],
+                out.write(json.dumps({"model": model, "policy": policy, "threads": a.threads,
+                                      "features": env["features"],
                                       "ops": env["ops"], "groups": env["groups"],
                                       "ms": [ms[i] for i in range(len(ms))]}) + "\n")
                 out.flush()
@@ -467,8 +471,9 @@ def train(a):
     torch.set_num_threads(1)
     with (gzip.open(a.data, "rt") if a.data.endswith(".gz") else open(a.data)) as f:
         records = [json.loads(line) for line in f]
-    records = [r for r in records if r["model"] in a.models]
-    assert records, f"no records for {a.models} in {a.data}"
+    # Records without "threads" predate the option and were profiled on 1 thread.
+    records = [r for r in records if r["model"] in a.models and r.get("threads", 1) == a.threads]
+    assert records, f"no records for {a.models} at {a.threads} thread(s) in {a.data}"
     if os.path.exists(a.out) and not a.force:
         sys.exit(f"{a.out} exists (the shipped policy?): give --force to overwrite it")
     features = [f for r in records if r["policy"] == "rule" for f in r["features"]]
@@ -508,12 +513,15 @@ def main():
                    help="the first random grouping's seed; above 0 (adding to a data file), rule/none/all are not "
                         "collected again")
     c.add_argument("--repeat", type=int, default=10)
+    c.add_argument("--threads", type=int, default=1, help="the runtime's threads while profiling")
     c.add_argument("--data", required=True)
     c.add_argument("--no-check", dest="check", action="store_false")
     t = sub.add_parser("train")
     t.add_argument("--models", nargs="+", default=TRAIN_MODELS)
     t.add_argument("--data", required=True)
     t.add_argument("--episodes", type=int, default=200)
+    t.add_argument("--threads", type=int, default=1,
+                   help="train on the records profiled at this thread count (collect --threads)")
     t.add_argument("--out", required=True)
     t.add_argument("--force", action="store_true", help="overwrite an existing policy file")
     t.add_argument("--demo-margin", type=float, default=0.001,
