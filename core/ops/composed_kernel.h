@@ -1,9 +1,10 @@
 // The frame of kernels written directly in loop IR for a group of one node: the serial operators
 // whose writes or loop extents depend on values (NonMaxSuppression's greedy walk, MaxUnpool's
-// scatter, Det's elimination, RoiAlign's sample grids). One place refuses cuda for them, gives
-// them their parameters as LowerGroup's tensor-expression kernels have them (the group's inputs
-// in order, then its outputs, each a buffer of the value's type named after it) and verifies the
-// result; each operator writes only its loops.
+// scatter, Det's elimination, RoiAlign's sample grids, TfIdfVectorizer's n-gram scan). One place
+// refuses cuda for them, gives them their parameters as LowerGroup's tensor-expression kernels
+// have them (the group's inputs in order, then its outputs, each a buffer of the value's type
+// named after it; constant tables the operator adds after those) and verifies the result; each
+// operator writes only its loops.
 #ifndef AGATE_CORE_OPS_COMPOSED_KERNEL_H_
 #define AGATE_CORE_OPS_COMPOSED_KERNEL_H_
 
