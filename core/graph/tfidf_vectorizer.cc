@@ -73,7 +73,11 @@ TfIdfVectorizerSpec ParseTfIdfVectorizer(const Attributes& attrs, const std::str
   }
   AGATE_REQUIRE(entry == static_cast<int64_t>(indexes.size()), kInvalidArgument)
       << where << ": ngram_indexes has " << indexes.size() << " entries for the pool's " << entry << " n-grams";
-  spec.columns = *std::max_element(indexes.begin(), indexes.end()) + 1;
+  const int64_t last_column = *std::max_element(indexes.begin(), indexes.end());
+  AGATE_REQUIRE(last_column < kMaxTfIdfColumns, kInvalidArgument)
+      << where << ": ngram_indexes names output column " << last_column << "; agate accepts at most "
+      << kMaxTfIdfColumns << " columns";
+  spec.columns = last_column + 1;
   spec.column_weight.assign(spec.columns, 1.0);
   spec.has_weights = attrs.Has("weights");
   if (spec.has_weights) {

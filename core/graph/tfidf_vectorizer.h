@@ -11,7 +11,7 @@
 //     d = 1 .. max_skip_count + 1 and start i with i + (n - 1) * d < C, the tokens
 //     x[i], x[i + d], ..., x[i + (n - 1) * d];
 //   each one found in the pool adds 1 to the count of its entry's output column.
-// Output: float, [max(ngram_indexes) + 1] per row; TF is the count, IDF the entry's weight where
+// Output: float, [max(ngram_indexes) + 1] per row (at most kMaxTfIdfColumns); TF is the count, IDF the entry's weight where
 // the count is positive (1 without weights), TFIDF count * weight (the count without weights).
 // Weights are the pool entries' (ONNX's "i-th element of weights is the weight of the i-th n-gram
 // in pool"), so entries sharing an output column must share a weight. Integer pools only: agate
@@ -19,6 +19,7 @@
 #ifndef AGATE_CORE_GRAPH_TFIDF_VECTORIZER_H_
 #define AGATE_CORE_GRAPH_TFIDF_VECTORIZER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@
 
 namespace agate {
 namespace graph {
+
+// The most output columns agate accepts (max(ngram_indexes) + 1): 16M floats per row.
+inline constexpr int64_t kMaxTfIdfColumns = int64_t{1} << 24;
 
 struct TfIdfVectorizerSpec {
   enum class Mode { kTF, kIDF, kTFIDF };
@@ -54,13 +58,21 @@ TfIdfVectorizerSpec ParseTfIdfVectorizer(const Attributes& attrs, const std::str
 
 // The counts of one row of `length` tokens, per output column (the rule above); `token(i)` reads
 // token i. Used by the reference interpreter; the compiled kernel builds the same loops.
+// The skip distances that can hold an n-gram in a row of `length` tokens: 1 .. this (1 for
+// unigrams; past (length - 1) / (n - 1) no n-gram fits, so a huge max_skip_count costs nothing).
+inline int64_t UsefulDistances(const TfIdfVectorizerSpec& spec, int64_t n, int64_t length) {
+  if (n == 1) return 1;
+  if (length <= 1) return 0;
+  return std::min(spec.max_skip, (length - 1) / (n - 1) - 1) + 1;
+}
+
 template <typename TokenAt>
 std::vector<int64_t> CountNgrams(const TfIdfVectorizerSpec& spec, int64_t length, const TokenAt& token) {
   std::vector<int64_t> counts(spec.columns, 0);
   for (const TfIdfVectorizerSpec::Entry& e : spec.entries) {
     const int64_t n = static_cast<int64_t>(e.tokens.size());
-    const int64_t last_skip = n == 1 ? 0 : spec.max_skip;
-    for (int64_t d = 1; d <= last_skip + 1; ++d) {
+    const int64_t distances = UsefulDistances(spec, n, length);
+    for (int64_t d = 1; d <= distances; ++d) {
       for (int64_t i = 0; i + (n - 1) * d < length; ++i) {
         bool match = true;
         for (int64_t k = 0; k < n && match; ++k) match = token(i + k * d) == e.tokens[k];

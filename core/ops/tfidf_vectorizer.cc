@@ -85,7 +85,8 @@ GroupKernel LowerTfIdfVectorizerGroup(const graph::Graph& graph, const graph::Fu
   for (const LengthTables& t : tables) {
     const std::string n = std::to_string(t.n);
     Var d("tfidf_distance_" + n), i("tfidf_start_" + n), e("tfidf_entry_" + n);
-    const int64_t distances = t.n == 1 ? 1 : spec.max_skip + 1;
+    const int64_t distances = graph::UsefulDistances(spec, t.n, length);
+    if (distances == 0) continue;
     Expr match;
     for (int64_t k = 0; k < t.n; ++k) {
       Expr same = token(Expr(i) + I(k) * Expr(d)) == Load(t.tokens, Expr(e) * I(t.n) + I(k));

@@ -5,6 +5,7 @@
 // refused by name.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ TEST(TfIdfVectorizerTest, CountsWorkedByHand) {
               (std::vector<double>{0, 0, 0, 2, 1, 1}));
     EXPECT_EQ(Compiled(TfIdfOf(kI64, {5}, PoolAttrs("TF", 1, 1, 3)), x, backend),
               (std::vector<double>{2, 1, 0, 0, 0, 0}));
+    // Every skip that fits (distances 1..4 here: (1,2) at distance 3 too), however large the count.
+    EXPECT_EQ(Compiled(TfIdfOf(kI64, {5}, PoolAttrs("TF", 1, 2, std::numeric_limits<int64_t>::max())), x, backend),
+              (std::vector<double>{2, 1, 0, 3, 1, 1}));
   }
 }
 
@@ -162,6 +166,8 @@ TEST(TfIdfVectorizerTest, BadAttributesAndCudaAreRefusedByName) {
               StatusCode::kInvalidArgument, {"'tfidf'", "appears twice"});
   ExpectError([&] { TfIdfOf(kI64, {5}, with("ngram_indexes", std::vector<int64_t>{0, 1, 2, 3, -4, 5})); },
               StatusCode::kInvalidArgument, {"'tfidf'", "ngram_indexes[4] = -4"});
+  ExpectError([&] { TfIdfOf(kI64, {5}, with("ngram_indexes", std::vector<int64_t>{0, 1, 2, 3, int64_t{1} << 40, 5})); },
+              StatusCode::kInvalidArgument, {"'tfidf'", "output column 1099511627776"});
   ExpectError([&] { TfIdfOf(kI64, {5}, with("weights", std::vector<double>{1, 2})); }, StatusCode::kInvalidArgument,
               {"'tfidf'", "2 weights for 6 n-grams"});
   ExpectError([&] { TfIdfOf(ir::DType::Float(32), {5}, PoolAttrs("TF", 1, 2, 1)); }, StatusCode::kInvalidArgument,
