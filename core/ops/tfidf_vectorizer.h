@@ -3,17 +3,20 @@
 // Why a kernel builder of its own: counting n-grams is a scatter (every match adds 1 to the column
 // its pool entry names), not a function of the output index, and the pool is data the kernel
 // searches. The pool becomes constant tables of the kernel, one per n-gram length n (the entries'
-// tokens, [E_n, n] int64, and their output columns, [E_n] int64), and for each row of tokens:
+// tokens sorted lexicographically, [E_n, n] int64, and their output columns, [E_n] int64), and
+// for each row of tokens:
 //
 //   zero the row's output
-//   for each length n with entries: for each skip distance d (1 only for n = 1), each start i
-//     with i + (n - 1) d < C and each entry e of length n: add 1 to column[e] when
-//     x[i + k d] == tokens[e, k] for k = 0 .. n - 1 (one compare chain, no inner loop)
+//   for each length n with entries: for each skip distance d that fits an n-gram (1 only for
+//     n = 1) and each start i with i + (n - 1) d < C: binary-search the n-gram
+//     x[i], x[i + d], ..., x[i + (n - 1) d] among the sorted entries (bit_width(E_n) halvings of
+//     a lexicographic compare) and add 1 to the found entry's column
 //   IDF / TFIDF: each column's count becomes its value (core/graph/tfidf_vectorizer.h), the
 //     weights a constant float table per column
 //
-// The entries are scanned linearly: O(rows x C x skips x pool size); counts are exact in float32
-// below 2^24 per column. The same rule as the reference interpreter (CountNgrams). CPU targets.
+// O(rows x C x skips x n log E) compares, so vocabularies of many thousand n-grams cost little
+// more than a few; counts are exact in float32 below 2^24 per column. The same counts as the
+// reference interpreter (CountNgrams). CPU targets.
 #ifndef AGATE_CORE_OPS_TFIDF_VECTORIZER_H_
 #define AGATE_CORE_OPS_TFIDF_VECTORIZER_H_
 

@@ -5,8 +5,12 @@
 // refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -137,6 +141,50 @@ TEST(TfIdfVectorizerTest, MatchesTheReferenceOnRandomRows) {
       }
     }
   }
+}
+
+// A vocabulary of 20 unigrams and 150 distinct bigrams and 40 trigrams over tokens 0..19, in
+// shuffled pool order and mapped to shuffled columns: the kernel's binary search over the sorted
+// tables finds what the reference's scan finds, on rows of random tokens with up to 3 skips.
+TEST(TfIdfVectorizerTest, LargePoolsMatchTheReference) {
+  std::mt19937 random(5);
+  auto shuffled_distinct = [&](int64_t n, int64_t count) {
+    std::set<std::vector<int64_t>> seen;
+    std::vector<int64_t> flat;
+    while (static_cast<int64_t>(seen.size()) < count) {
+      std::vector<int64_t> gram(n);
+      for (int64_t& t : gram) t = static_cast<int64_t>(random() % 20);
+      if (seen.insert(gram).second) flat.insert(flat.end(), gram.begin(), gram.end());
+    }
+    return flat;
+  };
+  std::vector<int64_t> pool = shuffled_distinct(1, 20), bigrams = shuffled_distinct(2, 150),
+                       trigrams = shuffled_distinct(3, 40);
+  pool.insert(pool.end(), bigrams.begin(), bigrams.end());
+  pool.insert(pool.end(), trigrams.begin(), trigrams.end());
+  std::vector<int64_t> columns(210);
+  std::iota(columns.begin(), columns.end(), 0);
+  std::shuffle(columns.begin(), columns.end(), random);
+  Attrs attrs = {{"mode", "TF"},
+                 {"min_gram_length", int64_t{1}},
+                 {"max_gram_length", int64_t{3}},
+                 {"max_skip_count", int64_t{3}},
+                 {"ngram_counts", std::vector<int64_t>{0, 20, 320}},
+                 {"ngram_indexes", columns},
+                 {"pool_int64s", pool}};
+  Graph g = TfIdfOf(kI64, {4, 40}, attrs);
+  std::vector<int64_t> tokens(160);
+  for (int64_t& t : tokens) t = static_cast<int64_t>(random() % 20);
+  testing::CheckOptions options;
+  options.inputs = {{"x", graph::Tensor::FromInts(kI64, {4, 40}, tokens)}};
+  options.tolerance = 0;
+  EXPECT_TRUE(testing::CheckAgainstReference(g, options));
+  // And the counts are not all zero (the comparison would be empty otherwise).
+  graph::Tensor y = testing::RunGroups(testing::Fuse(g), options.inputs, testing::Backend::kLLVM,
+                                       target::Target::Parse("llvm")).at("y");
+  double total = 0;
+  for (double v : y.ToDoubles()) total += v;
+  EXPECT_GT(total, 160);
 }
 
 void ExpectError(const std::function<void()>& f, StatusCode code, const std::vector<std::string>& parts) {

@@ -151,6 +151,24 @@ onnx::ModelProto RoiAlignDet() {
   return b.Build();
 }
 
+// TfIdfVectorizer of run-time token rows: the packed pool attributes (ngram_counts, ngram_indexes,
+// weights) a mutation can make inconsistent, and the compiled n-gram scan.
+onnx::ModelProto TfIdf() {
+  ModelBuilder b(9);
+  b.Input("tokens", kInt64, {2, 7});
+  b.Node("TfIdfVectorizer", {"tokens"}, {"y"},
+         {{"mode", std::string("TFIDF")},
+          {"min_gram_length", int64_t{1}},
+          {"max_gram_length", int64_t{2}},
+          {"max_skip_count", int64_t{2}},
+          {"ngram_counts", Ints{0, 3}},
+          {"ngram_indexes", Ints{0, 1, 2, 3, 4}},
+          {"pool_int64s", Ints{1, 2, 3, 1, 2, 3, 1}},
+          {"weights", std::vector<double>{0.5, 1.0, 1.5, 2.0, 2.5}}});
+  b.Output("y");
+  return b.Build();
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, onnx::ModelProto>> SeedModels() {
@@ -158,7 +176,8 @@ std::vector<std::pair<std::string, onnx::ModelProto>> SeedModels() {
           {"gemm_concat_slice", GemmConcatSlice()},  {"cumsum_trilu_transpose", CumSumTriluTranspose()},
           {"pad_gather_reduce", PadGatherReduce()},  {"topk_onehot_cast", TopKOneHotCast()},
           {"resize_unsqueeze", ResizeUnsqueeze()},   {"external_weights", ExternalWeights()},
-          {"integer_ops", IntegerOps()},             {"roi_align_det", RoiAlignDet()}};
+          {"integer_ops", IntegerOps()},             {"roi_align_det", RoiAlignDet()},
+          {"tfidf", TfIdf()}};
 }
 
 }  // namespace onnx_frontend
