@@ -753,9 +753,10 @@ void BindDeclaredStftFrames(const Shape& declared, const std::string& where, Nod
       << " give no frames";
   AGATE_REQUIRE(declared.size() == 4 && declared[0] == signal[0] && declared[1] >= 1, kInvalidArgument)
       << where << ", not [" << signal[0] << ", frames, bins, 2]";
+  // floor(span / step) must be frames - 1: the smallest step with floor(span / step) <= frames - 1
+  // is floor(span / frames) + 1, and it gives exactly frames - 1 unless no step does.
   const int64_t span = signal[1] - frame;
-  int64_t step = 1;
-  while (step <= span && span / step + 1 > declared[1]) ++step;
+  const int64_t step = span / declared[1] + 1;
   AGATE_REQUIRE(span / step + 1 == declared[1], kInvalidArgument)
       << where << ", whose " << declared[1] << " frames no frame_step gives for " << signal[1]
       << " samples in frames of " << frame;
