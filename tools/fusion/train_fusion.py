@@ -469,13 +469,13 @@ def write_policy(path, encoder, qnet, n_features, target, hint=False, rule_bonus
 def train(a):
     import torch
     torch.set_num_threads(1)
+    if os.path.exists(a.out) and not a.force:
+        sys.exit(f"{a.out} exists (the shipped policy?): give --force to overwrite it")
     with (gzip.open(a.data, "rt") if a.data.endswith(".gz") else open(a.data)) as f:
         records = [json.loads(line) for line in f]
     # Records without "threads" predate the option and were profiled on 1 thread.
     records = [r for r in records if r["model"] in a.models and r.get("threads", 1) == a.threads]
     assert records, f"no records for {a.models} at {a.threads} thread(s) in {a.data}"
-    if os.path.exists(a.out) and not a.force:
-        sys.exit(f"{a.out} exists (the shipped policy?): give --force to overwrite it")
     features = [f for r in records if r["policy"] == "rule" for f in r["features"]]
     encoder = train_autoencoder(torch, features)
     cost, _ = train_cost_model(records, encoder)

@@ -69,9 +69,18 @@ class PolicyFileTest(unittest.TestCase):
     def test_training_refuses_to_overwrite_a_policy_without_force(self):
         with tempfile.NamedTemporaryFile(suffix=".policy") as existing:
             args = type("Args", (), {"data": DATA, "models": ["resnet18"], "out": existing.name, "force": False,
-                                     "episodes": 1})
+                                     "episodes": 1, "threads": 1})
             with self.assertRaises(SystemExit):
                 train_fusion.train(args)
+
+    def test_training_takes_only_records_of_its_thread_count(self):
+        # testdata's records predate `collect --threads` (no "threads" key): they count as 1 thread.
+        with tempfile.TemporaryDirectory() as tmp:
+            args = type("Args", (), {"data": DATA, "models": ["resnet18"], "out": os.path.join(tmp, "p.policy"),
+                                     "force": False, "episodes": 1, "threads": 2})
+            with self.assertRaisesRegex(AssertionError, "at 2 thread"):
+                train_fusion.train(args)
+            self.assertFalse(os.path.exists(args.out))
 
     def test_state_layout_matches_the_compiler(self):
         # adaptive_fusion.h: [e(seed), e(chain 0..K-1) zero-padded, |chain| / K, legal(1..K)]
