@@ -11,8 +11,9 @@
 //     d = 1 .. max_skip_count + 1 and start i with i + (n - 1) * d < C, the tokens
 //     x[i], x[i + d], ..., x[i + (n - 1) * d];
 //   each one found in the pool adds 1 to the count of its entry's output column.
-// Output: float, [max(ngram_indexes) + 1] per row (at most kMaxTfIdfColumns); TF is the count, IDF the entry's weight where
-// the count is positive (1 without weights), TFIDF count * weight (the count without weights).
+// Output: float, [max(ngram_indexes) + 1] per row (at most kMaxTfIdfColumns); TF is the count,
+// IDF the entry's weight where the count is positive (1 without weights), TFIDF count * weight
+// (the count without weights).
 // Weights are the pool entries' (ONNX's "i-th element of weights is the weight of the i-th n-gram
 // in pool"), so entries sharing an output column must share a weight. Integer pools only: agate
 // has no string tensors.
@@ -56,8 +57,6 @@ struct TfIdfVectorizerSpec {
 // pool_strings.
 TfIdfVectorizerSpec ParseTfIdfVectorizer(const Attributes& attrs, const std::string& where);
 
-// The counts of one row of `length` tokens, per output column (the rule above); `token(i)` reads
-// token i. Used by the reference interpreter; the compiled kernel builds the same loops.
 // The skip distances that can hold an n-gram in a row of `length` tokens: 1 .. this (1 for
 // unigrams; past (length - 1) / (n - 1) no n-gram fits, so a huge max_skip_count costs nothing).
 inline int64_t UsefulDistances(const TfIdfVectorizerSpec& spec, int64_t n, int64_t length) {
@@ -66,6 +65,9 @@ inline int64_t UsefulDistances(const TfIdfVectorizerSpec& spec, int64_t n, int64
   return std::min(spec.max_skip, (length - 1) / (n - 1) - 1) + 1;
 }
 
+// The counts of one row of `length` tokens, per output column (the rule above); `token(i)` reads
+// token i. The reference interpreter's: every entry compared at every start (the compiled kernel
+// binary-searches sorted tables for the same counts).
 template <typename TokenAt>
 std::vector<int64_t> CountNgrams(const TfIdfVectorizerSpec& spec, int64_t length, const TokenAt& token) {
   std::vector<int64_t> counts(spec.columns, 0);
