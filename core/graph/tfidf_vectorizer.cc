@@ -79,8 +79,7 @@ TfIdfVectorizerSpec ParseTfIdfVectorizer(const Attributes& attrs, const std::str
       << kMaxTfIdfColumns << " columns";
   spec.columns = last_column + 1;
   spec.column_weight.assign(spec.columns, 1.0);
-  spec.has_weights = attrs.Has("weights");
-  if (spec.has_weights) {
+  if (attrs.Has("weights")) {
     const std::vector<double>& weights = attrs.GetFloats("weights");
     AGATE_REQUIRE(weights.size() == indexes.size(), kInvalidArgument)
         << where << ": " << weights.size() << " weights for " << indexes.size() << " n-grams";

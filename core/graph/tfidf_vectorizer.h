@@ -45,7 +45,6 @@ struct TfIdfVectorizerSpec {
   std::vector<Entry> entries;         // the pool's n-grams with min_n <= n <= max_n, in pool order
   int64_t columns = 0;                // max(ngram_indexes) + 1
   std::vector<double> column_weight;  // per output column: its entries' weight (1 without weights)
-  bool has_weights = false;
 
   // Output value of a column from its count.
   double Value(int64_t column, int64_t count) const;
