@@ -6,6 +6,7 @@
 
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/graph/passes/batch_axis_analysis.h"
+#include "core/graph/passes/symbol_padding.h"
 #include "core/serialize/kernel_fingerprint.h"
 #include "core/serialize/serialize_module.h"
 #include "core/support/error.h"
@@ -23,6 +24,8 @@ int64_t ParseExtent(const std::string& text, const std::string& where) {
       << "--bounds '" << where << "': '" << text << "' is not a positive integer";
   return value;
 }
+
+uint64_t AlignUp64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 std::string VariantPrefix(const std::string& prefix, int64_t extent) {
   return (prefix.empty() ? "" : prefix + "_") + "n" + std::to_string(extent);
@@ -74,6 +77,7 @@ BatchSymbol ParseBounds(const std::string& text) {
                     kInvalidArgument)
           << "--bounds '" << text << "': variants must ascend and stay within 1.." << symbol.max;
     }
+    symbol.given = symbol.variants;
     if (symbol.variants.empty() || symbol.variants.front() != 1) symbol.variants.insert(symbol.variants.begin(), 1);
   } else {
     symbol.variants = DefaultVariants(symbol.max);
@@ -165,6 +169,192 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
   merged.funcs = std::move(funcs);
   merged.module = serialize::SerializeModule(spec);
   return merged;
+}
+
+std::vector<int64_t> DefaultPaddedVariants(int64_t min, int64_t max) {
+  std::vector<int64_t> variants;
+  for (int64_t e = 16; e < max; e *= 4) {
+    if (e >= min) variants.push_back(e);
+  }
+  variants.push_back(max);
+  return variants;
+}
+
+namespace {
+
+std::vector<int64_t> PaddedVariants(const BatchSymbol& symbol) {
+  if (symbol.given.empty()) return DefaultPaddedVariants(symbol.min, symbol.max);
+  std::vector<int64_t> variants;
+  for (int64_t e : symbol.given) {
+    AGATE_REQUIRE(e >= symbol.min, kInvalidArgument)
+        << "--bounds " << symbol.name << "=" << symbol.min << ".." << symbol.max << ": variant " << e
+        << " is below the lower bound (a padded symbol runs each extent on the smallest variant at or above it)";
+    variants.push_back(e);
+  }
+  if (variants.back() != symbol.max) variants.push_back(symbol.max);
+  return variants;
+}
+
+struct PaddedVariant {
+  int64_t extent = 0;
+  CompileResult result;
+  graph::PaddedAxes axes;
+};
+
+// Module inputs / outputs of a padded variant: its tensors with the symbol's axes at `max`,
+// Symbolic dims and a staging buffer each from `*arena_end` on.
+void DescribePaddedTensors(const std::vector<serialize::TensorSpec>& tensors, const std::vector<std::vector<int>>& axes,
+                           int64_t max, uint64_t* arena_end, std::vector<serialize::TensorSpec>* out,
+                           std::vector<serialize::TensorDimsSpec>* dims) {
+  for (size_t k = 0; k < axes.size(); ++k) {
+    serialize::TensorSpec t = tensors.at(k);
+    serialize::TensorDimsSpec d;
+    d.kinds.assign(t.shape.size(), serialize::DimKind::kStatic);
+    for (int a : axes[k]) {
+      d.kinds[a] = serialize::DimKind::kSymbolic;
+      t.shape[a] = max;
+    }
+    if (!axes[k].empty()) {
+      d.staging = *arena_end;
+      *arena_end += AlignUp64(t.bytes());
+    }
+    out->push_back(t);
+    dims->push_back(d);
+  }
+}
+
+}  // namespace
+
+CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& graph_at,
+                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
+                                    const CompileOptions& options) {
+  AGATE_REQUIRE(!symbolic_inputs.empty(), kInvalidArgument)
+      << "no input carries symbol " << symbol.name << " (name it in --input-shape, e.g. input_ids:1x" << symbol.name
+      << ", or as the model's dim_param)";
+  const std::string extent_input = "__agate_extent_" + symbol.name;
+  std::vector<PaddedVariant> variants;
+  for (int64_t v : PaddedVariants(symbol)) {
+    PaddedVariant variant;
+    variant.extent = v;
+    const graph::Graph padded =
+        graph::PadSymbolAxes(graph_at(v), v, graph_at(v + 1), v + 1, symbol.name, symbol.min, extent_input, &variant.axes);
+    CompileOptions variant_options = options;
+    variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, v);
+    variant.result = CompileGraph(padded, variant_options);
+    AGATE_REQUIRE(variant.result.spec.target_kind == serialize::TargetKind::kHostCpu, kUnsupported)
+        << "--bounds: symbolic dimensions are supported for host CPU targets (llvm with an OS); target '"
+        << options.target << "' is not one";
+    AGATE_REQUIRE(variant.result.graph.run_time_extents.empty(), kUnsupported)
+        << "--bounds: output '" << variant.result.graph.run_time_extents.begin()->first
+        << "' has extents known only when the model runs; a module with a padded symbol supports only outputs of "
+        << "static or symbolic extents";
+    variants.push_back(std::move(variant));
+  }
+  const PaddedVariant& first = variants.front();
+  const serialize::ModuleSpec& first_spec = first.result.spec;
+  // The extent input is the padded graph's last; the module's inputs are the model's (the
+  // PaddedAxes list has one entry per model input, so it is left out below).
+  AGATE_CHECK(!first_spec.inputs.empty() && first_spec.inputs.back().name == extent_input)
+      << "the padded graph's last input is not " << extent_input;
+  const uint32_t extent_index = static_cast<uint32_t>(first_spec.inputs.size() - 1);
+
+  CompileResult merged;
+  serialize::ModuleSpec& spec = merged.spec;
+  spec.target = first_spec.target;
+  spec.target_kind = first_spec.target_kind;
+  spec.cpu_features = first_spec.cpu_features;
+  spec.has_dynamic_shapes = true;
+  serialize::DynamicShapesSpec& d = spec.dynamic_shapes;
+  d.symbols = {serialize::SymbolSpec{symbol.name, symbol.min, symbol.max}};
+  d.padded = true;
+  for (const PaddedVariant& v : variants) {
+    spec.arena_bytes = std::max(spec.arena_bytes, v.result.spec.arena_bytes);
+    spec.arena_alignment = std::max(spec.arena_alignment, v.result.spec.arena_alignment);
+    spec.workspace_bytes = std::max(spec.workspace_bytes, v.result.spec.workspace_bytes);
+  }
+  // Staging buffers and the extent slot live past every variant's arena.
+  uint64_t arena_end = AlignUp64(spec.arena_bytes);
+  DescribePaddedTensors(first_spec.inputs, first.axes.inputs, symbol.max, &arena_end, &spec.inputs, &d.inputs);
+  DescribePaddedTensors(first_spec.outputs, first.axes.outputs, symbol.max, &arena_end, &spec.outputs, &d.outputs);
+  d.extent_slot = arena_end;
+  spec.arena_bytes = arena_end + 64;
+  spec.arena_alignment = std::max<uint32_t>(spec.arena_alignment, 64);
+
+  SharedConstants constants(&spec);
+  std::vector<ir::LoweredFunc> funcs;
+  for (PaddedVariant& v : variants) {
+    AGATE_CHECK(v.axes.inputs == first.axes.inputs && v.axes.outputs == first.axes.outputs)
+        << "the symbol's axes differ between variants " << first.extent << " and " << v.extent;
+    const uint32_t first_kernel = static_cast<uint32_t>(spec.kernels.size());
+    for (const serialize::KernelSpec& k : v.result.spec.kernels) spec.kernels.push_back(k);
+    serialize::VariantSpec variant{v.extent, v.result.spec.plan};
+    for (serialize::CallSpec& call : variant.plan) {
+      call.kernel += first_kernel;
+      for (serialize::ArgSpec& arg : call.args) {
+        if (arg.kind == serialize::ArgSpec::Kind::kConstant) {
+          arg.index = constants.Add(v.result.spec.constants.at(arg.index));
+        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && arg.index == extent_index) {
+          arg = serialize::ArgSpec::Arena(d.extent_slot + arg.offset, arg.bytes);
+        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && !first.axes.inputs[arg.index].empty()) {
+          arg = serialize::ArgSpec::Arena(d.inputs[arg.index].staging + arg.offset, arg.bytes);
+        } else if (arg.kind == serialize::ArgSpec::Kind::kOutput && !first.axes.outputs[arg.index].empty()) {
+          arg = serialize::ArgSpec::Arena(d.outputs[arg.index].staging + arg.offset, arg.bytes);
+        }
+      }
+    }
+    d.variants.push_back(std::move(variant));
+    funcs.insert(funcs.end(), v.result.funcs.begin(), v.result.funcs.end());
+    for (KernelSummary& k : v.result.kernels) merged.kernels.push_back(std::move(k));
+    for (const PhaseTiming& t : v.result.timings) {
+      merged.timings.push_back({t.phase + " " + symbol.name + "=" + std::to_string(v.extent), t.milliseconds});
+    }
+  }
+  merged.graph = std::move(variants.back().result.graph);
+  const target::Target target = target::Target::Parse(options.target);
+  if (!funcs.empty()) {
+    const std::string object = codegen::BuildLLVMSharedObject(funcs, target);
+    spec.host_object.assign(object.begin(), object.end());
+  }
+  spec.kernel_fingerprint = serialize::KernelFingerprint(
+      options.kernel_prefix, spec.kernels, std::string(spec.host_object.begin(), spec.host_object.end()));
+  spec.metadata.compiler_version = AGATE_VERSION_STRING;
+  spec.metadata.options = options.recorded_options;
+  merged.funcs = std::move(funcs);
+  merged.module = serialize::SerializeModule(spec);
+  return merged;
+}
+
+CompileResult CompileSymbolVariants(const std::function<graph::Graph(int64_t)>& graph_at,
+                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
+                                    const CompileOptions& options) {
+  AGATE_REQUIRE(!symbolic_inputs.empty(), kInvalidArgument)
+      << "no input carries symbol " << symbol.name << " (name it in --input-shape, e.g. input:" << symbol.name
+      << "x3x224x224, or as the model's dim_param)";
+  // Where the symbol sits in the inputs: only on axis 0 may it be a batch.
+  const graph::Graph at_a = graph_at(symbol.min), at_b = graph_at(symbol.min + 1);
+  bool rows_only = true;
+  for (const std::string& in : symbolic_inputs) {
+    if (!at_a.HasValue(in) || !at_b.HasValue(in)) continue;
+    const graph::Shape& sa = at_a.TypeOf(in).shape;
+    const graph::Shape& sb = at_b.TypeOf(in).shape;
+    for (size_t d = 0; d < sa.size() && d < sb.size(); ++d) rows_only = rows_only && (sa[d] == sb[d] || d == 0);
+  }
+  std::string batch_refusal;
+  if (rows_only) {
+    try {
+      return CompileBatchVariants(graph_at, symbolic_inputs, symbol, options);
+    } catch (const Error& e) {
+      if (e.code() != StatusCode::kUnsupported) throw;
+      batch_refusal = e.message();
+    }
+  }
+  try {
+    return CompilePaddedVariants(graph_at, symbolic_inputs, symbol, options);
+  } catch (const Error& e) {
+    if (batch_refusal.empty() || e.code() != StatusCode::kUnsupported) throw;
+    AGATE_THROW(kUnsupported) << "--bounds " << symbol.name << ": the symbol can be neither a batch split into chunks ("
+                              << batch_refusal << ") nor padded (" << e.message() << ")";
+  }
 }
 
 }  // namespace compiler

@@ -1,5 +1,5 @@
-// Batch-style symbolic dimensions by plan variants: one module for every extent of a symbol
-// ("N" in 1..32) on axis 0 of some inputs.
+// Symbolic dimensions by plan variants: one module for every extent of a symbol ("N" in 1..32),
+// batch-style (axis 0, rows chunked) or padded (any axes; CompilePaddedVariants below).
 //
 // Why variants rather than kernels over symbolic extents: agate's kernels are scheduled for
 // static shapes, which is what makes them fast. A module compiled at a few extents of the
@@ -30,6 +30,7 @@ struct BatchSymbol {
   int64_t min = 1;
   int64_t max = 1;
   std::vector<int64_t> variants;  // the extents compiled; empty: DefaultVariants(max)
+  std::vector<int64_t> given;     // the variants as the user listed them (ParseBounds), if any
 };
 
 // The variants compiled when the user names none: 1, min(max, 8), and max when it is a power of
@@ -48,6 +49,27 @@ BatchSymbol ParseBounds(const std::string& text);
 CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& graph_at,
                                    const std::set<std::string>& batch_inputs, const BatchSymbol& symbol,
                                    const CompileOptions& options);
+
+// The variants of a padded symbol when the user names none: 16, 64, 256... at or above min and
+// below max, then max (a run pads to the next one, so at most 4x the work of its extent, and at
+// most one compile per factor of 4).
+std::vector<int64_t> DefaultPaddedVariants(int64_t min, int64_t max);
+
+// Compiles the model for a symbol that cannot be chunked (a sequence length, on any axes): each
+// variant v is the model imported at v, padded by core/graph/passes/symbol_padding.h, and a run
+// of extent n runs the smallest variant >= n once on inputs the runtime stages zero-padded
+// (format 3.0: DynamicShapes.padded). Variants: symbol.given plus max, or DefaultPaddedVariants.
+// Host-CPU targets only; kUnsupported naming the node when the model cannot run padded.
+CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& graph_at,
+                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
+                                    const CompileOptions& options);
+
+// `agate compile --bounds`: a symbol only on axis 0 of its inputs is compiled batch-style when
+// its rows never mix (CompileBatchVariants), otherwise padded (CompilePaddedVariants); when
+// neither applies the error gives both reasons.
+CompileResult CompileSymbolVariants(const std::function<graph::Graph(int64_t)>& graph_at,
+                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
+                                    const CompileOptions& options);
 
 }  // namespace compiler
 }  // namespace agate

@@ -11,6 +11,7 @@
 #include "agate/runtime.h"
 #include "core/graph/testing/graph_builder.h"
 #include "core/graph_eval/interpreter.h"
+#include "core/serialize/serialize_module.h"
 #include "core/support/error.h"
 
 namespace agate {
@@ -118,6 +119,111 @@ TEST(BatchVariantsTest, RowsThatMixAreRefusedAtCompileTime) {
               std::string::npos)
         << e.what();
   }
+}
+
+// x [1, s, 8] -> self-attention (scores over s, softmax, a product over s) -> y [1, s, 8], and the
+// mean over s -> m [1, 8].
+Graph Attention(int64_t s) {
+  Graph g;
+  g.inputs = {"x"};
+  g.types["x"] = graph::TensorType{graph::DType::Float(32), {1, s, 8}};
+  g.constants["wq"] = graph::testing::RandomTensor({8, 8}, 21);
+  g.types["wq"] = graph::TensorType{graph::DType::Float(32), {8, 8}};
+  Add(&g, "MatMul", "q", {"x", "wq"}, {"q"});
+  Add(&g, "Transpose", "kt", {"x"}, {"kt"}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  Add(&g, "MatMul", "scores", {"q", "kt"}, {"s"});
+  Add(&g, "Softmax", "probs", {"s"}, {"p"}, {{"axis", int64_t{-1}}});
+  Add(&g, "MatMul", "mix", {"p", "x"}, {"y"});
+  Add(&g, "ReduceMean", "mean", {"y"}, {"m"}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+  return graph::testing::Finish(std::move(g), {"y", "m"});
+}
+
+TEST(PaddedVariantsTest, DefaultVariantsGrowByFourUpToTheBound) {
+  EXPECT_EQ(DefaultPaddedVariants(1, 128), std::vector<int64_t>({16, 64, 128}));
+  EXPECT_EQ(DefaultPaddedVariants(1, 16), std::vector<int64_t>({16}));
+  EXPECT_EQ(DefaultPaddedVariants(32, 512), std::vector<int64_t>({64, 256, 512}));
+  EXPECT_EQ(DefaultPaddedVariants(1, 8), std::vector<int64_t>({8}));
+}
+
+TEST(PaddedVariantsTest, OneModuleRunsEverySequenceLengthAndMatchesTheInterpreter) {
+  CompileOptions options;
+  options.target = "llvm";
+  BatchSymbol symbol = ParseBounds("S=1..8:4");
+  CompileResult result = CompileSymbolVariants(Attention, {"x"}, symbol, options);
+  agate_module_t* module = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &module), AGATE_OK)
+      << RuntimeError();
+  agate_dim_info dim;
+  ASSERT_EQ(agate_module_input_dim(module, 0, 1, &dim), AGATE_OK);
+  EXPECT_EQ(dim.kind, AGATE_DIM_SYMBOLIC);
+  EXPECT_EQ(dim.max, 8);
+  ASSERT_EQ(agate_module_input_dim(module, 0, 0, &dim), AGATE_OK);
+  EXPECT_EQ(dim.kind, AGATE_DIM_STATIC);
+  agate_executor_t* executor = nullptr;
+  ASSERT_EQ(agate_executor_create(module, nullptr, &executor), AGATE_OK);
+  for (int64_t n : {5, 1, 3, 4, 8, 2}) {  // variant 8, then 4, then 8 again: no stale padding
+    const graph::Tensor x = graph::testing::RandomTensor({1, n, 8}, static_cast<uint32_t>(200 + n));
+    const std::map<std::string, graph::Tensor> want = graph_eval::Interpret(Attention(n), {{"x", x}});
+    int64_t shape[3] = {1, n, 8};
+    DLTensor in;
+    std::memset(&in, 0, sizeof(in));
+    in.data = const_cast<void*>(x.raw_data());
+    in.device = DLDevice{kDLCPU, 0};
+    in.ndim = 3;
+    in.dtype = DLDataType{kDLFloat, 32, 1};
+    in.shape = shape;
+    ASSERT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << RuntimeError();
+    for (const char* name : {"y", "m"}) {
+      DLTensor out;
+      ASSERT_EQ(agate_executor_get_output(executor, name[0] == 'y' ? 0 : 1, &out), AGATE_OK);
+      const graph::Tensor& ref = want.at(name);
+      ASSERT_EQ(out.ndim, ref.rank());
+      for (int d = 0; d < out.ndim; ++d) ASSERT_EQ(out.shape[d], ref.shape()[d]) << name << " n " << n;
+      const float* got = static_cast<const float*>(out.data);
+      for (int64_t i = 0; i < ref.numel(); ++i) EXPECT_NEAR(got[i], ref.data<float>()[i], 1e-4) << name << " n " << n;
+    }
+  }
+  int64_t too_long[3] = {1, 9, 8};
+  std::vector<float> nine(72, 0.0f);
+  DLTensor in;
+  std::memset(&in, 0, sizeof(in));
+  in.data = nine.data();
+  in.device = DLDevice{kDLCPU, 0};
+  in.ndim = 3;
+  in.dtype = DLDataType{kDLFloat, 32, 1};
+  in.shape = too_long;
+  EXPECT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_INVALID_ARGUMENT);
+  EXPECT_NE(RuntimeError().find("input 0 'x' has extent 9 on axis 1 (symbol S), outside its bounds 1..8"),
+            std::string::npos)
+      << RuntimeError();
+  agate_executor_free(executor);
+  agate_module_free(module);
+}
+
+TEST(PaddedVariantsTest, CorruptPaddedDescriptionsAreRefusedWhenLoading) {
+  CompileOptions options;
+  options.target = "llvm";
+  const CompileResult result = CompileSymbolVariants(Attention, {"x"}, ParseBounds("S=1..8:4"), options);
+  auto load_fails = [](serialize::ModuleSpec spec, const std::string& expected) {
+    const std::vector<uint8_t> bytes = serialize::SerializeModuleUnverifiedForTesting(spec);
+    agate_module_t* module = nullptr;
+    EXPECT_EQ(agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module), AGATE_CORRUPT) << expected;
+    EXPECT_NE(RuntimeError().find(expected), std::string::npos) << RuntimeError();
+    agate_module_free(module);
+  };
+  serialize::ModuleSpec spec = result.spec;
+  spec.dynamic_shapes.inputs[0].staging += 8;
+  load_fails(spec, "'x' (3 dimensions) has its staging buffer at");
+  spec = result.spec;
+  spec.dynamic_shapes.extent_slot = spec.arena_bytes;
+  load_fails(spec, "extent slot");
+  spec = result.spec;
+  spec.dynamic_shapes.variants.pop_back();
+  load_fails(spec, "last variant has extent 4, not its upper bound 8");
+  spec = result.spec;
+  spec.dynamic_shapes.variants[0].plan[0].args[0] = serialize::ArgSpec::Input(0, 4);
+  load_fails(spec, "passes input 0, which carries the padded symbol, other than through its staging buffer");
 }
 
 }  // namespace

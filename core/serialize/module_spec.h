@@ -116,9 +116,10 @@ struct SymbolSpec {
 };
 
 struct TensorDimsSpec {
-  std::vector<DimKind> kinds;  // one per axis; only axis 0 may be kSymbolic
+  std::vector<DimKind> kinds;  // one per axis; only axis 0 may be kSymbolic unless the symbol is padded
   uint32_t symbol = 0;         // the SymbolSpec of a kSymbolic axis
   uint64_t shape_slot = 0;     // kValueDependent outputs: arena offset of the ndim int64 extents
+  uint64_t staging = 0;        // padded symbols: arena offset of the staging buffer (module.fbs)
 };
 
 // The plan for `extent` rows: Input/Output arguments of tensors with symbolic rows address the
@@ -133,6 +134,10 @@ struct DynamicShapesSpec {
   std::vector<TensorDimsSpec> inputs;   // one per ModuleSpec::inputs
   std::vector<TensorDimsSpec> outputs;  // one per ModuleSpec::outputs
   std::vector<VariantSpec> variants;    // ascending extents from 1; ModuleSpec::plan then empty
+  // A padded symbol (format 3.0): variants ascend to the symbol's max, each run once on staged
+  // inputs, n written at extent_slot (module.fbs, DynamicShapes.padded).
+  bool padded = false;
+  uint64_t extent_slot = 0;
 };
 
 struct ModuleMetadata {

@@ -151,7 +151,7 @@ fb::DimKind ToFb(DimKind kind) {
   AGATE_THROW(kInternal) << "unknown DimKind";
 }
 
-// The dynamic shapes (format 2.0), in the metadata buffer `b`.
+// The dynamic shapes (format 2.0; 3.0 when padded), in the metadata buffer `b`.
 flatbuffers::Offset<fb::DynamicShapes> BuildDynamicShapes(flatbuffers::FlatBufferBuilder& b, const DynamicShapesSpec& d) {
   std::vector<flatbuffers::Offset<fb::Symbol>> symbols;
   for (const SymbolSpec& s : d.symbols) symbols.push_back(fb::CreateSymbol(b, b.CreateString(s.name), s.min, s.max));
@@ -161,7 +161,7 @@ flatbuffers::Offset<fb::DynamicShapes> BuildDynamicShapes(flatbuffers::FlatBuffe
       std::vector<uint8_t> kinds;
       for (DimKind k : t.kinds) kinds.push_back(static_cast<uint8_t>(ToFb(k)));
       out.push_back(fb::CreateTensorDims(b, b.CreateVector(reinterpret_cast<const fb::DimKind*>(kinds.data()), kinds.size()),
-                                         t.symbol, t.shape_slot));
+                                         t.symbol, t.shape_slot, t.staging));
     }
     return b.CreateVector(out);
   };
@@ -173,7 +173,7 @@ flatbuffers::Offset<fb::DynamicShapes> BuildDynamicShapes(flatbuffers::FlatBuffe
     for (const VariantSpec& v : d.variants) out.push_back(fb::CreateVariant(b, v.extent, BuildPlan(b, v.plan)));
     variants = b.CreateVector(out);
   }
-  return fb::CreateDynamicShapes(b, b.CreateVector(symbols), inputs, outputs, variants);
+  return fb::CreateDynamicShapes(b, b.CreateVector(symbols), inputs, outputs, variants, d.padded, d.extent_slot);
 }
 
 // The metadata as its own FlatBuffer (nested in Module.metadata), with the hash placeholder.
@@ -237,7 +237,9 @@ std::vector<uint8_t> Build(const ModuleSpec& spec) {
   std::string feature_list;
   for (const std::string& feature : spec.cpu_features) feature_list += (feature_list.empty() ? "" : " ") + feature;
   auto cpu_features = spec.cpu_features.empty() ? 0 : b.CreateString(feature_list);
-  const uint32_t major = spec.has_dynamic_shapes ? rt::kFormatMajor : rt::kStaticFormatMajor;
+  const uint32_t major = !spec.has_dynamic_shapes          ? rt::kStaticFormatMajor
+                         : spec.dynamic_shapes.padded ? rt::kPaddedFormatMajor
+                                                      : rt::kDynamicFormatMajor;
   bool check_messages = false;
   for (const KernelSpec& k : spec.kernels) check_messages |= !k.check_messages.empty();
   const uint32_t minor = spec.has_dynamic_shapes

@@ -247,9 +247,11 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
   const fb::Tensor& info = *m.inputs()->Get(index);
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   const fb::Symbol* symbol = rt::InputSymbol(module, index);
-  agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), symbol, tensor, kDLCPU, "input", index);
+  int64_t extent = 0;
+  agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), rt::InputDims(module.facts, index), symbol,
+                                               tensor, kDLCPU, "input", index, &extent);
   if (status != AGATE_OK) return status;
-  if (symbol != nullptr) executor->input_rows[index] = tensor->shape[0];
+  if (symbol != nullptr) executor->input_rows[index] = extent;
 #else
   agate_status_t status = rt::CheckTensorMatches(info, tensor, kDLCPU, "input", index);
   if (status != AGATE_OK) return status;
@@ -308,7 +310,8 @@ AGATE_API agate_status_t agate_executor_copy_output(agate_executor_t* executor, 
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   // Dynamic modules: dst must have the run-time shape of the last run.
   agate_status_t status =
-      rt::CheckTensorShape(info, rt::OutputShape(*executor, index), nullptr, dst, kDLCPU, "output", index);
+      rt::CheckTensorShape(info, rt::OutputShape(*executor, index), nullptr, nullptr, dst, kDLCPU, "output", index,
+                           nullptr);
   if (status != AGATE_OK) return status;
   const size_t bytes = static_cast<size_t>(rt::OutputBytes(*executor, index));
 #else

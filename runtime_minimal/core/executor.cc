@@ -158,9 +158,11 @@ int32_t SerialParallelFor(void* pool, agate_parallel_task_fn task, void* closure
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
 namespace {
 
-// CheckTensorMatches against `shape`; with `symbol`, axis 0 may be any extent in its bounds.
-agate_status_t CheckTensor(const fb::Tensor& info, const int64_t* shape, const fb::Symbol* symbol,
-                           const DLTensor* tensor, int32_t device_type, const char* role, uint32_t index) {
+// CheckTensorMatches against `shape`; with `symbol`, the axes `dims` marks Symbolic may be any
+// one extent in its bounds, written to *symbol_extent.
+agate_status_t CheckTensor(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
+                           const fb::Symbol* symbol, const DLTensor* tensor, int32_t device_type, const char* role,
+                           uint32_t index, int64_t* symbol_extent) {
 #else
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
                                   const char* role, uint32_t index) {
@@ -189,12 +191,18 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
   for (int32_t axis = tensor->ndim - 1; axis >= 0; --axis) {
     const int64_t extent = tensor->shape[axis];
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
-    if (axis == 0 && symbol != nullptr) {
+    if (symbol != nullptr && dims != nullptr && dims->kinds()->Get(static_cast<uint32_t>(axis)) == fb::DimKind::Symbolic) {
       if (extent < symbol->min() || extent > symbol->max()) {
-        return TensorFail(role, index, name) << " has extent " << extent << " on axis 0 (symbol "
+        return TensorFail(role, index, name) << " has extent " << extent << " on axis " << axis << " (symbol "
                                             << symbol->name()->c_str() << "), outside its bounds " << symbol->min()
                                             << ".." << symbol->max();
       }
+      if (*symbol_extent != 0 && *symbol_extent != extent) {
+        return TensorFail(role, index, name) << " has extents " << extent << " on axis " << axis << " and "
+                                            << *symbol_extent << " on a later axis, both symbol "
+                                            << symbol->name()->c_str();
+      }
+      *symbol_extent = extent;
     } else
 #endif
     if (extent != shape[axis]) {
@@ -226,18 +234,23 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
 
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
                                   const char* role, uint32_t index) {
-  return CheckTensor(info, info.shape()->data(), nullptr, tensor, device_type, role, index);
+  int64_t unused = 0;
+  return CheckTensor(info, info.shape()->data(), nullptr, nullptr, tensor, device_type, role, index, &unused);
 }
 
-agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::Symbol* symbol,
-                                const DLTensor* tensor, int32_t device_type, const char* role, uint32_t index) {
-  return CheckTensor(info, shape, symbol, tensor, device_type, role, index);
+agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
+                                const fb::Symbol* symbol, const DLTensor* tensor, int32_t device_type, const char* role,
+                                uint32_t index, int64_t* symbol_extent) {
+  int64_t extent = 0;
+  const agate_status_t status = CheckTensor(info, shape, dims, symbol, tensor, device_type, role, index, &extent);
+  if (symbol_extent != nullptr) *symbol_extent = extent;
+  return status;
 }
 
 namespace {
 
 const fb::Symbol* SymbolOf(const agate_module& module, const fb::TensorDims* dims) {
-  if (!HasSymbolicRows(dims)) return nullptr;
+  if (SymbolAxis(dims) < 0) return nullptr;
   return module.facts.dynamic->symbols()->Get(dims->symbol());
 }
 
@@ -327,6 +340,91 @@ agate_status_t PublishOutputShapes(agate_executor* e, int64_t rows) {
   return AGATE_OK;
 }
 
+// Copies the elements of a tensor of `ndim` axes between two compact layouts: `from_shape` and
+// `to_shape` differ only on the axes of `kinds` marked Symbolic, where `common` positions of each
+// are copied (the smaller of the two extents).
+void CopyPositions(const uint8_t* from, const int64_t* from_shape, uint8_t* to, const int64_t* to_shape,
+                   uint32_t ndim, uint64_t element_bytes) {
+  int64_t common[kMaxPaddedRank], index[kMaxPaddedRank], from_stride[kMaxPaddedRank], to_stride[kMaxPaddedRank];
+  int64_t fs = 1, ts = 1;
+  for (int32_t a = static_cast<int32_t>(ndim) - 1; a >= 0; --a) {
+    common[a] = from_shape[a] < to_shape[a] ? from_shape[a] : to_shape[a];
+    from_stride[a] = fs;
+    to_stride[a] = ts;
+    fs *= from_shape[a];
+    ts *= to_shape[a];
+    index[a] = 0;
+    if (common[a] == 0) return;
+  }
+  if (ndim == 0) {
+    memcpy(to, from, element_bytes);
+    return;
+  }
+  const uint64_t run = static_cast<uint64_t>(common[ndim - 1]) * element_bytes;
+  for (;;) {
+    int64_t f = 0, t = 0;
+    for (uint32_t a = 0; a + 1 < ndim; ++a) {
+      f += index[a] * from_stride[a];
+      t += index[a] * to_stride[a];
+    }
+    memcpy(to + static_cast<uint64_t>(t) * element_bytes, from + static_cast<uint64_t>(f) * element_bytes, run);
+    int32_t a = static_cast<int32_t>(ndim) - 2;
+    while (a >= 0 && ++index[a] == common[a]) index[a--] = 0;
+    if (a < 0) return;
+  }
+}
+
+uint64_t ElementBytes(const fb::Tensor& info) {
+  const fb::DType& d = *info.dtype();
+  return static_cast<uint64_t>(d.bits() == 1 ? 1 : d.bits() / 8) * d.lanes();
+}
+
+// `info`'s shape with its Symbolic axes (per `dims`) at `extent`, into `shape`; returns its bytes.
+uint64_t ShapeAt(const fb::Tensor& info, const fb::TensorDims& dims, int64_t extent, int64_t* shape) {
+  uint64_t bytes = ElementBytes(info);
+  for (uint32_t a = 0; a < info.shape()->size(); ++a) {
+    shape[a] = dims.kinds()->Get(a) == fb::DimKind::Symbolic ? extent : info.shape()->Get(a);
+    bytes *= static_cast<uint64_t>(shape[a]);
+  }
+  return bytes;
+}
+
+// Runs a padded module once for extent n = `rows`: the smallest variant of extent >= n, every
+// input that carries the symbol staged zero-padded to that extent, n written where the plan's
+// masks read it, every output that carries it copied out at n.
+agate_status_t RunPadded(agate_executor* e, int64_t rows) {
+  const agate_module& module = *e->module;
+  const fb::Module& m = *module.fb;
+  const fb::DynamicShapes& d = *module.facts.dynamic;
+  uint32_t v = 0;
+  while (d.variants()->Get(v)->extent() < rows) ++v;  // the last variant's extent is the symbol's max
+  const int64_t extent = d.variants()->Get(v)->extent();
+  int64_t at_rows[kMaxPaddedRank], at_extent[kMaxPaddedRank];
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
+    const fb::TensorDims& dims = *d.inputs()->Get(i);
+    if (SymbolAxis(&dims) < 0) continue;
+    const fb::Tensor& info = *m.inputs()->Get(i);
+    ShapeAt(info, dims, rows, at_rows);
+    const uint64_t bytes = ShapeAt(info, dims, extent, at_extent);
+    uint8_t* staging = e->arena + dims.staging();
+    memset(staging, 0, bytes);
+    CopyPositions(static_cast<const uint8_t*>(e->inputs[i]), at_rows, staging, at_extent, info.shape()->size(),
+                  ElementBytes(info));
+  }
+  memcpy(e->arena + d.extent_slot(), &rows, sizeof(rows));
+  agate_status_t status = RunChunk(e, *d.variants()->Get(v)->plan(), 0);
+  if (status != AGATE_OK) return status;
+  for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
+    const fb::TensorDims& dims = *d.outputs()->Get(o);
+    if (SymbolAxis(&dims) < 0) continue;
+    const fb::Tensor& info = *m.outputs()->Get(o);
+    ShapeAt(info, dims, rows, at_rows);
+    ShapeAt(info, dims, extent, at_extent);
+    CopyPositions(e->arena + dims.staging(), at_extent, e->outputs[o], at_rows, info.shape()->size(), ElementBytes(info));
+  }
+  return PublishOutputShapes(e, rows);
+}
+
 // Runs a module with variants: every input carrying the symbol must agree on its extent n;
 // n rows run as chunks of the largest variants (greedy), each at its rows' offsets.
 agate_status_t RunVariants(agate_executor* e) {
@@ -336,7 +434,7 @@ agate_status_t RunVariants(agate_executor* e) {
   int64_t rows = 0;
   uint32_t first = 0;
   for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
-    if (!HasSymbolicRows(InputDims(module.facts, i))) continue;
+    if (SymbolAxis(InputDims(module.facts, i)) < 0) continue;
     if (rows == 0) {
       rows = e->input_rows[i];
       first = i;
@@ -344,7 +442,7 @@ agate_status_t RunVariants(agate_executor* e) {
       return Fail(AGATE_INVALID_ARGUMENT) << "inputs " << first << " '" << m.inputs()->Get(first)->name()->c_str()
                                           << "' and " << i << " '" << m.inputs()->Get(i)->name()->c_str()
                                           << "' bind symbol " << d.symbols()->Get(0)->name()->c_str()
-                                          << " (axis 0) to different extents: " << rows << " and " << e->input_rows[i];
+                                          << " to different extents: " << rows << " and " << e->input_rows[i];
     }
   }
   for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
@@ -355,6 +453,7 @@ agate_status_t RunVariants(agate_executor* e) {
                                           << " = " << rows;
     }
   }
+  if (d.padded()) return RunPadded(e, rows);
   int64_t row = 0;
   while (row < rows) {
     uint32_t v = d.variants()->size() - 1;

@@ -46,7 +46,7 @@ struct agate_executor {
   void* device_state;
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   // Dynamic-shape modules only (module->facts.dynamic; NULL otherwise):
-  int64_t* input_rows;     // per input: the bound extent of a symbolic axis 0 (0: none)
+  int64_t* input_rows;     // per input: the bound extent of its symbolic axes (0: none)
   int64_t* output_rows;    // per output: the extent of a caller's buffer bound by set_output (0: own buffer)
   int64_t* output_shapes;  // every output's run-time shape, back to back (upper bounds before a run)
   void** chunk_args;       // one variant call's arguments (facts.max_variant_args)
@@ -87,12 +87,14 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
 
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
 // Like CheckTensorMatches against `shape` (info's ndim entries) instead of info's shape; when
-// `symbol` is not NULL, axis 0 may be any extent in [symbol->min(), symbol->max()] and the
-// message for one outside names the symbol and its bounds.
-agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::Symbol* symbol,
-                                const DLTensor* tensor, int32_t device_type, const char* role, uint32_t index);
+// `symbol` is not NULL, the axes `dims` marks Symbolic may be any one extent in
+// [symbol->min(), symbol->max()] (written to *symbol_extent unless NULL; 0 with no such axis),
+// and the message for one outside names the axis, the symbol and its bounds.
+agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
+                                const fb::Symbol* symbol, const DLTensor* tensor, int32_t device_type, const char* role,
+                                uint32_t index, int64_t* symbol_extent);
 
-// The symbol bounding axis 0 of input / output `index`, or NULL when that axis is not symbolic.
+// The symbol of input / output `index`'s symbolic axes, or NULL when it has none.
 const fb::Symbol* InputSymbol(const agate_module& module, uint32_t index);
 const fb::Symbol* OutputSymbol(const agate_module& module, uint32_t index);
 

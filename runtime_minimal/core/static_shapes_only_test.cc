@@ -36,7 +36,11 @@ TEST(StaticShapesOnlyTest, StaticModuleVerifiesAndFormat2IsUnsupported) {
   EXPECT_EQ(agate_module_in_place_bytes(dynamic_module.data(), dynamic_module.size(), &bytes), AGATE_UNSUPPORTED);
   EXPECT_EQ(Message(), "module format 2.0 may have dynamic shapes; this runtime was built with "
                        "AGATE_RT_STATIC_SHAPES_ONLY");
-  const std::vector<uint8_t> future = EmptyModule(3, 0);
+  const std::vector<uint8_t> padded_module = EmptyModule(3, 0);  // a padded symbol (format 3.0)
+  EXPECT_EQ(agate_module_in_place_bytes(padded_module.data(), padded_module.size(), &bytes), AGATE_UNSUPPORTED);
+  EXPECT_EQ(Message(), "module format 3.0 may have dynamic shapes; this runtime was built with "
+                       "AGATE_RT_STATIC_SHAPES_ONLY");
+  const std::vector<uint8_t> future = EmptyModule(4, 0);
   EXPECT_EQ(agate_module_in_place_bytes(future.data(), future.size(), &bytes), AGATE_VERSION_MISMATCH);
 }
 

@@ -70,7 +70,7 @@ agate_status_t CheckVersion(flatbuffers::Verifier& verifier, const uint8_t* data
                                         << "); update the runtime or rebuild the module with an older compiler";
   }
 #ifdef AGATE_RT_STATIC_SHAPES_ONLY
-  if (major == 2) {
+  if (major >= kDynamicFormatMajor) {
     return Fail(AGATE_UNSUPPORTED) << "module format " << major << "." << minor
                                    << " may have dynamic shapes; this runtime was built with AGATE_RT_STATIC_SHAPES_ONLY";
   }
@@ -312,15 +312,15 @@ agate_status_t CheckTensorDims(const fb::Module& m, const fb::DynamicShapes& d, 
     const fb::DimKind kind = dims.kinds()->Get(axis);
     if (kind == fb::DimKind::Static) continue;
     if (kind == fb::DimKind::Symbolic) {
-      if (axis != 0 || dims.symbol() >= d.symbols()->size()) {
+      if ((axis != 0 && !d.padded()) || dims.symbol() >= d.symbols()->size()) {
         return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' axis " << axis
                                    << " is symbolic (symbol " << dims.symbol() << " of " << d.symbols()->size()
-                                   << "); only axis 0 may carry a symbol";
+                                   << "); only axis 0 may carry a symbol that is not padded";
       }
       const fb::Symbol& sym = *d.symbols()->Get(dims.symbol());
-      if (t.shape()->Get(0) != sym.max()) {
+      if (t.shape()->Get(axis) != sym.max()) {
         return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has extent "
-                                   << t.shape()->Get(0) << " on axis 0, not the upper bound " << sym.max()
+                                   << t.shape()->Get(axis) << " on axis " << axis << ", not the upper bound " << sym.max()
                                    << " of its symbol " << sym.name()->c_str();
       }
       continue;
@@ -333,12 +333,40 @@ agate_status_t CheckTensorDims(const fb::Module& m, const fb::DynamicShapes& d, 
                                << " has dimension kind " << static_cast<uint32_t>(kind)
                                << ", which only outputs of a module without variants may have (2) or is unknown";
   }
+  if (d.padded() && SymbolAxis(&dims) >= 0) {
+    const uint64_t staging = dims.staging();
+    const uint64_t bytes = TensorBytes(t);
+    if (ndim > kMaxPaddedRank || staging % 64 != 0 || staging > m.arena_bytes() || bytes > m.arena_bytes() - staging) {
+      return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' (" << ndim
+                                 << " dimensions) has its staging buffer at [" << staging << ", +" << bytes
+                                 << "), which is not 64-byte aligned inside the arena of " << m.arena_bytes()
+                                 << " bytes, or has more than " << kMaxPaddedRank << " dimensions";
+    }
+  }
   if (value_dependent) {
     const uint64_t slot = dims.shape_slot();
     if (slot % 8 != 0 || slot > m.arena_bytes() || uint64_t{8} * ndim > m.arena_bytes() - slot) {
       return Fail(AGATE_OUT_OF_RANGE) << role << " " << index << " '" << t.name()->c_str() << "' shape slot ["
                                       << slot << ", +" << uint64_t{8} * ndim << ") is not 8-byte aligned inside the arena of "
                                       << m.arena_bytes() << " bytes";
+    }
+  }
+  return AGATE_OK;
+}
+
+// No call of a padded variant's plan names a tensor that carries the symbol as an Input or
+// Output: those live in their staging buffers.
+agate_status_t CheckPaddedArgs(const flatbuffers::Vector<flatbuffers::Offset<fb::Call>>& plan, const ModuleFacts& facts,
+                               uint32_t variant) {
+  for (flatbuffers::uoffset_t c = 0; c < plan.size(); ++c) {
+    for (const fb::Arg* arg : *plan.Get(c)->args()) {
+      const bool input = arg->kind() == fb::ArgKind::Input, output = arg->kind() == fb::ArgKind::Output;
+      const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDims>>& dims =
+          *(input ? facts.dynamic->inputs() : facts.dynamic->outputs());
+      if ((input || output) && arg->index() < dims.size() && SymbolAxis(dims.Get(arg->index())) >= 0) {
+        return Fail(AGATE_CORRUPT) << "variant " << variant << " call " << c << " passes " << (input ? "input " : "output ")
+                                   << arg->index() << ", which carries the padded symbol, other than through its staging buffer";
+      }
     }
   }
   return AGATE_OK;
@@ -353,23 +381,36 @@ agate_status_t CheckVariants(const fb::Module& m, const fb::DynamicShapes& d, Mo
   if (!has_symbol) return Fail(AGATE_CORRUPT) << "module has variants but no symbol";
   if (m.plan()->size() != 0) return Fail(AGATE_CORRUPT) << "module has variants and a non-empty Module.plan";
   bool carried = false;  // a run takes the symbol's extent from the inputs
-  for (uint32_t i = 0; i < m.inputs()->size(); ++i) carried = carried || HasSymbolicRows(InputDims(*facts, i));
+  for (uint32_t i = 0; i < m.inputs()->size(); ++i) carried = carried || SymbolAxis(InputDims(*facts, i)) >= 0;
   if (!carried) {
     return Fail(AGATE_CORRUPT) << "no input carries symbol " << d.symbols()->Get(0)->name()->c_str()
                                << ", so a run could not know its extent";
   }
   const fb::Symbol& sym = *d.symbols()->Get(0);
+  if (d.padded()) {
+    const uint32_t last = d.variants()->size() - 1;
+    if (d.variants()->Get(last)->extent() != sym.max()) {
+      return Fail(AGATE_CORRUPT) << "padded symbol " << sym.name()->c_str() << "'s last variant has extent "
+                                 << d.variants()->Get(last)->extent() << ", not its upper bound " << sym.max();
+    }
+    if (d.extent_slot() % 8 != 0 || d.extent_slot() > m.arena_bytes() || m.arena_bytes() - d.extent_slot() < 8) {
+      return Fail(AGATE_CORRUPT) << "padded symbol " << sym.name()->c_str() << "'s extent slot " << d.extent_slot()
+                                 << " is not 8 bytes aligned inside the arena of " << m.arena_bytes() << " bytes";
+    }
+  }
   int64_t previous = 0;
   for (uint32_t v = 0; v < d.variants()->size(); ++v) {
     const fb::Variant& variant = *d.variants()->Get(v);
     const int64_t extent = variant.extent();
-    if (extent <= previous || extent > sym.max() || (v == 0 && extent != 1)) {
+    if (extent <= previous || extent > sym.max() || (v == 0 && extent != 1 && !d.padded())) {
       return Fail(AGATE_CORRUPT) << "variant " << v << " has extent " << extent << "; extents must ascend from 1 to at most "
                                  << sym.max() << " (" << sym.name()->c_str() << "'s upper bound)";
     }
     previous = extent;
     uint32_t args = 0;
-    agate_status_t status = CheckPlan(m, *variant.plan(), *facts, extent, &args);
+    // A padded variant runs once on the staged tensors, which its plan reads as Arena arguments.
+    agate_status_t status = d.padded() ? CheckPaddedArgs(*variant.plan(), *facts, v) : AGATE_OK;
+    if (status == AGATE_OK) status = CheckPlan(m, *variant.plan(), *facts, d.padded() ? 0 : extent, &args);
     if (status != AGATE_OK) return status;
     for (const fb::Call* call : *variant.plan()) {
       if (call->args()->size() > facts->max_variant_args) facts->max_variant_args = call->args()->size();
@@ -401,7 +442,7 @@ agate_status_t CheckDynamicShapes(const uint8_t* data, const fb::Module& m, Modu
   }
   if (d.symbols()->size() > 1) {
     return Fail(AGATE_UNSUPPORTED) << "module has " << d.symbols()->size()
-                                   << " symbols; this runtime supports one (batch-style) symbol";
+                                   << " symbols; this runtime supports one symbol";
   }
   for (const fb::Symbol* sym : *d.symbols()) {
     if (sym->min() < 1 || sym->min() > sym->max()) {
@@ -457,6 +498,14 @@ const fb::TensorDims* OutputDims(const ModuleFacts& facts, uint32_t index) {
 
 bool HasSymbolicRows(const fb::TensorDims* dims) {
   return dims != nullptr && dims->kinds()->size() != 0 && dims->kinds()->Get(0) == fb::DimKind::Symbolic;
+}
+
+int32_t SymbolAxis(const fb::TensorDims* dims) {
+  if (dims == nullptr) return -1;
+  for (uint32_t axis = 0; axis < dims->kinds()->size(); ++axis) {
+    if (dims->kinds()->Get(axis) == fb::DimKind::Symbolic) return static_cast<int32_t>(axis);
+  }
+  return -1;
 }
 
 uint64_t RowBytes(const fb::Tensor& tensor) {

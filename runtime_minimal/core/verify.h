@@ -39,7 +39,11 @@ namespace rt {
 
 // The newest module format this runtime reads, and what the compiler writes for a module with
 // dynamic shapes (2.0: Module.dynamic_shapes; see module.fbs).
-constexpr uint32_t kFormatMajor = 2;
+constexpr uint32_t kFormatMajor = 3;
+// Batch-style dynamic shapes (chunked variants) are 2.0; a padded symbol (module.fbs,
+// DynamicShapes.padded) 3.0, which a 2.x runtime would mis-run.
+constexpr uint32_t kDynamicFormatMajor = 2;
+constexpr uint32_t kPaddedFormatMajor = 3;
 constexpr uint32_t kFormatMinor = 0;
 // The minors written when a kernel records run-time check messages (Kernel.check_messages):
 // 2.1 and 1.3. Modules without them keep 2.0 and 1.2, byte for byte.
@@ -76,6 +80,12 @@ const fb::TensorDims* InputDims(const ModuleFacts& facts, uint32_t index);
 const fb::TensorDims* OutputDims(const ModuleFacts& facts, uint32_t index);
 // True when axis 0 of a tensor with these dims is the (batch) symbol.
 bool HasSymbolicRows(const fb::TensorDims* dims);
+// The first axis of a tensor with these dims that carries the symbol, or -1 (a batch symbol's is
+// axis 0; a padded symbol may sit on any axes).
+int32_t SymbolAxis(const fb::TensorDims* dims);
+// The most axes a tensor with a padded symbol may have (the executor stages it with a loop
+// over index arrays of this size).
+constexpr uint32_t kMaxPaddedRank = 16;
 // The bytes of one row (axis-0 slice) of a verified tensor.
 uint64_t RowBytes(const fb::Tensor& tensor);
 #endif

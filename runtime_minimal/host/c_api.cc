@@ -244,13 +244,15 @@ agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* t
   const agate_module& module = *e->module;
   const fb::Module& m = *module.fb;
   uint8_t* data = e->own_outputs[index];
-  // Outputs whose axis 0 is the batch symbol take any in-bounds extent there; the run then
+  // Outputs whose axes carry the symbol take any in-bounds extent there; the run then
   // checks it equals the inputs' (agate_executor_run). Value-dependent outputs take a buffer of
   // their upper bounds.
   const fb::Symbol* symbol = rt::OutputSymbol(module, index);
+  int64_t extent = 0;
   if (tensor != nullptr) {
     const fb::Tensor& info = *m.outputs()->Get(index);
-    agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), symbol, tensor, kDLCPU, "output", index);
+    agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), rt::OutputDims(module.facts, index), symbol,
+                                                 tensor, kDLCPU, "output", index, &extent);
     if (status != AGATE_OK) return status;
     // A zero-element output may have no storage: it keeps the executor's own pointer.
     if (tensor->data != nullptr) data = static_cast<uint8_t*>(tensor->data) + tensor->byte_offset;
@@ -261,7 +263,7 @@ agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* t
     }
   }
   e->outputs[index] = data;
-  if (module.facts.dynamic != nullptr) e->output_rows[index] = tensor != nullptr && symbol != nullptr ? tensor->shape[0] : 0;
+  if (module.facts.dynamic != nullptr) e->output_rows[index] = tensor != nullptr && symbol != nullptr ? extent : 0;
   void** slot = e->args;
   for (uint32_t c = 0; c < module.facts.num_calls; ++c) {
     for (const fb::Arg* arg : *m.plan()->Get(c)->args()) {

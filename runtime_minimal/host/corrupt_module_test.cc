@@ -106,10 +106,10 @@ TEST(CorruptModuleTest, AWrongIdentifierIsNotAnAgateModule) {
 
 TEST(CorruptModuleTest, AFutureMajorVersionIsAVersionMismatch) {
   std::vector<uint8_t> bytes = HostMlp();
-  PatchModuleField(bytes, fb::Module::VT_FORMAT_MAJOR, 3);
+  PatchModuleField(bytes, fb::Module::VT_FORMAT_MAJOR, 4);
   PatchModuleField(bytes, fb::Module::VT_FORMAT_MINOR, 3);
   EXPECT_EQ(Load(bytes), AGATE_VERSION_MISMATCH);
-  EXPECT_NE(Message().find("module format 3.3 is newer than this runtime (reads format major 1..2)"),
+  EXPECT_NE(Message().find("module format 4.3 is newer than this runtime (reads format major 1..3)"),
             std::string::npos)
       << Message();
   PatchModuleField(bytes, fb::Module::VT_FORMAT_MAJOR, 0);

@@ -213,7 +213,7 @@ compiler::CompileResult CompileWithBounds(const CompileFlags& flags, onnx_fronte
     import.input_shapes = onnx_frontend::InputShapesAt(model, flags.input_shape, symbol.name, value, &ignored);
     return onnx_frontend::ImportOnnxFile(flags.model, import);
   };
-  return compiler::CompileBatchVariants(graph_at, batch_inputs, symbol, options);
+  return compiler::CompileSymbolVariants(graph_at, batch_inputs, symbol, options);
 }
 
 int RunCompile(const CompileFlags& flags) {

@@ -178,7 +178,7 @@ void InspectModule(const InspectFlags& flags) {
   for (const fb::Tensor* in : *module->inputs()) std::cout << "input  " << TensorText(in) << "\n";
   for (const fb::Tensor* out : *module->outputs()) std::cout << "output " << TensorText(out) << "\n";
   if (facts.dynamic != nullptr) {
-    // Format 2.0: "N=1..32, variants 1,8,32", and which tensors carry it (shapes above are upper bounds).
+    // Format 2.0/3.0: "N=1..32, variants 1,8,32", and which tensors carry it (shapes above are upper bounds).
     for (const fb::Symbol* symbol : *facts.dynamic->symbols()) {
       std::cout << "symbol " << symbol->name()->str() << "=" << symbol->min() << ".." << symbol->max();
       if (facts.dynamic->variants() != nullptr) {
@@ -187,13 +187,21 @@ void InspectModule(const InspectFlags& flags) {
           std::cout << (v ? "," : "") << facts.dynamic->variants()->Get(v)->extent();
         }
       }
-      std::cout << " (axis 0 of:";
-      for (uint32_t i = 0; i < module->inputs()->size(); ++i) {
-        if (rt::HasSymbolicRows(rt::InputDims(facts, i))) std::cout << " " << module->inputs()->Get(i)->name()->str();
-      }
-      for (uint32_t o = 0; o < module->outputs()->size(); ++o) {
-        if (rt::HasSymbolicRows(rt::OutputDims(facts, o))) std::cout << " " << module->outputs()->Get(o)->name()->str();
-      }
+      // A batch symbol is axis 0 of its tensors; a padded one lists the axes of each.
+      const bool padded = facts.dynamic->padded();
+      std::cout << (padded ? ", padded (on" : " (axis 0 of:");
+      auto carriers = [&](const fb::Tensor& t, const fb::TensorDims* dims) {
+        if (rt::SymbolAxis(dims) < 0) return;
+        std::cout << " " << t.name()->str();
+        if (!padded) return;
+        std::cout << "[axis";
+        for (uint32_t a = 0; a < dims->kinds()->size(); ++a) {
+          if (dims->kinds()->Get(a) == fb::DimKind::Symbolic) std::cout << " " << a;
+        }
+        std::cout << "]";
+      };
+      for (uint32_t i = 0; i < module->inputs()->size(); ++i) carriers(*module->inputs()->Get(i), rt::InputDims(facts, i));
+      for (uint32_t o = 0; o < module->outputs()->size(); ++o) carriers(*module->outputs()->Get(o), rt::OutputDims(facts, o));
       std::cout << "; shapes above are upper bounds)\n";
     }
     if (facts.dynamic->variants() != nullptr) {
