@@ -173,7 +173,7 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
 
 std::vector<int64_t> DefaultPaddedVariants(int64_t min, int64_t max) {
   std::vector<int64_t> variants;
-  for (int64_t e = 16; e < max; e *= 4) {
+  for (int64_t e = 16; e < max; e *= 2) {
     if (e >= min) variants.push_back(e);
   }
   variants.push_back(max);

@@ -50,9 +50,9 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
                                    const std::set<std::string>& batch_inputs, const BatchSymbol& symbol,
                                    const CompileOptions& options);
 
-// The variants of a padded symbol when the user names none: 16, 64, 256... at or above min and
-// below max, then max (a run pads to the next one, so at most 4x the work of its extent, and at
-// most one compile per factor of 4).
+// The variants of a padded symbol when the user names none: 16, 32, 64... at or above min and
+// below max, then max. A run pads to the next one, so it does at most twice the work of its
+// extent (above 16); each variant is a compile and its kernels' code (the constants are shared).
 std::vector<int64_t> DefaultPaddedVariants(int64_t min, int64_t max);
 
 // Compiles the model for a symbol that cannot be chunked (a sequence length, on any axes): each

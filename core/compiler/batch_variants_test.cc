@@ -138,10 +138,11 @@ Graph Attention(int64_t s) {
   return graph::testing::Finish(std::move(g), {"y", "m"});
 }
 
-TEST(PaddedVariantsTest, DefaultVariantsGrowByFourUpToTheBound) {
-  EXPECT_EQ(DefaultPaddedVariants(1, 128), std::vector<int64_t>({16, 64, 128}));
+TEST(PaddedVariantsTest, DefaultVariantsDoubleUpToTheBound) {
+  EXPECT_EQ(DefaultPaddedVariants(1, 128), std::vector<int64_t>({16, 32, 64, 128}));
   EXPECT_EQ(DefaultPaddedVariants(1, 16), std::vector<int64_t>({16}));
-  EXPECT_EQ(DefaultPaddedVariants(32, 512), std::vector<int64_t>({64, 256, 512}));
+  EXPECT_EQ(DefaultPaddedVariants(1, 48), std::vector<int64_t>({16, 32, 48}));
+  EXPECT_EQ(DefaultPaddedVariants(40, 512), std::vector<int64_t>({64, 128, 256, 512}));
   EXPECT_EQ(DefaultPaddedVariants(1, 8), std::vector<int64_t>({8}));
 }
 

@@ -19,6 +19,14 @@ struct ScoreChain {
   double scale = 1.0;                // multiplies Q K^T
   std::vector<Tensor> constant_masks;  // each scaled and broadcastable to the final scores
   std::string runtime_mask;            // at most one, broadcastable to the final scores
+  // Where(cond, scores, fill) with a run-time cond (a padded sequence's valid keys): each becomes
+  // the additive mask Where(cond, 0, fill) (or Where(cond, fill, 0) when cond marks the fill).
+  struct RunTimeWhere {
+    std::string cond;
+    double fill = 0;
+    bool keep_when = true;
+  };
+  std::vector<RunTimeWhere> runtime_wheres;
   std::vector<const Node*> nodes;
 };
 
@@ -115,13 +123,27 @@ class AttentionMatcher {
     return true;
   }
 
-  // Where(cond, scores, fill) or Where(cond, fill, scores): constant cond, fill <= -1e30 after scaling.
+  // Where(cond, scores, fill) or Where(cond, fill, scores): fill <= -1e30 after scaling; a constant
+  // cond is folded, a run-time one (at the final view) becomes an additive run-time mask.
   bool WalkWhere(const Node& node, const Shape& shape, const Shape& final_shape, double outer,
                  ScoreChain* chain) const {
     const std::string& cond = node.inputs[0];
-    if (!g_.IsConstant(cond) || !g_.TypeOf(cond).dtype.is_bool() || !BroadcastsTo(g_.TypeOf(cond).shape, shape) ||
-        outer <= 0)
+    if (!g_.TypeOf(cond).dtype.is_bool() || !BroadcastsTo(g_.TypeOf(cond).shape, shape) || outer <= 0) return false;
+    if (!g_.IsConstant(cond)) {
+      if (shape != final_shape || g_.TypeOf(cond).rank() > 4) return false;
+      for (int side = 1; side <= 2; ++side) {
+        std::optional<double> fill = view_.Scalar(node.inputs[3 - side]);
+        if (!fill || *fill * outer > kMaskedOut) continue;
+        ScoreChain attempt = *chain;
+        attempt.nodes.push_back(&node);
+        attempt.runtime_wheres.push_back({cond, *fill * outer, side == 1});
+        if (Walk(node.inputs[side], final_shape, outer, &attempt)) {
+          *chain = attempt;
+          return true;
+        }
+      }
       return false;
+    }
     for (int side = 1; side <= 2; ++side) {
       std::optional<double> fill = view_.Scalar(node.inputs[3 - side]);
       if (!fill || *fill * outer > kMaskedOut) continue;
@@ -282,6 +304,21 @@ Graph FuseAttention(const Graph& graph) {
     attention.attrs.Set("scale", scale);
     // Masks: constants folded (and recognized as causal), a run-time one added to them.
     std::string mask = chain.runtime_mask;
+    for (const ScoreChain::RunTimeWhere& w : chain.runtime_wheres) {
+      const std::string zero = rewriter.AddConstant(base + "_keep", Tensor::Scalar(scores_type.dtype, 0.0));
+      const std::string fill = rewriter.AddConstant(base + "_fill", Tensor::Scalar(scores_type.dtype, w.fill));
+      const std::string additive = rewriter.FreshName(base + "_where_mask");
+      rewriter.AddNodeBefore(pv, MakeNode("Where", base + "_where_mask", {w.cond, w.keep_when ? zero : fill,
+                                                                         w.keep_when ? fill : zero},
+                                          {additive}));
+      if (mask.empty()) {
+        mask = additive;
+      } else {
+        const std::string sum = rewriter.FreshName(base + "_mask_sum");
+        rewriter.AddNodeBefore(pv, MakeNode("Add", base + "_runtime_mask_add", {mask, additive}, {sum}));
+        mask = sum;
+      }
+    }
     if (!chain.constant_masks.empty()) {
       Tensor combined = CombineMasks(chain.constant_masks, scores_type.dtype);
       if (mask.empty() && IsCausal(combined, sq, skv)) {

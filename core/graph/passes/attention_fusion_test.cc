@@ -97,6 +97,31 @@ TEST(AttentionFusionTest, BertSelfAttention) {
   EXPECT_LT(OutputDifference(g, fused), 1e-5);
 }
 
+// A sequence padded to a compiled extent (symbol_padding.h) masks the keys past its run-time
+// length with Where(valid, logits, -inf), valid a run-time bool [1, 1, 1, S]: it joins the padding
+// mask as one additive run-time mask; a finite fill stays unfused.
+TEST(AttentionFusionTest, RunTimeWhereMasksJoinTheRunTimeMask) {
+  for (double fill : {-kInf, -1.0}) {
+    Graph g = BertAttention({});
+    g.AddInput("valid", TensorType{DType::Bool(), {1, 1, 1, 6}});
+    g.AddConstant("fill", Scalar(fill));
+    for (Node& n : g.nodes) {
+      if (n.op == "Softmax") n.inputs[0] = "padded";
+    }
+    Node where{"pad_mask", "Where", {"valid", "logits", "fill"}, {"padded"}, {}};
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].op == "Softmax") {
+        g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(i), where);
+        break;
+      }
+    }
+    g = Finish(g, {"y"});
+    Graph fused = FuseAttention(g);
+    EXPECT_EQ(CountOps(fused, "Attention"), fill < -1e30 ? 1 : 0) << fill;
+    EXPECT_LT(OutputDifference(g, fused), 1e-5) << fill;
+  }
+}
+
 TEST(AttentionFusionTest, NearMissesStayUnfused) {
   BertSpec axis;
   axis.softmax_axis = 2;  // a softmax over the queries

@@ -278,6 +278,12 @@ class Padder {
     out_.AddNode(Node{Fresh(name + "_rescale"), "Mul", {partial, MeanRescale(dtype, padded_axes)}, {output}, {}});
   }
 
+  // True when `value` is known to hold exactly 0 at the positions >= n along `axis`.
+  bool ZeroPast(const std::string& value, int axis) const {
+    auto it = zero_past_.find(value);
+    return it != zero_past_.end() && Contains(it->second, axis);
+  }
+
   static int CountIn(const AxisList& reduced, const AxisList& symbolic) {
     int count = 0;
     for (int a : reduced) count += Contains(symbolic, a) ? 1 : 0;
@@ -327,18 +333,36 @@ class Padder {
     }
   }
 
-  void CheckGatherAlongSymbol(const Node& node) const {
-    const std::string& indices = node.inputs[1];
+  // A Gather along the symbol reads constant positions: those from the start must lie below the
+  // symbol's lower bound; those from the end (negative, as x[:, -1] exports: a decoder's last
+  // token) count from n, so they become n + k, computed from the extent input when the model runs.
+  void PadGatherAlongSymbol(Node* node) {
+    const std::string& indices = node->inputs[1];
     auto it = at_v_.constants.find(indices);
     if (it == at_v_.constants.end() || symbolic_.count(indices)) {
-      Refuse(node, "gathers along an axis that carries " + symbol_ + " with indices known only at run time");
+      Refuse(*node, "gathers along an axis that carries " + symbol_ + " with indices known only at run time");
     }
-    for (int64_t index : it->second.ToInts()) {
-      if (index < 0 || index >= min_extent_) {
-        Refuse(node, "gathers position " + std::to_string(index) + " along an axis that carries " + symbol_ +
-                         ", which is not below its lower bound " + std::to_string(min_extent_));
+    const std::vector<int64_t> values = it->second.ToInts();
+    const bool from_end = !values.empty() && values.front() < 0;
+    for (int64_t index : values) {
+      const bool fits = from_end ? index < 0 && index >= -min_extent_ : index >= 0 && index < min_extent_;
+      if (!fits) {
+        Refuse(*node, "gathers position " + std::to_string(index) + " along an axis that carries " + symbol_ +
+                          ", which is not within its lower bound " + std::to_string(min_extent_) +
+                          " from the start or from the end (positions from both ends at once neither)");
       }
     }
+    if (!from_end) return;
+    const DType dtype = it->second.dtype();
+    std::string extent = extent_;
+    if (dtype != DType::Int(64)) {
+      extent = Fresh(symbol_ + "_extent_" + dtype.ToString());
+      out_.AddNode(Node{Fresh(extent + "_cast"), "Cast", {extent_}, {extent}, {}});
+      out_.nodes.back().attrs.Set("to", dtype.ToString());
+    }
+    const std::string positions = Fresh(indices + "_from_extent");
+    out_.AddNode(Node{Fresh(node->name + "_positions"), "Add", {extent, indices}, {positions}, {}});
+    node->inputs[1] = positions;
   }
 
   // Ops without inputs that carry the symbol may still create an axis of extent S, if what they
@@ -400,12 +424,13 @@ class Padder {
       CheckReshape(node, x_axes, first_out);
     } else if (op == "MatMul" || op == "MatMulInteger") {
       // A product over the symbol (attention's probabilities times values) sees zeros on both
-      // sides past n, whatever the padding held.
+      // sides past n, whatever the padding held. A Softmax over a masked axis is exactly 0 there
+      // already (and left unmasked, attention fusion still recognizes it).
       const int ra = rank, rb = at_v_.TypeOf(node.inputs[1]).rank();
       const int ka = ra - 1, kb = rb >= 2 ? rb - 2 : 0;
       if (Contains(x_axes, ka) || Contains(in_axes[1], kb)) {
-        MaskInput(&node, 0, {ka}, 0.0);
-        MaskInput(&node, 1, {kb}, 0.0);
+        if (!ZeroPast(node.inputs[0], ka)) MaskInput(&node, 0, {ka}, 0.0);
+        if (!ZeroPast(node.inputs[1], kb)) MaskInput(&node, 1, {kb}, 0.0);
       }
     } else if (op == "Gemm") {
       const int ka = node.attrs.GetInt("transA", 0) ? 0 : 1;
@@ -423,6 +448,8 @@ class Padder {
       if (CountIn(reduced, x_axes) > 0) {
         if (op == "Hardmax") Refuse(node, "takes a Hardmax along " + symbol_);
         MaskInput(&node, 0, reduced, -kInf);
+        // exp(-inf) = 0: the probabilities past n are exactly 0 (a LogSoftmax's are -inf).
+        if (op == "Softmax" && reduced.size() == 1) zero_past_[node.outputs[0]] = reduced;
       }
     } else if (kind == OpKind::kReduction && op.rfind("Reduce", 0) == 0) {
       const std::vector<int> reduced_int = ReduceAxes(node, rank);
@@ -491,7 +518,7 @@ class Padder {
       }
     } else if (op == "Gather") {
       const int axis = NormalizeAxis(AxisAttr(node, 0), rank, node.Describe());
-      if (Contains(x_axes, axis)) CheckGatherAlongSymbol(node);
+      if (Contains(x_axes, axis)) PadGatherAlongSymbol(&node);
     } else if (op == "Slice") {
       CheckSlice(node, x_axes, first_out);
     } else if (op == "Concat" || op == "Split") {
@@ -534,6 +561,7 @@ class Padder {
   Graph out_;
   std::map<std::string, AxisList> symbolic_;    // value -> the axes carrying the symbol
   std::map<std::string, std::string> derived_;  // constant -> why its values depend on the extent
+  std::map<std::string, AxisList> zero_past_;   // value -> axes along which it is exactly 0 past n
   std::map<std::pair<int, int>, std::string> masks_;
   std::map<std::string, std::string> rescales_;
   std::set<std::string> used_;

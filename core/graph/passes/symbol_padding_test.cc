@@ -222,10 +222,29 @@ TEST(SymbolPaddingTest, GatheringAPositionNeedsItBelowTheLowerBound) {
     Add(g, "Gather", "cls", {"x", "at"}, {"y"}, {{"axis", int64_t{1}}});
     return std::vector<std::string>{"y"};
   };
-  EXPECT_NE(Refusal(first_token).find("gathers position 2 along an axis that carries S, which is not below its lower "
-                                      "bound 1"),
+  EXPECT_NE(Refusal(first_token).find("gathers position 2 along an axis that carries S, which is not within its "
+                                      "lower bound 1"),
             std::string::npos);
   EXPECT_EQ(Refusal(first_token, {1, -1, 8}, 3), "");
+}
+
+TEST(SymbolPaddingTest, TheLastPositionCountsFromTheRunTimeExtent) {
+  // A decoder's next-token logits read x[:, -1]: position n - 1, not v - 1.
+  const Body last_token = [](Graph* g, int64_t) {
+    g->constants["last"] = Tensor::FromInts(DType::Int(64), {}, {-1});
+    g->types["last"] = TensorType{DType::Int(64), {}};
+    Add(g, "MatMul", "q", {"x", "wq"}, {"q"});
+    Add(g, "Gather", "pick", {"q", "last"}, {"y"}, {{"axis", int64_t{1}}});
+    return std::vector<std::string>{"y"};
+  };
+  for (int64_t n : {1, 2, 6}) ExpectAgreesAt(last_token, n, 3.0);
+  const Body second_to_last = [](Graph* g, int64_t) {
+    g->constants["at"] = Tensor::FromInts(DType::Int(64), {}, {-2});
+    g->types["at"] = TensorType{DType::Int(64), {}};
+    Add(g, "Gather", "pick", {"x", "at"}, {"y"}, {{"axis", int64_t{1}}});
+    return std::vector<std::string>{"y"};
+  };
+  EXPECT_NE(Refusal(second_to_last).find("gathers position -2"), std::string::npos);  // n may be 1
 }
 
 }  // namespace
