@@ -55,3 +55,42 @@ func TestBatchModuleRunsAtTwoSizes(t *testing.T) {
 		t.Fatalf("batch 6: %v", err)
 	}
 }
+
+// A module with a padded symbol on axis 1 (module format 3.0, a sequence length): the runtime
+// pads the inputs to the compiled extent and returns the outputs at the run's.
+func TestPaddedModuleRunsAtTwoLengths(t *testing.T) {
+	m := must(LoadFile(fixture(t, "padded_add_relu.agm")))(t)
+	defer m.Close()
+	if d := must(m.InputDim("a", 1))(t); d != (DimInfo{Min: 1, Max: 3, Symbol: "S", Kind: DimSymbolic}) {
+		t.Fatalf("input dim %+v", d)
+	}
+	e := must(m.NewExecutor())(t)
+	defer e.Close()
+	for _, n := range []int{2, 3, 1} {
+		a := make([]float32, 2*n)
+		b := make([]float32, 2*n)
+		for i := range a {
+			a[i] = float32(i)*0.75 - 1
+			b[i] = float32(1 - i%3)
+		}
+		shape := []int64{2, int64(n)}
+		if err := e.SetInput("a", float32Tensor(t, shape, a)); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetInput("b", float32Tensor(t, shape, b)); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		y := must(e.Output("y"))(t)
+		if !reflect.DeepEqual(y.Shape, shape) {
+			t.Fatalf("S = %d: output shape %v", n, y.Shape)
+		}
+		assertClose(t, must(y.Float32s())(t), addReluReference(a, b))
+	}
+	err := e.SetInput("a", float32Tensor(t, []int64{2, 4}, make([]float32, 8)))
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "has extent 4 on axis 1 (symbol S), outside its bounds 1..3") {
+		t.Fatalf("S = 4: %v", err)
+	}
+}

@@ -54,7 +54,7 @@ type DimKind int32
 
 const (
 	DimStatic         DimKind = 0 // exactly Max (== Min)
-	DimSymbolic       DimKind = 1 // any extent in [Min, Max], given by the inputs (a batch symbol on axis 0)
+	DimSymbolic       DimKind = 1 // any extent in [Min, Max], given by the inputs (a batch symbol on axis 0, or a padded one such as a sequence length on any axes)
 	DimValueDependent DimKind = 2 // known after a run: Executor.Output has the run-time shape
 )
 

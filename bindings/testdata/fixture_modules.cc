@@ -88,6 +88,34 @@ ModuleSpec BatchAddReluSpec(const std::vector<uint8_t>& kernel_object) {
   return spec;
 }
 
+ModuleSpec PaddedAddReluSpec(const std::vector<uint8_t>& kernel_object) {
+  static_assert(AGATE_FX_ADD_COLS == kSequenceMax, "the padded variant is add_relu's own [2,3]");
+  ModuleSpec spec = AddReluSpec(kernel_object);
+  spec.has_dynamic_shapes = true;
+  serialize::DynamicShapesSpec& d = spec.dynamic_shapes;
+  d.symbols = {serialize::SymbolSpec{"S", 1, kSequenceMax}};
+  d.padded = true;
+  // The arena: add's result at 0, then a's, b's and y's staging buffers and the extent slot.
+  serialize::TensorDimsSpec columns{{serialize::DimKind::kStatic, serialize::DimKind::kSymbolic}, 0, 0, 0};
+  d.inputs = {columns, columns};
+  d.outputs = {columns};
+  d.inputs[0].staging = 64;
+  d.inputs[1].staging = 128;
+  d.outputs[0].staging = 192;
+  d.extent_slot = 256;
+  spec.arena_bytes = 320;
+  serialize::VariantSpec variant{kSequenceMax, spec.plan};
+  for (CallSpec& call : variant.plan) {
+    for (ArgSpec& arg : call.args) {
+      if (arg.kind == ArgSpec::Kind::kInput) arg = ArgSpec::Arena(d.inputs[arg.index].staging, arg.bytes);
+      if (arg.kind == ArgSpec::Kind::kOutput) arg = ArgSpec::Arena(d.outputs[arg.index].staging, arg.bytes);
+    }
+  }
+  d.variants = {variant};
+  spec.plan.clear();
+  return spec;
+}
+
 std::vector<float> ClassifierWeights() {
   std::vector<float> w(AGATE_FX_FEATURES * AGATE_FX_CLASSES);
   for (int k = 0; k < AGATE_FX_FEATURES; ++k) {
@@ -119,7 +147,8 @@ ModuleSpec ClassifierSpec(const std::vector<uint8_t>& kernel_object) {
 std::vector<std::pair<std::string, std::vector<uint8_t>>> AllFixtures(const std::vector<uint8_t>& kernel_object) {
   return {{"add_relu.agm", serialize::SerializeModule(AddReluSpec(kernel_object))},
           {"classifier.agm", serialize::SerializeModule(ClassifierSpec(kernel_object))},
-          {"batch_add_relu.agm", serialize::SerializeModule(BatchAddReluSpec(kernel_object))}};
+          {"batch_add_relu.agm", serialize::SerializeModule(BatchAddReluSpec(kernel_object))},
+          {"padded_add_relu.agm", serialize::SerializeModule(PaddedAddReluSpec(kernel_object))}};
 }
 
 }  // namespace bindings_testdata

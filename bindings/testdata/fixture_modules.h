@@ -24,6 +24,12 @@ serialize::ModuleSpec AddReluSpec(const std::vector<uint8_t>& kernel_object);
 constexpr int64_t kBatchMax = 5;
 serialize::ModuleSpec BatchAddReluSpec(const std::vector<uint8_t>& kernel_object);
 
+// add_relu over a padded sequence (module format 3.0): inputs "a", "b" and output "y" are
+// float32[2,S] with symbol S in 1..kSequenceMax on axis 1, one padded variant of extent
+// kSequenceMax (a run of n pads the inputs to it and copies y's first n columns out).
+constexpr int64_t kSequenceMax = 3;
+serialize::ModuleSpec PaddedAddReluSpec(const std::vector<uint8_t>& kernel_object);
+
 // input "x" float32[4,8]; outputs "logits" float32[4,3] = x * W + bias and
 // "classes" int32[4] = argmax per row; W and bias are constants.
 serialize::ModuleSpec ClassifierSpec(const std::vector<uint8_t>& kernel_object);

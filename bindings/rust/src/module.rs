@@ -74,7 +74,8 @@ fn module_options(device_id: i32) -> sys::agate_module_options {
 pub enum DimKind {
     /// Exactly `max` (== `min`).
     Static,
-    /// Any extent in `min..=max`, given by the inputs (a batch symbol on axis 0).
+    /// Any extent in `min..=max`, given by the inputs (a batch symbol on axis 0, or a padded one such
+    /// as a sequence length on any axes).
     Symbolic,
     /// Known after a run (`0..=max`): the output's run-time shape says.
     ValueDependent,

@@ -242,9 +242,12 @@ typedef struct agate_dim_info {
 
 /* [core] (ABI 1.5) Describes axis `axis` of input / output `index`
  * (AGATE_OUT_OF_RANGE past the count or the tensor's ndim). Every dimension of
- * a static module is AGATE_DIM_STATIC. Today a symbol appears only on axis 0
- * (batch-style: the module was compiled for a few extents of it, and a run
- * splits the actual extent into chunks of those). */
+ * a static module is AGATE_DIM_STATIC. A symbol appears on axis 0 of format
+ * 2.x modules (batch-style: the module was compiled for a few extents of it, and
+ * a run splits the actual extent into chunks of those), or on any axes of
+ * format 3.x modules (padded, e.g. a sequence length: a run of extent n runs the
+ * smallest compiled extent >= n once on inputs the runtime pads with zeros, and
+ * returns the outputs at n); every axis that names it takes one extent. */
 AGATE_API agate_status_t agate_module_input_dim(const agate_module_t* module, uint32_t index, int32_t axis,
                                                 agate_dim_info* out_info);
 AGATE_API agate_status_t agate_module_output_dim(const agate_module_t* module, uint32_t index, int32_t axis,
@@ -427,7 +430,7 @@ AGATE_API agate_status_t agate_runtime_device_count(int32_t device_type, int32_t
  * tensor->data is borrowed until another tensor is bound or the executor is
  * freed; agate_executor_get_output then describes it. AGATE_INVALID_ARGUMENT
  * names what differs; the previous binding then stays. Dynamic shapes (ABI
- * 1.5): an output whose axis 0 is a symbol takes any extent in its bounds there
+ * 1.5): an output whose axes carry a symbol takes any extent in its bounds there
  * (a run then checks it equals the inputs'); a value-dependent output takes a
  * buffer of its upper bounds. */
 AGATE_API agate_status_t agate_executor_set_output(agate_executor_t* executor, uint32_t index, const DLTensor* tensor);

@@ -90,3 +90,8 @@ pub fn assert_close(actual: &[f32], expected: &[f32]) {
 pub fn batch_add_relu_path() -> PathBuf {
     testdata_dir().join("batch_add_relu.agm")
 }
+
+/// add_relu over a padded sequence: a, b and y float32[2,S], S in 1..3 on axis 1 (module format 3.0).
+pub fn padded_add_relu_path() -> PathBuf {
+    testdata_dir().join("padded_add_relu.agm")
+}

@@ -9,7 +9,7 @@ public final class DimInfo {
   public enum Kind {
     /** Exactly {@code max} (== {@code min}). */
     STATIC,
-    /** Any extent in [min, max], given by the inputs (a batch symbol on axis 0). */
+    /** Any extent in [min, max], given by the inputs (a batch symbol on axis 0, or a padded one such as a sequence length on any axes). */
     SYMBOLIC,
     /** Known after a run (0..max): {@link Executor#getOutput} has the run-time shape. */
     VALUE_DEPENDENT
