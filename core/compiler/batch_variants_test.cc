@@ -198,6 +198,10 @@ TEST(PaddedVariantsTest, OneModuleRunsEverySequenceLengthAndMatchesTheInterprete
   EXPECT_NE(RuntimeError().find("input 0 'x' has extent 9 on axis 1 (symbol S), outside its bounds 1..8"),
             std::string::npos)
       << RuntimeError();
+  uint64_t call_ns = 0;
+  EXPECT_EQ(agate_executor_run_profiled(executor, &call_ns, 0), AGATE_UNSUPPORTED);
+  EXPECT_NE(RuntimeError().find("each run runs one of its 2 plan variants, which are not profiled"), std::string::npos)
+      << RuntimeError();
   agate_executor_free(executor);
   agate_module_free(module);
 }

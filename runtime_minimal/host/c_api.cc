@@ -447,10 +447,16 @@ AGATE_API agate_status_t agate_module_call_kernel_name(const agate_module_t* mod
 
 AGATE_API agate_status_t agate_executor_run_profiled(agate_executor_t* executor, uint64_t* out_call_ns,
                                                      uint32_t count) {
-  if (executor == nullptr || out_call_ns == nullptr) {
-    return rt::Fail(AGATE_INVALID_ARGUMENT) << "executor or out_call_ns is NULL";
+  if (executor == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "executor is NULL";
+  const rt::ModuleFacts& facts = executor->module->facts;
+  if (facts.dynamic != nullptr && facts.dynamic->variants() != nullptr) {
+    return rt::Fail(AGATE_UNSUPPORTED) << "the module has dynamic shapes: each run runs one of its "
+                                       << facts.dynamic->variants()->size()
+                                       << " plan variants, which are not profiled; profile a module compiled for "
+                                       << "one shape (--input-shape) instead";
   }
-  const uint32_t num_calls = executor->module->facts.num_calls;
+  if (out_call_ns == nullptr) return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_call_ns is NULL";
+  const uint32_t num_calls = facts.num_calls;
   if (count != num_calls) {
     return rt::Fail(AGATE_INVALID_ARGUMENT) << "out_call_ns holds " << count << " entries; the plan has " << num_calls
                                             << " calls";

@@ -367,7 +367,8 @@ AGATE_API agate_status_t agate_module_call_kernel_name(const agate_module_t* mod
  * call, so the sum is a little above an unprofiled run. CUDA modules (ABI 1.2):
  * each kernel's device time between CUDA events recorded around it (resolution
  * about 0.5 us), launched one by one rather than as a graph, so the sum is
- * above a graph replay's time at small batch sizes. */
+ * above a graph replay's time at small batch sizes. Modules with dynamic shapes
+ * (plan variants) are not profiled: AGATE_UNSUPPORTED. */
 AGATE_API agate_status_t agate_executor_run_profiled(agate_executor_t* executor, uint64_t* out_call_ns,
                                                      uint32_t count);
 
