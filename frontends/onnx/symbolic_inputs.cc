@@ -47,17 +47,28 @@ std::map<std::string, graph::Shape> InputShapesAt(const onnx::ModelProto& model,
     }
     graph::Shape shape;
     bool names_symbol = false, complete = true;
+    std::string unbound, suggestion;  // the other unknown dims, and an --input-shape fixing them at 1
     for (const auto& d : in.type().tensor_type().shape().dim()) {
+      if (!suggestion.empty()) suggestion += "x";
       if (d.has_dim_value() && d.dim_value() >= 0) {
         shape.push_back(d.dim_value());
+        suggestion += std::to_string(d.dim_value());
       } else if (d.has_dim_param() && d.dim_param() == symbol) {
         shape.push_back(value);
         names_symbol = true;
+        suggestion += symbol;
       } else {
         complete = false;
+        unbound += (unbound.empty() ? "'" : ", '") + (d.has_dim_param() ? d.dim_param() : std::string("?")) + "'";
+        suggestion += "1";
       }
     }
-    if (names_symbol && complete) {
+    // One symbol per module: an input that names it beside other unknown dims needs those fixed.
+    AGATE_REQUIRE(!names_symbol || complete, kInvalidArgument)
+        << "input '" << in.name() << "' has the unknown dimension(s) " << unbound << " besides the symbol " << symbol
+        << ", and a module has one symbol: fix the others with --input-shape, e.g. --input-shape " << in.name() << ":"
+        << suggestion;
+    if (names_symbol) {
       shapes[in.name()] = shape;
       symbolic_inputs->insert(in.name());
     }

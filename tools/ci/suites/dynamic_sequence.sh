@@ -7,7 +7,7 @@
 # `agate run` at S = 1, 5, 16, 17 and 48 (inputs given at run time, shorter ones padded by the
 # runtime), and compared with PyTorch at each; S = 49, ids and mask of different lengths, and a
 # model that prepends a class token (S + 1 positions) are refused with messages naming the input,
-# the symbol or the node; `agate inspect` prints the padded symbol.
+# the symbol or the node, and so is a second unknown dimension (B) beside S; `agate inspect` prints the padded symbol.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -87,6 +87,10 @@ ids, mask = torch.randint(0, 50, (1, 9)), torch.ones(1, 9)
 torch.onnx.export(model, (ids, mask), f"{work}/encoder.onnx", input_names=["ids", "mask"],
                   output_names=["tags", "logits", "mean", "max"],
                   dynamic_axes={"ids": {1: "S"}, "mask": {1: "S"}, "tags": {1: "S"}}, opset_version=13)
+torch.onnx.export(model, (ids, mask), f"{work}/encoder_bs.onnx", input_names=["ids", "mask"],
+                  output_names=["tags", "logits", "mean", "max"],
+                  dynamic_axes={"ids": {0: "B", 1: "S"}, "mask": {0: "B", 1: "S"}, "tags": {0: "B", 1: "S"}},
+                  opset_version=13)
 torch.onnx.export(WithClassToken().eval(), (ids,), f"{work}/class_token.onnx", input_names=["ids"],
                   output_names=["y"], dynamic_axes={"ids": {1: "S"}, "y": {1: "S"}}, opset_version=13)
 for n in (1, 5, 16, 17, 48, 49):
@@ -124,4 +128,7 @@ check "a class token (S + 1 positions) is refused naming the Concat" sh -c \
   "! '$AGATE' compile '$WORK/class_token.onnx' -o '$WORK/class_token.agm' --bounds S=1..48 --target 'llvm -mcpu=x86-64-v3' 2>'$WORK/cls.err' &&
    grep -q \"Concat '/Concat' output '/Concat_output_0' has shapes \[1,17,32\] and \[1,18,32\] at S = 16 and 17\" '$WORK/cls.err' &&
    test ! -e '$WORK/class_token.agm'"
+check "a second unknown dim (B) is named, with the --input-shape that fixes it" sh -c \
+  "! '$AGATE' compile '$WORK/encoder_bs.onnx' -o '$WORK/encoder_bs.agm' --bounds S=1..48 2>'$WORK/bs.err' &&
+   grep -q \"input 'ids' has the unknown dimension(s) 'B' besides the symbol S, and a module has one symbol: fix the others with --input-shape, e.g. --input-shape ids:1xS\" '$WORK/bs.err'"
 echo "$passed $failed"
