@@ -102,9 +102,9 @@ ModuleSpec PaddedAddReluSpec(const std::vector<uint8_t>& kernel_object) {
   d.inputs[0].staging = 64;
   d.inputs[1].staging = 128;
   d.outputs[0].staging = 192;
-  d.extent_slot = 256;
+  d.extent_slots = {256};
   spec.arena_bytes = 320;
-  serialize::VariantSpec variant{kSequenceMax, spec.plan};
+  serialize::VariantSpec variant{kSequenceMax, spec.plan, {kSequenceMax}};
   for (CallSpec& call : variant.plan) {
     for (ArgSpec& arg : call.args) {
       if (arg.kind == ArgSpec::Kind::kInput) arg = ArgSpec::Arena(d.inputs[arg.index].staging, arg.bytes);

@@ -13,6 +13,7 @@
 #include "core/support/parse_int.h"
 #include "core/support/version.h"
 #include "core/target/target.h"
+#include "runtime_minimal/core/verify.h"
 
 namespace agate {
 namespace compiler {
@@ -182,64 +183,151 @@ std::vector<int64_t> DefaultPaddedVariants(int64_t min, int64_t max) {
 
 namespace {
 
-std::vector<int64_t> PaddedVariants(const BatchSymbol& symbol) {
-  if (symbol.given.empty()) return DefaultPaddedVariants(symbol.min, symbol.max);
+std::string ExtentInput(const std::string& symbol) { return "__agate_extent_" + symbol; }
+
+// The extents a padded symbol compiles: those the user listed (its max added), else for a batch
+// (axis 0 of its inputs only) 1, 8 and max as a batch symbol would be, else the padded defaults.
+std::vector<int64_t> PaddedVariants(const BatchSymbol& symbol, bool batch_like) {
   std::vector<int64_t> variants;
-  for (int64_t e : symbol.given) {
-    AGATE_REQUIRE(e >= symbol.min, kInvalidArgument)
-        << "--bounds " << symbol.name << "=" << symbol.min << ".." << symbol.max << ": variant " << e
-        << " is below the lower bound (a padded symbol runs each extent on the smallest variant at or above it)";
-    variants.push_back(e);
+  if (!symbol.given.empty()) {
+    for (int64_t e : symbol.given) {
+      AGATE_REQUIRE(e >= symbol.min, kInvalidArgument)
+          << "--bounds " << symbol.name << "=" << symbol.min << ".." << symbol.max << ": variant " << e
+          << " is below the lower bound (a padded symbol runs each extent on the smallest variant at or above it)";
+      variants.push_back(e);
+    }
+  } else if (batch_like) {
+    for (int64_t e : DefaultVariants(symbol.max)) {
+      if (e >= symbol.min) variants.push_back(e);
+    }
+  } else {
+    return DefaultPaddedVariants(symbol.min, symbol.max);
   }
-  if (variants.back() != symbol.max) variants.push_back(symbol.max);
+  if (variants.empty() || variants.back() != symbol.max) variants.push_back(symbol.max);
   return variants;
 }
 
 struct PaddedVariant {
-  int64_t extent = 0;
+  std::vector<int64_t> extents;         // one per symbol
   CompileResult result;
-  graph::PaddedAxes axes;
+  std::vector<graph::PaddedAxes> axes;  // one per symbol
 };
 
-// Module inputs / outputs of a padded variant: its tensors with the symbol's axes at `max`,
-// Symbolic dims and a staging buffer each from `*arena_end` on.
-void DescribePaddedTensors(const std::vector<serialize::TensorSpec>& tensors, const std::vector<std::vector<int>>& axes,
-                           int64_t max, uint64_t* arena_end, std::vector<serialize::TensorSpec>* out,
+// The model at `at` padded for symbols[0..k), by symbol_padding once per symbol: symbol k-1 is
+// proven on the graphs padded for the others at its extent and one more. `axes` (if not NULL)
+// receives each symbol's axes, in order.
+graph::Graph PaddedGraph(const GraphAt& graph_at, const std::vector<BatchSymbol>& symbols, size_t k,
+                         const std::map<std::string, int64_t>& at, std::vector<graph::PaddedAxes>* axes) {
+  if (k == 0) return graph_at(at);
+  const BatchSymbol& symbol = symbols[k - 1];
+  std::map<std::string, int64_t> longer = at;
+  longer[symbol.name] += 1;
+  const graph::Graph shorter_graph = PaddedGraph(graph_at, symbols, k - 1, at, axes);
+  const graph::Graph longer_graph = PaddedGraph(graph_at, symbols, k - 1, longer, nullptr);
+  graph::PaddedAxes mine;
+  graph::Graph padded = graph::PadSymbolAxes(shorter_graph, at.at(symbol.name), longer_graph, at.at(symbol.name) + 1,
+                                             symbol.name, symbol.min, ExtentInput(symbol.name), &mine);
+  if (axes != nullptr) axes->push_back(std::move(mine));
+  return padded;
+}
+
+// Module inputs / outputs of a padded variant: the first `count` of `tensors`, each axis carrying
+// symbol s (axes[s] lists them per tensor) at that symbol's max, Symbolic dims naming the symbol
+// per axis and a staging buffer each from `*arena_end` on.
+void DescribePaddedTensors(const std::vector<serialize::TensorSpec>& tensors, size_t count,
+                           const std::vector<std::vector<std::vector<int>>>& axes, const std::vector<BatchSymbol>& symbols,
+                           uint64_t* arena_end, std::vector<serialize::TensorSpec>* out,
                            std::vector<serialize::TensorDimsSpec>* dims) {
-  for (size_t k = 0; k < axes.size(); ++k) {
+  for (size_t k = 0; k < count; ++k) {
     serialize::TensorSpec t = tensors.at(k);
     serialize::TensorDimsSpec d;
     d.kinds.assign(t.shape.size(), serialize::DimKind::kStatic);
-    for (int a : axes[k]) {
-      d.kinds[a] = serialize::DimKind::kSymbolic;
-      t.shape[a] = max;
+    d.axis_symbols.assign(t.shape.size(), 0);
+    bool carries = false;
+    for (size_t s = 0; s < symbols.size(); ++s) {
+      for (int a : axes[s].at(k)) {
+        AGATE_CHECK(d.kinds[a] == serialize::DimKind::kStatic)
+            << "axis " << a << " of '" << t.name << "' carries two symbols";
+        d.kinds[a] = serialize::DimKind::kSymbolic;
+        d.axis_symbols[a] = static_cast<uint32_t>(s);
+        t.shape[a] = symbols[s].max;
+        carries = true;
+      }
     }
-    if (!axes[k].empty()) {
+    if (carries) {
+      d.symbol = d.axis_symbols[static_cast<size_t>(
+          std::find(d.kinds.begin(), d.kinds.end(), serialize::DimKind::kSymbolic) - d.kinds.begin())];
       d.staging = *arena_end;
       *arena_end += AlignUp64(t.bytes());
+    } else {
+      d.axis_symbols.clear();
     }
     out->push_back(t);
     dims->push_back(d);
   }
 }
 
+// Every combination of the symbols' variant extents, symbol 0 outermost.
+std::vector<std::vector<int64_t>> Combinations(const std::vector<std::vector<int64_t>>& lists) {
+  std::vector<std::vector<int64_t>> out = {{}};
+  for (const std::vector<int64_t>& list : lists) {
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& prefix : out) {
+      for (int64_t e : list) {
+        next.push_back(prefix);
+        next.back().push_back(e);
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// True when `symbol` sits only on axis 0 of the inputs that carry it.
+bool BatchLike(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
+               const std::vector<BatchSymbol>& symbols, size_t which) {
+  std::map<std::string, int64_t> at, longer;
+  for (const BatchSymbol& s : symbols) at[s.name] = s.min;
+  longer = at;
+  longer[symbols[which].name] += 1;
+  const graph::Graph a = graph_at(at), b = graph_at(longer);
+  for (const std::string& in : symbolic_inputs) {
+    if (!a.HasValue(in) || !b.HasValue(in)) continue;
+    const graph::Shape& sa = a.TypeOf(in).shape;
+    const graph::Shape& sb = b.TypeOf(in).shape;
+    for (size_t d = 1; d < sa.size() && d < sb.size(); ++d) {
+      if (sa[d] != sb[d]) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& graph_at,
-                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
-                                    const CompileOptions& options) {
+CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
+                                    const std::vector<BatchSymbol>& symbols, const CompileOptions& options) {
   AGATE_REQUIRE(!symbolic_inputs.empty(), kInvalidArgument)
-      << "no input carries symbol " << symbol.name << " (name it in --input-shape, e.g. input_ids:1x" << symbol.name
-      << ", or as the model's dim_param)";
-  const std::string extent_input = "__agate_extent_" + symbol.name;
+      << "no input carries symbol " << symbols.at(0).name << " (name it in --input-shape, e.g. input_ids:1x"
+      << symbols.at(0).name << ", or as the model's dim_param)";
+  AGATE_REQUIRE(symbols.size() <= rt::kMaxSymbols, kInvalidArgument)
+      << "--bounds names " << symbols.size() << " symbols; a module has at most " << rt::kMaxSymbols;
+  std::vector<std::vector<int64_t>> lists;
+  for (size_t s = 0; s < symbols.size(); ++s) {
+    lists.push_back(PaddedVariants(symbols[s], BatchLike(graph_at, symbolic_inputs, symbols, s)));
+  }
   std::vector<PaddedVariant> variants;
-  for (int64_t v : PaddedVariants(symbol)) {
+  for (const std::vector<int64_t>& extents : Combinations(lists)) {
     PaddedVariant variant;
-    variant.extent = v;
-    const graph::Graph padded =
-        graph::PadSymbolAxes(graph_at(v), v, graph_at(v + 1), v + 1, symbol.name, symbol.min, extent_input, &variant.axes);
+    variant.extents = extents;
+    std::map<std::string, int64_t> at;
+    std::string prefix;
+    for (size_t s = 0; s < symbols.size(); ++s) {
+      at[symbols[s].name] = extents[s];
+      prefix += (s ? "_" : "") + std::to_string(extents[s]);
+    }
+    const graph::Graph padded = PaddedGraph(graph_at, symbols, symbols.size(), at, &variant.axes);
     CompileOptions variant_options = options;
-    variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, v);
+    variant_options.kernel_prefix = (options.kernel_prefix.empty() ? "" : options.kernel_prefix + "_") + "n" + prefix;
     variant.result = CompileGraph(padded, variant_options);
     AGATE_REQUIRE(variant.result.spec.target_kind == serialize::TargetKind::kHostCpu, kUnsupported)
         << "--bounds: symbolic dimensions are supported for host CPU targets (llvm with an OS); target '"
@@ -252,11 +340,18 @@ CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& 
   }
   const PaddedVariant& first = variants.front();
   const serialize::ModuleSpec& first_spec = first.result.spec;
-  // The extent input is the padded graph's last; the module's inputs are the model's (the
-  // PaddedAxes list has one entry per model input, so it is left out below).
-  AGATE_CHECK(!first_spec.inputs.empty() && first_spec.inputs.back().name == extent_input)
-      << "the padded graph's last input is not " << extent_input;
-  const uint32_t extent_index = static_cast<uint32_t>(first_spec.inputs.size() - 1);
+  // The extent inputs follow the model's, one per symbol in order.
+  const size_t model_inputs = first_spec.inputs.size() - symbols.size();
+  for (size_t s = 0; s < symbols.size(); ++s) {
+    AGATE_CHECK(first_spec.inputs.size() >= symbols.size() &&
+                first_spec.inputs[model_inputs + s].name == ExtentInput(symbols[s].name))
+        << "the padded graph's inputs do not end with the symbols' extents";
+  }
+  std::vector<std::vector<std::vector<int>>> input_axes, output_axes;  // [symbol][tensor] -> axes
+  for (const graph::PaddedAxes& a : first.axes) {
+    input_axes.push_back(a.inputs);
+    output_axes.push_back(a.outputs);
+  }
 
   CompileResult merged;
   serialize::ModuleSpec& spec = merged.spec;
@@ -265,39 +360,42 @@ CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& 
   spec.cpu_features = first_spec.cpu_features;
   spec.has_dynamic_shapes = true;
   serialize::DynamicShapesSpec& d = spec.dynamic_shapes;
-  d.symbols = {serialize::SymbolSpec{symbol.name, symbol.min, symbol.max}};
+  for (const BatchSymbol& s : symbols) d.symbols.push_back(serialize::SymbolSpec{s.name, s.min, s.max});
   d.padded = true;
   for (const PaddedVariant& v : variants) {
     spec.arena_bytes = std::max(spec.arena_bytes, v.result.spec.arena_bytes);
     spec.arena_alignment = std::max(spec.arena_alignment, v.result.spec.arena_alignment);
     spec.workspace_bytes = std::max(spec.workspace_bytes, v.result.spec.workspace_bytes);
   }
-  // Staging buffers and the extent slot live past every variant's arena.
+  // Staging buffers and the extent slots live past every variant's arena.
   uint64_t arena_end = AlignUp64(spec.arena_bytes);
-  DescribePaddedTensors(first_spec.inputs, first.axes.inputs, symbol.max, &arena_end, &spec.inputs, &d.inputs);
-  DescribePaddedTensors(first_spec.outputs, first.axes.outputs, symbol.max, &arena_end, &spec.outputs, &d.outputs);
-  d.extent_slot = arena_end;
-  spec.arena_bytes = arena_end + 64;
+  DescribePaddedTensors(first_spec.inputs, model_inputs, input_axes, symbols, &arena_end, &spec.inputs, &d.inputs);
+  DescribePaddedTensors(first_spec.outputs, first_spec.outputs.size(), output_axes, symbols, &arena_end, &spec.outputs,
+                        &d.outputs);
+  for (size_t s = 0; s < symbols.size(); ++s) d.extent_slots.push_back(arena_end + 8 * s);
+  spec.arena_bytes = arena_end + AlignUp64(8 * symbols.size());
   spec.arena_alignment = std::max<uint32_t>(spec.arena_alignment, 64);
 
   SharedConstants constants(&spec);
   std::vector<ir::LoweredFunc> funcs;
   for (PaddedVariant& v : variants) {
-    AGATE_CHECK(v.axes.inputs == first.axes.inputs && v.axes.outputs == first.axes.outputs)
-        << "the symbol's axes differ between variants " << first.extent << " and " << v.extent;
+    for (size_t s = 0; s < symbols.size(); ++s) {
+      AGATE_CHECK(v.axes[s].inputs == first.axes[s].inputs && v.axes[s].outputs == first.axes[s].outputs)
+          << "symbol " << symbols[s].name << "'s axes differ between variants";
+    }
     const uint32_t first_kernel = static_cast<uint32_t>(spec.kernels.size());
     for (const serialize::KernelSpec& k : v.result.spec.kernels) spec.kernels.push_back(k);
-    serialize::VariantSpec variant{v.extent, v.result.spec.plan};
+    serialize::VariantSpec variant{v.extents[0], v.result.spec.plan, v.extents};
     for (serialize::CallSpec& call : variant.plan) {
       call.kernel += first_kernel;
       for (serialize::ArgSpec& arg : call.args) {
         if (arg.kind == serialize::ArgSpec::Kind::kConstant) {
           arg.index = constants.Add(v.result.spec.constants.at(arg.index));
-        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && arg.index == extent_index) {
-          arg = serialize::ArgSpec::Arena(d.extent_slot + arg.offset, arg.bytes);
-        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && !first.axes.inputs[arg.index].empty()) {
+        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && arg.index >= model_inputs) {
+          arg = serialize::ArgSpec::Arena(d.extent_slots.at(arg.index - model_inputs) + arg.offset, arg.bytes);
+        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && !d.inputs[arg.index].axis_symbols.empty()) {
           arg = serialize::ArgSpec::Arena(d.inputs[arg.index].staging + arg.offset, arg.bytes);
-        } else if (arg.kind == serialize::ArgSpec::Kind::kOutput && !first.axes.outputs[arg.index].empty()) {
+        } else if (arg.kind == serialize::ArgSpec::Kind::kOutput && !d.outputs[arg.index].axis_symbols.empty()) {
           arg = serialize::ArgSpec::Arena(d.outputs[arg.index].staging + arg.offset, arg.bytes);
         }
       }
@@ -305,9 +403,11 @@ CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& 
     d.variants.push_back(std::move(variant));
     funcs.insert(funcs.end(), v.result.funcs.begin(), v.result.funcs.end());
     for (KernelSummary& k : v.result.kernels) merged.kernels.push_back(std::move(k));
-    for (const PhaseTiming& t : v.result.timings) {
-      merged.timings.push_back({t.phase + " " + symbol.name + "=" + std::to_string(v.extent), t.milliseconds});
+    std::string where;
+    for (size_t s = 0; s < symbols.size(); ++s) {
+      where += (s ? "," : "") + symbols[s].name + "=" + std::to_string(v.extents[s]);
     }
+    for (const PhaseTiming& t : v.result.timings) merged.timings.push_back({t.phase + " " + where, t.milliseconds});
   }
   merged.graph = std::move(variants.back().result.graph);
   const target::Target target = target::Target::Parse(options.target);
@@ -324,32 +424,30 @@ CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& 
   return merged;
 }
 
-CompileResult CompileSymbolVariants(const std::function<graph::Graph(int64_t)>& graph_at,
-                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
-                                    const CompileOptions& options) {
-  AGATE_REQUIRE(!symbolic_inputs.empty(), kInvalidArgument)
-      << "no input carries symbol " << symbol.name << " (name it in --input-shape, e.g. input:" << symbol.name
-      << "x3x224x224, or as the model's dim_param)";
-  // Where the symbol sits in the inputs: only on axis 0 may it be a batch.
-  const graph::Graph at_a = graph_at(symbol.min), at_b = graph_at(symbol.min + 1);
-  bool rows_only = true;
-  for (const std::string& in : symbolic_inputs) {
-    if (!at_a.HasValue(in) || !at_b.HasValue(in)) continue;
-    const graph::Shape& sa = at_a.TypeOf(in).shape;
-    const graph::Shape& sb = at_b.TypeOf(in).shape;
-    for (size_t d = 0; d < sa.size() && d < sb.size(); ++d) rows_only = rows_only && (sa[d] == sb[d] || d == 0);
+CompileResult CompileSymbolVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
+                                    const std::vector<BatchSymbol>& symbols, const CompileOptions& options) {
+  AGATE_REQUIRE(!symbols.empty() && !symbolic_inputs.empty(), kInvalidArgument)
+      << "no input carries symbol " << (symbols.empty() ? std::string("?") : symbols[0].name)
+      << " (name it in --input-shape, e.g. input:N" << "x3x224x224, or as the model's dim_param)";
+  std::set<std::string> names;
+  for (const BatchSymbol& s : symbols) {
+    AGATE_REQUIRE(names.insert(s.name).second, kInvalidArgument) << "--bounds names symbol " << s.name << " twice";
   }
+  if (symbols.size() > 1) return CompilePaddedVariants(graph_at, symbolic_inputs, symbols, options);
+  const BatchSymbol& symbol = symbols[0];
   std::string batch_refusal;
-  if (rows_only) {
+  // A symbol only on axis 0 of its inputs may be a batch, chunked when its rows never mix.
+  if (BatchLike(graph_at, symbolic_inputs, symbols, 0)) {
     try {
-      return CompileBatchVariants(graph_at, symbolic_inputs, symbol, options);
+      return CompileBatchVariants([&](int64_t v) { return graph_at({{symbol.name, v}}); }, symbolic_inputs, symbol,
+                                  options);
     } catch (const Error& e) {
       if (e.code() != StatusCode::kUnsupported) throw;
       batch_refusal = e.message();
     }
   }
   try {
-    return CompilePaddedVariants(graph_at, symbolic_inputs, symbol, options);
+    return CompilePaddedVariants(graph_at, symbolic_inputs, symbols, options);
   } catch (const Error& e) {
     if (batch_refusal.empty() || e.code() != StatusCode::kUnsupported) throw;
     AGATE_THROW(kUnsupported) << "--bounds " << symbol.name << ": the symbol can be neither a batch split into chunks ("

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,21 +56,25 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
 // extent (above 16); each variant is a compile and its kernels' code (the constants are shared).
 std::vector<int64_t> DefaultPaddedVariants(int64_t min, int64_t max);
 
-// Compiles the model for a symbol that cannot be chunked (a sequence length, on any axes): each
-// variant v is the model imported at v, padded by core/graph/passes/symbol_padding.h, and a run
-// of extent n runs the smallest variant >= n once on inputs the runtime stages zero-padded
-// (format 3.0: DynamicShapes.padded). Variants: symbol.given plus max, or DefaultPaddedVariants.
-// Host-CPU targets only; kUnsupported naming the node when the model cannot run padded.
-CompileResult CompilePaddedVariants(const std::function<graph::Graph(int64_t)>& graph_at,
-                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
-                                    const CompileOptions& options);
+// The model imported with each symbol at the given extent (symbol name -> extent).
+using GraphAt = std::function<graph::Graph(const std::map<std::string, int64_t>&)>;
 
-// `agate compile --bounds`: a symbol only on axis 0 of its inputs is compiled batch-style when
-// its rows never mix (CompileBatchVariants), otherwise padded (CompilePaddedVariants); when
-// neither applies the error gives both reasons.
-CompileResult CompileSymbolVariants(const std::function<graph::Graph(int64_t)>& graph_at,
-                                    const std::set<std::string>& symbolic_inputs, const BatchSymbol& symbol,
-                                    const CompileOptions& options);
+// Compiles the model for symbols that cannot be chunked (a sequence length, on any axes; or
+// several symbols, a batch and a sequence length): one variant per combination of the symbols'
+// extents, each the model imported there and padded by core/graph/passes/symbol_padding.h once
+// per symbol; a run takes the variant whose extents are the smallest covering its own, once, on
+// inputs the runtime stages zero-padded (format 3.0: DynamicShapes.padded). Each symbol's
+// extents: symbol.given plus max; else 1, 8 and max for a symbol only on axis 0 of its inputs
+// (DefaultVariants) and DefaultPaddedVariants for the others. At most rt::kMaxSymbols symbols.
+// Host-CPU targets only; kUnsupported naming the node when the model cannot run padded.
+CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
+                                    const std::vector<BatchSymbol>& symbols, const CompileOptions& options);
+
+// `agate compile --bounds`: one symbol only on axis 0 of its inputs is compiled batch-style when
+// its rows never mix (CompileBatchVariants), otherwise padded (CompilePaddedVariants, and so
+// are several symbols); when neither applies the error gives both reasons.
+CompileResult CompileSymbolVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
+                                    const std::vector<BatchSymbol>& symbols, const CompileOptions& options);
 
 }  // namespace compiler
 }  // namespace agate

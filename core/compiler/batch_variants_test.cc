@@ -138,6 +138,8 @@ Graph Attention(int64_t s) {
   return graph::testing::Finish(std::move(g), {"y", "m"});
 }
 
+Graph AttentionAt(const std::map<std::string, int64_t>& at) { return Attention(at.at("S")); }
+
 TEST(PaddedVariantsTest, DefaultVariantsDoubleUpToTheBound) {
   EXPECT_EQ(DefaultPaddedVariants(1, 128), std::vector<int64_t>({16, 32, 64, 128}));
   EXPECT_EQ(DefaultPaddedVariants(1, 16), std::vector<int64_t>({16}));
@@ -150,7 +152,7 @@ TEST(PaddedVariantsTest, OneModuleRunsEverySequenceLengthAndMatchesTheInterprete
   CompileOptions options;
   options.target = "llvm";
   BatchSymbol symbol = ParseBounds("S=1..8:4");
-  CompileResult result = CompileSymbolVariants(Attention, {"x"}, symbol, options);
+  CompileResult result = CompileSymbolVariants(AttentionAt, {"x"}, {symbol}, options);
   agate_module_t* module = nullptr;
   ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &module), AGATE_OK)
       << RuntimeError();
@@ -206,10 +208,77 @@ TEST(PaddedVariantsTest, OneModuleRunsEverySequenceLengthAndMatchesTheInterprete
   agate_module_free(module);
 }
 
+// x [b, s, 8] -> per item, attention over s -> y [b, s, 8], and the mean over s -> m [b, 8].
+Graph BatchedAttention(const std::map<std::string, int64_t>& at) {
+  const int64_t b = at.at("B"), s = at.at("S");
+  Graph g;
+  g.inputs = {"x"};
+  g.types["x"] = graph::TensorType{graph::DType::Float(32), {b, s, 8}};
+  g.constants["wq"] = graph::testing::RandomTensor({8, 8}, 22);
+  g.types["wq"] = graph::TensorType{graph::DType::Float(32), {8, 8}};
+  Add(&g, "MatMul", "q", {"x", "wq"}, {"q"});
+  Add(&g, "Transpose", "kt", {"x"}, {"kt"}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  Add(&g, "MatMul", "scores", {"q", "kt"}, {"s"});
+  Add(&g, "Softmax", "probs", {"s"}, {"p"}, {{"axis", int64_t{-1}}});
+  Add(&g, "MatMul", "mix", {"p", "x"}, {"y"});
+  Add(&g, "ReduceMean", "mean", {"y"}, {"m"}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+  return graph::testing::Finish(std::move(g), {"y", "m"});
+}
+
+TEST(PaddedVariantsTest, ABatchAndASequenceLengthAtOnce) {
+  CompileOptions options;
+  options.target = "llvm";
+  const CompileResult result =
+      CompileSymbolVariants(BatchedAttention, {"x"}, {ParseBounds("B=1..3:1"), ParseBounds("S=1..8:4")}, options);
+  ASSERT_EQ(result.spec.dynamic_shapes.variants.size(), 4u);  // B in {1, 3} x S in {4, 8}
+  agate_module_t* module = nullptr;
+  ASSERT_EQ(agate_module_load_from_memory(result.module.data(), result.module.size(), nullptr, &module), AGATE_OK)
+      << RuntimeError();
+  agate_dim_info dim;
+  ASSERT_EQ(agate_module_input_dim(module, 0, 0, &dim), AGATE_OK);
+  EXPECT_EQ(std::string(dim.symbol), "B");
+  ASSERT_EQ(agate_module_input_dim(module, 0, 1, &dim), AGATE_OK);
+  EXPECT_EQ(std::string(dim.symbol), "S");
+  agate_executor_t* executor = nullptr;
+  ASSERT_EQ(agate_executor_create(module, nullptr, &executor), AGATE_OK);
+  for (auto [b, s] : {std::make_pair(2, 5), std::make_pair(1, 1), std::make_pair(3, 8), std::make_pair(1, 4)}) {
+    const graph::Tensor x = graph::testing::RandomTensor({b, s, 8}, static_cast<uint32_t>(300 + 10 * b + s));
+    const auto want = graph_eval::Interpret(BatchedAttention({{"B", b}, {"S", s}}), {{"x", x}});
+    int64_t shape[3] = {b, s, 8};
+    DLTensor in;
+    std::memset(&in, 0, sizeof(in));
+    in.data = const_cast<void*>(x.raw_data());
+    in.device = DLDevice{kDLCPU, 0};
+    in.ndim = 3;
+    in.dtype = DLDataType{kDLFloat, 32, 1};
+    in.shape = shape;
+    ASSERT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_OK) << RuntimeError();
+    ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << RuntimeError();
+    for (uint32_t o = 0; o < 2; ++o) {
+      DLTensor out;
+      ASSERT_EQ(agate_executor_get_output(executor, o, &out), AGATE_OK);
+      const graph::Tensor& ref = want.at(o == 0 ? "y" : "m");
+      ASSERT_EQ(out.ndim, ref.rank());
+      for (int d = 0; d < out.ndim; ++d) ASSERT_EQ(out.shape[d], ref.shape()[d]) << "B " << b << " S " << s;
+      for (int64_t i = 0; i < ref.numel(); ++i) {
+        EXPECT_NEAR(static_cast<const float*>(out.data)[i], ref.data<float>()[i], 1e-4) << "B " << b << " S " << s;
+      }
+    }
+  }
+  agate_executor_free(executor);
+  agate_module_free(module);
+  serialize::ModuleSpec missing = result.spec;
+  missing.dynamic_shapes.variants.erase(missing.dynamic_shapes.variants.begin() + 1);  // B=1, S=8
+  const std::vector<uint8_t> bytes = serialize::SerializeModuleUnverifiedForTesting(missing);
+  EXPECT_EQ(agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module), AGATE_CORRUPT);
+  EXPECT_NE(RuntimeError().find("has 3 variants, not the 4 combinations of its symbols' extents"), std::string::npos)
+      << RuntimeError();
+}
+
 TEST(PaddedVariantsTest, CorruptPaddedDescriptionsAreRefusedWhenLoading) {
   CompileOptions options;
   options.target = "llvm";
-  const CompileResult result = CompileSymbolVariants(Attention, {"x"}, ParseBounds("S=1..8:4"), options);
+  const CompileResult result = CompileSymbolVariants(AttentionAt, {"x"}, {ParseBounds("S=1..8:4")}, options);
   auto load_fails = [](serialize::ModuleSpec spec, const std::string& expected) {
     const std::vector<uint8_t> bytes = serialize::SerializeModuleUnverifiedForTesting(spec);
     agate_module_t* module = nullptr;
@@ -221,11 +290,11 @@ TEST(PaddedVariantsTest, CorruptPaddedDescriptionsAreRefusedWhenLoading) {
   spec.dynamic_shapes.inputs[0].staging += 8;
   load_fails(spec, "'x' (3 dimensions) has its staging buffer at");
   spec = result.spec;
-  spec.dynamic_shapes.extent_slot = spec.arena_bytes;
+  spec.dynamic_shapes.extent_slots[0] = spec.arena_bytes;
   load_fails(spec, "extent slot");
   spec = result.spec;
   spec.dynamic_shapes.variants.pop_back();
-  load_fails(spec, "last variant has extent 4, not its upper bound 8");
+  load_fails(spec, "largest variant extent is 4, not its upper bound 8");
   spec = result.spec;
   spec.dynamic_shapes.variants[0].plan[0].args[0] = serialize::ArgSpec::Input(0, 4);
   load_fails(spec, "passes input 0, which carries the padded symbol, other than through its staging buffer");

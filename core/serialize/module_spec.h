@@ -120,6 +120,7 @@ struct TensorDimsSpec {
   uint32_t symbol = 0;         // the SymbolSpec of a kSymbolic axis
   uint64_t shape_slot = 0;     // kValueDependent outputs: arena offset of the ndim int64 extents
   uint64_t staging = 0;        // padded symbols: arena offset of the staging buffer (module.fbs)
+  std::vector<uint32_t> axis_symbols;  // padded: the symbol of each axis (empty: `symbol` for all)
 };
 
 // The plan for `extent` rows: Input/Output arguments of tensors with symbolic rows address the
@@ -127,17 +128,18 @@ struct TensorDimsSpec {
 struct VariantSpec {
   int64_t extent = 1;
   std::vector<CallSpec> plan;
+  std::vector<int64_t> extents;  // padded: one per symbol (extent == extents[0])
 };
 
 struct DynamicShapesSpec {
-  std::vector<SymbolSpec> symbols;      // at most one
+  std::vector<SymbolSpec> symbols;      // one, or up to 4 padded ones
   std::vector<TensorDimsSpec> inputs;   // one per ModuleSpec::inputs
   std::vector<TensorDimsSpec> outputs;  // one per ModuleSpec::outputs
   std::vector<VariantSpec> variants;    // ascending extents from 1; ModuleSpec::plan then empty
-  // A padded symbol (format 3.0): variants ascend to the symbol's max, each run once on staged
-  // inputs, n written at extent_slot (module.fbs, DynamicShapes.padded).
+  // Padded symbols (format 3.0): the variants are every combination of each symbol's extents,
+  // each run once on staged inputs, n_s written at extent_slots[s] (module.fbs, DynamicShapes.padded).
   bool padded = false;
-  uint64_t extent_slot = 0;
+  std::vector<uint64_t> extent_slots;
 };
 
 struct ModuleMetadata {

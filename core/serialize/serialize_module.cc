@@ -160,8 +160,9 @@ flatbuffers::Offset<fb::DynamicShapes> BuildDynamicShapes(flatbuffers::FlatBuffe
     for (const TensorDimsSpec& t : tensors) {
       std::vector<uint8_t> kinds;
       for (DimKind k : t.kinds) kinds.push_back(static_cast<uint8_t>(ToFb(k)));
+      auto axis_symbols = t.axis_symbols.empty() ? 0 : b.CreateVector(t.axis_symbols);
       out.push_back(fb::CreateTensorDims(b, b.CreateVector(reinterpret_cast<const fb::DimKind*>(kinds.data()), kinds.size()),
-                                         t.symbol, t.shape_slot, t.staging));
+                                         t.symbol, t.shape_slot, t.staging, axis_symbols));
     }
     return b.CreateVector(out);
   };
@@ -170,10 +171,14 @@ flatbuffers::Offset<fb::DynamicShapes> BuildDynamicShapes(flatbuffers::FlatBuffe
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Variant>>> variants = 0;
   if (!d.variants.empty()) {
     std::vector<flatbuffers::Offset<fb::Variant>> out;
-    for (const VariantSpec& v : d.variants) out.push_back(fb::CreateVariant(b, v.extent, BuildPlan(b, v.plan)));
+    for (const VariantSpec& v : d.variants) {
+      auto extents = v.extents.empty() ? 0 : b.CreateVector(v.extents);
+      out.push_back(fb::CreateVariant(b, v.extent, BuildPlan(b, v.plan), extents));
+    }
     variants = b.CreateVector(out);
   }
-  return fb::CreateDynamicShapes(b, b.CreateVector(symbols), inputs, outputs, variants, d.padded, d.extent_slot);
+  auto extent_slots = d.extent_slots.empty() ? 0 : b.CreateVector(d.extent_slots);
+  return fb::CreateDynamicShapes(b, b.CreateVector(symbols), inputs, outputs, variants, d.padded, extent_slots);
 }
 
 // The metadata as its own FlatBuffer (nested in Module.metadata), with the hash placeholder.

@@ -9,8 +9,11 @@ namespace agate {
 namespace onnx_frontend {
 
 std::map<std::string, graph::Shape> InputShapesAt(const onnx::ModelProto& model, const std::string& input_shape_text,
-                                                  const std::string& symbol, int64_t value,
+                                                  const std::map<std::string, int64_t>& values,
                                                   std::set<std::string>* symbolic_inputs) {
+  std::string names;  // "N, S" for messages
+  for (const auto& [name, extent] : values) names += (names.empty() ? "" : ", ") + name;
+  const std::string symbol = values.size() == 1 ? values.begin()->first : names;
   std::map<std::string, graph::Shape> shapes;
   std::stringstream items(input_shape_text);
   std::string item;
@@ -25,8 +28,8 @@ std::map<std::string, graph::Shape> InputShapesAt(const onnx::ModelProto& model,
     std::string dim;
     while (std::getline(dims, dim, 'x')) {
       int64_t extent = 0;
-      if (dim == symbol) {
-        extent = value;
+      if (values.count(dim)) {
+        extent = values.at(dim);
         symbolic_inputs->insert(name);
       } else {
         AGATE_REQUIRE(!dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos &&
@@ -53,21 +56,21 @@ std::map<std::string, graph::Shape> InputShapesAt(const onnx::ModelProto& model,
       if (d.has_dim_value() && d.dim_value() >= 0) {
         shape.push_back(d.dim_value());
         suggestion += std::to_string(d.dim_value());
-      } else if (d.has_dim_param() && d.dim_param() == symbol) {
-        shape.push_back(value);
+      } else if (d.has_dim_param() && values.count(d.dim_param())) {
+        shape.push_back(values.at(d.dim_param()));
         names_symbol = true;
-        suggestion += symbol;
+        suggestion += d.dim_param();
       } else {
         complete = false;
         unbound += (unbound.empty() ? "'" : ", '") + (d.has_dim_param() ? d.dim_param() : std::string("?")) + "'";
         suggestion += "1";
       }
     }
-    // One symbol per module: an input that names it beside other unknown dims needs those fixed.
+    // An input that names a symbol beside other unknown dims needs those fixed (or bounded too).
     AGATE_REQUIRE(!names_symbol || complete, kInvalidArgument)
-        << "input '" << in.name() << "' has the unknown dimension(s) " << unbound << " besides the symbol " << symbol
-        << ", and a module has one symbol: fix the others with --input-shape, e.g. --input-shape " << in.name() << ":"
-        << suggestion;
+        << "input '" << in.name() << "' has the unknown dimension(s) " << unbound << " besides the symbol"
+        << (values.size() == 1 ? " " : "s ") << symbol << ": fix them with --input-shape, e.g. --input-shape "
+        << in.name() << ":" << suggestion << ", or bound them with another --bounds";
     if (names_symbol) {
       shapes[in.name()] = shape;
       symbolic_inputs->insert(in.name());

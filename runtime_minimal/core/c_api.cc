@@ -149,7 +149,8 @@ agate_status_t FillDim(const agate_module& module, const fb::Tensor& tensor, con
   if (dims == nullptr) return AGATE_OK;
   const fb::DimKind kind = dims->kinds()->Get(static_cast<flatbuffers::uoffset_t>(axis));
   if (kind == fb::DimKind::Symbolic) {
-    const fb::Symbol& symbol = *module.facts.dynamic->symbols()->Get(dims->symbol());
+    const fb::Symbol& symbol =
+        *module.facts.dynamic->symbols()->Get(rt::AxisSymbol(*dims, static_cast<uint32_t>(axis)));
     out->min = symbol.min();
     out->symbol = symbol.name()->c_str();
     out->kind = AGATE_DIM_SYMBOLIC;
@@ -247,11 +248,14 @@ AGATE_API agate_status_t agate_executor_set_input(agate_executor_t* executor, ui
   const fb::Tensor& info = *m.inputs()->Get(index);
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   const fb::Symbol* symbol = rt::InputSymbol(module, index);
-  int64_t extent = 0;
-  agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), rt::InputDims(module.facts, index), symbol,
-                                               tensor, kDLCPU, "input", index, &extent);
+  int64_t extents[rt::kMaxSymbols] = {0};
+  agate_status_t status =
+      rt::CheckTensorShape(info, info.shape()->data(), rt::InputDims(module.facts, index),
+                           symbol != nullptr ? module.facts.dynamic->symbols() : nullptr, tensor, kDLCPU, "input", index,
+                           extents);
   if (status != AGATE_OK) return status;
-  if (symbol != nullptr) executor->input_rows[index] = extent;
+  const uint32_t num_symbols = rt::NumSymbols(module.facts);
+  for (uint32_t s = 0; s < num_symbols; ++s) executor->input_rows[index * num_symbols + s] = extents[s];
 #else
   agate_status_t status = rt::CheckTensorMatches(info, tensor, kDLCPU, "input", index);
   if (status != AGATE_OK) return status;

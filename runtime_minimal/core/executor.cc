@@ -62,7 +62,8 @@ size_t ExecutorTablesBytes(const agate_module& module) {
   bytes += 2 * sizeof(uint8_t*) * m.outputs()->size();  // outputs, own_outputs
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   if (module.facts.dynamic != nullptr) {
-    bytes += sizeof(int64_t) * (m.inputs()->size() + m.outputs()->size() + module.facts.output_dims);
+    const uint32_t num_symbols = NumSymbols(module.facts);
+    bytes += sizeof(int64_t) * ((m.inputs()->size() + m.outputs()->size()) * num_symbols + module.facts.output_dims);
     bytes += sizeof(void*) * module.facts.max_variant_args;
   }
 #endif
@@ -96,18 +97,19 @@ agate_executor* InitExecutor(const agate_module& module, void* tables, uint8_t* 
   p += sizeof(uint8_t*) * m.outputs()->size();
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   if (module.facts.dynamic != nullptr) {
+    const uint32_t num_symbols = NumSymbols(module.facts);
     e->input_rows = reinterpret_cast<int64_t*>(p);
-    p += sizeof(int64_t) * m.inputs()->size();
+    p += sizeof(int64_t) * m.inputs()->size() * num_symbols;
     e->output_rows = reinterpret_cast<int64_t*>(p);
-    p += sizeof(int64_t) * m.outputs()->size();
+    p += sizeof(int64_t) * m.outputs()->size() * num_symbols;
     e->output_shapes = reinterpret_cast<int64_t*>(p);
     p += sizeof(int64_t) * module.facts.output_dims;
     e->chunk_args = reinterpret_cast<void**>(p);
     p += sizeof(void*) * module.facts.max_variant_args;
-    for (uint32_t i = 0; i < m.inputs()->size(); ++i) e->input_rows[i] = 0;
+    for (uint32_t i = 0; i < m.inputs()->size() * num_symbols; ++i) e->input_rows[i] = 0;
+    for (uint32_t o = 0; o < m.outputs()->size() * num_symbols; ++o) e->output_rows[o] = 0;
     int64_t* shape = e->output_shapes;
     for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
-      e->output_rows[o] = 0;
       for (int64_t extent : *m.outputs()->Get(o)->shape()) *shape++ = extent;
     }
   }
@@ -158,11 +160,11 @@ int32_t SerialParallelFor(void* pool, agate_parallel_task_fn task, void* closure
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
 namespace {
 
-// CheckTensorMatches against `shape`; with `symbol`, the axes `dims` marks Symbolic may be any
-// one extent in its bounds, written to *symbol_extent.
+// CheckTensorMatches against `shape`; with `symbols`, each axis `dims` marks Symbolic may be any
+// extent in its symbol's bounds, one per symbol, written to symbol_extents[symbol].
 agate_status_t CheckTensor(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
-                           const fb::Symbol* symbol, const DLTensor* tensor, int32_t device_type, const char* role,
-                           uint32_t index, int64_t* symbol_extent) {
+                           const Symbols* symbols, const DLTensor* tensor, int32_t device_type, const char* role,
+                           uint32_t index, int64_t* symbol_extents) {
 #else
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
                                   const char* role, uint32_t index) {
@@ -191,18 +193,20 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
   for (int32_t axis = tensor->ndim - 1; axis >= 0; --axis) {
     const int64_t extent = tensor->shape[axis];
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
-    if (symbol != nullptr && dims != nullptr && dims->kinds()->Get(static_cast<uint32_t>(axis)) == fb::DimKind::Symbolic) {
+    if (symbols != nullptr && dims != nullptr && dims->kinds()->Get(static_cast<uint32_t>(axis)) == fb::DimKind::Symbolic) {
+      const uint32_t s = AxisSymbol(*dims, static_cast<uint32_t>(axis));
+      const fb::Symbol* symbol = symbols->Get(s);
       if (extent < symbol->min() || extent > symbol->max()) {
         return TensorFail(role, index, name) << " has extent " << extent << " on axis " << axis << " (symbol "
                                             << symbol->name()->c_str() << "), outside its bounds " << symbol->min()
                                             << ".." << symbol->max();
       }
-      if (*symbol_extent != 0 && *symbol_extent != extent) {
+      if (symbol_extents[s] != 0 && symbol_extents[s] != extent) {
         return TensorFail(role, index, name) << " has extents " << extent << " on axis " << axis << " and "
-                                            << *symbol_extent << " on a later axis, both symbol "
+                                            << symbol_extents[s] << " on a later axis, both symbol "
                                             << symbol->name()->c_str();
       }
-      *symbol_extent = extent;
+      symbol_extents[s] = extent;
     } else
 #endif
     if (extent != shape[axis]) {
@@ -234,24 +238,27 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
 
 agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor, int32_t device_type,
                                   const char* role, uint32_t index) {
-  int64_t unused = 0;
-  return CheckTensor(info, info.shape()->data(), nullptr, nullptr, tensor, device_type, role, index, &unused);
+  int64_t unused[kMaxSymbols] = {0};
+  return CheckTensor(info, info.shape()->data(), nullptr, nullptr, tensor, device_type, role, index, unused);
 }
 
 agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
-                                const fb::Symbol* symbol, const DLTensor* tensor, int32_t device_type, const char* role,
-                                uint32_t index, int64_t* symbol_extent) {
-  int64_t extent = 0;
-  const agate_status_t status = CheckTensor(info, shape, dims, symbol, tensor, device_type, role, index, &extent);
-  if (symbol_extent != nullptr) *symbol_extent = extent;
+                                const Symbols* symbols, const DLTensor* tensor, int32_t device_type, const char* role,
+                                uint32_t index, int64_t* symbol_extents) {
+  int64_t extents[kMaxSymbols] = {0};
+  const agate_status_t status = CheckTensor(info, shape, dims, symbols, tensor, device_type, role, index, extents);
+  if (symbol_extents != nullptr && status == AGATE_OK) {
+    for (uint32_t s = 0; s < kMaxSymbols; ++s) symbol_extents[s] = extents[s];
+  }
   return status;
 }
 
 namespace {
 
 const fb::Symbol* SymbolOf(const agate_module& module, const fb::TensorDims* dims) {
-  if (SymbolAxis(dims) < 0) return nullptr;
-  return module.facts.dynamic->symbols()->Get(dims->symbol());
+  const int32_t axis = SymbolAxis(dims);
+  if (axis < 0) return nullptr;
+  return module.facts.dynamic->symbols()->Get(AxisSymbol(*dims, static_cast<uint32_t>(axis)));
 }
 
 uint32_t OutputShapeOffset(const agate_module& module, uint32_t index) {
@@ -311,7 +318,8 @@ agate_status_t RunChunk(agate_executor* e, const flatbuffers::Vector<flatbuffers
 // After a run: every output's run-time shape from the symbol's extent `rows` and the
 // value-dependent extents the plan left in the arena, each checked against its upper bound
 // before any is published (a violation leaves the previous shapes).
-agate_status_t PublishOutputShapes(agate_executor* e, int64_t rows) {
+// `extents`: each symbol's run-time extent (NULL for a module without symbols).
+agate_status_t PublishOutputShapes(agate_executor* e, const int64_t* extents) {
   const agate_module& module = *e->module;
   const fb::Module& m = *module.fb;
   for (int pass = 0; pass < 2; ++pass) {
@@ -322,7 +330,7 @@ agate_status_t PublishOutputShapes(agate_executor* e, int64_t rows) {
       for (uint32_t axis = 0; axis < info.shape()->size(); ++axis) {
         int64_t extent = info.shape()->Get(axis);
         const fb::DimKind kind = dims.kinds()->Get(axis);
-        if (kind == fb::DimKind::Symbolic) extent = rows;
+        if (kind == fb::DimKind::Symbolic && extents != nullptr) extent = extents[AxisSymbol(dims, axis)];
         if (kind == fb::DimKind::ValueDependent) {
           int64_t reported = 0;
           memcpy(&reported, e->arena + dims.shape_slot() + 8 * axis, sizeof(reported));
@@ -379,26 +387,48 @@ uint64_t ElementBytes(const fb::Tensor& info) {
   return static_cast<uint64_t>(d.bits() == 1 ? 1 : d.bits() / 8) * d.lanes();
 }
 
-// `info`'s shape with its Symbolic axes (per `dims`) at `extent`, into `shape`; returns its bytes.
-uint64_t ShapeAt(const fb::Tensor& info, const fb::TensorDims& dims, int64_t extent, int64_t* shape) {
+// `info`'s shape with each Symbolic axis (per `dims`) at its symbol's entry of `extents`, into
+// `shape`; returns its bytes.
+uint64_t ShapeAt(const fb::Tensor& info, const fb::TensorDims& dims, const int64_t* extents, int64_t* shape) {
   uint64_t bytes = ElementBytes(info);
   for (uint32_t a = 0; a < info.shape()->size(); ++a) {
-    shape[a] = dims.kinds()->Get(a) == fb::DimKind::Symbolic ? extent : info.shape()->Get(a);
+    shape[a] = dims.kinds()->Get(a) == fb::DimKind::Symbolic ? extents[AxisSymbol(dims, a)] : info.shape()->Get(a);
     bytes *= static_cast<uint64_t>(shape[a]);
   }
   return bytes;
 }
 
-// Runs a padded module once for extent n = `rows`: the smallest variant of extent >= n, every
-// input that carries the symbol staged zero-padded to that extent, n written where the plan's
-// masks read it, every output that carries it copied out at n.
-agate_status_t RunPadded(agate_executor* e, int64_t rows) {
+// The padded variant a run of these extents takes: the one whose extent of every symbol is the
+// smallest compiled one covering it (the variants are every combination: verify.cc).
+uint32_t ChoosePaddedVariant(const fb::DynamicShapes& d, const int64_t* rows) {
+  uint32_t best = 0;
+  double best_cost = -1;
+  for (uint32_t v = 0; v < d.variants()->size(); ++v) {
+    const flatbuffers::Vector<int64_t>& extents = *d.variants()->Get(v)->extents();
+    double cost = 1;
+    bool covers = true;
+    for (uint32_t s = 0; s < extents.size(); ++s) {
+      covers = covers && extents.Get(s) >= rows[s];
+      cost *= static_cast<double>(extents.Get(s));
+    }
+    if (covers && (best_cost < 0 || cost < best_cost)) {
+      best = v;
+      best_cost = cost;
+    }
+  }
+  return best;  // each symbol's max is compiled, so some variant covers every in-bounds run
+}
+
+// Runs a padded module once for the symbols' extents `rows`: the variant ChoosePaddedVariant
+// picks, every input that carries a symbol staged zero-padded to that variant's extents, each
+// extent written where the plan's masks read it, every output that carries one copied out.
+agate_status_t RunPadded(agate_executor* e, const int64_t* rows) {
   const agate_module& module = *e->module;
   const fb::Module& m = *module.fb;
   const fb::DynamicShapes& d = *module.facts.dynamic;
-  uint32_t v = 0;
-  while (d.variants()->Get(v)->extent() < rows) ++v;  // the last variant's extent is the symbol's max
-  const int64_t extent = d.variants()->Get(v)->extent();
+  const fb::Variant& variant = *d.variants()->Get(ChoosePaddedVariant(d, rows));
+  int64_t extent[kMaxSymbols];
+  for (uint32_t s = 0; s < d.symbols()->size(); ++s) extent[s] = variant.extents()->Get(s);
   int64_t at_rows[kMaxPaddedRank], at_extent[kMaxPaddedRank];
   for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
     const fb::TensorDims& dims = *d.inputs()->Get(i);
@@ -411,8 +441,8 @@ agate_status_t RunPadded(agate_executor* e, int64_t rows) {
     CopyPositions(static_cast<const uint8_t*>(e->inputs[i]), at_rows, staging, at_extent, info.shape()->size(),
                   ElementBytes(info));
   }
-  memcpy(e->arena + d.extent_slot(), &rows, sizeof(rows));
-  agate_status_t status = RunChunk(e, *d.variants()->Get(v)->plan(), 0);
+  for (uint32_t s = 0; s < d.symbols()->size(); ++s) memcpy(e->arena + d.extent_slots()->Get(s), &rows[s], sizeof(int64_t));
+  agate_status_t status = RunChunk(e, *variant.plan(), 0);
   if (status != AGATE_OK) return status;
   for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
     const fb::TensorDims& dims = *d.outputs()->Get(o);
@@ -425,35 +455,44 @@ agate_status_t RunPadded(agate_executor* e, int64_t rows) {
   return PublishOutputShapes(e, rows);
 }
 
-// Runs a module with variants: every input carrying the symbol must agree on its extent n;
-// n rows run as chunks of the largest variants (greedy), each at its rows' offsets.
+// Runs a module with variants: every input carrying a symbol must agree on its extent. A padded
+// module runs one variant; a batch-style one runs n rows as chunks of the largest variants
+// (greedy), each at its rows' offsets.
 agate_status_t RunVariants(agate_executor* e) {
   const agate_module& module = *e->module;
   const fb::Module& m = *module.fb;
   const fb::DynamicShapes& d = *module.facts.dynamic;
-  int64_t rows = 0;
-  uint32_t first = 0;
+  const uint32_t num_symbols = d.symbols()->size();
+  int64_t extents[kMaxSymbols] = {0};
+  uint32_t first[kMaxSymbols] = {0};
   for (uint32_t i = 0; i < m.inputs()->size(); ++i) {
-    if (SymbolAxis(InputDims(module.facts, i)) < 0) continue;
-    if (rows == 0) {
-      rows = e->input_rows[i];
-      first = i;
-    } else if (e->input_rows[i] != rows) {
-      return Fail(AGATE_INVALID_ARGUMENT) << "inputs " << first << " '" << m.inputs()->Get(first)->name()->c_str()
-                                          << "' and " << i << " '" << m.inputs()->Get(i)->name()->c_str()
-                                          << "' bind symbol " << d.symbols()->Get(0)->name()->c_str()
-                                          << " to different extents: " << rows << " and " << e->input_rows[i];
+    for (uint32_t s = 0; s < num_symbols; ++s) {
+      const int64_t bound = e->input_rows[i * num_symbols + s];
+      if (bound == 0) continue;  // the input does not carry symbol s
+      if (extents[s] == 0) {
+        extents[s] = bound;
+        first[s] = i;
+      } else if (bound != extents[s]) {
+        return Fail(AGATE_INVALID_ARGUMENT) << "inputs " << first[s] << " '" << m.inputs()->Get(first[s])->name()->c_str()
+                                            << "' and " << i << " '" << m.inputs()->Get(i)->name()->c_str()
+                                            << "' bind symbol " << d.symbols()->Get(s)->name()->c_str()
+                                            << " to different extents: " << extents[s] << " and " << bound;
+      }
     }
   }
   for (uint32_t o = 0; o < m.outputs()->size(); ++o) {
-    if (e->output_rows[o] != 0 && e->output_rows[o] != rows) {
-      return Fail(AGATE_INVALID_ARGUMENT) << "output " << o << " '" << m.outputs()->Get(o)->name()->c_str()
-                                          << "' is bound (agate_executor_set_output) to " << e->output_rows[o]
-                                          << " rows, but the inputs give symbol " << d.symbols()->Get(0)->name()->c_str()
-                                          << " = " << rows;
+    for (uint32_t s = 0; s < num_symbols; ++s) {
+      const int64_t bound = e->output_rows[o * num_symbols + s];
+      if (bound != 0 && bound != extents[s]) {
+        return Fail(AGATE_INVALID_ARGUMENT) << "output " << o << " '" << m.outputs()->Get(o)->name()->c_str()
+                                            << "' is bound (agate_executor_set_output) to " << d.symbols()->Get(s)->name()->c_str()
+                                            << " = " << bound << ", but the inputs give " << d.symbols()->Get(s)->name()->c_str()
+                                            << " = " << extents[s];
+      }
     }
   }
-  if (d.padded()) return RunPadded(e, rows);
+  if (d.padded()) return RunPadded(e, extents);
+  const int64_t rows = extents[0];
   int64_t row = 0;
   while (row < rows) {
     uint32_t v = d.variants()->size() - 1;
@@ -463,7 +502,7 @@ agate_status_t RunVariants(agate_executor* e) {
     if (status != AGATE_OK) return status;
     row += variant.extent();
   }
-  return PublishOutputShapes(e, rows);
+  return PublishOutputShapes(e, extents);
 }
 
 }  // namespace
@@ -527,7 +566,7 @@ agate_status_t RunPlanOnCpu(agate_executor* e, uint64_t (*clock_ns)(), uint64_t*
     }
   }
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
-  if (e->module->facts.dynamic != nullptr) return PublishOutputShapes(e, 0);
+  if (e->module->facts.dynamic != nullptr) return PublishOutputShapes(e, nullptr);
 #endif
   return AGATE_OK;
 }

@@ -46,8 +46,9 @@ struct agate_executor {
   void* device_state;
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
   // Dynamic-shape modules only (module->facts.dynamic; NULL otherwise):
-  int64_t* input_rows;     // per input: the bound extent of its symbolic axes (0: none)
-  int64_t* output_rows;    // per output: the extent of a caller's buffer bound by set_output (0: own buffer)
+  int64_t* input_rows;     // per input and symbol ([input * symbols + s]): the bound extent (0: not carried)
+  int64_t* output_rows;    // per output and symbol: the extent of a caller's buffer bound by set_output
+                           // (0: own buffer, or not carried)
   int64_t* output_shapes;  // every output's run-time shape, back to back (upper bounds before a run)
   void** chunk_args;       // one variant call's arguments (facts.max_variant_args)
 #endif
@@ -86,15 +87,18 @@ agate_status_t CheckTensorMatches(const fb::Tensor& info, const DLTensor* tensor
                                   const char* role, uint32_t index);
 
 #ifndef AGATE_RT_STATIC_SHAPES_ONLY
-// Like CheckTensorMatches against `shape` (info's ndim entries) instead of info's shape; when
-// `symbol` is not NULL, the axes `dims` marks Symbolic may be any one extent in
-// [symbol->min(), symbol->max()] (written to *symbol_extent unless NULL; 0 with no such axis),
-// and the message for one outside names the axis, the symbol and its bounds.
-agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
-                                const fb::Symbol* symbol, const DLTensor* tensor, int32_t device_type, const char* role,
-                                uint32_t index, int64_t* symbol_extent);
+using Symbols = flatbuffers::Vector<flatbuffers::Offset<fb::Symbol>>;
 
-// The symbol of input / output `index`'s symbolic axes, or NULL when it has none.
+// Like CheckTensorMatches against `shape` (info's ndim entries) instead of info's shape; when
+// `symbols` (the module's) is not NULL, each axis `dims` marks Symbolic may be any extent in its
+// symbol's [min, max], one extent per symbol (written to symbol_extents[symbol], kMaxSymbols
+// entries, 0 for a symbol the tensor does not carry, unless NULL), and the message for one
+// outside names the axis, the symbol and its bounds.
+agate_status_t CheckTensorShape(const fb::Tensor& info, const int64_t* shape, const fb::TensorDims* dims,
+                                const Symbols* symbols, const DLTensor* tensor, int32_t device_type, const char* role,
+                                uint32_t index, int64_t* symbol_extents);
+
+// The symbol of input / output `index`'s first symbolic axis, or NULL when it has none.
 const fb::Symbol* InputSymbol(const agate_module& module, uint32_t index);
 const fb::Symbol* OutputSymbol(const agate_module& module, uint32_t index);
 

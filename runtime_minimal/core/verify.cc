@@ -303,21 +303,23 @@ agate_status_t CheckPlan(const fb::Module& m, const flatbuffers::Vector<flatbuff
 agate_status_t CheckTensorDims(const fb::Module& m, const fb::DynamicShapes& d, const fb::TensorDims& dims,
                                const fb::Tensor& t, const char* role, uint32_t index, bool is_output) {
   const uint32_t ndim = t.shape()->size();
-  if (dims.kinds()->size() != ndim) {
+  if (dims.kinds()->size() != ndim || (dims.axis_symbols() != nullptr && dims.axis_symbols()->size() != ndim)) {
     return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has " << ndim
-                               << " dimensions but " << dims.kinds()->size() << " dimension kinds";
+                               << " dimensions but " << dims.kinds()->size() << " dimension kinds"
+                               << (dims.axis_symbols() != nullptr ? " or another count of axis symbols" : "");
   }
   bool value_dependent = false;
   for (uint32_t axis = 0; axis < ndim; ++axis) {
     const fb::DimKind kind = dims.kinds()->Get(axis);
     if (kind == fb::DimKind::Static) continue;
     if (kind == fb::DimKind::Symbolic) {
-      if ((axis != 0 && !d.padded()) || dims.symbol() >= d.symbols()->size()) {
+      const uint32_t symbol = AxisSymbol(dims, axis);
+      if ((axis != 0 && !d.padded()) || symbol >= d.symbols()->size()) {
         return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' axis " << axis
-                                   << " is symbolic (symbol " << dims.symbol() << " of " << d.symbols()->size()
+                                   << " is symbolic (symbol " << symbol << " of " << d.symbols()->size()
                                    << "); only axis 0 may carry a symbol that is not padded";
       }
-      const fb::Symbol& sym = *d.symbols()->Get(dims.symbol());
+      const fb::Symbol& sym = *d.symbols()->Get(symbol);
       if (t.shape()->Get(axis) != sym.max()) {
         return Fail(AGATE_CORRUPT) << role << " " << index << " '" << t.name()->c_str() << "' has extent "
                                    << t.shape()->Get(axis) << " on axis " << axis << ", not the upper bound " << sym.max()
@@ -372,6 +374,74 @@ agate_status_t CheckPaddedArgs(const flatbuffers::Vector<flatbuffers::Offset<fb:
   return AGATE_OK;
 }
 
+// A padded module's symbols and variants: an extent slot per symbol inside the arena, an extent
+// per symbol in each variant within its bounds, and the variants exactly every combination of
+// each symbol's extents (so a run finds the smallest one covering its extents), the largest of
+// each symbol its max.
+agate_status_t CheckPaddedVariants(const fb::Module& m, const fb::DynamicShapes& d) {
+  const uint32_t num_symbols = d.symbols()->size();
+  if (num_symbols > kMaxSymbols || d.extent_slots() == nullptr || d.extent_slots()->size() != num_symbols) {
+    return Fail(AGATE_CORRUPT) << "padded module has " << num_symbols << " symbols (at most " << kMaxSymbols << ") and "
+                               << (d.extent_slots() ? d.extent_slots()->size() : 0) << " extent slots";
+  }
+  uint64_t combinations = 1;
+  for (uint32_t s = 0; s < num_symbols; ++s) {
+    const fb::Symbol& sym = *d.symbols()->Get(s);
+    const uint64_t slot = d.extent_slots()->Get(s);
+    if (slot % 8 != 0 || slot > m.arena_bytes() || m.arena_bytes() - slot < 8) {
+      return Fail(AGATE_CORRUPT) << "padded symbol " << sym.name()->c_str() << "'s extent slot " << slot
+                                 << " is not 8 bytes aligned inside the arena of " << m.arena_bytes() << " bytes";
+    }
+    uint32_t distinct = 0;
+    int64_t largest = 0;
+    for (uint32_t v = 0; v < d.variants()->size(); ++v) {
+      const fb::Variant& variant = *d.variants()->Get(v);
+      if (variant.extents() == nullptr || variant.extents()->size() != num_symbols) {
+        return Fail(AGATE_CORRUPT) << "variant " << v << " of a padded module does not give one extent per symbol";
+      }
+      const int64_t extent = variant.extents()->Get(s);
+      if (extent < 1 || extent > sym.max() || (s == 0 && extent != variant.extent())) {
+        return Fail(AGATE_CORRUPT) << "variant " << v << " has extent " << extent << " of symbol " << sym.name()->c_str()
+                                   << ", outside 1.." << sym.max();
+      }
+      largest = extent > largest ? extent : largest;
+      bool seen = false;
+      for (uint32_t u = 0; u < v && !seen; ++u) seen = d.variants()->Get(u)->extents()->Get(s) == extent;
+      distinct += seen ? 0 : 1;
+    }
+    if (largest != sym.max()) {
+      return Fail(AGATE_CORRUPT) << "padded symbol " << sym.name()->c_str() << "'s largest variant extent is " << largest
+                                 << ", not its upper bound " << sym.max();
+    }
+    combinations *= distinct;
+  }
+  for (uint32_t v = 0; v < d.variants()->size(); ++v) {
+    for (uint32_t u = 0; u < v; ++u) {
+      bool same = true;
+      for (uint32_t s = 0; s < num_symbols; ++s) {
+        same = same && d.variants()->Get(u)->extents()->Get(s) == d.variants()->Get(v)->extents()->Get(s);
+      }
+      if (same) return Fail(AGATE_CORRUPT) << "variants " << u << " and " << v << " have the same extents";
+    }
+  }
+  uint32_t carried = 0;  // a bit per symbol some input carries: a run takes its extent from them
+  for (const fb::TensorDims* dims : *d.inputs()) {
+    for (uint32_t axis = 0; axis < dims->kinds()->size(); ++axis) {
+      const uint32_t s = AxisSymbol(*dims, axis);
+      if (dims->kinds()->Get(axis) == fb::DimKind::Symbolic && s < num_symbols) carried |= 1u << s;
+    }
+  }
+  if (carried != (1u << num_symbols) - 1) {
+    return Fail(AGATE_CORRUPT) << "some symbol of the padded module is carried by no input, so a run could not know "
+                               << "its extent";
+  }
+  if (combinations != d.variants()->size()) {
+    return Fail(AGATE_CORRUPT) << "padded module has " << d.variants()->size() << " variants, not the "
+                               << combinations << " combinations of its symbols' extents";
+  }
+  return AGATE_OK;
+}
+
 agate_status_t CheckVariants(const fb::Module& m, const fb::DynamicShapes& d, ModuleFacts* facts) {
   const bool has_symbol = d.symbols()->size() != 0;
   if (d.variants() == nullptr || d.variants()->size() == 0) {
@@ -388,21 +458,14 @@ agate_status_t CheckVariants(const fb::Module& m, const fb::DynamicShapes& d, Mo
   }
   const fb::Symbol& sym = *d.symbols()->Get(0);
   if (d.padded()) {
-    const uint32_t last = d.variants()->size() - 1;
-    if (d.variants()->Get(last)->extent() != sym.max()) {
-      return Fail(AGATE_CORRUPT) << "padded symbol " << sym.name()->c_str() << "'s last variant has extent "
-                                 << d.variants()->Get(last)->extent() << ", not its upper bound " << sym.max();
-    }
-    if (d.extent_slot() % 8 != 0 || d.extent_slot() > m.arena_bytes() || m.arena_bytes() - d.extent_slot() < 8) {
-      return Fail(AGATE_CORRUPT) << "padded symbol " << sym.name()->c_str() << "'s extent slot " << d.extent_slot()
-                                 << " is not 8 bytes aligned inside the arena of " << m.arena_bytes() << " bytes";
-    }
+    agate_status_t status = CheckPaddedVariants(m, d);
+    if (status != AGATE_OK) return status;
   }
   int64_t previous = 0;
   for (uint32_t v = 0; v < d.variants()->size(); ++v) {
     const fb::Variant& variant = *d.variants()->Get(v);
     const int64_t extent = variant.extent();
-    if (extent <= previous || extent > sym.max() || (v == 0 && extent != 1 && !d.padded())) {
+    if (!d.padded() && (extent <= previous || extent > sym.max() || (v == 0 && extent != 1))) {
       return Fail(AGATE_CORRUPT) << "variant " << v << " has extent " << extent << "; extents must ascend from 1 to at most "
                                  << sym.max() << " (" << sym.name()->c_str() << "'s upper bound)";
     }
@@ -440,9 +503,9 @@ agate_status_t CheckDynamicShapes(const uint8_t* data, const fb::Module& m, Modu
   if (m.target_kind() == fb::TargetKind::Cuda) {
     return Fail(AGATE_UNSUPPORTED) << "dynamic shapes are not supported for CUDA modules yet";
   }
-  if (d.symbols()->size() > 1) {
-    return Fail(AGATE_UNSUPPORTED) << "module has " << d.symbols()->size()
-                                   << " symbols; this runtime supports one symbol";
+  if (d.symbols()->size() > (d.padded() ? kMaxSymbols : 1)) {
+    return Fail(AGATE_UNSUPPORTED) << "module has " << d.symbols()->size() << " symbols; this runtime supports "
+                                   << (d.padded() ? kMaxSymbols : 1) << (d.padded() ? " padded ones" : " batch-style one");
   }
   for (const fb::Symbol* sym : *d.symbols()) {
     if (sym->min() < 1 || sym->min() > sym->max()) {
@@ -499,6 +562,12 @@ const fb::TensorDims* OutputDims(const ModuleFacts& facts, uint32_t index) {
 bool HasSymbolicRows(const fb::TensorDims* dims) {
   return dims != nullptr && dims->kinds()->size() != 0 && dims->kinds()->Get(0) == fb::DimKind::Symbolic;
 }
+
+uint32_t AxisSymbol(const fb::TensorDims& dims, uint32_t axis) {
+  return dims.axis_symbols() != nullptr ? dims.axis_symbols()->Get(axis) : dims.symbol();
+}
+
+uint32_t NumSymbols(const ModuleFacts& facts) { return facts.dynamic != nullptr ? facts.dynamic->symbols()->size() : 0; }
 
 int32_t SymbolAxis(const fb::TensorDims* dims) {
   if (dims == nullptr) return -1;

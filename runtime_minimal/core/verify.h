@@ -86,6 +86,12 @@ int32_t SymbolAxis(const fb::TensorDims* dims);
 // The most axes a tensor with a padded symbol may have (the executor stages it with a loop
 // over index arrays of this size).
 constexpr uint32_t kMaxPaddedRank = 16;
+// The most symbols a module may have (padded ones; a batch-style module has one).
+constexpr uint32_t kMaxSymbols = 4;
+// The Symbols index of axis `axis` of a tensor with these dims (axis_symbols, else symbol).
+uint32_t AxisSymbol(const fb::TensorDims& dims, uint32_t axis);
+// The number of symbols of a verified module with dynamic shapes (0 without).
+uint32_t NumSymbols(const ModuleFacts& facts);
 // The bytes of one row (axis-0 slice) of a verified tensor.
 uint64_t RowBytes(const fb::Tensor& tensor);
 #endif

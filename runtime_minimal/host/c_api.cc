@@ -248,11 +248,13 @@ agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* t
   // checks it equals the inputs' (agate_executor_run). Value-dependent outputs take a buffer of
   // their upper bounds.
   const fb::Symbol* symbol = rt::OutputSymbol(module, index);
-  int64_t extent = 0;
+  int64_t extents[rt::kMaxSymbols] = {0};
   if (tensor != nullptr) {
     const fb::Tensor& info = *m.outputs()->Get(index);
-    agate_status_t status = rt::CheckTensorShape(info, info.shape()->data(), rt::OutputDims(module.facts, index), symbol,
-                                                 tensor, kDLCPU, "output", index, &extent);
+    agate_status_t status =
+        rt::CheckTensorShape(info, info.shape()->data(), rt::OutputDims(module.facts, index),
+                             symbol != nullptr ? module.facts.dynamic->symbols() : nullptr, tensor, kDLCPU, "output",
+                             index, extents);
     if (status != AGATE_OK) return status;
     // A zero-element output may have no storage: it keeps the executor's own pointer.
     if (tensor->data != nullptr) data = static_cast<uint8_t*>(tensor->data) + tensor->byte_offset;
@@ -263,7 +265,8 @@ agate_status_t SetCpuOutput(agate_executor* e, uint32_t index, const DLTensor* t
     }
   }
   e->outputs[index] = data;
-  if (module.facts.dynamic != nullptr) e->output_rows[index] = tensor != nullptr && symbol != nullptr ? extent : 0;
+  const uint32_t num_symbols = rt::NumSymbols(module.facts);
+  for (uint32_t s = 0; s < num_symbols; ++s) e->output_rows[index * num_symbols + s] = extents[s];
   void** slot = e->args;
   for (uint32_t c = 0; c < module.facts.num_calls; ++c) {
     for (const fb::Arg* arg : *m.plan()->Get(c)->args()) {

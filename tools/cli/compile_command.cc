@@ -39,7 +39,7 @@ struct CompileFlags {
   int opt_level = 3;
   std::string input_shape;
   std::vector<std::string> input_values;  // name=FILE: the input frozen to the array in FILE
-  std::string bounds;  // SYMBOL=MIN..MAX[:variants]: one module for every extent of SYMBOL
+  std::vector<std::string> bounds;  // SYMBOL=MIN..MAX[:variants] each: one module for every extent of them
   std::string dump_ir;
   std::vector<std::string> knobs;  // name=value
   std::string tuning_records;      // agate tune's JSON lines
@@ -148,6 +148,13 @@ std::string InputValuesRecord(const std::vector<std::string>& specs) {
   return text;
 }
 
+// What the module's metadata records of --bounds: the symbols' texts, space-separated.
+std::string BoundsRecord(const std::vector<std::string>& bounds) {
+  std::string text;
+  for (const std::string& b : bounds) text += (text.empty() ? "" : " ") + b;
+  return text;
+}
+
 // --quantize int8 --calibration FILE [--calibration-method M] [--keep-float A,B]: the options of
 // core/quantize, the samples read from FILE. Every flag of the group without --quantize, or
 // --quantize without samples, is refused naming the flag.
@@ -203,17 +210,22 @@ compiler::CompileResult CompileWithBounds(const CompileFlags& flags, onnx_fronte
                                           const compiler::CompileOptions& options) {
   AGATE_REQUIRE(flags.package.empty(), kInvalidArgument) << "--bounds and --package: microcontroller runtimes "
                                                          << "are built without dynamic shapes";
-  const compiler::BatchSymbol symbol = compiler::ParseBounds(flags.bounds);
+  std::vector<compiler::BatchSymbol> symbols;
+  std::map<std::string, int64_t> at_min;
+  for (const std::string& text : flags.bounds) {
+    symbols.push_back(compiler::ParseBounds(text));
+    at_min[symbols.back().name] = symbols.back().min;
+  }
   const std::vector<uint8_t> bytes = ReadFile(flags.model);
   const onnx::ModelProto model = onnx_frontend::ParseModel(std::string(bytes.begin(), bytes.end()), flags.model);
-  std::set<std::string> batch_inputs;
-  onnx_frontend::InputShapesAt(model, flags.input_shape, symbol.name, 1, &batch_inputs);
-  auto graph_at = [&](int64_t value) {
+  std::set<std::string> symbolic_inputs;
+  onnx_frontend::InputShapesAt(model, flags.input_shape, at_min, &symbolic_inputs);
+  auto graph_at = [&](const std::map<std::string, int64_t>& values) {
     std::set<std::string> ignored;
-    import.input_shapes = onnx_frontend::InputShapesAt(model, flags.input_shape, symbol.name, value, &ignored);
+    import.input_shapes = onnx_frontend::InputShapesAt(model, flags.input_shape, values, &ignored);
     return onnx_frontend::ImportOnnxFile(flags.model, import);
   };
-  return compiler::CompileSymbolVariants(graph_at, batch_inputs, symbol, options);
+  return compiler::CompileSymbolVariants(graph_at, symbolic_inputs, symbols, options);
 }
 
 int RunCompile(const CompileFlags& flags) {
@@ -252,7 +264,7 @@ int RunCompile(const CompileFlags& flags) {
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
                               {"input-values", InputValuesRecord(flags.input_values)},
-                              {"bounds", flags.bounds},
+                              {"bounds", BoundsRecord(flags.bounds)},
                               {"knobs", knobs},
                               {"tuning-records", flags.tuning_records},
                               {"kernel-prefix", options.kernel_prefix},
@@ -320,9 +332,13 @@ CommandRunner RegisterCompileCommand(CLI::App& app) {
                   "NAME=FILE, repeatable; the input becomes a constant and is no longer an input of the module")
       ->take_all();
   cmd->add_option("--bounds", flags->bounds,
-                  "one module for every extent of a symbolic batch dimension: SYMBOL=MIN..MAX[:V1,V2,...] (the "
-                  "extents compiled; default 1, min(MAX,8) and MAX when a power of two <= 64); the symbol is named "
-                  "in --input-shape (input:Nx3x224x224) or is the model's dim_param; on axis 0 only");
+                  "one module for every extent of a symbolic dimension: SYMBOL=MIN..MAX[:V1,V2,...] (the extents "
+                  "compiled), repeatable (up to 4 symbols, e.g. --bounds B=1..8 --bounds S=1..128); the symbol is "
+                  "named in --input-shape (input:Nx3x224x224) or is the model's dim_param. One symbol only on axis 0 "
+                  "whose rows never mix is a batch (default variants 1, min(MAX,8), MAX when a power of two <= 64; "
+                  "a run is split into them); any other is padded (default variants 16, 32, 64... and MAX; a run "
+                  "pads its inputs to the next one)")
+      ->take_all();
   cmd->add_option("--dump-ir", flags->dump_ir, "write every pass's IR and every kernel's loop IR into this folder");
   cmd->add_option("--knob", flags->knobs, "schedule knob name=value for every kernel (repeatable), e.g. conv_winograd=0")
       ->take_all();

@@ -5,6 +5,7 @@
 // does and prints what it holds and needs: target, inputs/outputs, kernels, plan, arena,
 // constants; for a CUDA module also its images and, per kernel, the launch, ptxas's registers
 // and shared memory and the theoretical occupancy.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -179,35 +180,53 @@ void InspectModule(const InspectFlags& flags) {
   for (const fb::Tensor* out : *module->outputs()) std::cout << "output " << TensorText(out) << "\n";
   if (facts.dynamic != nullptr) {
     // Format 2.0/3.0: "N=1..32, variants 1,8,32", and which tensors carry it (shapes above are upper bounds).
-    for (const fb::Symbol* symbol : *facts.dynamic->symbols()) {
+    const fb::DynamicShapes& d = *facts.dynamic;
+    const bool padded = d.padded();
+    auto variant_extent = [&](uint32_t v, uint32_t s) {
+      const fb::Variant& variant = *d.variants()->Get(v);
+      return padded ? variant.extents()->Get(s) : variant.extent();
+    };
+    for (uint32_t s = 0; s < d.symbols()->size(); ++s) {
+      const fb::Symbol* symbol = d.symbols()->Get(s);
       std::cout << "symbol " << symbol->name()->str() << "=" << symbol->min() << ".." << symbol->max();
-      if (facts.dynamic->variants() != nullptr) {
+      if (d.variants() != nullptr) {
         std::cout << ", variants ";
-        for (uint32_t v = 0; v < facts.dynamic->variants()->size(); ++v) {
-          std::cout << (v ? "," : "") << facts.dynamic->variants()->Get(v)->extent();
+        std::vector<int64_t> extents;  // each distinct extent once, in order
+        for (uint32_t v = 0; v < d.variants()->size(); ++v) {
+          if (std::find(extents.begin(), extents.end(), variant_extent(v, s)) == extents.end()) {
+            extents.push_back(variant_extent(v, s));
+          }
         }
+        std::sort(extents.begin(), extents.end());
+        for (size_t i = 0; i < extents.size(); ++i) std::cout << (i ? "," : "") << extents[i];
       }
       // A batch symbol is axis 0 of its tensors; a padded one lists the axes of each.
-      const bool padded = facts.dynamic->padded();
       std::cout << (padded ? ", padded (on" : " (axis 0 of:");
       auto carriers = [&](const fb::Tensor& t, const fb::TensorDims* dims) {
-        if (rt::SymbolAxis(dims) < 0) return;
-        std::cout << " " << t.name()->str();
-        if (!padded) return;
-        std::cout << "[axis";
-        for (uint32_t a = 0; a < dims->kinds()->size(); ++a) {
-          if (dims->kinds()->Get(a) == fb::DimKind::Symbolic) std::cout << " " << a;
+        std::string axes;
+        for (uint32_t a = 0; dims != nullptr && a < dims->kinds()->size(); ++a) {
+          if (dims->kinds()->Get(a) == fb::DimKind::Symbolic && rt::AxisSymbol(*dims, a) == s) {
+            axes += " " + std::to_string(a);
+          }
         }
-        std::cout << "]";
+        if (axes.empty()) return;
+        std::cout << " " << t.name()->str() << (padded ? "[axis" + axes + "]" : "");
       };
       for (uint32_t i = 0; i < module->inputs()->size(); ++i) carriers(*module->inputs()->Get(i), rt::InputDims(facts, i));
       for (uint32_t o = 0; o < module->outputs()->size(); ++o) carriers(*module->outputs()->Get(o), rt::OutputDims(facts, o));
       std::cout << "; shapes above are upper bounds)\n";
     }
-    if (facts.dynamic->variants() != nullptr) {
-      for (uint32_t v = 0; v < facts.dynamic->variants()->size(); ++v) {
-        std::cout << "variant " << facts.dynamic->variants()->Get(v)->extent() << ": "
-                  << facts.dynamic->variants()->Get(v)->plan()->size() << " kernel calls\n";
+    if (d.variants() != nullptr) {
+      for (uint32_t v = 0; v < d.variants()->size(); ++v) {
+        std::cout << "variant ";
+        if (d.symbols()->size() == 1) {
+          std::cout << variant_extent(v, 0);
+        } else {
+          for (uint32_t s = 0; s < d.symbols()->size(); ++s) {
+            std::cout << (s ? "," : "") << d.symbols()->Get(s)->name()->str() << "=" << variant_extent(v, s);
+          }
+        }
+        std::cout << ": " << d.variants()->Get(v)->plan()->size() << " kernel calls\n";
       }
     }
   }

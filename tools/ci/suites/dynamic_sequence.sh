@@ -8,6 +8,8 @@
 # runtime), and compared with PyTorch at each; S = 49, ids and mask of different lengths, and a
 # model that prepends a class token (S + 1 positions) are refused with messages naming the input,
 # the symbol or the node, and so is a second unknown dimension (B) beside S; `agate inspect` prints the padded symbol.
+# A second model bounds a batch and a sequence length at once (--bounds B=1..4 --bounds S=1..24: four
+# padded variants) and runs at four (B, S) pairs against PyTorch.
 # Prints its log and, as its last line, "<passed> <failed>".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -102,6 +104,39 @@ for n in (1, 5, 16, 17, 48, 49):
         tags, logits, mean, mx = model(ids, mask)
     np.savez(f"{work}/ref{n}.npz", tags=tags.numpy(), logits=logits.numpy(), mean=mean.numpy(), max=mx.numpy())
 np.savez(f"{work}/uneven.npz", ids=np.ones((1, 5), np.int64), mask=np.ones((1, 6), np.float32))
+
+
+class Batched(nn.Module):  # attention over S for every item of a batch B, masked mean pooling
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.ln = nn.LayerNorm(D)
+        self.tag = nn.Linear(D, C)
+
+    def forward(self, ids, mask):
+        b, s = ids.shape
+        x = self.emb(ids)
+        q, k, v = self.qkv(x).split(D, -1)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(D) + (1.0 - mask[:, None, :]) * -1e4
+        x = self.ln(x + torch.softmax(scores, -1) @ v)
+        pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+        return self.tag(x), pooled
+
+
+batched = Batched().eval()
+torch.onnx.export(batched, (torch.randint(0, 50, (2, 9)), torch.ones(2, 9)), f"{work}/batched.onnx",
+                  input_names=["ids", "mask"], output_names=["tags", "pooled"],
+                  dynamic_axes={"ids": {0: "B", 1: "S"}, "mask": {0: "B", 1: "S"}, "tags": {0: "B", 1: "S"},
+                                "pooled": {0: "B"}}, opset_version=13)
+for b, s in ((1, 5), (3, 17), (4, 24), (2, 1)):
+    ids, mask = torch.randint(1, 50, (b, s)), torch.ones(b, s)
+    if s > 3:
+        mask[0, -2:] = 0
+    np.savez(f"{work}/batched_in{b}x{s}.npz", ids=ids.numpy(), mask=mask.numpy())
+    with torch.no_grad():
+        tags, pooled = batched(ids, mask)
+    np.savez(f"{work}/batched_ref{b}x{s}.npz", tags=tags.numpy(), pooled=pooled.numpy())
 PY
 then
   cat "$WORK/export.log"; echo "could not export the models with PyTorch"; echo "0 1"; exit 0
@@ -130,5 +165,19 @@ check "a class token (S + 1 positions) is refused naming the Concat" sh -c \
    test ! -e '$WORK/class_token.agm'"
 check "a second unknown dim (B) is named, with the --input-shape that fixes it" sh -c \
   "! '$AGATE' compile '$WORK/encoder_bs.onnx' -o '$WORK/encoder_bs.agm' --bounds S=1..48 2>'$WORK/bs.err' &&
-   grep -q \"input 'ids' has the unknown dimension(s) 'B' besides the symbol S, and a module has one symbol: fix the others with --input-shape, e.g. --input-shape ids:1xS\" '$WORK/bs.err'"
+   grep -q \"input 'ids' has the unknown dimension(s) 'B' besides the symbol S: fix them with --input-shape, e.g. --input-shape ids:1xS, or bound them with another --bounds\" '$WORK/bs.err'"
+# Two symbols: a batch B and a sequence S, both padded (variants B in 1,4 x S in 16,24).
+check "compile --bounds B=1..4 --bounds S=1..24" "$AGATE" compile "$WORK/batched.onnx" -o "$WORK/batched.agm" \
+  --bounds B=1..4 --bounds S=1..24 --target "llvm -mcpu=x86-64-v3"
+check "inspect prints both symbols" sh -c "'$AGATE' inspect '$WORK/batched.agm' > '$WORK/batched.txt' &&
+  grep -q 'symbol B=1..4, variants 1,4, padded (on ids\[axis 0\] mask\[axis 0\] tags\[axis 0\] pooled\[axis 0\]' '$WORK/batched.txt' &&
+  grep -q 'symbol S=1..24, variants 16,24, padded (on ids\[axis 1\] mask\[axis 1\] tags\[axis 1\]' '$WORK/batched.txt' &&
+  grep -q 'variant B=4,S=24: ' '$WORK/batched.txt'"
+for bs in 1x5 3x17 4x24 2x1; do
+  check "run at B x S = $bs matches PyTorch" sh -c "'$AGATE' run '$WORK/batched.agm' --inputs '$WORK/batched_in$bs.npz' --outputs '$WORK/batched_out$bs.npz' &&
+    /usr/bin/python3 -c \"
+import numpy as np, sys
+got, want = np.load('$WORK/batched_out$bs.npz'), np.load('$WORK/batched_ref$bs.npz')
+sys.exit(0 if all(got[k].shape == want[k].shape and np.allclose(got[k], want[k], rtol=1e-4, atol=1e-5) for k in want.files) else 1)\""
+done
 echo "$passed $failed"
