@@ -401,7 +401,7 @@ uint64_t ShapeAt(const fb::Tensor& info, const fb::TensorDims& dims, const int64
 // The padded variant a run of these extents takes: the one whose extent of every symbol is the
 // smallest compiled one covering it (the variants are every combination: verify.cc).
 uint32_t ChoosePaddedVariant(const fb::DynamicShapes& d, const int64_t* rows) {
-  uint32_t best = 0;
+  uint32_t best = UINT32_MAX;
   double best_cost = -1;
   for (uint32_t v = 0; v < d.variants()->size(); ++v) {
     const flatbuffers::Vector<int64_t>& extents = *d.variants()->Get(v)->extents();
@@ -416,7 +416,7 @@ uint32_t ChoosePaddedVariant(const fb::DynamicShapes& d, const int64_t* rows) {
       best_cost = cost;
     }
   }
-  return best;  // each symbol's max is compiled, so some variant covers every in-bounds run
+  return best;  // UINT32_MAX when none covers (verify.cc ensures one does for in-bounds extents)
 }
 
 // Runs a padded module once for the symbols' extents `rows`: the variant ChoosePaddedVariant
@@ -426,7 +426,9 @@ agate_status_t RunPadded(agate_executor* e, const int64_t* rows) {
   const agate_module& module = *e->module;
   const fb::Module& m = *module.fb;
   const fb::DynamicShapes& d = *module.facts.dynamic;
-  const fb::Variant& variant = *d.variants()->Get(ChoosePaddedVariant(d, rows));
+  const uint32_t chosen = ChoosePaddedVariant(d, rows);
+  if (chosen == UINT32_MAX) return Fail(AGATE_INTERNAL) << "no variant of the padded module covers the run's extents";
+  const fb::Variant& variant = *d.variants()->Get(chosen);
   int64_t extent[kMaxSymbols];
   for (uint32_t s = 0; s < d.symbols()->size(); ++s) extent[s] = variant.extents()->Get(s);
   int64_t at_rows[kMaxPaddedRank], at_extent[kMaxPaddedRank];

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
       t::MlpSpec(TargetKind::kHostCpu),     t::CudaAddSpec(t::CubinAndPtxImages()),
       // Format 2.0: a batch-variant module and a value-dependent output (Metadata.dynamic_shapes).
       t::BatchMlpSpec(TargetKind::kMicro, 4, {1, 2}), t::NonZeroSpec(TargetKind::kMicro, false),
+      // Format 3.0: a padded symbol (staged inputs and outputs, an extent slot).
+      t::PaddedMlpSpec(TargetKind::kMicro, 3, {2, 3}),
   };
   const int count = sizeof(specs) / sizeof(specs[0]);
   if (argc != count + 1) {

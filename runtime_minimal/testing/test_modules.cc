@@ -113,6 +113,43 @@ ModuleSpec BatchMlpSpec(TargetKind kind, int64_t max_batch, const std::vector<in
   return spec;
 }
 
+ModuleSpec PaddedMlpSpec(TargetKind kind, int64_t max, const std::vector<int64_t>& variants) {
+  const ModuleSpec mlp = MlpSpec(kind);
+  ModuleSpec spec = mlp;
+  spec.plan.clear();
+  spec.inputs = {TensorSpec{"x", ir::DType::Float(32), {max, 16, 16}}};
+  spec.outputs = {TensorSpec{"y", ir::DType::Float(32), {max, 16, 16}}};
+  spec.has_dynamic_shapes = true;
+  serialize::DynamicShapesSpec& d = spec.dynamic_shapes;
+  d.symbols = {serialize::SymbolSpec{"S", 1, max}};
+  d.padded = true;
+  const uint64_t staged_bytes = (static_cast<uint64_t>(max) * kVecBytes + 63) / 64 * 64;
+  serialize::TensorDimsSpec items{{serialize::DimKind::kSymbolic, serialize::DimKind::kStatic,
+                                   serialize::DimKind::kStatic}, 0, 0};
+  items.axis_symbols = {0, 0, 0};
+  d.inputs = {items};
+  d.outputs = {items};
+  d.inputs[0].staging = (mlp.arena_bytes + 63) / 64 * 64;
+  d.outputs[0].staging = d.inputs[0].staging + staged_bytes;
+  d.extent_slots = {d.outputs[0].staging + staged_bytes};
+  spec.arena_bytes = d.extent_slots[0] + 64;
+  for (int64_t extent : variants) {
+    serialize::VariantSpec variant{extent, {}, {extent}};
+    for (int64_t item = 0; item < extent; ++item) {
+      for (CallSpec call : mlp.plan) {
+        for (ArgSpec& arg : call.args) {
+          const uint64_t at = static_cast<uint64_t>(item) * kVecBytes;
+          if (arg.kind == ArgSpec::Kind::kInput) arg = ArgSpec::Arena(d.inputs[0].staging + at, arg.bytes);
+          if (arg.kind == ArgSpec::Kind::kOutput) arg = ArgSpec::Arena(d.outputs[0].staging + at, arg.bytes);
+        }
+        variant.plan.push_back(call);
+      }
+    }
+    d.variants.push_back(variant);
+  }
+  return spec;
+}
+
 ModuleSpec NonZeroSpec(TargetKind kind, bool overflow) {
   ModuleSpec spec = BaseSpec(kind);
   spec.inputs = {TensorSpec{"x", ir::DType::Float(32), {AGATE_TEST_VEC}}};

@@ -32,6 +32,11 @@ std::vector<float> MlpReference(const std::vector<float>& x);
 // once per item of its chunk.
 serialize::ModuleSpec BatchMlpSpec(serialize::TargetKind kind, int64_t max_batch, const std::vector<int64_t>& variants);
 
+// The MLP per item of a padded symbol (format 3.0): x and y are [S, 16, 16] float32 with S in
+// 1..max (padded, though on axis 0), one variant per extent in `variants` (ascending, the last
+// max), each the MLP's calls once per item of the staged (zero-padded) x into the staged y.
+serialize::ModuleSpec PaddedMlpSpec(serialize::TargetKind kind, int64_t max, const std::vector<int64_t>& variants);
+
 // indices = the indices (int64) of x's non-zero elements: x is 256 float32, indices a
 // value-dependent output of at most 256 (format 2.0); with `overflow`, a second call reports
 // extent 257, past the bound.
