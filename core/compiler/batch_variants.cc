@@ -48,6 +48,22 @@ class SharedConstants {
   std::map<std::pair<std::string, uint32_t>, size_t> index_;
 };
 
+// The merged variants' kernels linked into one shared object, the fingerprint and metadata set,
+// and the module serialized.
+void FinishMergedModule(std::vector<ir::LoweredFunc> funcs, const CompileOptions& options, CompileResult* merged) {
+  serialize::ModuleSpec& spec = merged->spec;
+  if (!funcs.empty()) {
+    const std::string object = codegen::BuildLLVMSharedObject(funcs, target::Target::Parse(options.target));
+    spec.host_object.assign(object.begin(), object.end());
+  }
+  spec.kernel_fingerprint = serialize::KernelFingerprint(
+      options.kernel_prefix, spec.kernels, std::string(spec.host_object.begin(), spec.host_object.end()));
+  spec.metadata.compiler_version = AGATE_VERSION_STRING;
+  spec.metadata.options = options.recorded_options;
+  merged->funcs = std::move(funcs);
+  merged->module = serialize::SerializeModule(spec);
+}
+
 }  // namespace
 
 std::vector<int64_t> DefaultVariants(int64_t max) {
@@ -158,17 +174,7 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
     for (const PhaseTiming& t : r.timings) merged.timings.push_back({t.phase + " n=" + std::to_string(extents[i]), t.milliseconds});
     if (i + 1 == extents.size()) merged.graph = std::move(r.graph);
   }
-  const target::Target target = target::Target::Parse(options.target);
-  if (!funcs.empty()) {
-    const std::string object = codegen::BuildLLVMSharedObject(funcs, target);
-    spec.host_object.assign(object.begin(), object.end());
-  }
-  spec.kernel_fingerprint = serialize::KernelFingerprint(
-      options.kernel_prefix, spec.kernels, std::string(spec.host_object.begin(), spec.host_object.end()));
-  spec.metadata.compiler_version = AGATE_VERSION_STRING;
-  spec.metadata.options = options.recorded_options;
-  merged.funcs = std::move(funcs);
-  merged.module = serialize::SerializeModule(spec);
+  FinishMergedModule(std::move(funcs), options, &merged);
   return merged;
 }
 
@@ -410,17 +416,7 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
     for (const PhaseTiming& t : v.result.timings) merged.timings.push_back({t.phase + " " + where, t.milliseconds});
   }
   merged.graph = std::move(variants.back().result.graph);
-  const target::Target target = target::Target::Parse(options.target);
-  if (!funcs.empty()) {
-    const std::string object = codegen::BuildLLVMSharedObject(funcs, target);
-    spec.host_object.assign(object.begin(), object.end());
-  }
-  spec.kernel_fingerprint = serialize::KernelFingerprint(
-      options.kernel_prefix, spec.kernels, std::string(spec.host_object.begin(), spec.host_object.end()));
-  spec.metadata.compiler_version = AGATE_VERSION_STRING;
-  spec.metadata.options = options.recorded_options;
-  merged.funcs = std::move(funcs);
-  merged.module = serialize::SerializeModule(spec);
+  FinishMergedModule(std::move(funcs), options, &merged);
   return merged;
 }
 

@@ -47,6 +47,18 @@ Graph Cnn(int64_t n, bool mix_rows = false) {
 
 std::string RuntimeError() { return agate_last_error_message(); }
 
+// A compact float32 CPU tensor over `data` (borrowed) of `ndim` axes `shape` (borrowed).
+DLTensor Float32Tensor(void* data, int32_t ndim, int64_t* shape) {
+  DLTensor t;
+  std::memset(&t, 0, sizeof(t));
+  t.data = data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = ndim;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
+}
+
 TEST(BatchVariantsTest, ParsesBoundsAndPicksDefaultVariants) {
   BatchSymbol s = ParseBounds("N=1..32");
   EXPECT_EQ(s.name, "N");
@@ -83,13 +95,7 @@ TEST(BatchVariantsTest, OneModuleRunsEveryBatchAndMatchesTheInterpreter) {
     const graph::Tensor x = graph::testing::RandomTensor({n, 3, 8, 8}, static_cast<uint32_t>(100 + n));
     const std::map<std::string, graph::Tensor> want = graph_eval::Interpret(g, {{"x", x}});
     int64_t shape[4] = {n, 3, 8, 8};
-    DLTensor in;
-    std::memset(&in, 0, sizeof(in));
-    in.data = const_cast<void*>(x.raw_data());
-    in.device = DLDevice{kDLCPU, 0};
-    in.ndim = 4;
-    in.dtype = DLDataType{kDLFloat, 32, 1};
-    in.shape = shape;
+    DLTensor in = Float32Tensor(const_cast<void*>(x.raw_data()), 4, shape);
     ASSERT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << RuntimeError();
     DLTensor y;
@@ -168,13 +174,7 @@ TEST(PaddedVariantsTest, OneModuleRunsEverySequenceLengthAndMatchesTheInterprete
     const graph::Tensor x = graph::testing::RandomTensor({1, n, 8}, static_cast<uint32_t>(200 + n));
     const std::map<std::string, graph::Tensor> want = graph_eval::Interpret(Attention(n), {{"x", x}});
     int64_t shape[3] = {1, n, 8};
-    DLTensor in;
-    std::memset(&in, 0, sizeof(in));
-    in.data = const_cast<void*>(x.raw_data());
-    in.device = DLDevice{kDLCPU, 0};
-    in.ndim = 3;
-    in.dtype = DLDataType{kDLFloat, 32, 1};
-    in.shape = shape;
+    DLTensor in = Float32Tensor(const_cast<void*>(x.raw_data()), 3, shape);
     ASSERT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << RuntimeError();
     for (const char* name : {"y", "m"}) {
@@ -189,13 +189,7 @@ TEST(PaddedVariantsTest, OneModuleRunsEverySequenceLengthAndMatchesTheInterprete
   }
   int64_t too_long[3] = {1, 9, 8};
   std::vector<float> nine(72, 0.0f);
-  DLTensor in;
-  std::memset(&in, 0, sizeof(in));
-  in.data = nine.data();
-  in.device = DLDevice{kDLCPU, 0};
-  in.ndim = 3;
-  in.dtype = DLDataType{kDLFloat, 32, 1};
-  in.shape = too_long;
+  DLTensor in = Float32Tensor(nine.data(), 3, too_long);
   EXPECT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_INVALID_ARGUMENT);
   EXPECT_NE(RuntimeError().find("input 0 'x' has extent 9 on axis 1 (symbol S), outside its bounds 1..8"),
             std::string::npos)
@@ -245,13 +239,7 @@ TEST(PaddedVariantsTest, ABatchAndASequenceLengthAtOnce) {
     const graph::Tensor x = graph::testing::RandomTensor({b, s, 8}, static_cast<uint32_t>(300 + 10 * b + s));
     const auto want = graph_eval::Interpret(BatchedAttention({{"B", b}, {"S", s}}), {{"x", x}});
     int64_t shape[3] = {b, s, 8};
-    DLTensor in;
-    std::memset(&in, 0, sizeof(in));
-    in.data = const_cast<void*>(x.raw_data());
-    in.device = DLDevice{kDLCPU, 0};
-    in.ndim = 3;
-    in.dtype = DLDataType{kDLFloat, 32, 1};
-    in.shape = shape;
+    DLTensor in = Float32Tensor(const_cast<void*>(x.raw_data()), 3, shape);
     ASSERT_EQ(agate_executor_set_input(executor, 0, &in), AGATE_OK) << RuntimeError();
     ASSERT_EQ(agate_executor_run(executor), AGATE_OK) << RuntimeError();
     for (uint32_t o = 0; o < 2; ++o) {

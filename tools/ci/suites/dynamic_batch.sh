@@ -13,14 +13,8 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 passed=0
 failed=0
-check() {  # name, then the command; counts it
-  local name="$1"; shift
-  if "$@" >"$WORK/check.log" 2>&1; then
-    echo "ok   $name"; passed=$((passed + 1))
-  else
-    echo "FAIL $name"; tail -5 "$WORK/check.log"; failed=$((failed + 1))
-  fi
-}
+# shellcheck source=lib/check.sh
+. "$ROOT/tools/ci/suites/lib/check.sh"
 
 bazel build --noshow_progress //tools/cli:agate >/dev/null 2>&1 || { echo "could not build the CLI"; echo "0 1"; exit 0; }
 AGATE="$ROOT/bazel-bin/tools/cli/agate"
