@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "core/codegen/llvm/build_llvm.h"
 #include "core/graph/passes/batch_axis_analysis.h"
@@ -32,21 +33,40 @@ std::string VariantPrefix(const std::string& prefix, int64_t extent) {
   return (prefix.empty() ? "" : prefix + "_") + "n" + std::to_string(extent);
 }
 
-// Identical constants of several variants stored once.
+// Identical constants of several variants stored once. Keyed by a hash of the bytes (a model's
+// weights are hundreds of megabytes: a copy of each as a key would double the compiler's memory);
+// equal hashes are compared byte for byte.
 class SharedConstants {
  public:
   explicit SharedConstants(serialize::ModuleSpec* spec) : spec_(spec) {}
-  uint32_t Add(const serialize::ConstantSpec& c) {
-    const std::string key(c.data.begin(), c.data.end());
-    auto [it, inserted] = index_.emplace(std::make_pair(key, c.alignment), spec_->constants.size());
-    if (inserted) spec_->constants.push_back(c);
-    return static_cast<uint32_t>(it->second);
+  uint32_t Add(serialize::ConstantSpec&& c) {
+    std::vector<size_t>& same_hash = index_[std::make_tuple(Fnv1a(c.data), c.data.size(), c.alignment)];
+    for (size_t i : same_hash) {
+      if (spec_->constants[i].data == c.data) return static_cast<uint32_t>(i);
+    }
+    same_hash.push_back(spec_->constants.size());
+    spec_->constants.push_back(std::move(c));
+    return static_cast<uint32_t>(same_hash.back());
   }
 
  private:
+  static uint64_t Fnv1a(const std::vector<uint8_t>& data) {
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (uint8_t byte : data) hash = (hash ^ byte) * 0x100000001b3ull;
+    return hash;
+  }
+
   serialize::ModuleSpec* spec_;
-  std::map<std::pair<std::string, uint32_t>, size_t> index_;
+  std::map<std::tuple<uint64_t, size_t, uint32_t>, std::vector<size_t>> index_;
 };
+
+// A variant's constants added to the module's (moved out of `constants`): the module index of each.
+std::vector<uint32_t> AddVariantConstants(std::vector<serialize::ConstantSpec>* constants, SharedConstants* shared) {
+  std::vector<uint32_t> index;
+  for (serialize::ConstantSpec& c : *constants) index.push_back(shared->Add(std::move(c)));
+  constants->clear();
+  return index;
+}
 
 // The merged variants' kernels linked into one shared object, the fingerprint and metadata set,
 // and the module serialized.
@@ -127,6 +147,7 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
     CompileOptions variant_options = options;
     variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, extents[i]);
     CompileResult r = CompileGraph(graphs[i], variant_options);
+    graphs[i] = graph::Graph();  // its weights: most of the compiler's memory
     AGATE_REQUIRE(r.graph.run_time_extents.empty(), kUnsupported)
         << "--bounds: output '" << r.graph.run_time_extents.begin()->first << "' has extents known only when the model "
         << "runs; a module with a batch symbol supports only outputs of static or symbolic extents";
@@ -162,10 +183,11 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
     const uint32_t first_kernel = static_cast<uint32_t>(spec.kernels.size());
     for (const serialize::KernelSpec& k : r.spec.kernels) spec.kernels.push_back(k);
     serialize::VariantSpec variant{extents[i], r.spec.plan};
+    const std::vector<uint32_t> constant_index = AddVariantConstants(&r.spec.constants, &constants);
     for (serialize::CallSpec& call : variant.plan) {
       call.kernel += first_kernel;
       for (serialize::ArgSpec& arg : call.args) {
-        if (arg.kind == serialize::ArgSpec::Kind::kConstant) arg.index = constants.Add(r.spec.constants.at(arg.index));
+        if (arg.kind == serialize::ArgSpec::Kind::kConstant) arg.index = constant_index.at(arg.index);
       }
     }
     spec.dynamic_shapes.variants.push_back(std::move(variant));
@@ -215,7 +237,8 @@ std::vector<int64_t> PaddedVariants(const BatchSymbol& symbol, bool batch_like) 
 
 struct PaddedVariant {
   std::vector<int64_t> extents;         // one per symbol
-  CompileResult result;
+  CompileResult result;                 // its constants already moved to the module's
+  std::vector<uint32_t> constant_index;  // the module's index of each of its constants
   std::vector<graph::PaddedAxes> axes;  // one per symbol
 };
 
@@ -321,8 +344,12 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
   for (size_t s = 0; s < symbols.size(); ++s) {
     lists.push_back(PaddedVariants(symbols[s], BatchLike(graph_at, symbolic_inputs, symbols, s)));
   }
+  CompileResult merged;
+  serialize::ModuleSpec& spec = merged.spec;
+  SharedConstants constants(&spec);
   std::vector<PaddedVariant> variants;
-  for (const std::vector<int64_t>& extents : Combinations(lists)) {
+  const std::vector<std::vector<int64_t>> combinations = Combinations(lists);
+  for (const std::vector<int64_t>& extents : combinations) {
     PaddedVariant variant;
     variant.extents = extents;
     std::map<std::string, int64_t> at;
@@ -342,6 +369,9 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
         << "--bounds: output '" << variant.result.graph.run_time_extents.begin()->first
         << "' has extents known only when the model runs; a module with a padded symbol supports only outputs of "
         << "static or symbolic extents";
+    // A model's weights are most of a variant's memory: keep them once, and only the last graph.
+    variant.constant_index = AddVariantConstants(&variant.result.spec.constants, &constants);
+    if (variants.size() + 1 < combinations.size()) variant.result.graph = graph::Graph();
     variants.push_back(std::move(variant));
   }
   const PaddedVariant& first = variants.front();
@@ -359,8 +389,6 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
     output_axes.push_back(a.outputs);
   }
 
-  CompileResult merged;
-  serialize::ModuleSpec& spec = merged.spec;
   spec.target = first_spec.target;
   spec.target_kind = first_spec.target_kind;
   spec.cpu_features = first_spec.cpu_features;
@@ -382,7 +410,6 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
   spec.arena_bytes = arena_end + AlignUp64(8 * symbols.size());
   spec.arena_alignment = std::max<uint32_t>(spec.arena_alignment, 64);
 
-  SharedConstants constants(&spec);
   std::vector<ir::LoweredFunc> funcs;
   for (PaddedVariant& v : variants) {
     for (size_t s = 0; s < symbols.size(); ++s) {
@@ -396,7 +423,7 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
       call.kernel += first_kernel;
       for (serialize::ArgSpec& arg : call.args) {
         if (arg.kind == serialize::ArgSpec::Kind::kConstant) {
-          arg.index = constants.Add(v.result.spec.constants.at(arg.index));
+          arg.index = v.constant_index.at(arg.index);
         } else if (arg.kind == serialize::ArgSpec::Kind::kInput && arg.index >= model_inputs) {
           arg = serialize::ArgSpec::Arena(d.extent_slots.at(arg.index - model_inputs) + arg.offset, arg.bytes);
         } else if (arg.kind == serialize::ArgSpec::Kind::kInput && !d.inputs[arg.index].axis_symbols.empty()) {
