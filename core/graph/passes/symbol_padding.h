@@ -19,7 +19,9 @@
 // flattened S * 64) is refused; constants that differ between the imports must agree on the
 // positions both have (a causal mask sliced to S x S) or are refused where read (a mean
 // divided by a folded S). Operators outside the rules below are refused naming the node, its
-// operator and the axis, never compiled with a silent error.
+// operator and the axis, never compiled with a silent error. What two extents cannot show: a
+// number folded from S that happens to be equal at v and v + 1 yet differs below (floor(S / 64)
+// at 64 and 65) is taken as independent of S.
 #ifndef AGATE_CORE_GRAPH_PASSES_SYMBOL_PADDING_H_
 #define AGATE_CORE_GRAPH_PASSES_SYMBOL_PADDING_H_
 
