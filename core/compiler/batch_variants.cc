@@ -29,8 +29,11 @@ int64_t ParseExtent(const std::string& text, const std::string& where) {
 
 uint64_t AlignUp64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-std::string VariantPrefix(const std::string& prefix, int64_t extent) {
-  return (prefix.empty() ? "" : prefix + "_") + "n" + std::to_string(extent);
+// Kernel names of a variant: "n8_k3_conv" for extent 8, "n16_4_k3_conv" for extents 16 and 4.
+std::string VariantPrefix(const std::string& prefix, const std::vector<int64_t>& extents) {
+  std::string name = (prefix.empty() ? "" : prefix + "_") + "n";
+  for (size_t s = 0; s < extents.size(); ++s) name += (s ? "_" : "") + std::to_string(extents[s]);
+  return name;
 }
 
 // Identical constants of several variants stored once. Keyed by a hash of the bytes (a model's
@@ -40,7 +43,8 @@ class SharedConstants {
  public:
   explicit SharedConstants(serialize::ModuleSpec* spec) : spec_(spec) {}
   uint32_t Add(serialize::ConstantSpec&& c) {
-    std::vector<size_t>& same_hash = index_[std::make_tuple(Fnv1a(c.data), c.data.size(), c.alignment)];
+    std::vector<size_t>& same_hash =
+        index_[std::make_tuple(rt::Fnv1a64(c.data.data(), c.data.size()), c.data.size(), c.alignment)];
     for (size_t i : same_hash) {
       if (spec_->constants[i].data == c.data) return static_cast<uint32_t>(i);
     }
@@ -50,12 +54,6 @@ class SharedConstants {
   }
 
  private:
-  static uint64_t Fnv1a(const std::vector<uint8_t>& data) {
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (uint8_t byte : data) hash = (hash ^ byte) * 0x100000001b3ull;
-    return hash;
-  }
-
   serialize::ModuleSpec* spec_;
   std::map<std::tuple<uint64_t, size_t, uint32_t>, std::vector<size_t>> index_;
 };
@@ -66,6 +64,26 @@ std::vector<uint32_t> AddVariantConstants(std::vector<serialize::ConstantSpec>* 
   for (serialize::ConstantSpec& c : *constants) index.push_back(shared->Add(std::move(c)));
   constants->clear();
   return index;
+}
+
+// Appends a compiled variant's kernels, kernel summaries, functions and timings (named with
+// `where`) to `merged`; returns its plan calling them, its constants at `constant_index`.
+std::vector<serialize::CallSpec> AppendVariant(CompileResult* r, const std::vector<uint32_t>& constant_index,
+                                               const std::string& where, std::vector<ir::LoweredFunc>* funcs,
+                                               CompileResult* merged) {
+  const uint32_t first_kernel = static_cast<uint32_t>(merged->spec.kernels.size());
+  for (const serialize::KernelSpec& k : r->spec.kernels) merged->spec.kernels.push_back(k);
+  std::vector<serialize::CallSpec> plan = r->spec.plan;
+  for (serialize::CallSpec& call : plan) {
+    call.kernel += first_kernel;
+    for (serialize::ArgSpec& arg : call.args) {
+      if (arg.kind == serialize::ArgSpec::Kind::kConstant) arg.index = constant_index.at(arg.index);
+    }
+  }
+  funcs->insert(funcs->end(), r->funcs.begin(), r->funcs.end());
+  for (KernelSummary& k : r->kernels) merged->kernels.push_back(std::move(k));
+  for (const PhaseTiming& t : r->timings) merged->timings.push_back({t.phase + " " + where, t.milliseconds});
+  return plan;
 }
 
 // The merged variants' kernels linked into one shared object, the fingerprint and metadata set,
@@ -145,7 +163,7 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
   std::vector<ir::LoweredFunc> funcs;
   for (size_t i = 0; i < extents.size(); ++i) {
     CompileOptions variant_options = options;
-    variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, extents[i]);
+    variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, {extents[i]});
     CompileResult r = CompileGraph(graphs[i], variant_options);
     graphs[i] = graph::Graph();  // its weights: most of the compiler's memory
     AGATE_REQUIRE(r.graph.run_time_extents.empty(), kUnsupported)
@@ -180,20 +198,9 @@ CompileResult CompileBatchVariants(const std::function<graph::Graph(int64_t)>& g
     spec.arena_bytes = std::max(spec.arena_bytes, r.spec.arena_bytes);
     spec.arena_alignment = std::max(spec.arena_alignment, r.spec.arena_alignment);
     spec.workspace_bytes = std::max(spec.workspace_bytes, r.spec.workspace_bytes);
-    const uint32_t first_kernel = static_cast<uint32_t>(spec.kernels.size());
-    for (const serialize::KernelSpec& k : r.spec.kernels) spec.kernels.push_back(k);
-    serialize::VariantSpec variant{extents[i], r.spec.plan};
     const std::vector<uint32_t> constant_index = AddVariantConstants(&r.spec.constants, &constants);
-    for (serialize::CallSpec& call : variant.plan) {
-      call.kernel += first_kernel;
-      for (serialize::ArgSpec& arg : call.args) {
-        if (arg.kind == serialize::ArgSpec::Kind::kConstant) arg.index = constant_index.at(arg.index);
-      }
-    }
-    spec.dynamic_shapes.variants.push_back(std::move(variant));
-    funcs.insert(funcs.end(), r.funcs.begin(), r.funcs.end());
-    for (KernelSummary& k : r.kernels) merged.kernels.push_back(std::move(k));
-    for (const PhaseTiming& t : r.timings) merged.timings.push_back({t.phase + " n=" + std::to_string(extents[i]), t.milliseconds});
+    spec.dynamic_shapes.variants.push_back(serialize::VariantSpec{
+        extents[i], AppendVariant(&r, constant_index, "n=" + std::to_string(extents[i]), &funcs, &merged)});
     if (i + 1 == extents.size()) merged.graph = std::move(r.graph);
   }
   FinishMergedModule(std::move(funcs), options, &merged);
@@ -280,12 +287,11 @@ void DescribePaddedTensors(const std::vector<serialize::TensorSpec>& tensors, si
         d.kinds[a] = serialize::DimKind::kSymbolic;
         d.axis_symbols[a] = static_cast<uint32_t>(s);
         t.shape[a] = symbols[s].max;
+        if (!carries) d.symbol = static_cast<uint32_t>(s);
         carries = true;
       }
     }
     if (carries) {
-      d.symbol = d.axis_symbols[static_cast<size_t>(
-          std::find(d.kinds.begin(), d.kinds.end(), serialize::DimKind::kSymbolic) - d.kinds.begin())];
       d.staging = *arena_end;
       *arena_end += AlignUp64(t.bytes());
     } else {
@@ -331,36 +337,29 @@ bool BatchLike(const GraphAt& graph_at, const std::set<std::string>& symbolic_in
   return true;
 }
 
-}  // namespace
-
-CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
-                                    const std::vector<BatchSymbol>& symbols, const CompileOptions& options) {
-  AGATE_REQUIRE(!symbolic_inputs.empty(), kInvalidArgument)
-      << "no input carries symbol " << symbols.at(0).name << " (name it in --input-shape, e.g. input_ids:1x"
-      << symbols.at(0).name << ", or as the model's dim_param)";
+// CompilePaddedVariants, told which symbols are batch-like (BatchLike imports the model twice).
+CompileResult CompilePadded(const GraphAt& graph_at, const std::vector<BatchSymbol>& symbols,
+                            const std::vector<bool>& batch_like, const CompileOptions& options) {
   AGATE_REQUIRE(symbols.size() <= rt::kMaxSymbols, kInvalidArgument)
       << "--bounds names " << symbols.size() << " symbols; a module has at most " << rt::kMaxSymbols;
   std::vector<std::vector<int64_t>> lists;
-  for (size_t s = 0; s < symbols.size(); ++s) {
-    lists.push_back(PaddedVariants(symbols[s], BatchLike(graph_at, symbolic_inputs, symbols, s)));
-  }
+  for (size_t s = 0; s < symbols.size(); ++s) lists.push_back(PaddedVariants(symbols[s], batch_like[s]));
   CompileResult merged;
   serialize::ModuleSpec& spec = merged.spec;
   SharedConstants constants(&spec);
   std::vector<PaddedVariant> variants;
   const std::vector<std::vector<int64_t>> combinations = Combinations(lists);
+  AGATE_REQUIRE(combinations.size() <= rt::kMaxPaddedVariants, kInvalidArgument)
+      << "--bounds: " << combinations.size() << " combinations of the symbols' extents, each a compile; a module "
+      << "holds at most " << rt::kMaxPaddedVariants << " (list fewer extents after ':')";
   for (const std::vector<int64_t>& extents : combinations) {
     PaddedVariant variant;
     variant.extents = extents;
     std::map<std::string, int64_t> at;
-    std::string prefix;
-    for (size_t s = 0; s < symbols.size(); ++s) {
-      at[symbols[s].name] = extents[s];
-      prefix += (s ? "_" : "") + std::to_string(extents[s]);
-    }
+    for (size_t s = 0; s < symbols.size(); ++s) at[symbols[s].name] = extents[s];
     const graph::Graph padded = PaddedGraph(graph_at, symbols, symbols.size(), at, &variant.axes);
     CompileOptions variant_options = options;
-    variant_options.kernel_prefix = (options.kernel_prefix.empty() ? "" : options.kernel_prefix + "_") + "n" + prefix;
+    variant_options.kernel_prefix = VariantPrefix(options.kernel_prefix, extents);
     variant.result = CompileGraph(padded, variant_options);
     AGATE_REQUIRE(variant.result.spec.target_kind == serialize::TargetKind::kHostCpu, kUnsupported)
         << "--bounds: symbolic dimensions are supported for host CPU targets (llvm with an OS); target '"
@@ -416,15 +415,16 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
       AGATE_CHECK(v.axes[s].inputs == first.axes[s].inputs && v.axes[s].outputs == first.axes[s].outputs)
           << "symbol " << symbols[s].name << "'s axes differ between variants";
     }
-    const uint32_t first_kernel = static_cast<uint32_t>(spec.kernels.size());
-    for (const serialize::KernelSpec& k : v.result.spec.kernels) spec.kernels.push_back(k);
-    serialize::VariantSpec variant{v.extents[0], v.result.spec.plan, v.extents};
+    std::string where;
+    for (size_t s = 0; s < symbols.size(); ++s) {
+      where += (s ? "," : "") + symbols[s].name + "=" + std::to_string(v.extents[s]);
+    }
+    serialize::VariantSpec variant{v.extents[0], AppendVariant(&v.result, v.constant_index, where, &funcs, &merged),
+                                   v.extents};
+    // The model's tensors that carry a symbol, and the extent inputs, live in the arena.
     for (serialize::CallSpec& call : variant.plan) {
-      call.kernel += first_kernel;
       for (serialize::ArgSpec& arg : call.args) {
-        if (arg.kind == serialize::ArgSpec::Kind::kConstant) {
-          arg.index = v.constant_index.at(arg.index);
-        } else if (arg.kind == serialize::ArgSpec::Kind::kInput && arg.index >= model_inputs) {
+        if (arg.kind == serialize::ArgSpec::Kind::kInput && arg.index >= model_inputs) {
           arg = serialize::ArgSpec::Arena(d.extent_slots.at(arg.index - model_inputs) + arg.offset, arg.bytes);
         } else if (arg.kind == serialize::ArgSpec::Kind::kInput && !d.inputs[arg.index].axis_symbols.empty()) {
           arg = serialize::ArgSpec::Arena(d.inputs[arg.index].staging + arg.offset, arg.bytes);
@@ -434,17 +434,22 @@ CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std:
       }
     }
     d.variants.push_back(std::move(variant));
-    funcs.insert(funcs.end(), v.result.funcs.begin(), v.result.funcs.end());
-    for (KernelSummary& k : v.result.kernels) merged.kernels.push_back(std::move(k));
-    std::string where;
-    for (size_t s = 0; s < symbols.size(); ++s) {
-      where += (s ? "," : "") + symbols[s].name + "=" + std::to_string(v.extents[s]);
-    }
-    for (const PhaseTiming& t : v.result.timings) merged.timings.push_back({t.phase + " " + where, t.milliseconds});
   }
   merged.graph = std::move(variants.back().result.graph);
   FinishMergedModule(std::move(funcs), options, &merged);
   return merged;
+}
+
+}  // namespace
+
+CompileResult CompilePaddedVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
+                                    const std::vector<BatchSymbol>& symbols, const CompileOptions& options) {
+  AGATE_REQUIRE(!symbolic_inputs.empty(), kInvalidArgument)
+      << "no input carries symbol " << symbols.at(0).name << " (name it in --input-shape, e.g. input_ids:1x"
+      << symbols.at(0).name << ", or as the model's dim_param)";
+  std::vector<bool> batch_like;
+  for (size_t s = 0; s < symbols.size(); ++s) batch_like.push_back(BatchLike(graph_at, symbolic_inputs, symbols, s));
+  return CompilePadded(graph_at, symbols, batch_like, options);
 }
 
 CompileResult CompileSymbolVariants(const GraphAt& graph_at, const std::set<std::string>& symbolic_inputs,
@@ -460,7 +465,8 @@ CompileResult CompileSymbolVariants(const GraphAt& graph_at, const std::set<std:
   const BatchSymbol& symbol = symbols[0];
   std::string batch_refusal;
   // A symbol only on axis 0 of its inputs may be a batch, chunked when its rows never mix.
-  if (BatchLike(graph_at, symbolic_inputs, symbols, 0)) {
+  const bool batch_like = BatchLike(graph_at, symbolic_inputs, symbols, 0);
+  if (batch_like) {
     try {
       return CompileBatchVariants([&](int64_t v) { return graph_at({{symbol.name, v}}); }, symbolic_inputs, symbol,
                                   options);
@@ -470,7 +476,7 @@ CompileResult CompileSymbolVariants(const GraphAt& graph_at, const std::set<std:
     }
   }
   try {
-    return CompilePaddedVariants(graph_at, symbolic_inputs, symbols, options);
+    return CompilePadded(graph_at, symbols, {batch_like}, options);
   } catch (const Error& e) {
     if (batch_refusal.empty() || e.code() != StatusCode::kUnsupported) throw;
     AGATE_THROW(kUnsupported) << "--bounds " << symbol.name << ": the symbol can be neither a batch split into chunks ("

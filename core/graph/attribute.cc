@@ -88,6 +88,10 @@ int64_t Attributes::GetSingleInt(const std::string& name) const {
 int64_t Attributes::GetSingleInt(const std::string& name, int64_t fallback) const {
   return Has(name) ? GetSingleInt(name) : fallback;
 }
+int64_t Attributes::GetIntOrSingle(const std::string& name, int64_t fallback) const {
+  if (Has(name) && Get(name).kind() != Attribute::Kind::kInt) return GetSingleInt(name);
+  return GetInt(name, fallback);
+}
 std::vector<int64_t> Attributes::GetInts(const std::string& name, const std::vector<int64_t>& fallback) const {
   return Has(name) ? GetInts(name) : fallback;
 }

@@ -75,6 +75,9 @@ class Attributes {
   // when it is empty, longer, missing (first form) or not an int list.
   int64_t GetSingleInt(const std::string& name) const;
   int64_t GetSingleInt(const std::string& name, int64_t fallback) const;
+  // An int attribute, or an int list of one value (an operand moved to an attribute, such as
+  // CumSum's axis), or `fallback` when absent: for analyses that read either form.
+  int64_t GetIntOrSingle(const std::string& name, int64_t fallback) const;
 
   // Accessors with a default for an absent attribute (a present one of the wrong kind still throws).
   int64_t GetInt(const std::string& name, int64_t fallback) const;

@@ -348,9 +348,8 @@ agate_status_t PublishOutputShapes(agate_executor* e, const int64_t* extents) {
   return AGATE_OK;
 }
 
-// Copies the elements of a tensor of `ndim` axes between two compact layouts: `from_shape` and
-// `to_shape` differ only on the axes of `kinds` marked Symbolic, where `common` positions of each
-// are copied (the smaller of the two extents).
+// Copies the elements of a tensor of `ndim` axes between two compact layouts, `from_shape` and
+// `to_shape`: on each axis, the positions both have (the smaller extent).
 void CopyPositions(const uint8_t* from, const int64_t* from_shape, uint8_t* to, const int64_t* to_shape,
                    uint32_t ndim, uint64_t element_bytes) {
   int64_t common[kMaxPaddedRank], index[kMaxPaddedRank], from_stride[kMaxPaddedRank], to_stride[kMaxPaddedRank];

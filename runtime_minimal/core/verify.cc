@@ -379,10 +379,15 @@ agate_status_t CheckPaddedArgs(const flatbuffers::Vector<flatbuffers::Offset<fb:
 // each symbol's extents (so a run finds the smallest one covering its extents), the largest of
 // each symbol its max.
 agate_status_t CheckPaddedVariants(const fb::Module& m, const fb::DynamicShapes& d) {
-  const uint32_t num_symbols = d.symbols()->size();
-  if (num_symbols > kMaxSymbols || d.extent_slots() == nullptr || d.extent_slots()->size() != num_symbols) {
-    return Fail(AGATE_CORRUPT) << "padded module has " << num_symbols << " symbols (at most " << kMaxSymbols << ") and "
+  const uint32_t num_symbols = d.symbols()->size();  // at most kMaxSymbols (CheckDynamicShapes)
+  if (d.extent_slots() == nullptr || d.extent_slots()->size() != num_symbols) {
+    return Fail(AGATE_CORRUPT) << "padded module has " << num_symbols << " symbols and "
                                << (d.extent_slots() ? d.extent_slots()->size() : 0) << " extent slots";
+  }
+  // The checks below compare variants pairwise: a bound keeps a hostile file from stalling the load.
+  if (d.variants()->size() > kMaxPaddedVariants) {
+    return Fail(AGATE_CORRUPT) << "padded module has " << d.variants()->size() << " variants (at most "
+                               << kMaxPaddedVariants << ")";
   }
   uint64_t combinations = 1;
   for (uint32_t s = 0; s < num_symbols; ++s) {

@@ -88,6 +88,8 @@ int32_t SymbolAxis(const fb::TensorDims* dims);
 constexpr uint32_t kMaxPaddedRank = 16;
 // The most symbols a module may have (padded ones; a batch-style module has one).
 constexpr uint32_t kMaxSymbols = 4;
+// The most variants a padded module may have (every combination of its symbols' extents).
+constexpr uint32_t kMaxPaddedVariants = 1024;
 // The Symbols index of axis `axis` of a tensor with these dims (axis_symbols, else symbol).
 uint32_t AxisSymbol(const fb::TensorDims& dims, uint32_t axis);
 // The number of symbols of a verified module with dynamic shapes (0 without).

@@ -9,6 +9,7 @@
 
 #include "agate/runtime.h"
 #include "core/serialize/serialize_module.h"
+#include "runtime_minimal/core/verify.h"
 #include "runtime_minimal/testing/test_kernels.h"
 #include "runtime_minimal/testing/test_modules.h"
 
@@ -153,6 +154,12 @@ TEST(DynamicShapesTest, PaddedModuleRunsEachExtentOnTheSmallestVariantCoveringIt
   EXPECT_EQ(agate_module_load_from_memory(bytes.data(), bytes.size(), nullptr, &module), AGATE_CORRUPT);
   EXPECT_NE(Message().find("padded symbol S's largest variant extent is 2, not its upper bound 5"), std::string::npos)
       << Message();
+  // Variants are compared pairwise when loading: their count is bounded first.
+  serialize::ModuleSpec many = testing::PaddedMlpSpec(TargetKind::kHostCpu, 5, {5});
+  many.dynamic_shapes.variants.resize(rt::kMaxPaddedVariants + 1, many.dynamic_shapes.variants[0]);
+  const std::vector<uint8_t> many_bytes = serialize::SerializeModuleUnverifiedForTesting(many);
+  EXPECT_EQ(agate_module_load_from_memory(many_bytes.data(), many_bytes.size(), nullptr, &module), AGATE_CORRUPT);
+  EXPECT_NE(Message().find("padded module has 1025 variants (at most 1024)"), std::string::npos) << Message();
 }
 
 TEST(DynamicShapesTest, OutOfBoundsExtentIsRefusedNamingInputSymbolAndBoundsAndKeepsTheBinding) {

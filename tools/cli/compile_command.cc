@@ -140,18 +140,12 @@ std::map<std::string, graph::Tensor> LoadInputValues(const std::vector<std::stri
   return values;
 }
 
-// What the module's metadata records of the frozen inputs: "name=FILE,..." (the values themselves
-// are the module's constants).
-std::string InputValuesRecord(const std::vector<std::string>& specs) {
+// What the module's metadata records of a repeatable flag: its values joined by `separator`
+// ("name=FILE,..." for --input-value, whose values themselves are the module's constants;
+// "B=1..8 S=1..128" for --bounds).
+std::string FlagRecord(const std::vector<std::string>& values, const char* separator) {
   std::string text;
-  for (const std::string& spec : specs) text += (text.empty() ? "" : ",") + spec;
-  return text;
-}
-
-// What the module's metadata records of --bounds: the symbols' texts, space-separated.
-std::string BoundsRecord(const std::vector<std::string>& bounds) {
-  std::string text;
-  for (const std::string& b : bounds) text += (text.empty() ? "" : " ") + b;
+  for (const std::string& value : values) text += (text.empty() ? "" : separator) + value;
   return text;
 }
 
@@ -263,8 +257,8 @@ int RunCompile(const CompileFlags& flags) {
                               {"fusion", flags.fusion},
                               {"opt-level", std::to_string(flags.opt_level)},
                               {"input-shape", flags.input_shape},
-                              {"input-values", InputValuesRecord(flags.input_values)},
-                              {"bounds", BoundsRecord(flags.bounds)},
+                              {"input-values", FlagRecord(flags.input_values, ",")},
+                              {"bounds", FlagRecord(flags.bounds, " ")},
                               {"knobs", knobs},
                               {"tuning-records", flags.tuning_records},
                               {"kernel-prefix", options.kernel_prefix},

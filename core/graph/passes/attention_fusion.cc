@@ -129,31 +129,22 @@ class AttentionMatcher {
                  ScoreChain* chain) const {
     const std::string& cond = node.inputs[0];
     if (!g_.TypeOf(cond).dtype.is_bool() || !BroadcastsTo(g_.TypeOf(cond).shape, shape) || outer <= 0) return false;
-    if (!g_.IsConstant(cond)) {
-      if (shape != final_shape || g_.TypeOf(cond).rank() > 4) return false;
-      for (int side = 1; side <= 2; ++side) {
-        std::optional<double> fill = view_.Scalar(node.inputs[3 - side]);
-        if (!fill || *fill * outer > kMaskedOut) continue;
-        ScoreChain attempt = *chain;
-        attempt.nodes.push_back(&node);
-        attempt.runtime_wheres.push_back({cond, *fill * outer, side == 1});
-        if (Walk(node.inputs[side], final_shape, outer, &attempt)) {
-          *chain = attempt;
-          return true;
-        }
-      }
-      return false;
-    }
+    const bool constant = g_.IsConstant(cond);
+    if (!constant && (shape != final_shape || g_.TypeOf(cond).rank() > 4)) return false;
     for (int side = 1; side <= 2; ++side) {
       std::optional<double> fill = view_.Scalar(node.inputs[3 - side]);
       if (!fill || *fill * outer > kMaskedOut) continue;
-      const Tensor& c = g_.ConstantOf(cond);
-      Tensor mask(g_.TypeOf(node.outputs[0]).dtype, c.shape());
-      bool keep_when = side == 1;  // Where(cond, scores, fill) keeps the scores where cond holds
-      for (int64_t i = 0; i < c.numel(); ++i) mask.SetDouble(i, (c.GetInt(i) != 0) == keep_when ? 0.0 : *fill);
+      const bool keep_when = side == 1;  // Where(cond, scores, fill) keeps the scores where cond holds
       ScoreChain attempt = *chain;
       attempt.nodes.push_back(&node);
-      attempt.constant_masks.push_back(Materialize(mask, shape, outer, mask.dtype()).Reshaped(final_shape));
+      if (constant) {
+        const Tensor& c = g_.ConstantOf(cond);
+        Tensor mask(g_.TypeOf(node.outputs[0]).dtype, c.shape());
+        for (int64_t i = 0; i < c.numel(); ++i) mask.SetDouble(i, (c.GetInt(i) != 0) == keep_when ? 0.0 : *fill);
+        attempt.constant_masks.push_back(Materialize(mask, shape, outer, mask.dtype()).Reshaped(final_shape));
+      } else {
+        attempt.runtime_wheres.push_back({cond, *fill * outer, keep_when});
+      }
       if (Walk(node.inputs[side], final_shape, outer, &attempt)) {
         *chain = attempt;
         return true;

@@ -33,13 +33,6 @@ bool CombinesAlongAxisAttr(const std::string& op, int64_t* fallback) {
   return true;
 }
 
-int64_t AxisAttr(const Node& node, int64_t fallback) {
-  if (node.attrs.Has("axis") && node.attrs.Get("axis").kind() != Attribute::Kind::kInt) {
-    return node.attrs.GetSingleInt("axis", fallback);
-  }
-  return node.attrs.GetInt("axis", fallback);
-}
-
 // Operators that keep their inputs' shape yet combine elements along axes their attributes name
 // other than by one `axis`: a scale over the whole tensor, normalization over `axes`
 // (MeanVarianceNormalization's default {0, 2, 3}), a recurrence over the time axis (the recurrent
@@ -66,7 +59,7 @@ bool CombinesAlong(const Node& node, int axis, int64_t rank) {
   if (CombinesAlongByOtherAttrs(node, axis, rank)) return true;
   int64_t fallback = 0;
   if (!CombinesAlongAxisAttr(node.op, &fallback)) return false;
-  int64_t along = AxisAttr(node, fallback);
+  int64_t along = node.attrs.GetIntOrSingle("axis", fallback);
   if (along < 0) along += rank;
   return along == axis || (node.op == "LayerNormalization" && along <= axis);
 }

@@ -66,13 +66,6 @@ int64_t Product(const Shape& shape, size_t begin, size_t end) {
   return p;
 }
 
-int64_t AxisAttr(const Node& node, int64_t fallback) {
-  if (node.attrs.Has("axis") && node.attrs.Get("axis").kind() != Attribute::Kind::kInt) {
-    return node.attrs.GetSingleInt("axis", fallback);
-  }
-  return node.attrs.GetInt("axis", fallback);
-}
-
 std::string AxisText(int axis) { return "axis " + std::to_string(axis); }
 
 class Padder {
@@ -440,7 +433,7 @@ class Padder {
         MaskInput(&node, 1, {kb}, 0.0);
       }
     } else if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
-      const int axis = NormalizeAxis(AxisAttr(node, -1), rank, node.Describe());
+      const int axis = NormalizeAxis(node.attrs.GetIntOrSingle("axis", -1), rank, node.Describe());
       AxisList reduced = {axis};
       if (node.attrs.GetInt("coerce_2d", 0) != 0) {
         for (int a = axis + 1; a < rank; ++a) reduced.push_back(a);
@@ -469,7 +462,7 @@ class Padder {
         }
       }
     } else if (op == "ArgMax" || op == "ArgMin") {
-      const int axis = NormalizeAxis(AxisAttr(node, 0), rank, node.Describe());
+      const int axis = NormalizeAxis(node.attrs.GetIntOrSingle("axis", 0), rank, node.Describe());
       if (Contains(x_axes, axis)) {
         if (node.attrs.GetInt("select_last_index", 0) != 0) {
           Refuse(node, "selects the last extreme along " + symbol_ + ", which a masked padding could be");
@@ -509,7 +502,7 @@ class Padder {
       if (node.outputs.size() > 1 && !node.outputs[1].empty()) Refuse(node, "returns pooling indices along " + symbol_);
       MaskInput(&node, 0, x_axes, -kInf);
     } else if (op == "LayerNormalization") {
-      const int axis = NormalizeAxis(AxisAttr(node, -1), rank, node.Describe());
+      const int axis = NormalizeAxis(node.attrs.GetIntOrSingle("axis", -1), rank, node.Describe());
       for (int a : x_axes) {
         if (a >= axis) Refuse(node, "normalizes over " + AxisText(a) + ", which carries " + symbol_);
       }
@@ -517,18 +510,18 @@ class Padder {
         if (!in_axes[i].empty()) Refuse(node, "has a scale or bias that carries " + symbol_);
       }
     } else if (op == "Gather") {
-      const int axis = NormalizeAxis(AxisAttr(node, 0), rank, node.Describe());
+      const int axis = NormalizeAxis(node.attrs.GetIntOrSingle("axis", 0), rank, node.Describe());
       if (Contains(x_axes, axis)) PadGatherAlongSymbol(&node);
     } else if (op == "Slice") {
       CheckSlice(node, x_axes, first_out);
     } else if (op == "Concat" || op == "Split") {
-      const int axis = NormalizeAxis(AxisAttr(node, 0), rank, node.Describe());
+      const int axis = NormalizeAxis(node.attrs.GetIntOrSingle("axis", 0), rank, node.Describe());
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         if (Contains(in_axes[i], axis)) Refuse(node, (op == "Concat" ? "concatenates" : "splits") + std::string(" along ") +
                                                         AxisText(axis) + ", which carries " + symbol_);
       }
     } else if (op == "CumSum") {
-      const int axis = NormalizeAxis(AxisAttr(node, 0), rank, node.Describe());
+      const int axis = NormalizeAxis(node.attrs.GetIntOrSingle("axis", 0), rank, node.Describe());
       if (Contains(x_axes, axis) && node.attrs.GetInt("reverse", 0) != 0) {
         Refuse(node, "sums along " + symbol_ + " from its end");
       }
