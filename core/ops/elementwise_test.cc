@@ -6,6 +6,7 @@
 
 #include "core/graph/testing/graph_builder.h"
 #include "core/graph_eval/interpreter.h"
+#include "core/ir/printer.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
 #include "core/support/error.h"
@@ -50,6 +51,27 @@ TEST(ElementwiseTest, GeluAndSwish) {
   EXPECT_TRUE(CheckAgainstReference(Unary("Gelu", {2, 3, 17}, {{"approximate", std::string("tanh")}}), o));
   EXPECT_TRUE(CheckAgainstReference(Unary("Swish", {2, 3, 17}), o));
   EXPECT_TRUE(CheckAgainstReference(Unary("Swish", {2, 3, 17}, {{"alpha", 1.702}}), o));
+}
+
+// A standalone elementwise kernel runs its rows in parallel and each row's vectors in a plain
+// inner loop: with the vector loop fused into the parallel one, every vector recomputed its
+// coordinates from the fused index (three 64-bit divisions for a 4-D output), which cost more
+// than GELU itself. Rows too few to share among threads keep the fused loop.
+TEST(ElementwiseTest, InjectiveRowsKeepTheirVectorsInAnInnerLoop) {
+  const target::Target avx2 = target::Target::Parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
+  auto lower = [&](graph::Shape shape) {
+    Graph fused = testing::Fuse(Unary("Gelu", shape), true);
+    return ir::ToString(LowerGroup(fused, fused.groups[0], avx2, "gelu").func);
+  };
+  std::string rows = lower({1, 96, 20, 32});  // 1920 rows of 4 vectors
+  EXPECT_NE(rows.find(", 0, 1920) parallel {"), std::string::npos) << rows;
+  EXPECT_NE(rows.find(", 0, 4) {"), std::string::npos) << rows;
+  std::string few = lower({1, 8, 4096});  // 8 rows: the vectors share the parallel loop
+  EXPECT_NE(few.find(", 0, 4096) parallel {"), std::string::npos) << few;
+  CheckOptions o;
+  o.tolerance = 2e-5;
+  EXPECT_TRUE(CheckAgainstReference(Unary("Gelu", {2, 70, 48}), o));
+  EXPECT_TRUE(CheckAgainstReference(Unary("Sigmoid", {3, 40, 5, 24}), o));
 }
 
 TEST(ElementwiseTest, PositiveDomainOps) {
