@@ -7,13 +7,19 @@ Each workload is a one-operator ONNX model (exported with PyTorch); `agate tune`
 every tuner into its own records file; the records are read back in file order (the order they
 were measured) for the workload's main task. Writes DIR/RESULTS.md and DIR/convergence.png
 (python3-matplotlib). Usage:
-    benchmarks/tuning/convergence.py --trials 64 --threads 1 --out benchmarks/tuning
+    benchmarks/tuning/convergence.py --trials 64 --threads 1 --seeds 3 --out benchmarks/tuning
+With --seeds N, xgb and random each run N times (seeds 1..N; grid is deterministic and runs
+once): one run of a randomised search says little, since its first batch is random for every
+tuner. The table gives medians over the seeds and each seed's figure; the plot the median curve
+with the range of the seeds shaded.
 Timing is what `agate tune` measures: the kernel through the runtime, caches as inside a network
-(LLC flushed, inputs re-read), median of --repeats runs.
+(LLC flushed, inputs re-read), median of --repeats runs. The finalists' re-timing and the whole-model
+check are turned off (--confirm-rounds 0 --model-check-rounds 0), so every record is one trial of the search.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,6 +28,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGATE = os.path.join(ROOT, "bazel-bin", "tools", "cli", "agate")
 TUNERS = ["xgb", "random", "grid"]
+SEEDED = {"xgb", "random"}  # grid walks the space in a fixed order
 
 
 def workloads():
@@ -85,6 +92,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--seeds", type=int, default=1, help="runs of xgb and random, seeds 1..N")
     p.add_argument("--only", nargs="*", help="workload names to run (default: all)")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "tuning"))
     a = p.parse_args()
@@ -97,15 +105,19 @@ def main():
         model = os.path.join(work, name + ".onnx")
         export(kind, shape, model)
         for tuner in TUNERS:
-            rec = os.path.join(work, f"{name}_{tuner}.jsonl")
-            t0 = time.time()
-            subprocess.run([AGATE, "tune", model, "--records", rec, "--trials", str(a.trials), "--tuner", tuner,
-                            "--threads", str(a.threads), "--batch", str(a.batch), "--repeats", str(a.repeats)],
-                           check=True, stdout=subprocess.DEVNULL)
-            curve, default = best_so_far(rec, gflop)
-            results[(name, tuner)] = {"curve": curve, "default": default, "seconds": time.time() - t0}
-            print(f"{name} {tuner}: default {default:.1f} GFLOP/s, best {curve[-1]:.1f} GFLOP/s after "
-                  f"{len(curve)} trials ({time.time() - t0:.0f} s)", flush=True)
+            runs = []
+            for seed in range(1, (a.seeds if tuner in SEEDED else 1) + 1):
+                rec = os.path.join(work, f"{name}_{tuner}_{seed}.jsonl")
+                t0 = time.time()
+                subprocess.run([AGATE, "tune", model, "--records", rec, "--trials", str(a.trials), "--tuner", tuner,
+                                "--threads", str(a.threads), "--batch", str(a.batch), "--repeats", str(a.repeats),
+                                "--seed", str(seed), "--confirm-rounds", "0", "--model-check-rounds", "0"],
+                               check=True, stdout=subprocess.DEVNULL)
+                curve, default = best_so_far(rec, gflop)
+                runs.append({"curve": curve, "default": default, "seconds": time.time() - t0, "seed": seed})
+                print(f"{name} {tuner} seed {seed}: default {default:.1f} GFLOP/s, best {curve[-1]:.1f} GFLOP/s "
+                      f"after {len(curve)} trials ({time.time() - t0:.0f} s)", flush=True)
+            results[(name, tuner)] = runs
     os.makedirs(a.out, exist_ok=True)
     write_table(os.path.join(a.out, "RESULTS.md"), results, a)
     plot(os.path.join(a.out, "convergence.png"), results)
@@ -118,25 +130,43 @@ def trials_to_reach(curve, target):
     return None
 
 
+def median_curve(runs):
+    """Per trial, the median (and range) over the runs of best-so-far; runs may differ in length."""
+    n = min(len(r["curve"]) for r in runs)
+    columns = [sorted(r["curve"][i] for r in runs) for i in range(n)]
+    return [statistics.median(c) for c in columns], [c[0] for c in columns], [c[-1] for c in columns]
+
+
 def write_table(path, results, a):
+    names = sorted({n for n, _ in results})
     lines = [f"# Tuner convergence ({a.trials} trials per tuner, {a.threads} thread(s), batch {a.batch}, "
-             f"median of {a.repeats} runs)", "",
+             f"median of {a.repeats} runs per candidate, {a.seeds} seed(s) for xgb and random)", "",
+             "Best GFLOP/s after the last trial: the median over the seeds, each seed's in brackets. \"xgb trials "
+             "to random's best\": for each xgb seed, the first trial at which xgb's best-so-far reached the median "
+             "of random's final bests (within 0.1%); the goal is at most a third of random's trials.", "",
              "| workload | default GFLOP/s | " + " | ".join(f"{t} best" for t in TUNERS) +
-             " | xgb trials to random's best | random's trials |", "|---" * (4 + len(TUNERS)) + "|"]
-    for name in sorted({n for n, _ in results}):
-        row = [name, f"{results[(name, TUNERS[0])]['default']:.1f}"]
+             " | random's final best (median) | xgb trials to reach it, per seed | goal (trials / 3) |",
+             "|---" * (6 + len(TUNERS)) + "|"]
+    for name in names:
+        runs = {t: results[(name, t)] for t in TUNERS}
+        row = [name, f"{statistics.median(r['default'] for t in TUNERS for r in runs[t]):.1f}"]
         for t in TUNERS:
-            row.append(f"{results[(name, t)]['curve'][-1]:.1f}")
-        rand = results[(name, "random")]["curve"]
-        reach = trials_to_reach(results[(name, "xgb")]["curve"], rand[-1])
-        row.append(str(reach) if reach else "not reached")
-        row.append(str(trials_to_reach(rand, rand[-1])))
+            finals = [r["curve"][-1] for r in runs[t]]
+            row.append(f"{statistics.median(finals):.1f}" +
+                       (f" [{', '.join(f'{v:.1f}' for v in finals)}]" if len(finals) > 1 else ""))
+        target = statistics.median(r["curve"][-1] for r in runs["random"])
+        reach = [trials_to_reach(r["curve"], target) for r in runs["xgb"]]
+        row.append(f"{target:.1f}")
+        row.append(", ".join(str(v) if v else "not reached" for v in reach))
+        row.append(f"<= {a.trials // 3}")
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "Machine: " + subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip() +
-              f", {os.cpu_count()} CPUs (shared). Reproduce: benchmarks/tuning/convergence.py --trials {a.trials} "
-              f"--threads {a.threads}"]
+              f", {os.cpu_count()} CPUs. Reproduce: benchmarks/tuning/convergence.py --trials {a.trials} "
+              f"--threads {a.threads} --seeds {a.seeds}"]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+    with open(os.path.splitext(path)[0] + ".json", "w") as f:
+        json.dump({f"{n} {t}": v for (n, t), v in results.items()}, f)
     print("\n".join(lines))
 
 
@@ -152,8 +182,11 @@ def plot(path, results):
     fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names):
         for t in TUNERS:
-            curve = results[(name, t)]["curve"]
-            ax.plot(range(1, len(curve) + 1), curve, label=t)
+            mid, low, high = median_curve(results[(name, t)])
+            x = range(1, len(mid) + 1)
+            line, = ax.plot(x, mid, label=t)
+            if len(results[(name, t)]) > 1:
+                ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2)
         ax.set_title(name)
         ax.set_xlabel("trials")
         ax.set_ylabel("best GFLOP/s so far")
