@@ -103,6 +103,36 @@ TEST(SearchTest, ModelSearchFindsTheKnownOptimum) {
   EXPECT_EQ(r.best, (ops::KnobConfig{{"a", 5}, {"b", 2}, {"c", 7}}));
 }
 
+// Configs that lower to the same program (equal features) are one candidate: once one of them is
+// measured the model proposes none of the others, and a batch holds each program once. Here knob
+// c means nothing while a < 4 (8 names for each of those 32 programs), and the optimum is there.
+TEST(SearchTest, ModelSearchProposesEachProgramOnce) {
+  std::unique_ptr<CostModel> model = MakeXgbCostModel(1);
+  auto program = [](const ops::KnobConfig& c) {
+    return std::vector<float>{float(c.at("a")), float(c.at("b")), c.at("a") >= 4 ? float(c.at("c")) : 0.0f};
+  };
+  ModelSearchOptions options;
+  options.epsilon = 0;  // every proposal after the first batch comes from the model
+  auto policy = MakeModelSearch(Space(), program, model.get(), 0, 5, options);
+  std::set<std::vector<float>> measured;
+  int repeated = 0, proposals = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::vector<ops::KnobConfig> batch = policy->NextBatch(8);
+    std::set<std::vector<float>> in_batch;
+    std::vector<double> costs;
+    for (const ops::KnobConfig& c : batch) {
+      std::vector<float> f = program(c);
+      if (round > 0 && (measured.count(f) || !in_batch.insert(f).second)) ++repeated;
+      ++proposals;
+      costs.push_back(1.0 + 0.3 * (f[0] - 2) * (f[0] - 2) + 0.2 * (f[1] - 2) * (f[1] - 2) + 0.1 * f[2]);
+    }
+    for (const ops::KnobConfig& c : batch) measured.insert(program(c));
+    policy->Update(batch, costs);
+  }
+  EXPECT_EQ(repeated, 0) << "of " << proposals << " proposals";
+  EXPECT_TRUE(measured.count({2.0f, 2.0f, 0.0f})) << "the optimum (a=2, b=2, any c) was measured";
+}
+
 TEST(SearchTest, AStopRequestEndsTheTaskAndDropsTheBatchInFlight) {
   auto policy = MakeGridSearch(Space());
   int calls = 0, recorded = 0;
