@@ -8,6 +8,7 @@ every tuner into its own records file; the records are read back in file order (
 were measured) for the workload's main task. Writes DIR/RESULTS.md and DIR/convergence.png
 (python3-matplotlib). Usage:
     benchmarks/tuning/convergence.py --trials 64 --threads 1 --seeds 3 --out benchmarks/tuning
+    benchmarks/tuning/convergence.py --replot benchmarks/tuning/RESULTS.json --out benchmarks/tuning
 With --seeds N, xgb and random each run N times (seeds 1..N; grid is deterministic and runs
 once): one run of a randomised search says little, since its first batch is random for every
 tuner. The table gives medians over the seeds and each seed's figure; the plot the median curve
@@ -95,7 +96,13 @@ def main():
     p.add_argument("--seeds", type=int, default=1, help="runs of xgb and random, seeds 1..N")
     p.add_argument("--only", nargs="*", help="workload names to run (default: all)")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "tuning"))
+    p.add_argument("--replot", metavar="RESULTS_JSON", help="only redraw --out/convergence.png from a RESULTS.json")
     a = p.parse_args()
+    if a.replot:
+        with open(a.replot) as f:
+            saved = json.load(f)
+        plot(os.path.join(a.out, "convergence.png"), {tuple(k.split(" ")): v for k, v in saved.items()})
+        return
     subprocess.run(["bazel", "build", "--noshow_progress", "//tools/cli:agate"], cwd=ROOT, check=True)
     work = tempfile.mkdtemp(prefix="agate-tuning-")
     results = {}
