@@ -25,11 +25,38 @@ struct Tile {
   int64_t mr = 1, vectors = 1;
 };
 
+// The largest divisor of n not above limit, or 1.
+int64_t Block(int64_t n, int64_t limit) { return DivisorAtMost(n, std::max<int64_t>(1, limit)); }
+
+// K slice: all of K while the B micro-panel (k x nr) fits in half of L2 (then
+// the accumulators stay in registers over all of K and every register tile of
+// the block streams the panel from L2), else slices of a quarter of L2.
+// Measured on Zen 5 (1 MiB L2), 197x3072x768: whole K 0.97x oneDNN, slices
+// of 1024 0.90x, 512 0.74x (the block's partial sums go through memory).
+int64_t KSlice(const GemmShape& s, int64_t nr, int64_t lanes, int64_t esz, int64_t l2) {
+  if (l2 <= 0 || s.k * nr * esz <= l2 / 2) return s.k;
+  int64_t slice = std::max<int64_t>(lanes, l2 / 4 / (nr * esz));
+  return CeilDiv(s.k, CeilDiv(s.k, slice));
+}
+
+// Panels per column block: the B block (kc x columns) of one task in half of L2.
+int64_t ColumnBlock(int64_t panels, int64_t kc, int64_t nr, int64_t esz, int64_t l2) {
+  return l2 > 0 ? Block(panels, l2 / 2 / (kc * esz) / nr) : panels;
+}
+
+// Bytes per cycle a core streams from the last-level cache (a conservative figure
+// for current x86 and Arm server cores).
+constexpr double kStreamBytesPerCycle = 16.0;
+
 // The register tile with the least modelled time for the whole product
-// (padding of ragged rows and columns counts as work). Ties within 2% go to
-// the tile with more accumulators (fewer stores of C, fewer passes over A and
-// B), then to the wider one.
-Tile ChooseTile(const GemmShape& s, int64_t lanes, int registers) {
+// (padding of ragged rows and columns counts as work, and so does reading A
+// again for every column block when A outgrows half of L2: a task reads all its
+// rows of A once per block of columns, so a panel count without a divisor near the L2 block, e.g. 1024
+// columns in 43 panels of 24, streams A 43 times where 64 panels of 16 stream
+// it 16 times; measured on the AVX2 EPYC, 1024^3: 4x24 0.82-0.91x oneDNN, 4x16
+// and 6x16 0.99-1.01x). Ties within 2% go to the tile with more accumulators
+// (fewer stores of C, fewer passes over A and B), then to the wider one.
+Tile ChooseTile(const GemmShape& s, int64_t lanes, int registers, int64_t esz, int64_t l2) {
   // Rows of A per tile: A is read in place, each row one prefetch stream;
   // measured on Zen 5 (197x768x3072), 14-row tiles ran at 0.8x of 6- to 9-row ones.
   const int64_t max_rows = 8;
@@ -38,8 +65,14 @@ Tile ChooseTile(const GemmShape& s, int64_t lanes, int registers) {
   for (int64_t v = 1; v <= 4; ++v) {
     int64_t mr_max = std::min<int64_t>(max_rows, (registers - v - 1) / v);
     for (int64_t mr = 1; mr <= mr_max; ++mr) {
-      int64_t tiles = CeilDiv(s.rows, mr) * CeilDiv(s.n, v * lanes);
+      const int64_t nr = v * lanes, panels = CeilDiv(s.n, nr);
+      int64_t tiles = CeilDiv(s.rows, mr) * panels;
       double cost = static_cast<double>(tiles) * (static_cast<double>(s.k) * CyclesPerK(mr, v) + 2.0 * mr * v);
+      const int64_t a_bytes = s.rows * s.k * esz;
+      if (l2 > 0 && a_bytes > l2 / 2) {  // else A stays in L2 from one column block to the next
+        const int64_t column_blocks = panels / ColumnBlock(panels, KSlice(s, nr, lanes, esz, l2), nr, esz, l2);
+        cost += static_cast<double>(column_blocks) * static_cast<double>(a_bytes) / kStreamBytesPerCycle;
+      }
       candidates.push_back({Tile{mr, v}, cost});
       least = least == 0 ? cost : std::min(least, cost);
     }
@@ -52,9 +85,6 @@ Tile ChooseTile(const GemmShape& s, int64_t lanes, int registers) {
   }
   return best;
 }
-
-// The largest divisor of n not above limit, or 1.
-int64_t Block(int64_t n, int64_t limit) { return DivisorAtMost(n, std::max<int64_t>(1, limit)); }
 
 }  // namespace
 
@@ -70,7 +100,8 @@ GemmPlan PlanGemm(const GemmShape& s, ir::DType dtype, const target::Target& tar
   GemmPlan p;
   p.lanes = VectorLanes(target, dtype);
   const int64_t esz = std::max(1, dtype.bytes());
-  Tile tile = ChooseTile(s, p.lanes, target.vector_registers());
+  const int64_t l2 = target.l2_cache_bytes();
+  Tile tile = ChooseTile(s, p.lanes, target.vector_registers(), esz, l2);
   p.mr = o.dense_m_block > 0 ? o.dense_m_block : tile.mr;
   p.nr = tile.vectors * p.lanes;
   if (o.dense_n_block > 0) p.nr = p.lanes > 1 ? std::max<int64_t>(1, o.dense_n_block / p.lanes) * p.lanes : o.dense_n_block;
@@ -78,19 +109,7 @@ GemmPlan PlanGemm(const GemmShape& s, ir::DType dtype, const target::Target& tar
   p.row_tiles = CeilDiv(s.rows, p.mr);
   p.panels = CeilDiv(s.n, p.nr);
 
-  // K slice: all of K while the B micro-panel (k x nr) fits in half of L2 (then
-  // the accumulators stay in registers over all of K and every register tile of
-  // the block streams the panel from L2), else slices of a quarter of L2.
-  // Measured on Zen 5 (1 MiB L2), 197x3072x768: whole K 0.97x oneDNN, slices
-  // of 1024 0.90x, 512 0.74x (the block's partial sums go through memory).
-  const int64_t l2 = target.l2_cache_bytes();
-  p.kc = s.k;
-  if (o.dense_k_block > 0) {
-    p.kc = std::min<int64_t>(o.dense_k_block, s.k);
-  } else if (l2 > 0 && s.k * p.nr * esz > l2 / 2) {
-    int64_t slice = std::max<int64_t>(p.lanes, l2 / 4 / (p.nr * esz));
-    p.kc = CeilDiv(s.k, CeilDiv(s.k, slice));
-  }
+  p.kc = o.dense_k_block > 0 ? std::min<int64_t>(o.dense_k_block, s.k) : KSlice(s, p.nr, p.lanes, esz, l2);
 
   // Blocks: the A block (rows x kc) in half of L2, the B block (kc x columns) of
   // one task in half of L2; without a cache description, whole rows/columns.
@@ -102,7 +121,7 @@ GemmPlan PlanGemm(const GemmShape& s, ir::DType dtype, const target::Target& tar
   if (o.dense_col_block > 0) {
     p.col_block = Block(p.panels, CeilDiv(o.dense_col_block, p.nr));
   } else {
-    p.col_block = l2 > 0 ? Block(p.panels, l2 / 2 / (p.kc * esz) / p.nr) : p.panels;
+    p.col_block = ColumnBlock(p.panels, p.kc, p.nr, esz, l2);
   }
 
   // Parallel over blocks when there is enough work to pay for a fork (a few
