@@ -51,11 +51,12 @@ constexpr double kStreamBytesPerCycle = 16.0;
 // The register tile with the least modelled time for the whole product
 // (padding of ragged rows and columns counts as work, and so does reading A
 // again for every column block when A outgrows half of L2: a task reads all its
-// rows of A once per block of columns, so a panel count without a divisor near the L2 block, e.g. 1024
-// columns in 43 panels of 24, streams A 43 times where 64 panels of 16 stream
-// it 16 times; measured on the AVX2 EPYC, 1024^3: 4x24 0.82-0.91x oneDNN, 4x16
-// and 6x16 0.99-1.01x). Ties within 2% go to the tile with more accumulators
-// (fewer stores of C, fewer passes over A and B), then to the wider one.
+// rows of A once per block of columns, so a panel count without a divisor near
+// the L2 block, e.g. 1024 columns in 43 panels of 24, streams A 43 times where
+// 64 panels of 16 stream it 16 times; measured on the AVX2 EPYC, 1024^3: 4x24
+// 0.82-0.91x oneDNN, 4x16 and 6x16 0.99-1.01x). Ties within 2% go to the tile
+// with more accumulators (fewer stores of C, fewer passes over A and B), then
+// to the wider one.
 Tile ChooseTile(const GemmShape& s, int64_t lanes, int registers, int64_t esz, int64_t l2) {
   // Rows of A per tile: A is read in place, each row one prefetch stream;
   // measured on Zen 5 (197x768x3072), 14-row tiles ran at 0.8x of 6- to 9-row ones.
