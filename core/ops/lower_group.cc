@@ -402,7 +402,6 @@ GroupKernel LowerGroup(const graph::Graph& graph, const graph::FusedGroup& group
   } else {
     InjectiveKnobs knobs;
     knobs.vector_lanes = options.vector_lanes;
-    knobs.rows_in_parallel_loop = true;  // every stage is inlined into these outputs
     if (!options.allow_parallel) knobs.min_parallel_elements = INT64_MAX;
     for (const te::Tensor& out : outputs) {
       if (gpu) {

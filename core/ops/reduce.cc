@@ -72,7 +72,9 @@ void SetReduceSchedules(const OpContext& ctx, const Tensor& acc, bool last_axis_
     }
     const std::string what = "reduce: vector partials over the last axis";
     if (r.epilogue.defined()) {
-      ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, knobs);
+      InjectiveKnobs attach = knobs;
+      attach.attach_point_per_vector = true;  // the partials are computed per output vector at `at`
+      ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, attach);
       if (at.defined()) s[r.anchor].compute_at(s[r.epilogue], at);
       return what + ", epilogue inlined";
     }

@@ -143,7 +143,7 @@ ir::IterVar ScheduleInjectiveStage(te::Schedule& s, const te::Tensor& out, const
     // made every vector recompute its coordinates from the fused index (a 64-bit division per
     // axis: ~40 scalar instructions per vector of a [1, 384, 56, 56] GELU).
     const int64_t rows = total / inner_extent, row_vectors = inner_extent / lanes;
-    if (knobs.rows_in_parallel_loop && rank >= 2 && row_vectors >= 2 && rows >= kMinParallelRows) {
+    if (!knobs.attach_point_per_vector && rank >= 2 && row_vectors >= 2 && rows >= kMinParallelRows) {
       ir::IterVar fused = FuseRange(stage, outer);
       if (ParallelAllowed(target) && total >= knobs.min_parallel_elements) stage.parallel(fused);
       return fused;
@@ -209,7 +209,9 @@ std::string ScheduleAnchorDefault(const ScheduleRequest& r, const std::string& w
   knobs.vector_lanes = r.options->vector_lanes;
   if (!r.options->allow_parallel) knobs.min_parallel_elements = INT64_MAX;
   if (r.epilogue.defined()) {
-    ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, knobs);
+    InjectiveKnobs attach = knobs;
+    attach.attach_point_per_vector = true;  // the anchor is computed a vector at a time at `at`
+    ir::IterVar at = ScheduleInjectiveStage(s, r.epilogue, *r.target, attach);
     if (!at.defined()) return what + ", epilogue inlined, computed at the output's outer loop";
     te::Stage anchor = s[r.anchor];
     anchor.compute_at(s[r.epilogue], at);

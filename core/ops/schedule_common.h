@@ -21,10 +21,11 @@ namespace ops {
 struct InjectiveKnobs {
   int vector_lanes = 0;                 // 0: the target's native lanes for the dtype
   int64_t min_parallel_elements = 16384;  // smaller outputs run on one thread
-  // Root stages no other stage is computed at: the last axis's loop of vectors stays a serial
+  // A caller that computes a producer at the returned loop needs that loop to hold one vector
+  // of the last axis (all axes fused). Otherwise the last axis's loop of vectors stays a serial
   // loop inside the parallel loop over the other axes (when those hold enough rows), so the
   // fused index is split into coordinates once per row rather than once per vector.
-  bool rows_in_parallel_loop = false;
+  bool attach_point_per_vector = false;
 };
 
 // Largest divisor of `n` not above `limit` (at least 1): a tile that needs no tail.
