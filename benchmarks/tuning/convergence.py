@@ -13,6 +13,12 @@ With --seeds N, xgb and random each run N times (seeds 1..N; grid is determinist
 once): one run of a randomised search says little, since its first batch is random for every
 tuner. The table gives medians over the seeds and each seed's figure; the plot the median curve
 with the range of the seeds shaded.
+With --retime R (default 5), every config some run would have returned at some trial (its
+fastest single time so far) is timed again R times, interleaved, by `agate tune`'s finalists'
+re-check, and a second table and row of plots give, after each trial, the re-timed speed of the
+config the search would return: what a tuner delivers is a config, and a best-so-far curve of
+single noisy timings also counts lucky timings (more of them for random search, which measures
+one program under many names).
 Timing is what `agate tune` measures: the kernel through the runtime, caches as inside a network
 (LLC flushed, inputs re-read), median of --repeats runs. The finalists' re-timing and the whole-model
 check are turned off (--confirm-rounds 0 --model-check-rounds 0), so every record is one trial of the search.
@@ -65,8 +71,8 @@ def export(kind, shape, path):
     torch.onnx.export(module.eval(), x, path, input_names=["input"], output_names=["output"], opset_version=13)
 
 
-def best_so_far(records_path, gflop):
-    """GFLOP/s after each trial of the main task (the one with the most records)."""
+def main_task_records(records_path):
+    """The records (parsed, with their raw lines) of the main task: the one with the most records."""
     by_task = {}
     with open(records_path) as f:
         for line in f:
@@ -74,17 +80,67 @@ def best_so_far(records_path, gflop):
                 r = json.loads(line)
             except ValueError:
                 continue
+            r["_line"] = line.rstrip("\n")
             by_task.setdefault(r["task"], []).append(r)
-    main = max(by_task.values(), key=len)
-    curve, best = [], 0.0
+    return max(by_task.values(), key=len)
+
+
+def config_key(record):
+    return json.dumps(record["knobs"], sort_keys=True)
+
+
+def best_so_far(records_path, gflop):
+    """GFLOP/s after each trial of the main task, the default's, and after each trial the config
+    the search would return if stopped there (the fastest single time so far)."""
+    main = main_task_records(records_path)
+    curve, chosen, best, best_key = [], [], 0.0, None
     for r in main:
-        if r["ms"] is not None and r["ms"] > 0:
-            best = max(best, gflop / (r["ms"] / 1e3))
+        if r["ms"] is not None and r["ms"] > 0 and gflop / (r["ms"] / 1e3) > best:
+            best, best_key = gflop / (r["ms"] / 1e3), config_key(r)
         curve.append(best)
+        chosen.append(best_key)
     # Every tuner measures the default config first (core/autotune/search.h).
     first = main[0]
     default = gflop / (first["ms"] / 1e3) if first["ms"] else 0.0
-    return curve, default
+    return curve, default, chosen
+
+
+def retime(model, record_files, a, gflop):
+    """Times again, interleaved, every config any run of this workload would have returned at some
+    trial (its best-so-far holders), and returns config key -> median GFLOP/s over a.retime rounds.
+
+    Why: a best-so-far curve of single noisy timings rewards a lucky measurement as much as a good
+    config, and random search, which measures the same program under many names, draws more such
+    lucky timings of its best program than a search that measures each program once. What a
+    tuner returns is a config; its worth is that config's speed. The re-timing is `agate tune`'s
+    own finalists' re-check (--confirm-top all holders, --confirm-rounds a.retime) on a records file
+    holding each holder's first record, so it is timed exactly as the search timed it."""
+    lines = {}
+    for path in record_files:
+        main = main_task_records(path)
+        lines.setdefault(config_key(main[0]), main[0]["_line"])  # the default
+        best = 0.0
+        for r in main:
+            if r["ms"] and r["ms"] > 0 and gflop / (r["ms"] / 1e3) > best:
+                best = gflop / (r["ms"] / 1e3)
+                lines.setdefault(config_key(r), r["_line"])
+    path = os.path.join(os.path.dirname(record_files[0]), os.path.basename(model) + ".retime.jsonl")
+    with open(path, "w") as f:
+        f.write("\n".join(lines.values()) + "\n")
+    # The file resumes the task; one new (grid) trial makes the tuner run its finalists' re-check,
+    # which a resumed task that measures nothing new skips (core/autotune/tuner.cc).
+    subprocess.run([AGATE, "tune", model, "--records", path, "--trials", str(len(lines) + 1), "--tuner", "grid",
+                    "--threads", str(a.threads), "--batch", str(a.batch), "--repeats", str(a.repeats),
+                    "--confirm-top", str(len(lines) + 1), "--confirm-rounds", str(a.retime),
+                    "--model-check-rounds", "0"], check=True, stdout=subprocess.DEVNULL)
+    times = {}
+    for r in main_task_records(path)[len(lines) + 1:]:
+        if r["ms"] and r["ms"] > 0:
+            times.setdefault(config_key(r), []).append(r["ms"])
+    missing = set(lines) - set(times)
+    if missing:
+        raise RuntimeError(f"{len(missing)} holders were not re-timed: {sorted(missing)[:3]}")
+    return {k: gflop / (statistics.median(v) / 1e3) for k, v in times.items()}
 
 
 def main():
@@ -95,6 +151,8 @@ def main():
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--seeds", type=int, default=1, help="runs of xgb and random, seeds 1..N")
     p.add_argument("--only", nargs="*", help="workload names to run (default: all)")
+    p.add_argument("--retime", type=int, default=5, metavar="ROUNDS",
+                   help="re-time every config a run would have returned, this many interleaved rounds (0: off)")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "tuning"))
     p.add_argument("--replot", metavar="RESULTS_JSON", help="only redraw --out/convergence.png from a RESULTS.json")
     a = p.parse_args()
@@ -111,6 +169,7 @@ def main():
             continue
         model = os.path.join(work, name + ".onnx")
         export(kind, shape, model)
+        files = []
         for tuner in TUNERS:
             runs = []
             for seed in range(1, (a.seeds if tuner in SEEDED else 1) + 1):
@@ -120,11 +179,20 @@ def main():
                                 "--threads", str(a.threads), "--batch", str(a.batch), "--repeats", str(a.repeats),
                                 "--seed", str(seed), "--confirm-rounds", "0", "--model-check-rounds", "0"],
                                check=True, stdout=subprocess.DEVNULL)
-                curve, default = best_so_far(rec, gflop)
-                runs.append({"curve": curve, "default": default, "seconds": time.time() - t0, "seed": seed})
+                curve, default, chosen = best_so_far(rec, gflop)
+                runs.append({"curve": curve, "default": default, "seconds": time.time() - t0, "seed": seed,
+                             "chosen": chosen})
+                files.append(rec)
                 print(f"{name} {tuner} seed {seed}: default {default:.1f} GFLOP/s, best {curve[-1]:.1f} GFLOP/s "
                       f"after {len(curve)} trials ({time.time() - t0:.0f} s)", flush=True)
             results[(name, tuner)] = runs
+        if a.retime:
+            t0 = time.time()
+            speeds = retime(model, files, a, gflop)
+            for tuner in TUNERS:
+                for run in results[(name, tuner)]:
+                    run["retimed"] = [speeds[k] if k else 0.0 for k in run["chosen"]]
+            print(f"{name}: {len(speeds)} configs re-timed {a.retime} times ({time.time() - t0:.0f} s)", flush=True)
     os.makedirs(a.out, exist_ok=True)
     write_table(os.path.join(a.out, "RESULTS.md"), results, a)
     plot(os.path.join(a.out, "convergence.png"), results)
@@ -137,10 +205,10 @@ def trials_to_reach(curve, target):
     return None
 
 
-def median_curve(runs):
-    """Per trial, the median (and range) over the runs of best-so-far; runs may differ in length."""
-    n = min(len(r["curve"]) for r in runs)
-    columns = [sorted(r["curve"][i] for r in runs) for i in range(n)]
+def median_curve(runs, field="curve"):
+    """Per trial, the median (and range) over the runs of `field`; runs may differ in length."""
+    n = min(len(r[field]) for r in runs)
+    columns = [sorted(r[field][i] for r in runs) for i in range(n)]
     return [statistics.median(c) for c in columns], [c[0] for c in columns], [c[-1] for c in columns]
 
 
@@ -167,9 +235,30 @@ def write_table(path, results, a):
         row.append(", ".join(str(v) if v else "not reached" for v in reach))
         row.append(f"<= {a.trials // 3}")
         lines.append("| " + " | ".join(row) + " |")
+    if all("retimed" in r for runs in results.values() for r in runs):
+        lines += ["", "Re-timed (--retime): after each trial, the speed of the config the search would return if "
+                  "stopped there (its fastest single time so far), as the median of the interleaved re-timing of "
+                  "every such config of the workload. \"xgb trials to reach it\": the first trial at which the "
+                  "config xgb would return is at least as fast (within 0.1%) as the median of random's final "
+                  "configs.", "",
+                  "| workload | configs re-timed | " + " | ".join(f"{t} final config" for t in TUNERS) +
+                  " | random's final config (median) | xgb trials to reach it, per seed | goal (trials / 3) |",
+                  "|---" * (6 + len(TUNERS)) + "|"]
+        for name in names:
+            runs = {t: results[(name, t)] for t in TUNERS}
+            distinct = {v for t in TUNERS for r in runs[t] for v in r["retimed"] if v}
+            row = [name, str(len(distinct))]
+            for t in TUNERS:
+                finals = [r["retimed"][-1] for r in runs[t]]
+                row.append(f"{statistics.median(finals):.1f}" +
+                           (f" [{', '.join(f'{v:.1f}' for v in finals)}]" if len(finals) > 1 else ""))
+            target = statistics.median(r["retimed"][-1] for r in runs["random"])
+            reach = [trials_to_reach(r["retimed"], target) for r in runs["xgb"]]
+            row += [f"{target:.1f}", ", ".join(str(v) if v else "not reached" for v in reach), f"<= {a.trials // 3}"]
+            lines.append("| " + " | ".join(row) + " |")
     lines += ["", "Machine: " + subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip() +
               f", {os.cpu_count()} CPUs. Reproduce: benchmarks/tuning/convergence.py --trials {a.trials} "
-              f"--threads {a.threads} --seeds {a.seeds}"]
+              f"--threads {a.threads} --seeds {a.seeds} --retime {a.retime}"]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
@@ -186,18 +275,22 @@ def plot(path, results):
         print("matplotlib is missing (apt install python3-matplotlib): no plot written", file=sys.stderr)
         return
     names = sorted({n for n, _ in results})
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        for t in TUNERS:
-            mid, low, high = median_curve(results[(name, t)])
-            x = range(1, len(mid) + 1)
-            line, = ax.plot(x, mid, label=t)
-            if len(results[(name, t)]) > 1:
-                ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2)
-        ax.set_title(name)
-        ax.set_xlabel("trials")
-        ax.set_ylabel("best GFLOP/s so far")
-        ax.legend()
+    rows = [("curve", "best GFLOP/s so far (single timings)")]
+    if all("retimed" in r for runs in results.values() for r in runs):
+        rows.append(("retimed", "GFLOP/s of the config it would return (re-timed)"))
+    fig, axes = plt.subplots(len(rows), len(names), figsize=(5 * len(names), 4 * len(rows)), squeeze=False)
+    for row, (field, label) in enumerate(rows):
+        for ax, name in zip(axes[row], names):
+            for t in TUNERS:
+                mid, low, high = median_curve(results[(name, t)], field)
+                x = range(1, len(mid) + 1)
+                line, = ax.plot(x, mid, label=t)
+                if len(results[(name, t)]) > 1:
+                    ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2)
+            ax.set_title(name)
+            ax.set_xlabel("trials")
+            ax.set_ylabel(label)
+            ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

@@ -102,6 +102,24 @@ class RandomSearch : public PolicyBase {
       }
     }
   }
+  // Up to `limit` distinct unvisited points in random order (none of them marked visited).
+  std::vector<int64_t> RandomUnvisited(int limit) {
+    std::vector<int64_t> out;
+    if (static_cast<int64_t>(visited_.size()) * 2 < size_) {
+      std::uniform_int_distribution<int64_t> pick(0, size_ - 1);
+      std::set<int64_t> seen;
+      for (int tries = 0; static_cast<int>(out.size()) < limit && tries < 4 * limit; ++tries) {
+        int64_t i = pick(rng_);
+        if (!visited_.count(i) && seen.insert(i).second) out.push_back(i);
+      }
+      return out;
+    }
+    for (int64_t i = 0; i < size_ && static_cast<int64_t>(out.size()) < 100000; ++i)
+      if (!visited_.count(i)) out.push_back(i);
+    std::shuffle(out.begin(), out.end(), rng_);
+    if (static_cast<int>(out.size()) > limit) out.resize(limit);
+    return out;
+  }
   std::mt19937_64 rng_;
 };
 
@@ -134,11 +152,35 @@ class ModelSearch : public RandomSearch {
         Take(i, &batch);
       }
     }
-    AddRandom(n, &batch);  // epsilon-greedy: the rest at random (all of it before the model is trained)
+    AddDistinctRandom(n, &batch);  // epsilon-greedy: the rest at random (all of it before the model is trained)
     return batch;
   }
 
  private:
+  // Random picks that are new programs: a pick whose features equal a measured config's or
+  // another pick's in this batch is skipped (and never proposed again: it is that program under
+  // another name). Random search proposes configs uniformly and measures such aliases; the model
+  // search reads features anyway, and a first batch of distinct programs is what its model
+  // learns from. Each new pick costs a lowering, so after kMaxPicksPerSlot picks per slot left
+  // the rest are taken as they come (a space made almost only of aliases must not stall).
+  void AddDistinctRandom(int n, std::vector<ops::KnobConfig>* batch) {
+    constexpr int kMaxPicksPerSlot = 8;
+    std::set<std::vector<float>> in_batch;
+    for (const ops::KnobConfig& c : *batch) in_batch.insert(Features(IndexOf(space_, c)));
+    int slots = n - static_cast<int>(batch->size());
+    for (int64_t i : RandomUnvisited(kMaxPicksPerSlot * std::max(0, slots))) {
+      if (static_cast<int>(batch->size()) >= n) break;
+      const std::vector<float>& f = Features(i);
+      if (measured_programs_.count(f) || in_batch.count(f)) {
+        visited_.insert(i);
+        continue;
+      }
+      in_batch.insert(f);
+      Take(i, batch);
+    }
+    AddRandom(n, batch);
+  }
+
   const std::vector<float>& Features(int64_t index) {
     auto it = feature_cache_.find(index);
     if (it != feature_cache_.end()) return it->second;

@@ -51,6 +51,7 @@ struct TuneFlags {
   int batch = 8;
   int repeats = 5;
   int confirm_rounds = 2;
+  int confirm_top = 3;
   int model_check_rounds = 3;
   double timeout_s = 10;
   uint64_t seed = 1;
@@ -217,6 +218,7 @@ int RunTune(const TuneFlags& flags) {
   options.measure.threads = flags.threads > 0 ? flags.threads : RuntimeDefaultThreads();
   options.measure.repeats = flags.repeats;
   options.confirm_rounds = flags.confirm_rounds;
+  options.confirm_top = flags.confirm_top;
   options.measure.timeout_s = flags.timeout_s;
   options.measure.cache = ParseCache(flags.cache);
 
@@ -324,9 +326,12 @@ CommandRunner RegisterTuneCommand(CLI::App& app) {
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   cmd->add_option("--confirm-rounds", flags->confirm_rounds,
-                  "after each task's search, its 3 fastest candidates and the default are timed again this many "
-                  "times, interleaved, and the lowest median wins (0: the fastest single time wins)")
+                  "after each task's search, its --confirm-top fastest candidates and the default are timed again "
+                  "this many times, interleaved, and the lowest median wins (0: the fastest single time wins)")
       ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--confirm-top", flags->confirm_top, "how many of each task's fastest candidates --confirm-rounds re-times")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--model-check-rounds", flags->model_check_rounds,
                   "at the end, time the whole model untuned and tuned alternately this many rounds and print both; "
