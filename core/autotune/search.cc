@@ -32,6 +32,15 @@ int64_t IndexOf(const ops::KnobSpace& space, const ops::KnobConfig& config) {
   return index;
 }
 
+FeatureFn FeaturesOneByOne(std::function<std::vector<float>(const ops::KnobConfig&)> one) {
+  return [one = std::move(one)](const std::vector<ops::KnobConfig>& configs) {
+    std::vector<std::vector<float>> out;
+    out.reserve(configs.size());
+    for (const ops::KnobConfig& c : configs) out.push_back(one(c));
+    return out;
+  };
+}
+
 namespace {
 
 // What every policy shares: the space, the visited indices, the default first.
@@ -133,8 +142,11 @@ class ModelSearch : public RandomSearch {
 
   void Update(const std::vector<ops::KnobConfig>& configs, const std::vector<double>& costs) override {
     PolicyBase::Update(configs, costs);
+    std::vector<int64_t> indices;
+    for (const auto& c : configs) indices.push_back(IndexOf(space_, c));
+    Prefetch(indices);
     std::vector<std::vector<float>> f;
-    for (const auto& c : configs) f.push_back(Features(IndexOf(space_, c)));
+    for (int64_t i : indices) f.push_back(Features(i));
     model_->Add(group_, f, costs);
     for (size_t i = 0; i < configs.size(); ++i) measured_.push_back({IndexOf(space_, configs[i]), costs[i]});
     measured_programs_.insert(f.begin(), f.end());
@@ -165,32 +177,71 @@ class ModelSearch : public RandomSearch {
   // the rest are taken as they come (a space made almost only of aliases must not stall).
   void AddDistinctRandom(int n, std::vector<ops::KnobConfig>* batch) {
     constexpr int kMaxPicksPerSlot = 8;
+    std::vector<int64_t> taken;
+    for (const ops::KnobConfig& c : *batch) taken.push_back(IndexOf(space_, c));
+    Prefetch(taken);
     std::set<std::vector<float>> in_batch;
-    for (const ops::KnobConfig& c : *batch) in_batch.insert(Features(IndexOf(space_, c)));
+    for (int64_t i : taken) in_batch.insert(Features(i));
     int slots = n - static_cast<int>(batch->size());
-    for (int64_t i : RandomUnvisited(kMaxPicksPerSlot * std::max(0, slots))) {
-      if (static_cast<int>(batch->size()) >= n) break;
-      const std::vector<float>& f = Features(i);
-      if (measured_programs_.count(f) || in_batch.count(f)) {
-        visited_.insert(i);
-        continue;
+    std::vector<int64_t> picks = RandomUnvisited(kMaxPicksPerSlot * std::max(0, slots));
+    // Lowered a few at a time, as many as there are slots left: most picks are new programs.
+    for (size_t next = 0; next < picks.size() && static_cast<int>(batch->size()) < n;) {
+      size_t end = std::min(picks.size(), next + static_cast<size_t>(n - static_cast<int>(batch->size())));
+      std::vector<int64_t> chunk(picks.begin() + next, picks.begin() + end);
+      next = end;
+      Prefetch(chunk);
+      for (int64_t i : chunk) {
+        if (static_cast<int>(batch->size()) >= n) break;
+        const std::vector<float>& f = Features(i);
+        if (measured_programs_.count(f) || in_batch.count(f)) {
+          visited_.insert(i);
+          continue;
+        }
+        in_batch.insert(f);
+        Take(i, batch);
       }
-      in_batch.insert(f);
-      Take(i, batch);
     }
     AddRandom(n, batch);
   }
 
+  // Computes, in one FeatureFn call, the features of the points not in the cache yet.
+  void Prefetch(const std::vector<int64_t>& indices) {
+    std::vector<int64_t> missing;
+    std::vector<ops::KnobConfig> configs;
+    for (int64_t i : indices) {
+      if (feature_cache_.count(i) || std::find(missing.begin(), missing.end(), i) != missing.end()) continue;
+      missing.push_back(i);
+      configs.push_back(space_.At(i));
+    }
+    if (missing.empty()) return;
+    std::vector<std::vector<float>> f = features_(configs);
+    AGATE_CHECK(f.size() == missing.size()) << "features of " << f.size() << " of " << missing.size() << " configs";
+    for (size_t k = 0; k < missing.size(); ++k) feature_cache_[missing[k]] = std::move(f[k]);
+  }
+
   const std::vector<float>& Features(int64_t index) {
-    auto it = feature_cache_.find(index);
-    if (it != feature_cache_.end()) return it->second;
-    return feature_cache_[index] = features_(space_.At(index));
+    if (!feature_cache_.count(index)) Prefetch({index});
+    return feature_cache_.at(index);
+  }
+
+  // Scores the points (model predictions), their features fetched together.
+  void ScoreAll(const std::vector<int64_t>& indices) {
+    Prefetch(indices);
+    std::vector<int64_t> missing;
+    std::vector<std::vector<float>> f;
+    for (int64_t i : indices)
+      if (!score_cache_.count(i) && std::find(missing.begin(), missing.end(), i) == missing.end()) {
+        missing.push_back(i);
+        f.push_back(Features(i));
+      }
+    if (missing.empty()) return;
+    std::vector<float> s = model_->Predict(f);
+    for (size_t k = 0; k < missing.size(); ++k) score_cache_[missing[k]] = s.at(k);
   }
 
   float Score(int64_t index) {
-    auto it = score_cache_.find(index);
-    if (it != score_cache_.end()) return it->second;
-    return score_cache_[index] = model_->Predict({Features(index)}).at(0);
+    ScoreAll({index});
+    return score_cache_.at(index);
   }
 
   // A random neighbour: one knob moved to another of its values.
@@ -218,17 +269,26 @@ class ModelSearch : public RandomSearch {
     std::uniform_int_distribution<int64_t> pick(0, size_ - 1);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     std::map<int64_t, float> found;  // unvisited point -> score
-    for (int chain = 0; chain < options_.anneal_chains; ++chain) {
-      int64_t current = chain < static_cast<int>(by_cost.size()) / 2 ? by_cost[chain].second : pick(rng_);
-      float score = Score(current);
-      for (int step = 0; step < options_.anneal_steps; ++step) {
-        double temperature = 1.0 - static_cast<double>(step) / options_.anneal_steps;
-        int64_t next = Neighbour(current);
-        float next_score = Score(next);
-        if (!visited_.count(next) && !measured_programs_.count(Features(next))) found[next] = next_score;
-        if (next_score >= score || unit(rng_) < std::exp((next_score - score) / std::max(1e-3, temperature))) {
-          current = next;
-          score = next_score;
+    // The walkers step together, so that each step's new points are lowered in one batch.
+    std::vector<int64_t> current(options_.anneal_chains);
+    for (int chain = 0; chain < options_.anneal_chains; ++chain)
+      current[chain] = chain < static_cast<int>(by_cost.size()) / 2 ? by_cost[chain].second : pick(rng_);
+    ScoreAll(current);
+    std::vector<float> score;
+    for (int64_t i : current) score.push_back(Score(i));
+    for (int step = 0; step < options_.anneal_steps; ++step) {
+      double temperature = 1.0 - static_cast<double>(step) / options_.anneal_steps;
+      std::vector<int64_t> next;
+      for (int64_t i : current) next.push_back(Neighbour(i));
+      ScoreAll(next);
+      for (int chain = 0; chain < options_.anneal_chains; ++chain) {
+        float next_score = Score(next[chain]);
+        if (!visited_.count(next[chain]) && !measured_programs_.count(Features(next[chain])))
+          found[next[chain]] = next_score;
+        if (next_score >= score[chain] ||
+            unit(rng_) < std::exp((next_score - score[chain]) / std::max(1e-3, temperature))) {
+          current[chain] = next[chain];
+          score[chain] = next_score;
         }
       }
     }

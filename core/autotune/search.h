@@ -46,13 +46,18 @@ class SearchPolicy {
 std::unique_ptr<SearchPolicy> MakeGridSearch(const ops::KnobSpace& space);
 std::unique_ptr<SearchPolicy> MakeRandomSearch(const ops::KnobSpace& space, uint64_t seed);
 
-// Features of one config for the cost model (features.h: from the lowered loop IR).
-using FeatureFn = std::function<std::vector<float>(const ops::KnobConfig&)>;
+// Features of configs for the cost model (features.h: from the lowered loop IR), element i for
+// configs[i]. A batch, because each config costs a lowering and the tuner lowers a batch in
+// parallel children (tuner.cc): the search asks for every point it needs at one step at once.
+using FeatureFn = std::function<std::vector<std::vector<float>>(const std::vector<ops::KnobConfig>&)>;
+// A FeatureFn that calls `one` for each config in turn.
+FeatureFn FeaturesOneByOne(std::function<std::vector<float>(const ops::KnobConfig&)> one);
 
 struct ModelSearchOptions {
   double epsilon = 0.1;        // share of each batch picked at random
-  int anneal_chains = 8;       // simulated-annealing walkers per batch
-  int anneal_steps = 12;       // steps per walker (each new point is lowered once for its features)
+  int anneal_chains = 8;       // simulated-annealing walkers per batch, stepping together
+  int anneal_steps = 12;       // steps per walker (each new point is lowered once for its features;
+                               // the walkers' new points of a step in one FeatureFn call)
   int min_train = 4;           // measured configs of this task before the model is trusted
 };
 

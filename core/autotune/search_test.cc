@@ -70,7 +70,7 @@ TEST(SearchTest, EveryPolicyProposesTheDefaultFirst) {
   std::vector<std::unique_ptr<SearchPolicy>> policies;
   policies.push_back(MakeGridSearch(s));
   policies.push_back(MakeRandomSearch(s, 7));
-  policies.push_back(MakeModelSearch(s, features, model.get(), 0, 7));
+  policies.push_back(MakeModelSearch(s, FeaturesOneByOne(features), model.get(), 0, 7));
   for (auto& p : policies) {
     std::vector<ops::KnobConfig> batch = p->NextBatch(4);
     ASSERT_EQ(batch.size(), 4u) << p->name();
@@ -95,7 +95,7 @@ TEST(SearchTest, ModelSearchFindsTheKnownOptimum) {
   auto features = [](const ops::KnobConfig& c) {
     return std::vector<float>{float(c.at("a")), float(c.at("b")), float(c.at("c"))};
   };
-  auto policy = MakeModelSearch(Space(), features, model.get(), 0, 11);
+  auto policy = MakeModelSearch(Space(), FeaturesOneByOne(features), model.get(), 0, 11);
   int calls = 0;
   TaskReport r = TuneTask(policy.get(), Synthetic(&calls), 100, 0, 10, 0, nullptr, nullptr, nullptr);
   EXPECT_EQ(r.trials, 100);
@@ -113,7 +113,7 @@ TEST(SearchTest, ModelSearchProposesEachProgramOnce) {
   };
   ModelSearchOptions options;
   options.epsilon = 0;  // every proposal after the first batch comes from the model
-  auto policy = MakeModelSearch(Space(), program, model.get(), 0, 5, options);
+  auto policy = MakeModelSearch(Space(), FeaturesOneByOne(program), model.get(), 0, 5, options);
   std::set<std::vector<float>> measured;
   int repeated = 0, proposals = 0;
   for (int round = 0; round < 8; ++round) {
@@ -144,7 +144,7 @@ TEST(SearchTest, ModelSearchRandomPicksAreNewProgramsToo) {
     std::unique_ptr<CostModel> model = MakeXgbCostModel(seed);
     ModelSearchOptions options;
     options.epsilon = 0.5;
-    auto policy = MakeModelSearch(Space(), program, model.get(), 0, seed, options);
+    auto policy = MakeModelSearch(Space(), FeaturesOneByOne(program), model.get(), 0, seed, options);
     std::set<std::vector<float>> measured;
     int repeated = 0, proposals = 0;
     for (int round = 0; round < 6; ++round) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -24,17 +25,43 @@ double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 
 double CostOf(const MeasureResult& r) { return r.ok ? r.ms : std::numeric_limits<double>::infinity(); }
 
-// Features of one config of `group`: lowered in this process (no code generation), then read
-// off the loop IR. A config that does not lower gets all-zero features.
+// Features of configs of `group`: lowered (no code generation), then read off the loop IR; a
+// config that does not lower gets all-zero features. Lowering is most of the model search's own
+// time (a 3x3 conv ~0.1 s, and the annealing visits most points of a small space), so a batch
+// is lowered in forked children, as many at once as there are cores (measure.h RunInChildren,
+// the same fork discipline as the builds: the tuner runs nothing else meanwhile); a single
+// config is lowered in this process.
+std::vector<float> LowerForFeatures(const graph::Graph& planned, size_t group, const target::Target& target,
+                                    const ops::KnobConfig& config) {
+  try {
+    ops::GroupKernel k =
+        ops::LowerGroup(planned, planned.groups[group], target, "features", ops::ApplyKnobConfig(config));
+    return ExtractFeatures(k.func);
+  } catch (const Error&) {
+    return std::vector<float>(kNumFeatures, 0.0f);
+  }
+}
+
 FeatureFn GroupFeatures(const graph::Graph& planned, size_t group, const target::Target& target) {
-  return [&planned, group, target](const ops::KnobConfig& config) {
-    try {
-      ops::GroupKernel k =
-          ops::LowerGroup(planned, planned.groups[group], target, "features", ops::ApplyKnobConfig(config));
-      return ExtractFeatures(k.func);
-    } catch (const Error&) {
-      return std::vector<float>(kNumFeatures, 0.0f);
+  return [&planned, group, target](const std::vector<ops::KnobConfig>& configs) {
+    std::vector<std::vector<float>> out;
+    if (configs.size() <= 1) {
+      for (const ops::KnobConfig& c : configs) out.push_back(LowerForFeatures(planned, group, target, c));
+      return out;
     }
+    std::vector<std::function<std::string()>> fns;
+    for (const ops::KnobConfig& c : configs)
+      fns.push_back([&planned, group, &target, c] {
+        std::vector<float> f = LowerForFeatures(planned, group, target, c);
+        return std::string(reinterpret_cast<const char*>(f.data()), f.size() * sizeof(float));
+      });
+    constexpr double kLoweringTimeoutS = 300;
+    for (const ChildOutcome& o : RunInChildren(fns, 0, kLoweringTimeoutS)) {
+      std::vector<float> f(kNumFeatures, 0.0f);  // a child that failed: as a config that does not lower
+      if (o.ok && o.output.size() == f.size() * sizeof(float)) std::memcpy(f.data(), o.output.data(), o.output.size());
+      out.push_back(std::move(f));
+    }
+    return out;
   };
 }
 
