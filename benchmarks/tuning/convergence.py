@@ -212,50 +212,45 @@ def median_curve(runs, field="curve"):
     return [statistics.median(c) for c in columns], [c[0] for c in columns], [c[-1] for c in columns]
 
 
+def goal_table(results, names, field, first, a):
+    """A markdown table on `field` ("curve": best single timing so far; "retimed": the re-timed config the search
+    would return): per workload `first` (a header and a function of the workload's runs), each tuner's final value
+    (median over the seeds, each seed's), random's median final, and the trial at which each xgb seed reached it."""
+    what = "best" if field == "curve" else "final config"
+    lines = [f"| workload | {first[0]} | " + " | ".join(f"{t} {what}" for t in TUNERS) +
+             f" | random's final {'best' if field == 'curve' else 'config'} (median) | xgb trials to reach it, per seed"
+             " | goal (trials / 3) |", "|---" * (5 + len(TUNERS)) + "|"]
+    for name in names:
+        runs = {t: results[(name, t)] for t in TUNERS}
+        row = [name, first[1](runs)]
+        for t in TUNERS:
+            finals = [r[field][-1] for r in runs[t]]
+            row.append(f"{statistics.median(finals):.1f}" +
+                       (f" [{', '.join(f'{v:.1f}' for v in finals)}]" if len(finals) > 1 else ""))
+        target = statistics.median(r[field][-1] for r in runs["random"])
+        reach = [trials_to_reach(r[field], target) for r in runs["xgb"]]
+        row += [f"{target:.1f}", ", ".join(str(v) if v else "not reached" for v in reach), f"<= {a.trials // 3}"]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
 def write_table(path, results, a):
     names = sorted({n for n, _ in results})
     lines = [f"# Tuner convergence ({a.trials} trials per tuner, {a.threads} thread(s), batch {a.batch}, "
              f"median of {a.repeats} runs per candidate, {a.seeds} seed(s) for xgb and random)", "",
              "Best GFLOP/s after the last trial: the median over the seeds, each seed's in brackets. \"xgb trials "
              "to random's best\": for each xgb seed, the first trial at which xgb's best-so-far reached the median "
-             "of random's final bests (within 0.1%); the goal is at most a third of random's trials.", "",
-             "| workload | default GFLOP/s | " + " | ".join(f"{t} best" for t in TUNERS) +
-             " | random's final best (median) | xgb trials to reach it, per seed | goal (trials / 3) |",
-             "|---" * (6 + len(TUNERS)) + "|"]
-    for name in names:
-        runs = {t: results[(name, t)] for t in TUNERS}
-        row = [name, f"{statistics.median(r['default'] for t in TUNERS for r in runs[t]):.1f}"]
-        for t in TUNERS:
-            finals = [r["curve"][-1] for r in runs[t]]
-            row.append(f"{statistics.median(finals):.1f}" +
-                       (f" [{', '.join(f'{v:.1f}' for v in finals)}]" if len(finals) > 1 else ""))
-        target = statistics.median(r["curve"][-1] for r in runs["random"])
-        reach = [trials_to_reach(r["curve"], target) for r in runs["xgb"]]
-        row.append(f"{target:.1f}")
-        row.append(", ".join(str(v) if v else "not reached" for v in reach))
-        row.append(f"<= {a.trials // 3}")
-        lines.append("| " + " | ".join(row) + " |")
+             "of random's final bests (within 0.1%); the goal is at most a third of random's trials.", ""]
+    default = lambda runs: f"{statistics.median(r['default'] for t in TUNERS for r in runs[t]):.1f}"
+    lines += goal_table(results, names, "curve", ("default GFLOP/s", default), a)
     if all("retimed" in r for runs in results.values() for r in runs):
         lines += ["", "Re-timed (--retime): after each trial, the speed of the config the search would return if "
                   "stopped there (its fastest single time so far), as the median of the interleaved re-timing of "
                   "every such config of the workload. \"xgb trials to reach it\": the first trial at which the "
                   "config xgb would return is at least as fast (within 0.1%) as the median of random's final "
-                  "configs.", "",
-                  "| workload | configs re-timed | " + " | ".join(f"{t} final config" for t in TUNERS) +
-                  " | random's final config (median) | xgb trials to reach it, per seed | goal (trials / 3) |",
-                  "|---" * (6 + len(TUNERS)) + "|"]
-        for name in names:
-            runs = {t: results[(name, t)] for t in TUNERS}
-            distinct = {v for t in TUNERS for r in runs[t] for v in r["retimed"] if v}
-            row = [name, str(len(distinct))]
-            for t in TUNERS:
-                finals = [r["retimed"][-1] for r in runs[t]]
-                row.append(f"{statistics.median(finals):.1f}" +
-                           (f" [{', '.join(f'{v:.1f}' for v in finals)}]" if len(finals) > 1 else ""))
-            target = statistics.median(r["retimed"][-1] for r in runs["random"])
-            reach = [trials_to_reach(r["retimed"], target) for r in runs["xgb"]]
-            row += [f"{target:.1f}", ", ".join(str(v) if v else "not reached" for v in reach), f"<= {a.trials // 3}"]
-            lines.append("| " + " | ".join(row) + " |")
+                  "configs.", ""]
+        retimed = lambda runs: str(len({k for t in TUNERS for r in runs[t] for k in r["chosen"] if k}))
+        lines += goal_table(results, names, "retimed", ("configs re-timed", retimed), a)
     lines += ["", "Machine: " + subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip() +
               f", {os.cpu_count()} CPUs. Reproduce: benchmarks/tuning/convergence.py --trials {a.trials} "
               f"--threads {a.threads} --seeds {a.seeds} --retime {a.retime}"]
