@@ -1,8 +1,10 @@
 #include "core/autotune/measure.h"
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -124,6 +126,30 @@ TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
   EXPECT_FALSE(r[2].ok);
   EXPECT_NE(r[2].error.find("winograd_tile"), std::string::npos) << r[2].error;
   EXPECT_THROW(KernelMeasurer(planned, planned.groups.size(), target::Target::Parse(options.target), m), Error);
+}
+
+// The cost model's features of a batch, lowered in parallel children, are those of each config
+// lowered alone in this process; a config that does not lower gets zeros.
+TEST(GroupFeaturesTest, ABatchLoweredInChildrenEqualsEachConfigLoweredAlone) {
+  compiler::CompileOptions options;
+  graph::Graph planned = PlannedConv(&options);
+  size_t conv = planned.groups.size();
+  for (size_t i = 0; i < planned.groups.size(); ++i)
+    if (planned.groups[i].anchor >= 0 && planned.nodes[planned.groups[i].anchor].op == "Conv") conv = i;
+  ASSERT_LT(conv, planned.groups.size());
+  FeatureFn features = GroupFeatures(planned, conv, target::Target::Parse(options.target));
+  std::vector<ops::KnobConfig> configs = {
+      {}, {{"conv_ow_block", 7}, {"conv_winograd", 0}}, {{"conv_winograd", 1}}, {{"winograd_tile", 3}}};
+  std::vector<std::vector<float>> batch = features(configs);
+  ASSERT_EQ(batch.size(), configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::vector<std::vector<float>> alone = features({configs[i]});
+    ASSERT_EQ(alone.size(), 1u);
+    EXPECT_EQ(batch[i], alone[0]) << "config " << i;
+    bool all_zero = std::all_of(batch[i].begin(), batch[i].end(), [](float v) { return v == 0.0f; });
+    EXPECT_EQ(all_zero, i == 3) << "config " << i << " (winograd_tile=3 does not lower)";
+  }
+  EXPECT_NE(batch[0], batch[1]) << "7 columns without Winograd is another program than the default";
 }
 
 // Whole models without and with knobs, timed alternately; a variant whose build fails is a

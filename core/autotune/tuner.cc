@@ -25,12 +25,7 @@ double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 
 double CostOf(const MeasureResult& r) { return r.ok ? r.ms : std::numeric_limits<double>::infinity(); }
 
-// Features of configs of `group`: lowered (no code generation), then read off the loop IR; a
-// config that does not lower gets all-zero features. Lowering is most of the model search's own
-// time (a 3x3 conv ~0.1 s, and the annealing visits most points of a small space), so a batch
-// is lowered in forked children, as many at once as there are cores (measure.h RunInChildren,
-// the same fork discipline as the builds: the tuner runs nothing else meanwhile); a single
-// config is lowered in this process.
+// One config's features, lowered in this process.
 std::vector<float> LowerForFeatures(const graph::Graph& planned, size_t group, const target::Target& target,
                                     const ops::KnobConfig& config) {
   try {
@@ -42,6 +37,12 @@ std::vector<float> LowerForFeatures(const graph::Graph& planned, size_t group, c
   }
 }
 
+}  // namespace
+
+// Lowering is most of the model search's own time (a 3x3 conv ~0.1 s, and the annealing visits
+// most points of a small space), so a batch is lowered in forked children, as many at once as
+// there are cores (measure.h RunInChildren, the fork discipline of the builds: the tuner runs
+// nothing else meanwhile); a single config is lowered in this process.
 FeatureFn GroupFeatures(const graph::Graph& planned, size_t group, const target::Target& target) {
   return [&planned, group, target](const std::vector<ops::KnobConfig>& configs) {
     std::vector<std::vector<float>> out;
@@ -64,8 +65,6 @@ FeatureFn GroupFeatures(const graph::Graph& planned, size_t group, const target:
     return out;
   };
 }
-
-}  // namespace
 
 void RequireMeasurableTarget(const target::Target& target) {
   const target::Target& host = target::Target::Host();

@@ -43,6 +43,11 @@ struct Task {
 // thread-split knobs (ops::WithoutThreadSplitKnobs), which that measurement cannot tell apart.
 std::vector<Task> ExtractTasks(const graph::Graph& planned, const target::Target& target, int measure_threads);
 
+// The cost model's features of configs of fused group `group` of `planned`: each config lowered
+// (no code generation) and read off its loop IR (features.h), a batch in parallel forked
+// children; a config that does not lower gets all-zero features. `planned` is borrowed.
+FeatureFn GroupFeatures(const graph::Graph& planned, size_t group, const target::Target& target);
+
 enum class TunerKind { kXgb, kRandom, kGrid };
 // "xgb", "random", "grid"; kInvalidArgument naming the choices otherwise.
 TunerKind ParseTunerKind(const std::string& name);
