@@ -106,14 +106,19 @@ graph::Graph PlannedConv(compiler::CompileOptions* options) {
   return compiler::PlanGraph(ConvRelu(), *options);
 }
 
+// The index of the fused group whose anchor is the conv (groups.size() when none is).
+size_t ConvGroup(const graph::Graph& planned) {
+  for (size_t i = 0; i < planned.groups.size(); ++i)
+    if (planned.groups[i].anchor >= 0 && planned.nodes[planned.groups[i].anchor].op == "Conv") return i;
+  return planned.groups.size();
+}
+
 // Real candidates of a conv group, built in parallel children and timed one by one; a knob
 // value its template refuses fails that candidate only.
 TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
   compiler::CompileOptions options;
   graph::Graph planned = PlannedConv(&options);
-  size_t conv = planned.groups.size();
-  for (size_t i = 0; i < planned.groups.size(); ++i)
-    if (planned.groups[i].anchor >= 0 && planned.nodes[planned.groups[i].anchor].op == "Conv") conv = i;
+  size_t conv = ConvGroup(planned);
   ASSERT_LT(conv, planned.groups.size());
   MeasureOptions m;
   m.repeats = 3;
@@ -133,9 +138,7 @@ TEST(KernelMeasurerTest, TimesCandidatesOfAGroupAndRecordsBadOnesAsFailed) {
 TEST(GroupFeaturesTest, ABatchLoweredInChildrenEqualsEachConfigLoweredAlone) {
   compiler::CompileOptions options;
   graph::Graph planned = PlannedConv(&options);
-  size_t conv = planned.groups.size();
-  for (size_t i = 0; i < planned.groups.size(); ++i)
-    if (planned.groups[i].anchor >= 0 && planned.nodes[planned.groups[i].anchor].op == "Conv") conv = i;
+  size_t conv = ConvGroup(planned);
   ASSERT_LT(conv, planned.groups.size());
   FeatureFn features = GroupFeatures(planned, conv, target::Target::Parse(options.target));
   std::vector<ops::KnobConfig> configs = {
