@@ -105,24 +105,21 @@ def best_so_far(records_path, gflop):
     return curve, default, chosen
 
 
-def retime(model, record_files, a, gflop):
-    """Times again, interleaved, every config any run of this workload would have returned at some
-    trial (its best-so-far holders), and returns config key -> median GFLOP/s over a.retime rounds.
+def retime(model, record_files, keys, a, gflop):
+    """Times again, interleaved, the configs `keys` (config_key) measured in `record_files`: every
+    config any run of this workload would have returned at some trial (best_so_far's `chosen`).
+    Returns config key -> median GFLOP/s over a.retime rounds.
 
     Why: a best-so-far curve of single noisy timings rewards a lucky measurement as much as a good
     config, and random search, which measures the same program under many names, draws more such
     lucky timings of its best program than a search that measures each program once. What a
     tuner returns is a config; its worth is that config's speed. The re-timing is `agate tune`'s
-    own finalists' re-check (--confirm-top all holders, --confirm-rounds a.retime) on a records file
-    holding each holder's first record, so it is timed exactly as the search timed it."""
+    own finalists' re-check (--confirm-top all of them, --confirm-rounds a.retime) on a records file
+    holding each config's first record, so it is timed exactly as the search timed it."""
     lines = {}
     for path in record_files:
-        main = main_task_records(path)
-        lines.setdefault(config_key(main[0]), main[0]["_line"])  # the default
-        best = 0.0
-        for r in main:
-            if r["ms"] and r["ms"] > 0 and gflop / (r["ms"] / 1e3) > best:
-                best = gflop / (r["ms"] / 1e3)
+        for r in main_task_records(path):
+            if config_key(r) in keys:
                 lines.setdefault(config_key(r), r["_line"])
     path = os.path.join(os.path.dirname(record_files[0]), os.path.basename(model) + ".retime.jsonl")
     with open(path, "w") as f:
@@ -139,8 +136,8 @@ def retime(model, record_files, a, gflop):
             times.setdefault(config_key(r), []).append(r["ms"])
     missing = set(lines) - set(times)
     if missing:
-        raise RuntimeError(f"{len(missing)} holders were not re-timed: {sorted(missing)[:3]}")
-    return {k: gflop / (statistics.median(v) / 1e3) for k, v in times.items()}
+        raise RuntimeError(f"{len(missing)} configs were not re-timed: {sorted(missing)[:3]}")
+    return {k: gflop / (statistics.median(times[k]) / 1e3) for k in lines}
 
 
 def main():
@@ -188,7 +185,8 @@ def main():
             results[(name, tuner)] = runs
         if a.retime:
             t0 = time.time()
-            speeds = retime(model, files, a, gflop)
+            chosen = {k for t in TUNERS for run in results[(name, t)] for k in run["chosen"] if k}
+            speeds = retime(model, files, chosen, a, gflop)
             for tuner in TUNERS:
                 for run in results[(name, tuner)]:
                     run["retimed"] = [speeds[k] if k else 0.0 for k in run["chosen"]]

@@ -94,24 +94,11 @@ class RandomSearch : public PolicyBase {
 
  protected:
   void AddRandom(int n, std::vector<ops::KnobConfig>* batch) {
-    std::uniform_int_distribution<int64_t> pick(0, size_ - 1);
-    while (static_cast<int>(batch->size()) < n && !Exhausted()) {
-      // Rejection sampling while the space is mostly unvisited, a scan for the rest.
-      if (static_cast<int64_t>(visited_.size()) * 2 < size_) {
-        Take(pick(rng_), batch);
-      } else {
-        std::vector<int64_t> left;
-        for (int64_t i = 0; i < size_ && static_cast<int64_t>(left.size()) < 100000; ++i)
-          if (!visited_.count(i)) left.push_back(i);
-        std::shuffle(left.begin(), left.end(), rng_);
-        for (int64_t i : left) {
-          if (static_cast<int>(batch->size()) >= n) break;
-          Take(i, batch);
-        }
-      }
-    }
+    while (static_cast<int>(batch->size()) < n && !Exhausted())
+      for (int64_t i : RandomUnvisited(n - static_cast<int>(batch->size()))) Take(i, batch);
   }
-  // Up to `limit` distinct unvisited points in random order (none of them marked visited).
+  // Up to `limit` distinct unvisited points in random order (none of them marked visited):
+  // rejection sampling while the space is mostly unvisited, a shuffled scan for the rest.
   std::vector<int64_t> RandomUnvisited(int limit) {
     std::vector<int64_t> out;
     if (static_cast<int64_t>(visited_.size()) * 2 < size_) {
@@ -148,7 +135,7 @@ class ModelSearch : public RandomSearch {
     std::vector<std::vector<float>> f;
     for (int64_t i : indices) f.push_back(Features(i));
     model_->Add(group_, f, costs);
-    for (size_t i = 0; i < configs.size(); ++i) measured_.push_back({IndexOf(space_, configs[i]), costs[i]});
+    for (size_t i = 0; i < configs.size(); ++i) measured_.push_back({indices[i], costs[i]});
     measured_programs_.insert(f.begin(), f.end());
     model_->Train();
   }
