@@ -504,7 +504,7 @@ std::vector<Tensor> ConvOp(const OpContext& ctx) {
         << out_block << " and input channels by " << ib;
     graph::Shape logical{xs[0], xs[1] * (block ? block : 1), xs[2], xs[3]};
     graph::WindowGeometry g = graph::ComputeWindow(ctx.node(), logical, {ws[2], ws[3]});
-    if (UseWinograd(ctx, g, xs, ws, groups, out_block)) {  // 3x3 stride 1, constant weights (winograd.h)
+    if (UseWinograd(ctx, g, xs, ws, groups, out_block)) {  // 3x3, 5x5, 1xr, rx1 stride 1, constant weights (winograd.h)
       Tensor conv = ConvWinogradNCHWc(ctx, x, *ctx.constant(1), g, out_block, ctx.has_input(2) ? name + "_conv" : name);
       return {AddBias(ctx, conv, out_block)};
     }

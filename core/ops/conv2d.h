@@ -14,8 +14,9 @@
 //     (bias, relu, residual add...) is applied to the tile before it is
 //     stored, so the output is written once. 1x1 convs use the same template:
 //     a GEMM over (ow, ic) x (ic, oc) with the packed weights as the B panel.
-//   * NCHW<c>c 3x3 stride-1 convs with constant weights and enough output
-//     tiles: Winograd F(4x4 or 2x2, 3x3) (winograd.h; knob conv_winograd).
+//   * NCHW<c>c stride-1 3x3, 5x5, 1xr and rx1 (r = 3, 5, 7) convs with
+//     constant weights and enough output tiles: Winograd F(4x4 or 2x2, 3x3),
+//     F(2x2, 5x5), F(1x4, 1xr) / F(4x1, rx1) (winograd.h; knob conv_winograd).
 //   * NCHW<c>c depthwise (group == channels): depthwise_nchwc, one channel
 //     block per vector, weights packed to [C/c, KH, KW, c].
 //   * NCHW depthwise: vectorized along output columns; rows that do not fill

@@ -66,7 +66,8 @@ void ConvKnobs(const graph::Graph& graph, const graph::Node& node, const target:
   bool constant_weights = graph.IsConstant(node.inputs[1]) && graph.TypeOf(node.inputs[1]).dtype == ir::DType::Float(32);
   if (block && constant_weights && WinogradApplies(g, xs, ws, groups, out_block)) {
     space->knobs.push_back(MakeKnob("conv_winograd", -1, {0, 1}));
-    space->knobs.push_back(MakeKnob("winograd_tile", 0, {2, 4}));
+    if (g.kernel[0] != g.kernel[1] || g.kernel[0] == 3)  // 5x5 has one tile, 2x2 (winograd.h)
+      space->knobs.push_back(MakeKnob("winograd_tile", 0, {2, 4}));
     space->knobs.push_back(MakeKnob("winograd_tile_block", 0, {4, 6, 8, 12, 16}));
   }
 }

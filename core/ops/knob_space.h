@@ -35,7 +35,8 @@ namespace ops {
 
 // Bumped whenever a knob's meaning or a space's values change: records made for
 // another version are refused (core/autotune/records.h).
-constexpr int kKnobSpaceVersion = 3;  // 2: GEMM K slice and parallel loops; 3: conv parallel loop order
+constexpr int kKnobSpaceVersion = 4;  // 2: GEMM K slice and parallel loops; 3: conv parallel loop order;
+                                      // 4: Winograd for 5x5, 1xr and rx1 convs
 
 struct KnobDef {
   std::string name;             // a SetScheduleKnob name

@@ -159,7 +159,7 @@ const std::vector<Knob>& Knobs() {
       {"dense_parallel_rows", &LowerGroupOptions::dense_parallel_rows, -1, 1,
        "GEMM parallel loop: 0 batch and column blocks, 1 also row blocks (-1: rows only when columns are too few)"},
       {"vector_lanes", &LowerGroupOptions::vector_lanes, 0, 64, "float32 SIMD lanes of elementwise kernels (0: the target's)"},
-      {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3 convs: -1 auto, 0 never, 1 whenever it applies"},
+      {"conv_winograd", &LowerGroupOptions::conv_winograd, -1, 1, "Winograd 3x3, 5x5, 1xr, rx1 convs: -1 auto, 0 never, 1 whenever it applies"},
       {"winograd_tile", &LowerGroupOptions::winograd_tile, 0, 4, "Winograd output tile: 2 or 4 (0: by shape)"},
       {"winograd_tile_block", &LowerGroupOptions::winograd_tile_block, 0, 64, "Winograd tiles per GEMM register tile (0: auto)"},
       {"int8_oc_block", &LowerGroupOptions::int8_oc_block, 0, 16, "int8 conv (VNNI or AVX2): output channels per register tile (0: auto)"},

@@ -57,10 +57,10 @@ struct LowerGroupOptions {
   // Parallel loop of GEMMs: -1 automatic, 0 (batch, column blocks), 1 (batch, column blocks, row blocks).
   int dense_parallel_rows = -1;
   int vector_lanes = 0;    // SIMD lanes for float32
-  // Winograd F(m x m, 3x3) for 3x3 stride-1 blocked convs with constant weights
+  // Winograd for 3x3, 5x5, 1xr and rx1 stride-1 blocked convs with constant weights
   // (core/ops/winograd.h): -1 automatic (WinogradByShape), 0 never, 1 whenever it applies.
   int conv_winograd = -1;
-  int winograd_tile = 0;        // output tile m: 4 or 2 (0: by shape, WinogradTileSize)
+  int winograd_tile = 0;        // output tile m: 4 or 2 (0: by shape, WinogradTileFor; 5x5 always 2)
   int winograd_tile_block = 0;  // tiles per GEMM register tile (0: 8 with two output blocks, else 12)
   // int8 VNNI convs (core/ops/qlinear_vnni.h): the vpdpbusd register tile.
   int int8_oc_block = 0;       // output channels per tile (0: 4 or 6 with 4 pixel vectors, 6 with 2 on AVX2, else 8)

@@ -52,7 +52,9 @@ WinogradMatrices MakeWinogradMatrices(int m, int r, std::vector<double> points) 
   w.alpha = m + r - 1;
   int alpha = w.alpha, n = alpha - 1;
   if (points.empty() && n == 5) {
-    points = {0, 1, -1, 0.5, -2};  // F(4, 3): lower fp32 error than {0, +-1, +-2} (winograd.h)
+    points = {0, 1, -1, 0.5, -2};  // F(4, 3), F(2, 5): lower fp32 error than {0, +-1, +-2} (winograd.h)
+  } else if (points.empty() && n == 9) {
+    points = {0, 1, -1, 2, -2, 0.5, -0.5, 1.5, -0.75};  // F(4, 7): lower fp32 error than +-3 (winograd.h)
   } else if (points.empty()) {
     const double defaults[] = {0, 1, -1, 2, -2, 0.5, -0.5, 3, -3};
     AGATE_REQUIRE(n <= 9, kUnsupported) << "no default Winograd points for F(" << m << ", " << r << ")";
@@ -86,15 +88,23 @@ WinogradMatrices MakeWinogradMatrices(int m, int r, std::vector<double> points) 
 
 bool WinogradApplies(const graph::WindowGeometry& g, const graph::Shape& x, const graph::Shape& w, int64_t groups,
                      int64_t out_block) {
-  return groups == 1 && x.size() == 5 && w.size() == 4 && g.kernel.size() == 2 && g.kernel[0] == 3 &&
-         g.kernel[1] == 3 && g.strides[0] == 1 && g.strides[1] == 1 && g.dilations[0] == 1 && g.dilations[1] == 1 &&
-         out_block > 0 && w[0] % out_block == 0 && w[1] == x[1] * x[4];
+  if (!(groups == 1 && x.size() == 5 && w.size() == 4 && g.kernel.size() == 2 && g.strides[0] == 1 &&
+        g.strides[1] == 1 && g.dilations[0] == 1 && g.dilations[1] == 1 && out_block > 0 && w[0] % out_block == 0 &&
+        w[1] == x[1] * x[4]))
+    return false;
+  const int64_t kh = g.kernel[0], kw = g.kernel[1];
+  auto one_dimensional = [](int64_t r) { return r == 3 || r == 5 || r == 7; };
+  return (kh == kw && (kh == 3 || kh == 5)) || (kh == 1 && one_dimensional(kw)) || (kw == 1 && one_dimensional(kh));
 }
 
 namespace {
 
-int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, int64_t m) {
-  return x[0] * ((g.out[0] + m - 1) / m) * ((g.out[1] + m - 1) / m);
+int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, int64_t mh, int64_t mw) {
+  return x[0] * ((g.out[0] + mh - 1) / mh) * ((g.out[1] + mw - 1) / mw);
+}
+int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, int64_t m) { return Tiles(x, g, m, m); }
+int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, const WinogradTile& t) {
+  return Tiles(x, g, t.mh, t.mw);
 }
 
 // The transformed weights are alpha^2 / 9 times the direct conv's (4x for
@@ -121,9 +131,25 @@ constexpr int64_t kMinTiles4 = 32;  // 4x4 tiles (between the measured 16: 2x2 b
 // --profile`, three interleaved runs): two threads streaming the larger weights contend for
 // memory. So 16 tiles (7x7 and 8x8 maps) stay direct; 49 (14x14) keep Winograd.
 // So: 4x4 tiles from kMinTiles4 tiles, else 2x2 tiles from kMinTiles2, else direct.
-int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, int knob) {
-  if (knob == 2 || knob == 4) return knob;
+static int64_t WinogradTileSize3x3(const graph::Shape& x, const graph::WindowGeometry& g) {
   return Tiles(x, g, 4) >= kMinTiles4 ? 4 : 2;
+}
+
+WinogradTile WinogradTileFor(const graph::Shape& x, const graph::WindowGeometry& g, int knob) {
+  WinogradTile t;
+  t.rh = g.kernel[0];
+  t.rw = g.kernel[1];
+  const int64_t m = (knob == 2 || knob == 4) ? knob : 4;
+  if (t.rh == 3 && t.rw == 3) {
+    t.mh = t.mw = (knob == 2 || knob == 4) ? knob : WinogradTileSize3x3(x, g);
+  } else if (t.rh == t.rw) {
+    t.mh = t.mw = 2;
+  } else if (t.rh == 1) {
+    t.mw = m;
+  } else {
+    t.mh = m;
+  }
+  return t;
 }
 
 // Measured on an AVX2 EPYC (Zen 3, 512 KiB L2; benchmarks/ops/conv_benchmark, caches
@@ -140,11 +166,13 @@ int64_t WinogradTileSize(const graph::Shape& x, const graph::WindowGeometry& g, 
 // group of tiles (V and M in cache) would keep Winograd's 2-4x fewer multiply-adds
 // for those layers too; not built yet.
 bool WinogradByShape(const graph::Shape& x, const graph::Shape& w, const graph::WindowGeometry& g, int64_t l2_bytes) {
-  if (Tiles(x, g, 2) < kMinTiles2) return false;
+  const bool square3 = g.kernel.size() == 2 && g.kernel[0] == 3 && g.kernel[1] == 3;
+  const WinogradTile tile = WinogradTileFor(x, g, 0);
+  if ((square3 ? Tiles(x, g, 2) : Tiles(x, g, tile)) < kMinTiles2) return false;
   if (l2_bytes <= 0 || w.size() != 4) return true;
-  const int64_t m = Tiles(x, g, 4) >= kMinTiles4 ? 4 : 2, alpha = m + 2;
   const double ic = static_cast<double>(w[1]), oc = static_cast<double>(w[0]);
-  const double intermediates = 4.0 * alpha * alpha * static_cast<double>(Tiles(x, g, m)) * (ic + oc);
+  const double intermediates =
+      4.0 * static_cast<double>(tile.alpha_h() * tile.alpha_w() * Tiles(x, g, tile)) * (ic + oc);
   const double work_per_byte = ic * oc / (ic + oc);
   return !(intermediates > 16.0 * static_cast<double>(l2_bytes) && work_per_byte <= 32.0);
 }
@@ -190,7 +218,7 @@ Expr Pick(const Expr& index, const std::vector<Expr>& values) {
 
 struct WinogradStages {
   Tensor pad, v, m, y;
-  int64_t tile = 4;  // m
+  WinogradTile tile;
   int64_t tiles = 0;  // P
 };
 
@@ -220,7 +248,7 @@ std::string ScheduleWinograd(const ScheduleRequest& r, const WinogradStages& w) 
     ScheduleInjectiveStage(s, w.pad, *r.target, knobs);
   }
 
-  // Input transform: (tile, channel block) outer and parallel; the alpha x alpha
+  // Input transform: (tile, channel block) outer and parallel; the alpha_h x alpha_w
   // points unrolled around the channel-lane vector.
   {
     te::Stage v = s[w.v];
@@ -235,7 +263,7 @@ std::string ScheduleWinograd(const ScheduleRequest& r, const WinogradStages& w) 
 
   // Batched GEMM per point: register tile of tile_block tiles x oc_blocks output
   // blocks accumulates over the input channels.
-  graph::Shape ms = StaticShape(w.m);  // [alpha, alpha, P, OC/ob, ob]
+  graph::Shape ms = StaticShape(w.m);  // [alpha_h, alpha_w, P, OC/ob, ob]
   int64_t ob = ms[4];
   int64_t oc_blocks = (ob >= lanes && ms[3] % 2 == 0) ? 2 : 1;
   int64_t tile_limit = o.winograd_tile_block > 0 ? o.winograd_tile_block : (oc_blocks == 2 ? 8 : 12);
@@ -258,11 +286,11 @@ std::string ScheduleWinograd(const ScheduleRequest& r, const WinogradStages& w) 
     if (lanes > 1) a.vectorize(a.axis(4));
   }
 
-  // Output transform per m x m tile into registers, then the epilogue's single store.
+  // Output transform per mh x mw tile into registers, then the epilogue's single store.
   {
     te::Stage os = s[out];
-    auto [tho, thi] = os.split(os.axis(2), Expr(w.tile));
-    auto [two, twi] = os.split(os.axis(3), Expr(w.tile));
+    auto [tho, thi] = os.split(os.axis(2), Expr(w.tile.mh));
+    auto [two, twi] = os.split(os.axis(3), Expr(w.tile.mw));
     os.reorder({os.axis(0), os.axis(1), tho, two, thi, twi, os.axis(4)});
     ir::IterVar fused = FuseRange(os, {os.axis(0), os.axis(1), tho});
     if (parallel) os.parallel(fused);
@@ -276,7 +304,8 @@ std::string ScheduleWinograd(const ScheduleRequest& r, const WinogradStages& w) 
     if (lanes > 1) a.vectorize(a.axis(4));
   }
   std::ostringstream text;
-  text << "conv2d_winograd F(" << w.tile << "x" << w.tile << ",3x3) tiles=" << w.tiles << " gemm tile=" << tb << "x"
+  text << "conv2d_winograd F(" << w.tile.mh << "x" << w.tile.mw << "," << w.tile.rh << "x" << w.tile.rw
+       << ") tiles=" << w.tiles << " gemm tile=" << tb << "x"
        << oc_blocks * ob << (r.epilogue.defined() ? ", epilogue at the output tile" : "");
   return text.str();
 }
@@ -287,31 +316,34 @@ Tensor ConvWinogradNCHWc(const OpContext& ctx, const Tensor& x, const graph::Ten
                          const graph::WindowGeometry& g, int64_t out_block, const std::string& name) {
   graph::Shape xs = StaticShape(x);
   const graph::Shape& ws = weights.shape();
-  int64_t m = WinogradTileSize(xs, g, ctx.options().winograd_tile);
-  WinogradMatrices t = MakeWinogradMatrices(static_cast<int>(m), 3);
-  int64_t alpha = t.alpha, ib = xs[4], ob = out_block, ic = ws[1], oc = ws[0];
-  int64_t oh = g.out[0], ow = g.out[1];
-  int64_t nh = (oh + m - 1) / m, nw = (ow + m - 1) / m, tiles = xs[0] * nh * nw;
+  const WinogradTile tile = WinogradTileFor(xs, g, ctx.options().winograd_tile);
+  const int64_t mh = tile.mh, mw = tile.mw, rh = tile.rh, rw = tile.rw;
+  WinogradMatrices th = MakeWinogradMatrices(static_cast<int>(mh), static_cast<int>(rh));
+  WinogradMatrices tw = MakeWinogradMatrices(static_cast<int>(mw), static_cast<int>(rw));
+  const int64_t ah = th.alpha, aw = tw.alpha, ib = xs[4], ob = out_block, ic = ws[1], oc = ws[0];
+  const int64_t oh = g.out[0], ow = g.out[1];
+  const int64_t nh = (oh + mh - 1) / mh, nw = (ow + mw - 1) / mw, tiles = xs[0] * nh * nw;
 
-  // U = G g G^T per (oc, ic), packed [alpha, alpha, OC/ob, IC, ob].
-  graph::Tensor u(kF32, {alpha, alpha, oc / ob, ic, ob});
+  // U = Gh g Gw^T per (oc, ic), packed [alpha_h, alpha_w, OC/ob, IC, ob].
+  graph::Tensor u(kF32, {ah, aw, oc / ob, ic, ob});
   {
     const float* src = weights.data<float>();
     float* dst = u.mutable_data<float>();
+    std::vector<double> gk(ah * rw);  // Gh g: alpha_h x rw
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t c = 0; c < ic; ++c) {
-        const float* k = src + (o * ic + c) * 9;
-        double gk[6][3];  // G g
-        for (int e = 0; e < alpha; ++e)
-          for (int b = 0; b < 3; ++b) {
-            gk[e][b] = 0;
-            for (int a = 0; a < 3; ++a) gk[e][b] += t.G(e, a) * k[a * 3 + b];
+        const float* k = src + (o * ic + c) * rh * rw;
+        for (int e = 0; e < ah; ++e)
+          for (int b = 0; b < rw; ++b) {
+            double sum = 0;
+            for (int a = 0; a < rh; ++a) sum += th.G(e, a) * k[a * rw + b];
+            gk[e * rw + b] = sum;
           }
-        for (int e = 0; e < alpha; ++e)
-          for (int n = 0; n < alpha; ++n) {
+        for (int e = 0; e < ah; ++e)
+          for (int n = 0; n < aw; ++n) {
             double v = 0;
-            for (int b = 0; b < 3; ++b) v += gk[e][b] * t.G(n, b);
-            dst[(((e * alpha + n) * (oc / ob) + o / ob) * ic + c) * ob + o % ob] = static_cast<float>(v);
+            for (int b = 0; b < rw; ++b) v += gk[e * rw + b] * tw.G(n, b);
+            dst[(((e * aw + n) * (oc / ob) + o / ob) * ic + c) * ob + o % ob] = static_cast<float>(v);
           }
       }
   }
@@ -319,34 +351,35 @@ Tensor ConvWinogradNCHWc(const OpContext& ctx, const Tensor& x, const graph::Ten
 
   // Zero-padded input covering every tile.
   std::vector<int64_t> in{xs[2], xs[3]};
-  Tensor pad = te::compute(ToExprShape({xs[0], xs[1], nh * m + 2, nw * m + 2, ib}), [&](const std::vector<Var>& i) {
+  Tensor pad = te::compute(ToExprShape({xs[0], xs[1], nh * mh + rh - 1, nw * mw + rw - 1, ib}),
+                           [&](const std::vector<Var>& i) {
     return PaddedRead(x, {i[0], i[1], i[2] - g.pad_begin[0], i[3] - g.pad_begin[1], i[4]}, 2, in, ir::make_zero(kF32));
   }, name + "_pad", tag::kPad);
 
-  // V = B^T d B per tile: rows first (R[e][s] = sum_r BT[e][r] d[r][s]), shared by every nu.
-  Tensor v = te::compute(ToExprShape({alpha, alpha, tiles, xs[1], ib}), [&](const std::vector<Var>& i) {
+  // V = Bh^T d Bw per tile: rows first (R[e][s] = sum_r BTh[e][r] d[r][s]), shared by every nu.
+  Tensor v = te::compute(ToExprShape({ah, aw, tiles, xs[1], ib}), [&](const std::vector<Var>& i) {
     Expr p = i[2];
     Expr n = ir::floordiv(p, Expr(nh * nw)), rest = ir::floormod(p, Expr(nh * nw));
-    Expr y0 = ir::floordiv(rest, Expr(nw)) * m, x0 = ir::floormod(rest, Expr(nw)) * m;
-    std::vector<std::vector<Expr>> d(alpha, std::vector<Expr>(alpha));
-    for (int64_t a = 0; a < alpha; ++a)
-      for (int64_t b = 0; b < alpha; ++b) d[a][b] = pad(n, i[3], y0 + a, x0 + b, i[4]);
+    Expr y0 = ir::floordiv(rest, Expr(nw)) * mh, x0 = ir::floormod(rest, Expr(nw)) * mw;
+    std::vector<std::vector<Expr>> d(ah, std::vector<Expr>(aw));
+    for (int64_t a = 0; a < ah; ++a)
+      for (int64_t b = 0; b < aw; ++b) d[a][b] = pad(n, i[3], y0 + a, x0 + b, i[4]);
     std::vector<Expr> per_e;
-    for (int e = 0; e < alpha; ++e) {
-      std::vector<Expr> row(alpha);
-      for (int b = 0; b < alpha; ++b) {
+    for (int e = 0; e < ah; ++e) {
+      std::vector<Expr> row(aw);
+      for (int b = 0; b < aw; ++b) {
         std::vector<double> c;
         std::vector<Expr> terms;
-        for (int a = 0; a < alpha; ++a) {
-          c.push_back(t.BT(e, a));
+        for (int a = 0; a < ah; ++a) {
+          c.push_back(th.BT(e, a));
           terms.push_back(d[a][b]);
         }
         row[b] = LinComb(c, terms);
       }
       std::vector<Expr> per_nu;
-      for (int n2 = 0; n2 < alpha; ++n2) {
+      for (int n2 = 0; n2 < aw; ++n2) {
         std::vector<double> c;
-        for (int b = 0; b < alpha; ++b) c.push_back(t.BT(n2, b));
+        for (int b = 0; b < aw; ++b) c.push_back(tw.BT(n2, b));
         per_nu.push_back(LinComb(c, row));
       }
       per_e.push_back(Pick(i[1], per_nu));
@@ -357,38 +390,38 @@ Tensor ConvWinogradNCHWc(const OpContext& ctx, const Tensor& x, const graph::Ten
   // M[e, nu, p, kk, ko] = sum over input channels of U * V.
   ir::IterVar rc = te::reduce_axis({Expr(int64_t{0}), Expr(xs[1])}, "rc");
   ir::IterVar rci = te::reduce_axis({Expr(int64_t{0}), Expr(ib)}, "rci");
-  Tensor mm = te::compute(ToExprShape({alpha, alpha, tiles, oc / ob, ob}), [&](const std::vector<Var>& i) {
+  Tensor mm = te::compute(ToExprShape({ah, aw, tiles, oc / ob, ob}), [&](const std::vector<Var>& i) {
     return te::sum(packed(i[0], i[1], i[3], rc * ib + rci, i[4]) * v(i[0], i[1], i[2], rc, rci), {rc, rci});
   }, name + "_winograd_m", "winograd_gemm");
 
-  // Y = A^T M A, indexed by output position.
+  // Y = Ah^T M Aw, indexed by output position.
   Tensor y = te::compute(ToExprShape({xs[0], oc / ob, oh, ow, ob}), [&](const std::vector<Var>& i) {
-    Expr th = ir::floordiv(i[2], Expr(m)), tw = ir::floordiv(i[3], Expr(m));
-    Expr p = (i[0] * nh + th) * nw + tw;
-    std::vector<std::vector<Expr>> mv(alpha, std::vector<Expr>(alpha));
-    for (int64_t e = 0; e < alpha; ++e)
-      for (int64_t n2 = 0; n2 < alpha; ++n2) mv[e][n2] = mm(Expr(e), Expr(n2), p, i[1], i[4]);
+    Expr tho = ir::floordiv(i[2], Expr(mh)), two = ir::floordiv(i[3], Expr(mw));
+    Expr p = (i[0] * nh + tho) * nw + two;
+    std::vector<std::vector<Expr>> mv(ah, std::vector<Expr>(aw));
+    for (int64_t e = 0; e < ah; ++e)
+      for (int64_t n2 = 0; n2 < aw; ++n2) mv[e][n2] = mm(Expr(e), Expr(n2), p, i[1], i[4]);
     std::vector<Expr> per_i;
-    for (int a = 0; a < m; ++a) {
+    for (int a = 0; a < mh; ++a) {
       std::vector<Expr> per_j;
-      for (int b = 0; b < m; ++b) {
-        // sum_e AT[a][e] (sum_nu AT[b][nu] M[e][nu])
+      for (int b = 0; b < mw; ++b) {
+        // sum_e ATh[a][e] (sum_nu ATw[b][nu] M[e][nu])
         std::vector<double> ce;
         std::vector<Expr> cols;
-        for (int e = 0; e < alpha; ++e) {
-          ce.push_back(t.AT(a, e));
+        for (int e = 0; e < ah; ++e) {
+          ce.push_back(th.AT(a, e));
           std::vector<double> cn;
-          for (int n2 = 0; n2 < alpha; ++n2) cn.push_back(t.AT(b, n2));
-          cols.push_back(t.AT(a, e) == 0.0 ? ir::make_zero(kF32) : LinComb(cn, mv[e]));
+          for (int n2 = 0; n2 < aw; ++n2) cn.push_back(tw.AT(b, n2));
+          cols.push_back(th.AT(a, e) == 0.0 ? ir::make_zero(kF32) : LinComb(cn, mv[e]));
         }
         per_j.push_back(LinComb(ce, cols));
       }
-      per_i.push_back(Pick(ir::floormod(i[3], Expr(m)), per_j));
+      per_i.push_back(Pick(ir::floormod(i[3], Expr(mw)), per_j));
     }
-    return Pick(ir::floormod(i[2], Expr(m)), per_i);
+    return Pick(ir::floormod(i[2], Expr(mh)), per_i);
   }, name, tag::kConv2dWinograd);
 
-  WinogradStages stages{pad, v, mm, y, m, tiles};
+  WinogradStages stages{pad, v, mm, y, tile, tiles};
   ctx.SetSchedule([stages](const ScheduleRequest& r) { return ScheduleWinograd(r, stages); }, y);
   return y;
 }
