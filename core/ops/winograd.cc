@@ -107,11 +107,12 @@ int64_t Tiles(const graph::Shape& x, const graph::WindowGeometry& g, const Winog
   return Tiles(x, g, t.mh, t.mw);
 }
 
-// The transformed weights are alpha^2 / 9 times the direct conv's (4x for
-// m = 4, 1.8x for m = 2) and each element is used once per tile, so a call
-// must have enough tiles to amortize reading them; in a network they come
-// from memory, not cache (each layer's weights are evicted by the others').
-constexpr int64_t kMinTiles2 = 25;  // Winograd at all (2x2 tiles): from 9x9 maps (see below)
+// The transformed weights are alpha_h * alpha_w / (rh * rw) times the direct
+// conv's (3x3: 4x for m = 4, 1.8x for m = 2; 1x7 with m = 4: 1.4x) and each
+// element is used once per tile, so a call must have enough tiles to amortize
+// reading them; in a network they come from memory, not cache (each layer's
+// weights are evicted by the others').
+constexpr int64_t kMinTiles2 = 25;  // Winograd at all (2x2 tiles for 3x3, else the form's own): from 9x9 maps
 constexpr int64_t kMinTiles4 = 32;  // 4x4 tiles (between the measured 16: 2x2 better, and 49: 4x4 better)
 
 }  // namespace
@@ -139,15 +140,15 @@ WinogradTile WinogradTileFor(const graph::Shape& x, const graph::WindowGeometry&
   WinogradTile t;
   t.rh = g.kernel[0];
   t.rw = g.kernel[1];
-  const int64_t m = (knob == 2 || knob == 4) ? knob : 4;
+  const bool chosen = knob == 2 || knob == 4;
   if (t.rh == 3 && t.rw == 3) {
-    t.mh = t.mw = (knob == 2 || knob == 4) ? knob : WinogradTileSize3x3(x, g);
+    t.mh = t.mw = chosen ? knob : WinogradTileSize3x3(x, g);
   } else if (t.rh == t.rw) {
     t.mh = t.mw = 2;
   } else if (t.rh == 1) {
-    t.mw = m;
+    t.mw = chosen ? knob : 4;
   } else {
-    t.mh = m;
+    t.mh = chosen ? knob : 4;
   }
   return t;
 }
