@@ -21,6 +21,7 @@
 #include "core/graph/passes/layout_transformation.h"
 #include "core/graph/printer.h"
 #include "core/graph/testing/graph_builder.h"
+#include "core/ops/knob_space.h"
 #include "core/ops/lower_group.h"
 #include "core/ops/testing/reference_check.h"
 #include "core/ops/winograd.h"
@@ -414,6 +415,26 @@ TEST(WinogradTest, AutomaticRuleForTheOtherForms) {
   }
   Graph strided = graph::TransformLayout(ConvGraph({{1, 16, 17, 17}, {16, 16, 5, 5}, 2}, 2), 16);
   for (const std::string& s : ConvSummaries(strided, Forced().lower)) EXPECT_EQ(s.find("winograd"), std::string::npos) << s;
+}
+
+// The tuner's space offers Winograd (and its tile) on the new forms as on 3x3;
+// a 5x5 conv has one tile, so no tile knob whose values would be aliases.
+TEST(WinogradTest, KnobSpacesOfTheOtherForms) {
+  auto space = [](const Case& c) {
+    Graph fused = testing::Fuse(graph::TransformLayout(ConvGraph(c), 16));
+    for (const graph::FusedGroup& group : fused.groups)
+      if (group.anchor >= 0 && fused.nodes[group.anchor].op == "Conv")
+        return KnobSpaceOf(fused, group, target::Target::Host()).ToString();
+    return std::string();
+  };
+  std::string row = space({{1, 16, 17, 17}, {16, 16, 1, 7}, 0, true, true, {0, 3, 0, 3}});
+  EXPECT_NE(row.find("conv_winograd{-1,0,1}"), std::string::npos) << row;
+  EXPECT_NE(row.find("winograd_tile{0,2,4}"), std::string::npos) << row;
+  std::string five = space({{1, 16, 35, 35}, {16, 16, 5, 5}, 2});
+  EXPECT_NE(five.find("conv_winograd{-1,0,1}"), std::string::npos) << five;
+  EXPECT_EQ(five.find("winograd_tile{"), std::string::npos) << five;
+  std::string pointwise = space({{1, 16, 17, 17}, {16, 16, 1, 1}, 0});
+  EXPECT_EQ(pointwise.find("winograd"), std::string::npos) << pointwise;
 }
 
 // Large transformed intermediates with few channels per byte stay direct (the rule's table in
