@@ -25,7 +25,7 @@
 // and improving the accuracy of Winograd convolution") has ~5x lower fp32 error
 // (winograd_test prints both) at the same speed (benchmarks/ops/conv_benchmark);
 // for F(4, 7), 3/2 and -3/4 instead of +-3 (the general list's continuation)
-// give ~1.7x lower median error (winograd_test).
+// give ~2x lower median error (winograd_test records both).
 //
 // Stages (ib/ob: input/output channel blocks, P = N * ceil(OH/mh) * ceil(OW/mw) tiles):
 //   pad   [N, IC/ib, ceil(OH/mh)*mh + rh - 1, ceil(OW/mw)*mw + rw - 1, ib]
