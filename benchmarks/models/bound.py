@@ -25,7 +25,6 @@ Usage: benchmarks/models/bound.py [--models mobilenet_v2 ...] [--threads 1 2] [-
 """
 import argparse
 import os
-import re
 import statistics
 import sys
 
@@ -71,11 +70,6 @@ def count_macs(path):
     return macs
 
 
-def peak_gflops():
-    out = model_table.run([os.path.join(ROOT, "bazel-bin/benchmarks/harness/peak")])
-    return {int(t): float(g) for g, t in re.findall(r"([\d.]+) GFLOP/s \((\d) thread", out)}
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--models", nargs="+", default=["mobilenet_v2"])
@@ -89,7 +83,7 @@ def main():
     model_table.run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"],
                     cwd=ROOT)
     print(f"load average at the start: {model_table.load_average()}")
-    peaks = [peak_gflops()]
+    peaks = [model_table.fma_peak()[1]]
     rows = []
     for model in a.models:
         onnx_path = os.path.join(model_table.ZOO, model + ".onnx")
@@ -109,7 +103,7 @@ def main():
             rows.append((model, t, macs, statistics.median(r[t]["median_ms"] for r in agate),
                          [r[t]["median_ms"] for r in agate], statistics.median(r[t]["median_ms"] for r in ort),
                          [r[t]["median_ms"] for r in ort]))
-    peaks.append(peak_gflops())
+    peaks.append(model_table.fma_peak()[1])
     print(f"load average at the end: {model_table.load_average()}")
     peak = {t: max(p[t] for p in peaks) for t in peaks[0]}
     print("measured fp32 FMA peak (the higher of the start and the end): " +

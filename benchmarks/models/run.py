@@ -49,6 +49,12 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
+def fma_peak():
+    """(the peak program's report, {threads: fp32 FMA GFLOP/s}) from benchmarks/harness peak (built by the caller)."""
+    out = run([os.path.join(ROOT, "bazel-bin/benchmarks/harness/peak")])
+    return out, {int(t): float(g) for g, t in re.findall(r"([\d.]+) GFLOP/s \((\d) thread", out)}
+
+
 def load_average():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -139,8 +145,7 @@ def main():
     run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/export_models.py"), *a.models])
     run(["bazel", "build", "--noshow_progress", "//tools/cli:agate", "//benchmarks/harness:peak"], cwd=ROOT)
     load_start = load_average()
-    machine = run([os.path.join(ROOT, "bazel-bin/benchmarks/harness/peak")])
-    peak = {int(t): float(g) for g, t in re.findall(r"([\d.]+) GFLOP/s \((\d) thread", machine)}
+    machine, peak = fma_peak()
     machine += run(["/usr/bin/python3", os.path.join(ROOT, "benchmarks/peers/peer_environment.py"), "--no-load"])
     print(machine, end="")
     rows, spread_rows, matmul_rows, baseline_rows, compile_ms, ratios, plot_rows = [], [], [], [], {}, {}, {}

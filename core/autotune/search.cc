@@ -191,16 +191,21 @@ class ModelSearch : public RandomSearch {
     AddRandom(n, batch);
   }
 
+  // The distinct points of `indices` that `cache` does not hold yet, in order.
+  template <typename Cache>
+  static std::vector<int64_t> Uncached(const std::vector<int64_t>& indices, const Cache& cache) {
+    std::vector<int64_t> missing;
+    for (int64_t i : indices)
+      if (!cache.count(i) && std::find(missing.begin(), missing.end(), i) == missing.end()) missing.push_back(i);
+    return missing;
+  }
+
   // Computes, in one FeatureFn call, the features of the points not in the cache yet.
   void Prefetch(const std::vector<int64_t>& indices) {
-    std::vector<int64_t> missing;
-    std::vector<ops::KnobConfig> configs;
-    for (int64_t i : indices) {
-      if (feature_cache_.count(i) || std::find(missing.begin(), missing.end(), i) != missing.end()) continue;
-      missing.push_back(i);
-      configs.push_back(space_.At(i));
-    }
+    std::vector<int64_t> missing = Uncached(indices, feature_cache_);
     if (missing.empty()) return;
+    std::vector<ops::KnobConfig> configs;
+    for (int64_t i : missing) configs.push_back(space_.At(i));
     std::vector<std::vector<float>> f = features_(configs);
     AGATE_CHECK(f.size() == missing.size()) << "features of " << f.size() << " of " << missing.size() << " configs";
     for (size_t k = 0; k < missing.size(); ++k) feature_cache_[missing[k]] = std::move(f[k]);
@@ -214,14 +219,10 @@ class ModelSearch : public RandomSearch {
   // Scores the points (model predictions), their features fetched together.
   void ScoreAll(const std::vector<int64_t>& indices) {
     Prefetch(indices);
-    std::vector<int64_t> missing;
-    std::vector<std::vector<float>> f;
-    for (int64_t i : indices)
-      if (!score_cache_.count(i) && std::find(missing.begin(), missing.end(), i) == missing.end()) {
-        missing.push_back(i);
-        f.push_back(Features(i));
-      }
+    std::vector<int64_t> missing = Uncached(indices, score_cache_);
     if (missing.empty()) return;
+    std::vector<std::vector<float>> f;
+    for (int64_t i : missing) f.push_back(Features(i));
     std::vector<float> s = model_->Predict(f);
     for (size_t k = 0; k < missing.size(); ++k) score_cache_[missing[k]] = s.at(k);
   }
